@@ -1,0 +1,27 @@
+// The karman commands.  Each takes the parsed command line, runs collectively on
+// PETSC_COMM_WORLD and returns a PetscErrorCode.
+#pragma once
+
+#include "karman/cli/cli_args.hpp"
+#include "karman/config/case_config.hpp"
+#include "karman/mesh/mesh.hpp"
+
+#include <petscsys.h>
+
+namespace karman::cli {
+
+/// Shared start of every command: loads and validates the case (with --set overrides),
+/// inserts its petsc: block into PETSc's options, creates OUTDIR, writes
+/// OUTDIR/case.resolved.yaml and prints the resolved configuration.
+PetscErrorCode start_command(MPI_Comm comm, const CliArgs &args, config::CaseConfig *cfg);
+
+/// Meshes (if needed), loads and distributes the case's mesh.
+PetscErrorCode load_case_mesh(MPI_Comm comm, const config::CaseConfig &cfg, mesh::Mesh *mesh);
+
+/// `karman mesh`: mesh, distribute, check geometry, write summary.json, ParaView and HDF5 files.
+PetscErrorCode run_mesh_command(MPI_Comm comm, const CliArgs &args);
+
+/// Dispatches args.command.
+PetscErrorCode run_command(MPI_Comm comm, const CliArgs &args);
+
+} // namespace karman::cli

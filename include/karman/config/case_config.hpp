@@ -1,0 +1,89 @@
+// A parsed, validated case file (case.yaml) with every default filled in.
+//
+// Loading reads the YAML on every rank (so that a bad file fails collectively),
+// applies `--set section.key=value` overrides, checks every key against the schema
+// (case_schema.hpp) and reports the first problem as one line naming the file, the
+// line, the key and what was expected.
+#pragma once
+
+#include "karman/config/case_schema.hpp"
+
+#include <petscsys.h>
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace karman::config {
+
+/// Typed read access to one validated section (or one boundary's parameters).
+class Section {
+public:
+  Section() = default;
+  Section(YAML::Node node, const SectionSpec *spec, std::string label)
+      : node_(std::move(node)), spec_(spec), label_(std::move(label)) {}
+
+  double real(const std::string &key) const;
+  long integer(const std::string &key) const;
+  bool flag(const std::string &key) const;
+  std::string text(const std::string &key) const;
+  /// RealVector keys, padded with zeros to 3 components.
+  std::array<double, 3> vector(const std::string &key) const;
+  std::vector<double> reals(const std::string &key) const;
+  std::vector<std::string> names(const std::string &key) const;
+  /// PointList keys, each point padded to 3 components.
+  std::vector<std::array<double, 3>> points(const std::string &key) const;
+  const std::string &label() const { return label_; }
+
+private:
+  YAML::Node get(const std::string &key, KeyType type) const;
+  YAML::Node node_;
+  const SectionSpec *spec_ = nullptr;
+  std::string label_;
+};
+
+struct BoundaryConfig {
+  std::string name;   ///< Gmsh physical name
+  std::string type;   ///< one of boundary_types()
+  Section parameters; ///< the BC's keys, defaults filled in
+  int line = 0;       ///< line in the case file (1-based)
+};
+
+class CaseConfig {
+public:
+  /// Reads and validates `path` on every rank of `comm`, with `overrides` of the form
+  /// "section.key=value" (the value is YAML).  Collective; errors are collective.
+  static PetscErrorCode load(MPI_Comm comm, const std::string &path,
+                             const std::vector<std::string> &overrides, CaseConfig &out);
+
+  /// Parses YAML text instead of a file (`name` is used in messages).
+  static PetscErrorCode load_text(MPI_Comm comm, const std::string &text, const std::string &name,
+                                  const std::string &directory,
+                                  const std::vector<std::string> &overrides, CaseConfig &out);
+
+  Section section(const std::string &name) const;
+  const std::vector<BoundaryConfig> &boundaries() const { return boundaries_; }
+  const BoundaryConfig *boundary(const std::string &name) const;
+  /// PETSc options from the `petsc:` block as (-name, value) pairs.
+  const std::vector<std::pair<std::string, std::string>> &petsc_options() const { return petsc_; }
+  /// Absolute path of a Path-typed key, resolved against the case file's folder.
+  std::string resolve_path(const std::string &relative) const;
+
+  const std::string &file() const { return file_; }
+  const std::string &directory() const { return directory_; }
+  /// The resolved configuration (defaults filled in) as YAML text.
+  std::string resolved_yaml() const;
+  /// Inserts the `petsc:` block into PETSc's options database; options already set
+  /// (command line) take precedence.
+  PetscErrorCode apply_petsc_options() const;
+
+private:
+  std::string file_, directory_;
+  YAML::Node resolved_;
+  std::vector<BoundaryConfig> boundaries_;
+  std::vector<std::pair<std::string, std::string>> petsc_;
+};
+
+} // namespace karman::config

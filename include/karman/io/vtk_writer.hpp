@@ -1,0 +1,55 @@
+// ParaView output through the VTK library: per-rank .vtu pieces and a .pvtu per
+// snapshot (vtkXMLPUnstructuredGridWriter), and a .pvd collection over time that
+// ParaView opens as a time series.  Volume output holds the owned cells of each rank;
+// surface output holds the boundary faces of one named boundary.
+#pragma once
+
+#include "karman/core/vec3.hpp"
+#include "karman/mesh/mesh.hpp"
+
+#include <petscsys.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace karman::io {
+
+/// A field on the cells (or boundary faces) of one rank: `ncomp` values per item.
+struct Field {
+  std::string name;
+  int ncomp = 1;
+  std::vector<double> values;
+};
+
+/// A .pvd time series of .pvtu snapshots in `directory` named `name`_NNNN.pvtu.
+class VtkSeries {
+public:
+  VtkSeries(MPI_Comm comm, std::string directory, std::string name)
+      : comm_(comm), directory_(std::move(directory)), name_(std::move(name)) {}
+
+  /// Writes the owned cells with `fields` (n_owned_cells * ncomp values each) at `time`.
+  PetscErrorCode write_volume(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
+                              double time, const std::vector<Field> &fields);
+
+  /// Writes the faces of boundary `patch` whose cell is owned; `fields` have one value set per
+  /// such face, in the order of surface_faces().
+  PetscErrorCode write_surface(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
+                               int patch, double time, const std::vector<Field> &fields);
+
+  /// The local faces that write_surface() writes for `patch`, in order.
+  static std::vector<PetscInt> surface_faces(const mesh::Mesh &mesh, int patch);
+
+  const std::string &pvd_path() const { return pvd_; }
+
+private:
+  PetscErrorCode write_grid(const std::vector<Vec3<double>> &X,
+                            const std::vector<PetscInt> &vertices,
+                            const std::vector<PetscInt> &offsets, const std::vector<int> &types,
+                            double time, const std::vector<Field> &fields);
+  MPI_Comm comm_;
+  std::string directory_, name_, pvd_;
+  std::vector<std::pair<double, std::string>> entries_;
+};
+
+} // namespace karman::io

@@ -1,0 +1,24 @@
+// Turns the case's mesh.file into a Gmsh .msh file: a .msh is used as it is; a .geo
+// is meshed by the `gmsh` program at the requested refinement level and dimension,
+// and the result cached under a name that contains a hash of the .geo text, the
+// level and the dimension, so that a second run reuses it.  The .msh is written to
+// a temporary name and renamed, so concurrent runs never see a partial file.
+#pragma once
+
+#include "karman/config/case_config.hpp"
+
+#include <petscsys.h>
+
+#include <string>
+
+namespace karman::mesh {
+
+/// Path of the .msh to load for `cfg` (generated on rank 0 if needed).  Collective.
+PetscErrorCode prepare_mesh_file(MPI_Comm comm, const config::CaseConfig &cfg,
+                                 std::string *msh_path);
+
+/// Meshes `geo_file` with gmsh into `msh_file` (rank-local; returns an error message or "").
+std::string run_gmsh(const std::string &geo_file, long level, long dimension,
+                     const std::string &msh_file);
+
+} // namespace karman::mesh

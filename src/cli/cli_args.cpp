@@ -1,0 +1,95 @@
+// Command-line parsing (see include/karman/cli/cli_args.hpp).
+#include "karman/cli/cli_args.hpp"
+
+#include "karman/config/case_schema.hpp"
+
+#include <cctype>
+
+namespace karman::cli {
+
+const std::vector<CommandInfo> &commands() {
+  static const std::vector<CommandInfo> list = {
+      {"mesh",
+       "mesh the case geometry, distribute it, check it and write it with cell-quality fields"},
+  };
+  return list;
+}
+
+std::string parse_args(int argc, char **argv, CliArgs *args) {
+  args->petsc_args.assign(1, argc > 0 ? argv[0] : "karman");
+  int i = 1;
+  if (i < argc && argv[i][0] != '-') args->command = argv[i++];
+  for (; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char *flag) -> std::string {
+      if (i + 1 >= argc) return {};
+      (void)flag;
+      return argv[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      args->help = true;
+    } else if (a == "-o" || a == "--output") {
+      args->output_dir = value("-o");
+      if (args->output_dir.empty()) return a + " needs a folder name";
+    } else if (a.rfind("--output=", 0) == 0) {
+      args->output_dir = a.substr(9);
+    } else if (a == "--set") {
+      const std::string v = value("--set");
+      if (v.empty()) return "--set needs section.key=value";
+      args->overrides.push_back(v);
+    } else if (a.rfind("--set=", 0) == 0) {
+      args->overrides.push_back(a.substr(6));
+    } else if (a == "--restart") {
+      args->restart = true;
+    } else if (a.rfind("--", 0) == 0) {
+      return "unknown option '" + a + "' (see karman --help)";
+    } else if (a[0] == '-') {
+      args->petsc_args.push_back(a); // a PETSc option and, if present, its value
+      if (i + 1 < argc &&
+          (argv[i + 1][0] != '-' || std::isdigit(static_cast<unsigned char>(argv[i + 1][1]))))
+        args->petsc_args.push_back(argv[++i]);
+    } else if (args->case_file.empty()) {
+      args->case_file = a;
+    } else {
+      return "unexpected argument '" + a + "' (one case file per run)";
+    }
+  }
+  if (args->help) return "";
+  if (args->command.empty()) return "no command given (see karman --help)";
+  bool known = false;
+  for (const auto &c : commands()) known = known || args->command == c.name;
+  if (!known) return "unknown command '" + args->command + "' (see karman --help)";
+  if (args->case_file.empty())
+    return "karman " + args->command + " needs a case file: karman " + args->command + " CASE.yaml";
+  return "";
+}
+
+std::string general_help() {
+  std::string s =
+      "karman - differentiable incompressible flow solver (finite volumes on PETSc DMPlex)\n\n"
+      "usage: mpirun -n P karman <command> CASE.yaml [-o OUTDIR] [--set section.key=value ...] "
+      "[PETSc options]\n\n"
+      "commands:\n";
+  for (const auto &c : commands())
+    s += "  " + std::string(c.name) + std::string(10 - std::string(c.name).size(), ' ') +
+         c.summary + "\n";
+  s += "\noptions:\n"
+       "  -o, --output DIR   output folder (default: out)\n"
+       "  --set KEY=VALUE    override a case key, e.g. --set fluid.viscosity=0.01 --set "
+       "mesh.level=2\n"
+       "  -h, --help         this text; karman <command> --help for one command\n"
+       "  -OPTION [VALUE]    any PETSc option (e.g. -ksp_type gmres -pc_type asm -log_view)\n\n";
+  s += config::format_case_help();
+  return s;
+}
+
+std::string command_help(const std::string &command) {
+  for (const auto &c : commands())
+    if (command == c.name)
+      return "usage: mpirun -n P karman " + command +
+             " CASE.yaml [-o OUTDIR] [--set KEY=VALUE ...] [PETSc options]\n\n" + c.summary +
+             "\n\n" + config::format_case_help();
+  return general_help();
+}
+
+} // namespace karman::cli

@@ -1,0 +1,192 @@
+// `karman mesh` and the start-up shared by all commands (see include/karman/cli/commands.hpp).
+//
+// The mesh summary gives, on any number of ranks, the global cell count, the total
+// volume (area in 2D) sum_c V_c and the size (length in 2D) of each boundary
+// sum_f |S_f|, plus cell-quality extremes; it is printed and written to
+// OUTDIR/summary.json.  ParaView files hold the partition (rank), the serial cell
+// index and the quality fields; OUTDIR/mesh.h5 the same in serial order.
+#include "karman/cli/commands.hpp"
+
+#include "karman/core/logger.hpp"
+#include "karman/geometry/mesh_geometry.hpp"
+#include "karman/geometry/mesh_quality.hpp"
+#include "karman/io/hdf5_fields.hpp"
+#include "karman/io/vtk_writer.hpp"
+#include "karman/mesh/gmsh_mesher.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+namespace karman::cli {
+namespace fs = std::filesystem;
+
+PetscErrorCode start_command(MPI_Comm comm, const CliArgs &args, config::CaseConfig *cfg) {
+  PetscFunctionBeginUser;
+  PetscCall(config::CaseConfig::load(comm, args.case_file, args.overrides, *cfg));
+  PetscCall(cfg->apply_petsc_options());
+  PetscMPIInt rank, size;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  std::string error;
+  if (rank == 0) {
+    std::error_code ec;
+    fs::create_directories(args.output_dir, ec);
+    if (ec)
+      error = "cannot create output folder '" + args.output_dir + "': " + ec.message();
+    else {
+      std::ofstream out(fs::path(args.output_dir) / "case.resolved.yaml");
+      out << cfg->resolved_yaml();
+      if (!out.good())
+        error = "cannot write " + (fs::path(args.output_dir) / "case.resolved.yaml").string();
+    }
+  }
+  int n = static_cast<int>(error.size());
+  PetscCallMPI(MPI_Bcast(&n, 1, MPI_INT, 0, comm));
+  error.resize(n);
+  if (n) PetscCallMPI(MPI_Bcast(error.data(), n, MPI_CHAR, 0, comm));
+  PetscCheck(error.empty(), comm, PETSC_ERR_FILE_OPEN, "%s", error.c_str());
+  PetscCall(log_info(comm, "%s %s on %d rank%s, output in %s", args.command.c_str(),
+                     args.case_file.c_str(), size, size > 1 ? "s" : "", args.output_dir.c_str()));
+  PetscCall(log_info(comm, "resolved configuration:\n%s", cfg->resolved_yaml().c_str()));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode load_case_mesh(MPI_Comm comm, const config::CaseConfig &cfg, mesh::Mesh *mesh) {
+  PetscFunctionBeginUser;
+  std::string msh;
+  PetscCall(mesh::prepare_mesh_file(comm, cfg, &msh));
+  std::vector<std::string> names;
+  for (const auto &b : cfg.boundaries()) names.push_back(b.name);
+  PetscCall(mesh::load_mesh(comm, msh, names, cfg.file(), mesh));
+  const long dim = cfg.section("mesh").integer("dimension");
+  PetscCheck(dim == mesh->dim, comm, PETSC_ERR_USER_INPUT,
+             "%s: mesh.dimension is %ld but %s is %dD", cfg.file().c_str(), dim, msh.c_str(),
+             mesh->dim);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode run_mesh_command(MPI_Comm comm, const CliArgs &args) {
+  PetscFunctionBeginUser;
+  config::CaseConfig cfg;
+  PetscCall(start_command(comm, args, &cfg));
+  mesh::Mesh mesh;
+  PetscCall(load_case_mesh(comm, cfg, &mesh));
+  geometry::Geometry<double> g;
+  geometry::compute_geometry(mesh, mesh.coordinates, g);
+  PetscCall(geometry::check_geometry(mesh, mesh.coordinates, g, mesh.source.c_str()));
+  const geometry::CellQuality q = geometry::compute_quality(mesh, g);
+  geometry::QualitySummary qs;
+  PetscCall(geometry::summarize_quality(mesh, g, q, &qs));
+
+  PetscMPIInt rank, size;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  double volume = 0;
+  for (PetscInt c = 0; c < mesh.n_owned_cells; ++c) volume += g.cell_volume[c];
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &volume, 1, MPI_DOUBLE, MPI_SUM, comm));
+  std::vector<double> patch_size(mesh.patch_names.size(), 0.0);
+  std::vector<PetscInt> patch_count(mesh.patch_names.size(), 0);
+  for (std::size_t b = 0; b < mesh.patch_names.size(); ++b)
+    for (PetscInt f : io::VtkSeries::surface_faces(mesh, static_cast<int>(b))) {
+      patch_size[b] += norm(g.face_area[f]);
+      ++patch_count[b];
+    }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, patch_size.data(), static_cast<int>(patch_size.size()),
+                             MPI_DOUBLE, MPI_SUM, comm));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, patch_count.data(), static_cast<int>(patch_count.size()),
+                             MPIU_INT, MPI_SUM, comm));
+  std::vector<PetscInt> per_rank(size);
+  PetscCallMPI(MPI_Allgather(&mesh.n_owned_cells, 1, MPIU_INT, per_rank.data(), 1, MPIU_INT, comm));
+  std::string hash;
+  PetscCall(io::mesh_hash(mesh, mesh.coordinates, &hash));
+
+  const char *measure = mesh.dim == 2 ? "area" : "volume";
+  const char *boundary_measure = mesh.dim == 2 ? "length" : "area";
+  PetscCall(log_info(comm, "mesh %s: %dD, %d cells, %d vertices, %d rank%s", mesh.source.c_str(),
+                     mesh.dim, (int)mesh.n_global_cells, (int)mesh.n_global_vertices, size,
+                     size > 1 ? "s" : ""));
+  PetscCall(log_info(comm, "  total %s %.15g", measure, volume));
+  for (std::size_t b = 0; b < mesh.patch_names.size(); ++b)
+    PetscCall(log_info(comm, "  boundary %-12s %6d faces, %s %.15g", mesh.patch_names[b].c_str(),
+                       (int)patch_count[b], boundary_measure, patch_size[b]));
+  PetscCall(log_info(
+      comm,
+      "  quality: max non-orthogonality %.2f deg, max skewness %.3f, max aspect ratio %.2f, "
+      "cell %s in [%.3g, %.3g]",
+      qs.max_non_orthogonality, qs.max_skewness, qs.max_aspect_ratio, measure, qs.min_volume,
+      qs.max_volume));
+
+  nlohmann::json j;
+  j["case"] = cfg.file();
+  j["mesh_file"] = mesh.source;
+  j["mesh_hash"] = hash;
+  j["ranks"] = size;
+  j["dimension"] = mesh.dim;
+  j["cells"] = mesh.n_global_cells;
+  j["vertices"] = mesh.n_global_vertices;
+  j["cells_per_rank"] = per_rank;
+  j[std::string("total_") + measure] = volume;
+  for (std::size_t b = 0; b < mesh.patch_names.size(); ++b)
+    j["boundaries"][mesh.patch_names[b]] = {{"type", cfg.boundaries()[b].type},
+                                            {"faces", patch_count[b]},
+                                            {boundary_measure, patch_size[b]}};
+  j["quality"] = {{"max_non_orthogonality_deg", qs.max_non_orthogonality},
+                  {"max_skewness", qs.max_skewness},
+                  {"max_aspect_ratio", qs.max_aspect_ratio},
+                  {std::string("min_cell_") + measure, qs.min_volume},
+                  {std::string("max_cell_") + measure, qs.max_volume}};
+  if (rank == 0) {
+    std::ofstream out(fs::path(args.output_dir) / "summary.json");
+    out << j.dump(2) << "\n";
+  }
+
+  // ParaView and HDF5 output
+  const PetscInt n = mesh.n_owned_cells;
+  std::vector<io::Field> fields = {{"rank", 1, std::vector<double>(n, rank)},
+                                   {"cell_id", 1, {}},
+                                   {measure, 1, {}},
+                                   {"non_orthogonality", 1, q.non_orthogonality},
+                                   {"skewness", 1, q.skewness},
+                                   {"aspect_ratio", 1, q.aspect_ratio}};
+  for (PetscInt c = 0; c < n; ++c) {
+    fields[1].values.push_back(static_cast<double>(mesh.cell_gid[c]));
+    fields[2].values.push_back(g.cell_volume[c]);
+  }
+  if (cfg.section("output").flag("vtk")) {
+    io::VtkSeries volume_series(comm, args.output_dir, "mesh");
+    PetscCall(volume_series.write_volume(mesh, mesh.coordinates, 0.0, fields));
+    for (std::size_t b = 0; b < mesh.patch_names.size(); ++b) {
+      const std::vector<PetscInt> faces = io::VtkSeries::surface_faces(mesh, static_cast<int>(b));
+      io::Field size_field{boundary_measure, 1, {}}, normal{"normal", 3, {}};
+      for (PetscInt f : faces) {
+        const double a = norm(g.face_area[f]);
+        size_field.values.push_back(a);
+        for (int d = 0; d < 3; ++d) normal.values.push_back(g.face_area[f][d] / a);
+      }
+      io::VtkSeries surface(comm, args.output_dir, "boundary_" + mesh.patch_names[b]);
+      PetscCall(surface.write_surface(mesh, mesh.coordinates, static_cast<int>(b), 0.0,
+                                      {size_field, normal}));
+    }
+    PetscCall(log_info(comm, "ParaView: %s (and boundary_<name>.pvd per boundary)",
+                       volume_series.pvd_path().c_str()));
+  }
+  if (cfg.section("output").flag("hdf5")) {
+    const std::string h5 = (fs::path(args.output_dir) / "mesh.h5").string();
+    PetscCall(io::write_fields_h5(mesh, mesh.coordinates, h5, fields, {}));
+    PetscCall(log_info(comm, "HDF5: %s", h5.c_str()));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode run_command(MPI_Comm comm, const CliArgs &args) {
+  PetscFunctionBeginUser;
+  if (args.command == "mesh")
+    PetscCall(run_mesh_command(comm, args));
+  else
+    SETERRQ(comm, PETSC_ERR_USER_INPUT, "unknown command '%s'", args.command.c_str());
+  PetscFunctionReturn(0);
+}
+
+} // namespace karman::cli

@@ -1,0 +1,442 @@
+// Case-file parsing and validation (see include/karman/config/case_config.hpp).
+#include "karman/config/case_config.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace karman::config {
+namespace {
+
+// Levenshtein distance, for "did you mean" hints on misspelt keys.
+std::size_t edit_distance(const std::string &a, const std::string &b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] =
+          std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1] ? 1 : 0)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string suggestion(const std::string &word, const std::vector<std::string> &candidates) {
+  std::string best;
+  std::size_t best_distance = 3;
+  for (const auto &c : candidates) {
+    std::size_t d = edit_distance(word, c);
+    if (d < best_distance) best_distance = d, best = c;
+  }
+  std::string list;
+  for (std::size_t i = 0; i < candidates.size(); ++i) list += (i ? ", " : "") + candidates[i];
+  if (!best.empty()) return "did you mean '" + best + "'? (known: " + list + ")";
+  return "known: " + list;
+}
+
+std::string where(const std::string &file, const YAML::Node &node) {
+  const YAML::Mark mark = node.Mark();
+  if (mark.line < 0) return file;
+  return file + ":" + std::to_string(mark.line + 1);
+}
+
+std::string show(const YAML::Node &node) {
+  YAML::Emitter e;
+  e.SetMapFormat(YAML::Flow);
+  e.SetSeqFormat(YAML::Flow);
+  e << node;
+  return e.c_str();
+}
+
+bool is_number(const YAML::Node &node, double *value) {
+  if (!node.IsScalar()) return false;
+  try {
+    double v = node.as<double>();
+    if (!std::isfinite(v)) return false;
+    if (value) *value = v;
+    return true;
+  } catch (const YAML::Exception &) {
+    return false;
+  }
+}
+
+bool is_number_list(const YAML::Node &node, std::size_t min_len, std::size_t max_len) {
+  if (!node.IsSequence() || node.size() < min_len || node.size() > max_len) return false;
+  for (const auto &item : node)
+    if (!is_number(item, nullptr)) return false;
+  return true;
+}
+
+// Checks one value against its spec; returns an empty string or the reason.
+std::string check_value(const KeySpec &spec, const YAML::Node &value) {
+  const std::string expected = describe_expected(spec);
+  double x = 0;
+  switch (spec.type) {
+  case KeyType::Real:
+  case KeyType::Integer: {
+    if (!is_number(value, &x)) return "expected " + expected;
+    if (spec.type == KeyType::Integer) {
+      try {
+        (void)value.as<long>();
+      } catch (const YAML::Exception &) {
+        return "expected " + expected;
+      }
+    }
+    const bool below = spec.min_exclusive ? !(x > spec.min) : !(x >= spec.min);
+    if (below || x > spec.max) return "expected " + expected;
+    return "";
+  }
+  case KeyType::Bool:
+    try {
+      (void)value.as<bool>();
+      return "";
+    } catch (const YAML::Exception &) {
+      return "expected " + expected;
+    }
+  case KeyType::String:
+  case KeyType::Path:
+    if (!value.IsScalar()) return "expected " + expected;
+    if (spec.type == KeyType::Path && value.Scalar().empty()) return "expected " + expected;
+    return "";
+  case KeyType::Choice:
+    if (value.IsScalar())
+      for (const auto &c : spec.choices)
+        if (value.Scalar() == c) return "";
+    return "expected " + expected;
+  case KeyType::RealVector:
+    return is_number_list(value, 2, 3) ? "" : "expected " + expected;
+  case KeyType::RealList:
+    return is_number_list(value, 0, 1u << 30) ? "" : "expected " + expected;
+  case KeyType::NameList:
+    if (!value.IsSequence()) return "expected " + expected;
+    for (const auto &item : value)
+      if (!item.IsScalar() || item.Scalar().empty()) return "expected " + expected;
+    return "";
+  case KeyType::PointList:
+    if (!value.IsSequence()) return "expected " + expected;
+    for (const auto &item : value)
+      if (!is_number_list(item, 2, 3)) return "expected " + expected;
+    return "";
+  }
+  return "unknown key type";
+}
+
+// Validates `given` (a map or null) against `spec` and returns the map with defaults
+// filled in.  `label` names the section in messages ("fluid", "boundaries.inlet").
+PetscErrorCode resolve_section(MPI_Comm comm, const std::string &file, const SectionSpec &spec,
+                               const YAML::Node &given, const std::string &label,
+                               const std::vector<std::string> &ignore, YAML::Node *resolved) {
+  PetscFunctionBeginUser;
+  PetscCheck(!given || given.IsNull() || given.IsMap(), comm, PETSC_ERR_USER_INPUT,
+             "%s: '%s' must be a map of keys, got '%s'", where(file, given).c_str(), label.c_str(),
+             show(given).c_str());
+  std::vector<std::string> known;
+  for (const auto &k : spec.keys) known.push_back(k.name);
+  if (given && given.IsMap()) {
+    for (const auto &item : given) {
+      const std::string key = item.first.Scalar();
+      bool skip = false;
+      for (const auto &i : ignore) skip = skip || (i == key);
+      if (skip) continue;
+      PetscCheck(spec.find(key), comm, PETSC_ERR_USER_INPUT, "%s: unknown key '%s' in '%s': %s",
+                 where(file, item.first).c_str(), key.c_str(), label.c_str(),
+                 suggestion(key, known).c_str());
+    }
+  }
+  YAML::Node out(YAML::NodeType::Map);
+  for (const auto &k : spec.keys) {
+    YAML::Node value = (given && given.IsMap()) ? given[k.name] : YAML::Node();
+    if (!value || value.IsNull()) {
+      PetscCheck(!k.required(), comm, PETSC_ERR_USER_INPUT,
+                 "%s: missing required key '%s.%s' (%s: %s)", where(file, given).c_str(),
+                 label.c_str(), k.name.c_str(), describe_expected(k).c_str(), k.help.c_str());
+      out[k.name] = YAML::Load(k.default_yaml);
+      continue;
+    }
+    const std::string problem = check_value(k, value);
+    PetscCheck(problem.empty(), comm, PETSC_ERR_USER_INPUT, "%s: '%s.%s' %s, got '%s'",
+               where(file, value).c_str(), label.c_str(), k.name.c_str(), problem.c_str(),
+               show(value).c_str());
+    out[k.name] = YAML::Clone(value);
+  }
+  *resolved = out;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode apply_override(MPI_Comm comm, const std::string &text, YAML::Node root) {
+  PetscFunctionBeginUser;
+  const auto eq = text.find('=');
+  PetscCheck(eq != std::string::npos && eq > 0 && eq + 1 < text.size(), comm, PETSC_ERR_USER_INPUT,
+             "--set '%s': expected section.key=value", text.c_str());
+  const std::string path = text.substr(0, eq), value_text = text.substr(eq + 1);
+  std::vector<std::string> parts;
+  std::stringstream ss(path);
+  for (std::string part; std::getline(ss, part, '.');) {
+    PetscCheck(!part.empty(), comm, PETSC_ERR_USER_INPUT, "--set '%s': empty key in '%s'",
+               text.c_str(), path.c_str());
+    parts.push_back(part);
+  }
+  PetscCheck(parts.size() >= 2, comm, PETSC_ERR_USER_INPUT,
+             "--set '%s': expected section.key=value (e.g. fluid.viscosity=0.01)", text.c_str());
+  YAML::Node value;
+  try {
+    value = YAML::Load(value_text);
+  } catch (const YAML::Exception &e) {
+    SETERRQ(comm, PETSC_ERR_USER_INPUT, "--set '%s': value is not valid YAML: %s", text.c_str(),
+            e.msg.c_str());
+  }
+  // Walk down, creating maps as needed (yaml-cpp nodes are handles: rebind with reset()).
+  YAML::Node node;
+  node.reset(root);
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    YAML::Node child = node[parts[i]];
+    if (!child || child.IsNull()) {
+      node[parts[i]] = YAML::Node(YAML::NodeType::Map);
+      child = node[parts[i]];
+    }
+    PetscCheck(child.IsMap(), comm, PETSC_ERR_USER_INPUT, "--set '%s': '%s' is not a section",
+               text.c_str(), parts[i].c_str());
+    node.reset(child);
+  }
+  node[parts.back()] = value;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &file,
+                     const std::string &directory, const std::vector<std::string> &overrides,
+                     CaseConfig &out, YAML::Node *resolved_out,
+                     std::vector<BoundaryConfig> *boundaries,
+                     std::vector<std::pair<std::string, std::string>> *petsc) {
+  PetscFunctionBeginUser;
+  // (not cloned: YAML::Clone drops the line marks that error messages cite)
+  YAML::Node root = input;
+  if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  PetscCheck(root.IsMap(), comm, PETSC_ERR_USER_INPUT,
+             "%s: the case file must be a map of sections (mesh, fluid, boundaries, ...)",
+             file.c_str());
+  for (const auto &o : overrides) PetscCall(apply_override(comm, o, root));
+
+  std::vector<std::string> known;
+  for (const auto &s : case_sections()) known.push_back(s.name);
+  known.push_back("boundaries");
+  known.push_back("petsc");
+  for (const auto &item : root) {
+    const std::string name = item.first.Scalar();
+    PetscCheck(name == "boundaries" || name == "petsc" || find_section(case_sections(), name), comm,
+               PETSC_ERR_USER_INPUT, "%s: unknown section '%s': %s",
+               where(file, item.first).c_str(), name.c_str(), suggestion(name, known).c_str());
+  }
+  PetscCheck(root["mesh"], comm, PETSC_ERR_USER_INPUT,
+             "%s: missing section 'mesh' (at least mesh.file is required)", file.c_str());
+
+  YAML::Node resolved(YAML::NodeType::Map);
+  for (const auto &s : case_sections()) {
+    YAML::Node section;
+    PetscCall(resolve_section(comm, file, s, root[s.name], s.name, {}, &section));
+    resolved[s.name] = section;
+  }
+
+  // Boundaries: a map NAME -> {type: TYPE, ...}
+  const YAML::Node given = root["boundaries"];
+  PetscCheck(given && given.IsMap() && given.size() > 0, comm, PETSC_ERR_USER_INPUT,
+             "%s: missing or empty section 'boundaries' (a map from Gmsh physical names to "
+             "{type: ...}; types: wall, velocity-inlet, pressure-outlet, symmetry, far-field, "
+             "blowing-suction)",
+             where(file, given ? given : root).c_str());
+  std::vector<std::string> type_names;
+  for (const auto &t : boundary_types()) type_names.push_back(t.name);
+  YAML::Node resolved_bcs(YAML::NodeType::Map);
+  boundaries->clear();
+  for (const auto &item : given) {
+    const std::string name = item.first.Scalar();
+    const YAML::Node bc = item.second;
+    PetscCheck(bc.IsMap() && bc["type"], comm, PETSC_ERR_USER_INPUT,
+               "%s: boundary '%s' needs a map with a 'type' (%s)", where(file, item.first).c_str(),
+               name.c_str(), suggestion("", type_names).c_str());
+    const std::string type = bc["type"].IsScalar() ? bc["type"].Scalar() : show(bc["type"]);
+    const SectionSpec *spec = find_section(boundary_types(), type);
+    PetscCheck(spec, comm, PETSC_ERR_USER_INPUT, "%s: boundary '%s': unknown type '%s': %s",
+               where(file, bc["type"]).c_str(), name.c_str(), type.c_str(),
+               suggestion(type, type_names).c_str());
+    YAML::Node params;
+    PetscCall(resolve_section(comm, file, *spec, bc, "boundaries." + name, {"type"}, &params));
+    YAML::Node full(YAML::NodeType::Map);
+    full["type"] = type;
+    for (const auto &p : params) full[p.first.Scalar()] = p.second;
+    resolved_bcs[name] = full;
+    boundaries->push_back(
+        {name, type, Section(params, spec, "boundaries." + name), item.first.Mark().line + 1});
+  }
+  resolved["boundaries"] = resolved_bcs;
+
+  // PETSc options block
+  petsc->clear();
+  const YAML::Node opts = root["petsc"];
+  if (opts && !opts.IsNull()) {
+    PetscCheck(opts.IsMap(), comm, PETSC_ERR_USER_INPUT,
+               "%s: 'petsc' must be a map of PETSc options (e.g. ksp_type: gmres)",
+               where(file, opts).c_str());
+    YAML::Node resolved_opts(YAML::NodeType::Map);
+    for (const auto &item : opts) {
+      std::string key = item.first.Scalar();
+      PetscCheck(!key.empty() && key.find_first_of(" \t=") == std::string::npos, comm,
+                 PETSC_ERR_USER_INPUT, "%s: invalid PETSc option name '%s'",
+                 where(file, item.first).c_str(), key.c_str());
+      PetscCheck(item.second.IsScalar() || item.second.IsNull(), comm, PETSC_ERR_USER_INPUT,
+                 "%s: PETSc option '%s' needs a single value, got '%s'",
+                 where(file, item.second).c_str(), key.c_str(), show(item.second).c_str());
+      const std::string value = item.second.IsNull() ? "" : item.second.Scalar();
+      while (!key.empty() && key[0] == '-') key.erase(0, 1);
+      petsc->emplace_back("-" + key, value);
+      resolved_opts[key] = value;
+    }
+    resolved["petsc"] = resolved_opts;
+  }
+  *resolved_out = resolved;
+  (void)out;
+  (void)directory;
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+YAML::Node Section::get(const std::string &key, KeyType type) const {
+  const KeySpec *k = spec_ ? spec_->find(key) : nullptr;
+  if (!k || k->type != type)
+    throw std::logic_error("karman: internal error: key '" + label_ + "." + key +
+                           "' is not in the schema with the requested type");
+  return node_[key];
+}
+
+double Section::real(const std::string &key) const {
+  return get(key, KeyType::Real).as<double>();
+}
+
+long Section::integer(const std::string &key) const {
+  return get(key, KeyType::Integer).as<long>();
+}
+
+bool Section::flag(const std::string &key) const {
+  return get(key, KeyType::Bool).as<bool>();
+}
+
+std::string Section::text(const std::string &key) const {
+  const KeySpec *k = spec_ ? spec_->find(key) : nullptr;
+  if (!k || !(k->type == KeyType::String || k->type == KeyType::Choice || k->type == KeyType::Path))
+    throw std::logic_error("karman: internal error: key '" + label_ + "." + key + "' is not text");
+  return node_[key].Scalar();
+}
+
+std::array<double, 3> Section::vector(const std::string &key) const {
+  const YAML::Node v = get(key, KeyType::RealVector);
+  std::array<double, 3> out{0.0, 0.0, 0.0};
+  for (std::size_t i = 0; i < v.size() && i < 3; ++i) out[i] = v[i].as<double>();
+  return out;
+}
+
+std::vector<double> Section::reals(const std::string &key) const {
+  return get(key, KeyType::RealList).as<std::vector<double>>();
+}
+
+std::vector<std::string> Section::names(const std::string &key) const {
+  return get(key, KeyType::NameList).as<std::vector<std::string>>();
+}
+
+std::vector<std::array<double, 3>> Section::points(const std::string &key) const {
+  const YAML::Node list = get(key, KeyType::PointList);
+  std::vector<std::array<double, 3>> out;
+  for (const auto &p : list) {
+    std::array<double, 3> x{0.0, 0.0, 0.0};
+    for (std::size_t i = 0; i < p.size() && i < 3; ++i) x[i] = p[i].as<double>();
+    out.push_back(x);
+  }
+  return out;
+}
+
+PetscErrorCode CaseConfig::load(MPI_Comm comm, const std::string &path,
+                                const std::vector<std::string> &overrides, CaseConfig &out) {
+  PetscFunctionBeginUser;
+  std::ifstream in(path);
+  PetscCheck(std::filesystem::is_regular_file(path) && in.good(), comm, PETSC_ERR_FILE_OPEN,
+             "%s: case file not found or not readable", path.c_str());
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string directory =
+      std::filesystem::absolute(std::filesystem::path(path)).parent_path().string();
+  PetscCall(load_text(comm, text.str(), path, directory, overrides, out));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode CaseConfig::load_text(MPI_Comm comm, const std::string &text,
+                                     const std::string &name, const std::string &directory,
+                                     const std::vector<std::string> &overrides, CaseConfig &out) {
+  PetscFunctionBeginUser;
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception &e) {
+    SETERRQ(comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: YAML syntax error: %s", name.c_str(),
+            e.mark.line + 1, e.mark.column + 1, e.msg.c_str());
+  }
+  out.file_ = name;
+  out.directory_ = directory;
+  PetscCall(parse(comm, root, name, directory, overrides, out, &out.resolved_, &out.boundaries_,
+                  &out.petsc_));
+  PetscFunctionReturn(0);
+}
+
+Section CaseConfig::section(const std::string &name) const {
+  const SectionSpec *spec = find_section(case_sections(), name);
+  if (!spec) throw std::logic_error("karman: internal error: no case section '" + name + "'");
+  return Section(resolved_[name], spec, name);
+}
+
+const BoundaryConfig *CaseConfig::boundary(const std::string &name) const {
+  for (const auto &b : boundaries_)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+std::string CaseConfig::resolve_path(const std::string &relative) const {
+  std::filesystem::path p(relative);
+  if (p.is_absolute()) return p.lexically_normal().string();
+  return (std::filesystem::path(directory_) / p).lexically_normal().string();
+}
+
+std::string CaseConfig::resolved_yaml() const {
+  YAML::Emitter e;
+  e << YAML::BeginMap;
+  e << YAML::Comment("karman resolved case (defaults filled in) from " + file_);
+  for (const auto &item : resolved_) {
+    e << YAML::Key << item.first << YAML::Value;
+    e << YAML::BeginMap;
+    for (const auto &kv : item.second) {
+      e << YAML::Key << kv.first;
+      if (kv.second.IsMap())
+        e << YAML::Value << YAML::Flow << kv.second;
+      else if (kv.second.IsSequence())
+        e << YAML::Value << YAML::Flow << kv.second;
+      else
+        e << YAML::Value << kv.second;
+    }
+    e << YAML::EndMap;
+  }
+  e << YAML::EndMap;
+  return std::string(e.c_str()) + "\n";
+}
+
+PetscErrorCode CaseConfig::apply_petsc_options() const {
+  PetscFunctionBeginUser;
+  for (const auto &[name, value] : petsc_) {
+    PetscBool set;
+    PetscCall(PetscOptionsHasName(nullptr, nullptr, name.c_str(), &set));
+    if (!set)
+      PetscCall(
+          PetscOptionsSetValue(nullptr, name.c_str(), value.empty() ? nullptr : value.c_str()));
+  }
+  PetscFunctionReturn(0);
+}
+
+} // namespace karman::config

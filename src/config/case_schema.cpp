@@ -1,0 +1,273 @@
+// The case-file schema (see include/karman/config/case_schema.hpp).  Adding a key
+// means adding one line here; parsing, validation, help and the resolved output follow.
+#include "karman/config/case_schema.hpp"
+
+#include <cmath>
+#include <sstream>
+
+namespace karman::config {
+namespace {
+
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+KeySpec positive(std::string name, std::string def, std::string help) {
+  return KeySpec{
+      std::move(name), KeyType::Real, std::move(def), std::move(help), {}, 0.0, true, inf};
+}
+
+KeySpec nonnegative(std::string name, std::string def, std::string help) {
+  return KeySpec{
+      std::move(name), KeyType::Real, std::move(def), std::move(help), {}, 0.0, false, inf};
+}
+
+KeySpec real(std::string name, std::string def, std::string help) {
+  return KeySpec{std::move(name), KeyType::Real, std::move(def), std::move(help)};
+}
+
+KeySpec integer(std::string name, std::string def, std::string help, double min, double max = inf) {
+  return KeySpec{
+      std::move(name), KeyType::Integer, std::move(def), std::move(help), {}, min, false, max};
+}
+
+KeySpec choice(std::string name, std::string def, std::string help,
+               std::vector<std::string> choices) {
+  return KeySpec{std::move(name), KeyType::Choice, std::move(def), std::move(help),
+                 std::move(choices)};
+}
+
+KeySpec typed(std::string name, KeyType type, std::string def, std::string help) {
+  return KeySpec{std::move(name), type, std::move(def), std::move(help)};
+}
+
+// Keys shared by the BC types that impose a velocity profile across the patch.
+std::vector<KeySpec> profile_keys() {
+  return {
+      choice("profile", "uniform",
+             "shape across the patch: uniform, or parabolic (product of 4 s (1 - s) over the "
+             "profile axes, s in [0,1] across profile_range; peak value at the centre)",
+             {"uniform", "parabolic"}),
+      choice("profile_axis", "y", "coordinate across which a parabolic profile varies",
+             {"x", "y", "z"}),
+      typed("profile_range", KeyType::RealList, "[0, 1]",
+            "[lo, hi] of profile_axis where the parabolic profile vanishes"),
+      choice("profile_axis2", "none", "second profile coordinate (3D ducts); none in 2D",
+             {"none", "x", "y", "z"}),
+      typed("profile_range2", KeyType::RealList, "[0, 1]", "[lo, hi] of profile_axis2"),
+  };
+}
+
+std::vector<SectionSpec> make_sections() {
+  std::vector<SectionSpec> s;
+  s.push_back(
+      {"mesh",
+       "the computational mesh",
+       {
+           typed("file", KeyType::Path, "",
+                 "Gmsh geometry (.geo, meshed by gmsh) or mesh (.msh), relative to the "
+                 "case file"),
+           integer("level", "0", "refinement level, passed to gmsh as `-setnumber level N`", 0, 12),
+           integer("dimension", "2", "space dimension of the mesh (2 or 3)", 2, 3),
+           typed("cache_dir", KeyType::String, "''",
+                 "folder for generated .msh files; empty: .karman-cache beside the .geo"),
+       }});
+  s.push_back({"fluid",
+               "fluid properties (incompressible, Newtonian)",
+               {
+                   positive("density", "1.0", "density rho [kg/m^3]"),
+                   positive("viscosity", "1.0e-3", "kinematic viscosity nu [m^2/s]"),
+               }});
+  s.push_back({"reference",
+               "reference values for force coefficients c = 2 F / (rho U^2 S)",
+               {
+                   positive("velocity", "1.0", "reference velocity U [m/s]"),
+                   positive("length", "1.0", "reference length (2D: S = length per unit depth)"),
+                   nonnegative("area", "0.0", "reference area S in 3D; 0 means length^2"),
+                   typed("moment_center", KeyType::RealVector, "[0, 0, 0]",
+                         "point about which moments are taken"),
+               }});
+  s.push_back(
+      {"time",
+       "time integration",
+       {
+           choice("mode", "steady",
+                  "steady (Newton with pseudo-transient continuation) "
+                  "or unsteady (implicit BDF)",
+                  {"steady", "unsteady"}),
+           choice("scheme", "bdf2", "unsteady scheme: bdf1, or bdf2 (started with one bdf1 step)",
+                  {"bdf1", "bdf2"}),
+           positive("dt", "0.01", "time step [s] (unsteady)"),
+           nonnegative("t_end", "1.0", "final time [s] (unsteady)"),
+       }});
+  s.push_back(
+      {"solver",
+       "nonlinear solver (linear solvers are chosen with PETSc options)",
+       {
+           integer("max_iterations", "50", "maximum Newton iterations (steady) or per step", 1),
+           positive("rtol", "1e-10", "stop when the residual norm has fallen by this factor"),
+           positive("atol", "1e-12", "stop when the residual norm is below this value"),
+           positive("cfl_initial", "10.0", "initial pseudo-time CFL number (steady)"),
+           positive("cfl_max", "1e12", "largest pseudo-time CFL number (steady)"),
+           positive(
+               "stabilization", "1.0",
+               "scale of the pressure-stabilising (Rhie-Chow-type) term of the face mass flux"),
+       }});
+  s.push_back(
+      {"output",
+       "what is written to the output folder",
+       {
+           typed("vtk", KeyType::Bool, "true", "write ParaView (.pvd/.pvtu/.vtu) files"),
+           integer("vtk_every", "10", "unsteady: write ParaView files every N steps", 1),
+           typed("surfaces", KeyType::NameList, "[]",
+                 "boundaries written as surface files; empty: every wall-type boundary"),
+           typed("hdf5", KeyType::Bool, "true", "write mesh and fields to OUTDIR/fields.h5"),
+       }});
+  s.push_back(
+      {"objective",
+       "quantity of interest (forces are always reported; the objective drives the adjoint)",
+       {
+           choice("type", "drag",
+                  "drag, lift (force coefficient along drag_direction / "
+                  "lift_direction on `walls`) or pressure-difference (p(points[0]) - p(points[1]))",
+                  {"drag", "lift", "pressure-difference"}),
+           typed("walls", KeyType::NameList, "[]",
+                 "boundaries whose force is measured; empty: every wall-type boundary"),
+           typed("drag_direction", KeyType::RealVector, "[1, 0, 0]", "unit direction of drag"),
+           typed("lift_direction", KeyType::RealVector, "[0, 1, 0]", "unit direction of lift"),
+           typed("points", KeyType::PointList, "[]",
+                 "two points for the pressure difference (also reported in forces.csv)"),
+       }});
+  return s;
+}
+
+std::vector<SectionSpec> make_boundary_types() {
+  std::vector<SectionSpec> b;
+  b.push_back(
+      {"wall",
+       "no-slip wall; may translate with `velocity` and rotate about `center` with `omega`",
+       {
+           typed("velocity", KeyType::RealVector, "[0, 0, 0]", "translation velocity [m/s]"),
+           real("omega", "0.0", "rotation rate [rad/s], counter-clockwise about +z (2D)"),
+           typed("center", KeyType::RealVector, "[0, 0, 0]", "centre of rotation"),
+       }});
+  {
+    std::vector<KeySpec> keys = {
+        real("velocity", "",
+             "inflow speed U: the uniform value, or the peak of a parabolic profile"),
+        typed("direction", KeyType::RealVector, "[0, 0, 0]",
+              "flow direction; [0, 0, 0] means the inward normal of each face"),
+    };
+    for (auto &k : profile_keys()) keys.push_back(k);
+    b.push_back({"velocity-inlet", "prescribed inflow velocity", keys});
+  }
+  b.push_back({"pressure-outlet",
+               "outlet: prescribed pressure, zero normal velocity gradient (do-nothing)",
+               {real("pressure", "0.0", "outlet pressure p [Pa / (kg/m^3) * rho]")}});
+  b.push_back({"symmetry", "slip wall / symmetry plane: zero normal velocity, zero shear", {}});
+  b.push_back({"far-field",
+               "uniform stream: velocity imposed where it enters, pressure where it leaves",
+               {
+                   typed("velocity", KeyType::RealVector, "", "free-stream velocity [m/s]"),
+                   real("pressure", "0.0", "free-stream pressure"),
+               }});
+  {
+    std::vector<KeySpec> keys = {
+        real("amplitude", "", "normal velocity into the fluid (blowing > 0, suction < 0) [m/s]"),
+    };
+    for (auto &k : profile_keys()) keys.push_back(k);
+    b.push_back({"blowing-suction", "wall patch with a prescribed normal velocity (a jet)", keys});
+  }
+  return b;
+}
+
+std::string describe_type(KeyType type) {
+  switch (type) {
+  case KeyType::Real:
+    return "a number";
+  case KeyType::Integer:
+    return "an integer";
+  case KeyType::Bool:
+    return "true or false";
+  case KeyType::String:
+    return "a string";
+  case KeyType::Choice:
+    return "one of";
+  case KeyType::Path:
+    return "a file name";
+  case KeyType::RealVector:
+    return "a vector [x, y] or [x, y, z]";
+  case KeyType::RealList:
+    return "a list of numbers";
+  case KeyType::NameList:
+    return "a list of names";
+  case KeyType::PointList:
+    return "a list of points [[x, y], ...]";
+  }
+  return "?";
+}
+
+} // namespace
+
+const KeySpec *SectionSpec::find(const std::string &key) const {
+  for (const auto &k : keys)
+    if (k.name == key) return &k;
+  return nullptr;
+}
+
+const std::vector<SectionSpec> &case_sections() {
+  static const std::vector<SectionSpec> sections = make_sections();
+  return sections;
+}
+
+const std::vector<SectionSpec> &boundary_types() {
+  static const std::vector<SectionSpec> types = make_boundary_types();
+  return types;
+}
+
+const SectionSpec *find_section(const std::vector<SectionSpec> &sections, const std::string &name) {
+  for (const auto &s : sections)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+std::string describe_expected(const KeySpec &spec) {
+  std::ostringstream out;
+  out << describe_type(spec.type);
+  if (spec.type == KeyType::Choice) {
+    out << " {";
+    for (std::size_t i = 0; i < spec.choices.size(); ++i) out << (i ? ", " : "") << spec.choices[i];
+    out << "}";
+  }
+  if (spec.type == KeyType::Real || spec.type == KeyType::Integer) {
+    if (std::isfinite(spec.min)) out << (spec.min_exclusive ? " > " : " >= ") << spec.min;
+    if (std::isfinite(spec.max))
+      out << (std::isfinite(spec.min) ? " and" : "") << " <= " << spec.max;
+  }
+  return out.str();
+}
+
+std::string format_case_help() {
+  std::ostringstream out;
+  auto print_keys = [&](const SectionSpec &s, const char *indent) {
+    for (const auto &k : s.keys) {
+      out << indent << k.name << ": " << (k.required() ? "(required)" : k.default_yaml) << "\n"
+          << indent << "    " << k.help << " [" << describe_expected(k) << "]\n";
+    }
+  };
+  out << "Case file keys (YAML), with defaults:\n\n";
+  for (const auto &s : case_sections()) {
+    out << s.name << ":    # " << s.help << "\n";
+    print_keys(s, "  ");
+    out << "\n";
+  }
+  out << "boundaries:    # one entry per Gmsh physical name of the mesh boundary\n"
+         "  NAME: {type: TYPE, ...}    TYPE and its keys:\n";
+  for (const auto &t : boundary_types()) {
+    out << "  type: " << t.name << "    # " << t.help << "\n";
+    print_keys(t, "    ");
+  }
+  out << "\npetsc:    # options for PETSc's database, e.g. {ksp_type: gmres, pc_type: asm}\n"
+         "  OPTION: VALUE    (command-line PETSc options take precedence)\n";
+  return out.str();
+}
+
+} // namespace karman::config

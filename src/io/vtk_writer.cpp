@@ -1,0 +1,168 @@
+// VTK XML output (see include/karman/io/vtk_writer.hpp).
+#include "karman/io/vtk_writer.hpp"
+
+#include <vtkCellArray.h>
+#include <vtkCellData.h>
+#include <vtkDoubleArray.h>
+#include <vtkIdTypeArray.h>
+#include <vtkMPI.h>
+#include <vtkMPICommunicator.h>
+#include <vtkMPIController.h>
+#include <vtkNew.h>
+#include <vtkPoints.h>
+#include <vtkUnsignedCharArray.h>
+#include <vtkUnstructuredGrid.h>
+#include <vtkXMLPUnstructuredGridWriter.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+namespace karman::io {
+namespace fs = std::filesystem;
+
+std::vector<PetscInt> VtkSeries::surface_faces(const mesh::Mesh &mesh, int patch) {
+  std::vector<PetscInt> faces;
+  for (PetscInt f : mesh.patch_faces[patch])
+    if (mesh.owned(mesh.face_left[f])) faces.push_back(f);
+  return faces;
+}
+
+PetscErrorCode VtkSeries::write_volume(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
+                                       double time, const std::vector<Field> &fields) {
+  PetscFunctionBeginUser;
+  std::vector<PetscInt> vertices, offsets{0};
+  std::vector<int> types;
+  for (PetscInt c = 0; c < mesh.n_owned_cells; ++c) {
+    for (PetscInt i = mesh.cell_vertex_ptr[c]; i < mesh.cell_vertex_ptr[c + 1]; ++i)
+      vertices.push_back(mesh.cell_vertex[i]);
+    offsets.push_back(static_cast<PetscInt>(vertices.size()));
+    types.push_back(mesh::vtk_cell_type(mesh.cell_shape[c]));
+  }
+  PetscCall(write_grid(X, vertices, offsets, types, time, fields));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode VtkSeries::write_surface(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
+                                        int patch, double time, const std::vector<Field> &fields) {
+  PetscFunctionBeginUser;
+  std::vector<PetscInt> vertices, offsets{0};
+  std::vector<int> types;
+  for (PetscInt f : surface_faces(mesh, patch)) {
+    const PetscInt n = mesh.face_vertex_ptr[f + 1] - mesh.face_vertex_ptr[f];
+    for (PetscInt i = mesh.face_vertex_ptr[f]; i < mesh.face_vertex_ptr[f + 1]; ++i)
+      vertices.push_back(mesh.face_vertex[i]);
+    offsets.push_back(static_cast<PetscInt>(vertices.size()));
+    types.push_back(n == 2 ? 3 /* VTK_LINE */ : n == 3 ? 5 /* VTK_TRIANGLE */ : 9 /* VTK_QUAD */);
+  }
+  PetscCall(write_grid(X, vertices, offsets, types, time, fields));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode VtkSeries::write_grid(const std::vector<Vec3<double>> &X,
+                                     const std::vector<PetscInt> &vertices,
+                                     const std::vector<PetscInt> &offsets,
+                                     const std::vector<int> &types, double time,
+                                     const std::vector<Field> &fields) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank, size;
+  PetscCallMPI(MPI_Comm_rank(comm_, &rank));
+  PetscCallMPI(MPI_Comm_size(comm_, &size));
+  const std::size_t ncells = types.size();
+
+  // compact point numbering
+  std::map<PetscInt, vtkIdType> point_of;
+  vtkNew<vtkPoints> points;
+  points->SetDataTypeToDouble();
+  std::vector<vtkIdType> conn(vertices.size());
+  for (std::size_t i = 0; i < vertices.size(); ++i) {
+    auto it = point_of.find(vertices[i]);
+    if (it == point_of.end()) {
+      const Vec3<double> &x = X[vertices[i]];
+      it = point_of.emplace(vertices[i], points->InsertNextPoint(x[0], x[1], x[2])).first;
+    }
+    conn[i] = it->second;
+  }
+  vtkNew<vtkUnstructuredGrid> grid;
+  grid->SetPoints(points);
+  vtkNew<vtkCellArray> cells;
+  vtkNew<vtkIdTypeArray> offsets_array, conn_array;
+  offsets_array->SetNumberOfValues(static_cast<vtkIdType>(offsets.size()));
+  for (std::size_t i = 0; i < offsets.size(); ++i)
+    offsets_array->SetValue(static_cast<vtkIdType>(i), offsets[i]);
+  conn_array->SetNumberOfValues(static_cast<vtkIdType>(conn.size()));
+  for (std::size_t i = 0; i < conn.size(); ++i)
+    conn_array->SetValue(static_cast<vtkIdType>(i), conn[i]);
+  cells->SetData(offsets_array, conn_array);
+  vtkNew<vtkUnsignedCharArray> type_array;
+  type_array->SetNumberOfValues(static_cast<vtkIdType>(ncells));
+  for (std::size_t i = 0; i < ncells; ++i)
+    type_array->SetValue(static_cast<vtkIdType>(i), static_cast<unsigned char>(types[i]));
+  grid->SetCells(type_array, cells);
+  for (const auto &f : fields) {
+    PetscCheck(f.values.size() == ncells * static_cast<std::size_t>(f.ncomp), PETSC_COMM_SELF,
+               PETSC_ERR_PLIB, "field %s has %zu values, expected %zu", f.name.c_str(),
+               f.values.size(), ncells * f.ncomp);
+    vtkNew<vtkDoubleArray> a;
+    a->SetName(f.name.c_str());
+    a->SetNumberOfComponents(f.ncomp);
+    a->SetNumberOfTuples(static_cast<vtkIdType>(ncells));
+    for (std::size_t i = 0; i < f.values.size(); ++i)
+      a->SetValue(static_cast<vtkIdType>(i), f.values[i]);
+    grid->GetCellData()->AddArray(a);
+  }
+
+  char stem[512];
+  std::snprintf(stem, sizeof(stem), "%s_%04zu", name_.c_str(), entries_.size());
+  const std::string pvtu = stem + std::string(".pvtu");
+  // The controller lets rank 0 learn which pieces the other ranks wrote, so that the
+  // .pvtu summary lists all of them.
+  MPI_Comm comm = comm_;
+  vtkMPICommunicatorOpaqueComm opaque(&comm);
+  vtkNew<vtkMPICommunicator> communicator;
+  communicator->InitializeExternal(&opaque);
+  vtkNew<vtkMPIController> controller;
+  controller->SetCommunicator(communicator);
+  vtkNew<vtkXMLPUnstructuredGridWriter> writer;
+  writer->SetController(controller);
+  writer->SetInputData(grid);
+  writer->SetFileName((fs::path(directory_) / pvtu).string().c_str());
+  writer->SetNumberOfPieces(size);
+  writer->SetStartPiece(rank);
+  writer->SetEndPiece(rank);
+  writer->SetWriteSummaryFile(1); // collective with the controller; only rank 0 writes it
+  writer->SetUseSubdirectory(true);
+  writer->SetDataModeToAppended();
+  writer->SetCompressorTypeToZLib();
+  writer->EncodeAppendedDataOff();
+  const int ok = writer->Write();
+  int all_ok = 0;
+  PetscCallMPI(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm_));
+  PetscCheck(all_ok == 1, comm_, PETSC_ERR_FILE_WRITE, "cannot write %s in %s", pvtu.c_str(),
+             directory_.c_str());
+
+  entries_.emplace_back(time, pvtu);
+  pvd_ = (fs::path(directory_) / (name_ + ".pvd")).string();
+  if (rank == 0) {
+    const std::string tmp = pvd_ + ".tmp";
+    {
+      std::ofstream out(tmp);
+      out << "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" "
+             "byte_order=\"LittleEndian\">\n"
+             "  <Collection>\n";
+      char line[1024];
+      for (const auto &[t, file] : entries_) {
+        std::snprintf(line, sizeof(line),
+                      "    <DataSet timestep=\"%.17g\" group=\"\" part=\"0\" file=\"%s\"/>\n", t,
+                      file.c_str());
+        out << line;
+      }
+      out << "  </Collection>\n</VTKFile>\n";
+    }
+    fs::rename(tmp, pvd_);
+  }
+  PetscFunctionReturn(0);
+}
+
+} // namespace karman::io

@@ -1,0 +1,153 @@
+// .geo -> .msh through the gmsh executable, with a content-addressed cache
+// (see include/karman/mesh/gmsh_mesher.hpp).
+#include "karman/mesh/gmsh_mesher.hpp"
+
+#include "karman/core/hash.hpp"
+#include "karman/core/logger.hpp"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+extern char **environ;
+
+namespace karman::mesh {
+namespace fs = std::filesystem;
+namespace {
+
+std::string read_file(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Last lines of gmsh's log that carry an error or warning, for the user's message.
+std::string gmsh_errors(const std::string &log) {
+  std::stringstream in(log);
+  std::string line, errors;
+  while (std::getline(in, line))
+    if (line.find("Error") != std::string::npos) errors += (errors.empty() ? "" : " | ") + line;
+  return errors;
+}
+
+PetscErrorCode broadcast_string(MPI_Comm comm, std::string *s) {
+  PetscFunctionBeginUser;
+  int n = static_cast<int>(s->size());
+  PetscCallMPI(MPI_Bcast(&n, 1, MPI_INT, 0, comm));
+  s->resize(n);
+  if (n > 0) PetscCallMPI(MPI_Bcast(s->data(), n, MPI_CHAR, 0, comm));
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+std::string run_gmsh(const std::string &geo_file, long level, long dimension,
+                     const std::string &msh_file) {
+  const char *exe_env = std::getenv("KARMAN_GMSH");
+  const std::string exe = exe_env && exe_env[0] ? exe_env : KARMAN_GMSH_EXECUTABLE;
+  const std::string log_file = msh_file + ".log";
+  std::vector<std::string> args = {exe,          geo_file, "-" + std::to_string(dimension),
+                                   "-setnumber", "level",  std::to_string(level),
+                                   "-format",    "msh41",  "-bin",
+                                   "-nt",        "1",      "-v",
+                                   "4",          "-o",     msh_file};
+  std::vector<char *> argv;
+  for (auto &a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_file.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  pid_t pid;
+  const int spawn_status = posix_spawnp(&pid, exe.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawn_status != 0)
+    return "cannot run '" + exe + "' (" + std::strerror(spawn_status) +
+           "); install gmsh (scripts/install-deps.sh) or set KARMAN_GMSH";
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  const std::string log = read_file(log_file);
+  const std::string errors = gmsh_errors(log);
+  const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && errors.empty() &&
+                  fs::exists(msh_file) && fs::file_size(msh_file) > 0;
+  if (!ok) {
+    std::error_code ec;
+    fs::remove(msh_file, ec);
+    return "gmsh failed on " + geo_file + " (level " + std::to_string(level) + "): " +
+           (errors.empty() ? "exit status " + std::to_string(WEXITSTATUS(status)) : errors) +
+           " (log: " + log_file + ")";
+  }
+  return "";
+}
+
+PetscErrorCode prepare_mesh_file(MPI_Comm comm, const config::CaseConfig &cfg,
+                                 std::string *msh_path) {
+  PetscFunctionBeginUser;
+  const config::Section mesh = cfg.section("mesh");
+  const std::string file = cfg.resolve_path(mesh.text("file"));
+  const std::string ext = fs::path(file).extension().string();
+  PetscCheck(ext == ".geo" || ext == ".msh", comm, PETSC_ERR_USER_INPUT,
+             "%s: mesh.file '%s' must be a Gmsh .geo or .msh file", cfg.file().c_str(),
+             mesh.text("file").c_str());
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  std::string error, result;
+  if (rank == 0) {
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) {
+      error = cfg.file() + ": mesh.file '" + mesh.text("file") + "' not found (looked for " + file +
+              ")";
+    } else if (ext == ".msh") {
+      result = file;
+    } else {
+      const long level = mesh.integer("level"), dim = mesh.integer("dimension");
+      const std::string text = read_file(file);
+      std::uint64_t h = hash_bytes(text.data(), text.size());
+      const std::string key = std::to_string(level) + "/" + std::to_string(dim);
+      h = hash_bytes(key.data(), key.size(), h);
+      std::string cache = mesh.text("cache_dir");
+      fs::path dir = cache.empty() ? fs::path(file).parent_path() / ".karman-cache"
+                                   : fs::path(cfg.resolve_path(cache));
+      fs::create_directories(dir, ec);
+      if (ec) {
+        error =
+            cfg.file() + ": cannot create mesh cache folder " + dir.string() + ": " + ec.message();
+      } else {
+        const fs::path target = dir / (fs::path(file).stem().string() + "-L" +
+                                       std::to_string(level) + "-" + hash_hex(h) + ".msh");
+        if (fs::exists(target, ec) && fs::file_size(target, ec) > 0) {
+          result = target.string();
+        } else {
+          const std::string tmp = target.string() + ".tmp" + std::to_string(getpid());
+          error = run_gmsh(file, level, dim, tmp);
+          if (error.empty()) {
+            fs::rename(tmp, target, ec);
+            if (ec) error = "cannot move " + tmp + " to " + target.string() + ": " + ec.message();
+            fs::remove(tmp + ".log", ec);
+            result = target.string();
+          }
+        }
+      }
+    }
+  }
+  PetscCall(broadcast_string(comm, &error));
+  PetscCheck(error.empty(), comm, PETSC_ERR_USER_INPUT, "%s", error.c_str());
+  PetscCall(broadcast_string(comm, &result));
+  *msh_path = result;
+  PetscFunctionReturn(0);
+}
+
+} // namespace karman::mesh

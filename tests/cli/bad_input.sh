@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Bad input as a new user would try it, on 1 and 2 ranks: each must give exactly one
+# "karman: error: ..." line naming the problem, a non-zero exit status, no PETSc
+# traceback, and no hang (every run is under a timeout).
+# usage: bad_input.sh KARMAN SOURCE_DIR WORK_DIR
+set -u
+karman=$1 src=$2 work=$3
+mkdir -p "$work" && cd "$work" || exit 1
+geo="$src/cases/dfg-2d1/dfg-channel.geo"
+failures=0
+
+write_case() { # $1 file, $2 fluid block, $3 boundaries block, $4 mesh file
+  cat > "$1" <<YAML
+mesh: {file: ${4:-$geo}, level: 0, cache_dir: $work/cache}
+fluid: $2
+boundaries:
+$3
+YAML
+}
+good_bcs="  inlet: {type: velocity-inlet, velocity: 0.3}
+  outlet: {type: pressure-outlet}
+  walls: {type: wall}
+  cylinder: {type: wall}"
+
+write_case ok.yaml "{viscosity: 1.0e-3}" "$good_bcs"
+write_case negative.yaml "{viscosity: -1.0e-3}" "$good_bcs"
+write_case unknown-key.yaml "{viscosity: 1.0e-3, viscosty: 2}" "$good_bcs"
+write_case wrong-name.yaml "{viscosity: 1.0e-3}" "${good_bcs/cylinder:/cylindre:}"
+write_case missing-bc.yaml "{viscosity: 1.0e-3}" "$(echo "$good_bcs" | grep -v cylinder)"
+write_case missing-mesh.yaml "{viscosity: 1.0e-3}" "$good_bcs" "$work/nothing.geo"
+printf 'mesh: {file: a.geo\nfluid: {viscosity: 1}\n' > syntax.yaml
+printf 'not a mesh\n' > broken.msh
+write_case broken-mesh.yaml "{viscosity: 1.0e-3}" "$good_bcs" "$work/broken.msh"
+
+check() { # $1 ranks, $2 expected fragment, $3 expected exit status ("nonzero" or a number), rest: args
+  local np=$1 expect=$2 status_want=$3
+  shift 3
+  local out err status
+  if [ "$np" = 1 ]; then
+    timeout 120 "$karman" "$@" > out.txt 2> err.txt
+  else
+    timeout 120 mpirun -n "$np" --oversubscribe "$karman" "$@" > out.txt 2> err.txt
+  fi
+  status=$?
+  local lines
+  lines=$(grep -c '^karman: error' err.txt)
+  local ok=1
+  [ "$status" = 124 ] && { echo "HANG ($np ranks): karman $*"; ok=0; }
+  [ "$status_want" = nonzero ] && [ "$status" = 0 ] && ok=0
+  [ "$status_want" != nonzero ] && [ "$status" != "$status_want" ] && [ "$status_want" != any ] && ok=0
+  [ "$lines" != 1 ] && ok=0
+  grep -q -- "$expect" err.txt || ok=0
+  grep -q 'PETSC ERROR' err.txt && ok=0
+  if [ $ok = 1 ]; then
+    echo "ok   ($np ranks, exit $status): $(grep '^karman: error' err.txt)"
+  else
+    echo "FAIL ($np ranks, exit $status, $lines error lines, expected '$expect'): karman $*"
+    sed 's/^/    /' err.txt | head -20
+    failures=$((failures + 1))
+  fi
+}
+
+for np in 1 2; do
+  check $np "nonexistent.yaml: case file not found" nonzero mesh nonexistent.yaml -o o
+  check $np "syntax.yaml:2:6: YAML syntax error" nonzero mesh syntax.yaml -o o
+  check $np "unknown key 'viscosty' in 'fluid'" nonzero mesh unknown-key.yaml -o o
+  check $np "'fluid.viscosity' expected a number > 0, got '-1.0e-3'" nonzero mesh negative.yaml -o o
+  check $np "boundaries.cylindre: the mesh" nonzero mesh wrong-name.yaml -o o
+  check $np "mesh boundary cylinder" nonzero mesh missing-bc.yaml -o o
+  check $np "nothing.geo' not found" nonzero mesh missing-mesh.yaml -o o
+  check $np "not a Gmsh .msh file" nonzero mesh broken-mesh.yaml -o o
+  check $np "unknown key 'colour'" nonzero mesh ok.yaml -o o --set fluid.colour=red
+  check $np "unknown command 'mesa'" 2 mesa ok.yaml
+done
+# the good case still works
+timeout 120 "$karman" mesh ok.yaml -o o > out.txt 2> err.txt || { echo "FAIL: ok.yaml"; cat err.txt; failures=$((failures + 1)); }
+echo "$failures failure(s)"
+[ "$failures" = 0 ]

@@ -1,0 +1,48 @@
+// Test helpers (see test_helpers.hpp).
+#include "test_helpers.hpp"
+
+#include "karman/core/error.hpp"
+#include "karman/mesh/gmsh_mesher.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+namespace karman::test {
+
+std::string data_file(const std::string &name) {
+  return std::string(KARMAN_TEST_DATA_DIR) + "/" + name;
+}
+
+std::string mesh_file(MPI_Comm comm, const std::string &geo, int level, int dim) {
+  const std::string out = std::string(KARMAN_TEST_WORK_DIR) + "/" +
+                          std::filesystem::path(geo).stem().string() + "-L" +
+                          std::to_string(level) + ".msh";
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  std::string error;
+  if (rank == 0 && !std::filesystem::exists(out)) {
+    std::filesystem::create_directories(KARMAN_TEST_WORK_DIR);
+    const std::string tmp = out + ".tmp" + std::to_string(::getpid());
+    error = mesh::run_gmsh(geo[0] == '/' ? geo : data_file(geo), level, dim, tmp);
+    if (error.empty()) std::filesystem::rename(tmp, out);
+  }
+  int failed = !error.empty();
+  MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
+  INFO(error);
+  REQUIRE(failed == 0);
+  return out;
+}
+
+void load(MPI_Comm comm, const std::string &geo, int level, int dim,
+          const std::vector<std::string> &boundaries, mesh::Mesh *mesh) {
+  const std::string msh = mesh_file(comm, geo, level, dim);
+  clear_error();
+  const PetscErrorCode ierr = mesh::load_mesh(comm, msh, boundaries, "test", mesh);
+  INFO(last_error_message());
+  REQUIRE(ierr == 0);
+}
+
+} // namespace karman::test

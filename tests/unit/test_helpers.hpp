@@ -1,0 +1,22 @@
+// Helpers shared by the tests: meshing small test geometries and loading them.
+#pragma once
+
+#include "karman/mesh/mesh.hpp"
+
+#include <string>
+#include <vector>
+
+namespace karman::test {
+
+/// Path of a file in tests/data.
+std::string data_file(const std::string &name);
+
+/// Meshes tests/data/<geo> with gmsh at `level` (cached per process in the build tree) and
+/// returns the .msh path.  Rank 0 meshes; collective on `comm`.
+std::string mesh_file(MPI_Comm comm, const std::string &geo, int level, int dim);
+
+/// Loads a test mesh on `comm` with the given boundary names; REQUIREs success.
+void load(MPI_Comm comm, const std::string &geo, int level, int dim,
+          const std::vector<std::string> &boundaries, mesh::Mesh *mesh);
+
+} // namespace karman::test
