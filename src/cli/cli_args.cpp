@@ -11,6 +11,9 @@ const std::vector<CommandInfo> &commands() {
   static const std::vector<CommandInfo> list = {
       {"mesh",
        "mesh the case geometry, distribute it, check it and write it with cell-quality fields"},
+      {"run",
+       "solve the case (steady: Newton with pseudo-transient continuation) and write forces and "
+       "fields"},
   };
   return list;
 }

@@ -184,6 +184,8 @@ PetscErrorCode run_command(MPI_Comm comm, const CliArgs &args) {
   PetscFunctionBeginUser;
   if (args.command == "mesh")
     PetscCall(run_mesh_command(comm, args));
+  else if (args.command == "run")
+    PetscCall(run_run_command(comm, args));
   else
     SETERRQ(comm, PETSC_ERR_USER_INPUT, "unknown command '%s'", args.command.c_str());
   PetscFunctionReturn(0);

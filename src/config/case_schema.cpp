@@ -84,6 +84,13 @@ std::vector<SectionSpec> make_sections() {
                    nonnegative("area", "0.0", "reference area S in 3D; 0 means length^2"),
                    typed("moment_center", KeyType::RealVector, "[0, 0, 0]",
                          "point about which moments are taken"),
+                   real("pressure", "0.0", "reference pressure of the pressure coefficient"),
+               }});
+  s.push_back({"initial",
+               "initial state (steady: the first Newton iterate)",
+               {
+                   typed("velocity", KeyType::RealVector, "[0, 0, 0]", "uniform initial velocity"),
+                   real("pressure", "0.0", "uniform initial pressure"),
                }});
   s.push_back(
       {"time",
@@ -119,7 +126,9 @@ std::vector<SectionSpec> make_sections() {
            integer("vtk_every", "10", "unsteady: write ParaView files every N steps", 1),
            typed("surfaces", KeyType::NameList, "[]",
                  "boundaries written as surface files; empty: every wall-type boundary"),
-           typed("hdf5", KeyType::Bool, "true", "write mesh and fields to OUTDIR/fields.h5"),
+           typed("hdf5", KeyType::Bool, "true", "write mesh and fields to OUTDIR/flow.h5"),
+           typed("probes", KeyType::PointList, "[]",
+                 "points where pressure and velocity are reported (forces.csv, summary.json)"),
        }});
   s.push_back(
       {"objective",

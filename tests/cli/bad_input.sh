@@ -71,6 +71,11 @@ for np in 1 2; do
   check $np "not a Gmsh .msh file" nonzero mesh broken-mesh.yaml -o o
   check $np "unknown key 'colour'" nonzero mesh ok.yaml -o o --set fluid.colour=red
   check $np "unknown command 'mesa'" 2 mesa ok.yaml
+  rm -rf o
+  check $np "did not converge" nonzero run ok.yaml -o o --set solver.max_iterations=2
+  [ -s o/last_good.pvd ] || { echo "FAIL: no last_good.pvd after a failed solve"; failures=$((failures + 1)); }
+  check $np "time.mode is 'unsteady'" nonzero run ok.yaml -o o --set time.mode=unsteady
+  check $np "objective.points: point (5., 5., 0.) is outside the mesh" nonzero run ok.yaml -o o --set "objective.points=[[5, 5], [0.3, 0.2]]"
 done
 # the good case still works
 timeout 120 "$karman" mesh ok.yaml -o o > out.txt 2> err.txt || { echo "FAIL: ok.yaml"; cat err.txt; failures=$((failures + 1)); }

@@ -21,6 +21,9 @@ PetscErrorCode load_case_mesh(MPI_Comm comm, const config::CaseConfig &cfg, mesh
 /// `karman mesh`: mesh, distribute, check geometry, write summary.json, ParaView and HDF5 files.
 PetscErrorCode run_mesh_command(MPI_Comm comm, const CliArgs &args);
 
+/// `karman run`: steady solve; log, forces.csv, summary.json, ParaView and HDF5 output.
+PetscErrorCode run_run_command(MPI_Comm comm, const CliArgs &args);
+
 /// Dispatches args.command.
 PetscErrorCode run_command(MPI_Comm comm, const CliArgs &args);
 

@@ -1,0 +1,90 @@
+// Boundary conditions by Gmsh physical name: what each boundary face imposes and the
+// values it imposes (at time t).
+//
+//   wall             u_b = U_wall + omega e_z x (x_f - c)            (velocity Dirichlet)
+//   velocity-inlet   u_b = U profile(x_f) e,  e = direction or -n     (velocity Dirichlet)
+//   blowing-suction  u_b = -A profile(x_f) n  (A > 0 blows into the fluid)
+//   pressure-outlet  p_b, du/dn = 0                                   (pressure outlet)
+//   symmetry         u . n = 0, no shear                              (slip)
+//   far-field        u_b = U_inf where U_inf . n < 0, else p_b = p_inf
+// profile(x) = 1 (uniform) or prod_axes 4 s (1 - s), s = (x_axis - lo) / (hi - lo)
+// (parabolic, peak 1 at the centre).  The kind of a far-field face is decided once from
+// the geometry, so the residual stays smooth in the state.
+#pragma once
+
+#include "karman/config/case_config.hpp"
+#include "karman/geometry/mesh_geometry.hpp"
+#include "karman/mesh/mesh.hpp"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace karman::discretization {
+
+enum class FaceKind : char { Interior, VelocityDirichlet, PressureOutlet, Slip };
+
+/// One boundary's condition with its parameters, resolved from the case file.
+struct PatchCondition {
+  std::string name, type;
+  Vec3<double>
+      velocity;        ///< wall translation, far-field U_inf, or inlet direction (0: inward normal)
+  double omega = 0;    ///< wall rotation rate about e_z
+  Vec3<double> center; ///< centre of rotation
+  double speed = 0;    ///< inlet speed (uniform value or parabolic peak)
+  double amplitude = 0; ///< jet normal velocity
+  double pressure = 0;  ///< outlet / far-field pressure
+  bool parabolic = false;
+  int axis[2] = {-1, -1}; ///< profile axes (-1: unused)
+  double lo[2] = {0, 0}, hi[2] = {1, 1};
+  /// Replaces the velocity of a velocity-Dirichlet patch (tests with exact solutions).
+  std::function<Vec3<double>(const Vec3<double> &x, double t)> custom_velocity;
+};
+
+/// Profile factor of a patch at point x (1 for uniform profiles).
+template <typename T> T profile_factor(const PatchCondition &pc, const Vec3<T> &x) {
+  T f = T(1);
+  if (!pc.parabolic) return f;
+  for (int i = 0; i < 2; ++i) {
+    if (pc.axis[i] < 0) continue;
+    const T s = (x[pc.axis[i]] - T(pc.lo[i])) / T(pc.hi[i] - pc.lo[i]);
+    f *= T(4) * s * (T(1) - s);
+  }
+  return f;
+}
+
+class BoundaryConditions {
+public:
+  /// Reads the conditions of every patch of `mesh` from the case.  Collective.
+  PetscErrorCode setup(const mesh::Mesh &mesh, const config::CaseConfig &cfg);
+
+  /// Fixes the kind of every boundary flux face (far-field faces by the sign of U_inf . S).
+  void classify(const mesh::Mesh &mesh, const geometry::Geometry<double> &g);
+
+  /// Evaluates the imposed values at time t.
+  void evaluate(const mesh::Mesh &mesh, const geometry::Geometry<double> &g, double t);
+
+  FaceKind kind(PetscInt f) const { return kind_[f]; }
+  const Vec3<double> &velocity(PetscInt f) const { return velocity_[f]; }
+  double pressure(PetscInt f) const { return pressure_[f]; }
+  /// Per face: does it prescribe the pressure (set 0) / the velocity (set 1)?
+  const std::vector<char> *prescribed() const { return prescribed_; }
+  /// True when some face on some rank fixes the pressure level (else it is pinned).
+  bool pressure_level_fixed() const { return pressure_fixed_; }
+
+  PatchCondition &patch(int p) { return patches_[p]; }
+  const PatchCondition &patch(int p) const { return patches_[p]; }
+  std::size_t n_patches() const { return patches_.size(); }
+  /// Patch indices of wall-type boundaries (wall, blowing-suction).
+  std::vector<int> wall_patches() const;
+
+private:
+  std::vector<PatchCondition> patches_;
+  std::vector<FaceKind> kind_;
+  std::vector<Vec3<double>> velocity_;
+  std::vector<double> pressure_;
+  std::vector<char> prescribed_[2];
+  bool pressure_fixed_ = false;
+};
+
+} // namespace karman::discretization

@@ -1,0 +1,92 @@
+// The discrete steady residual R(w) of the coupled finite-volume scheme on the
+// distributed mesh, and its exact Jacobian dR/dw assembled into a PETSc AIJ matrix.
+//
+//   R_c = sum_{f in faces(c)} sigma_cf M_f(w)       (continuity row: sum sigma F)
+//
+// with the face fluxes of physics/flux_kernels.hpp and least-squares gradients
+// (lsq_gradient.hpp).  A face flux depends on the values and gradients of its two
+// cells, and a gradient on the cell's face neighbours, so row c of dR/dw reaches every
+// cell within two face-neighbour steps of c; the matrix is preallocated exactly for
+// that stencil.  By the chain rule
+//   dM_f/dw_k = dM/dw_L delta_kL + dM/dw_R delta_kR + sum_var dM/dG_L[var] . c_Lk[var] + (R)
+// where c_Lk are the least-squares coefficients (dG_L/dw_k).
+//
+// When no boundary fixes the pressure level (all velocity Dirichlet), the continuity
+// row of the cell with global index 0 is replaced by p = 0 (the replaced equation is
+// the redundant one: the continuity rows sum to the net boundary inflow).
+#pragma once
+
+#include "karman/config/case_config.hpp"
+#include "karman/discretization/boundary_conditions.hpp"
+#include "karman/discretization/lsq_gradient.hpp"
+#include "karman/physics/flux_kernels.hpp"
+
+#include <petscmat.h>
+
+#include <vector>
+
+namespace karman::discretization {
+
+class FlowResidual {
+public:
+  FlowResidual() = default;
+  FlowResidual(const FlowResidual &) = delete;
+  FlowResidual &operator=(const FlowResidual &) = delete;
+  ~FlowResidual();
+
+  /// Geometry, boundary conditions, gradient coefficients and the Jacobian stencil. Collective.
+  PetscErrorCode setup(const mesh::Mesh &mesh, const config::CaseConfig &cfg);
+
+  int nv() const { return mesh_->dim + 1; }
+  const mesh::Mesh &mesh() const { return *mesh_; }
+  const geometry::Geometry<double> &geometry() const { return geom_; }
+  BoundaryConditions &boundary_conditions() { return bcs_; }
+  const BoundaryConditions &boundary_conditions() const { return bcs_; }
+  physics::FluxParameters<double> &parameters() { return params_; }
+  const physics::FluxParameters<double> &parameters() const { return params_; }
+  /// Re-evaluates the boundary values at time t (after changing BC parameters).
+  void update_boundary_values(double t);
+
+  /// A ghosted state vector (block size nv, owned cells then ghosts as in the mesh).
+  PetscErrorCode create_state(Vec *w) const;
+  /// The Jacobian matrix, preallocated for the two-layer stencil.
+  PetscErrorCode create_jacobian(Mat *J) const;
+
+  /// Refreshes the local copy of w (owned and ghost cells) and the gradients.
+  PetscErrorCode update_local(Vec w);
+  /// nv values per local cell, after update_local().
+  const std::vector<double> &local_state() const { return wloc_; }
+  /// nv x 3 gradient components per local cell (owned and layer-1 cells), after update_local().
+  const std::vector<double> &gradients() const { return grad_; }
+
+  /// R(w) (owned rows).
+  PetscErrorCode residual(Vec w, Vec R);
+  /// J = dR/dw + diag(shift) on the momentum rows (shift: one value per owned cell, or null).
+  PetscErrorCode jacobian(Vec w, Mat J, const std::vector<double> *momentum_shift);
+
+  /// Cell state (value and gradient) of local cell c from the local copy.
+  physics::CellState<double> cell_state(PetscInt c) const;
+  /// Geometry of flux face f.
+  physics::FaceGeometry<double> face_geometry(PetscInt f) const;
+  /// The flux M (nv values) of flux face f at the current local state.
+  void face_flux(PetscInt f, double *M) const;
+  /// True if the pressure level is pinned (no pressure boundary).
+  bool pressure_pinned() const { return !bcs_.pressure_level_fixed(); }
+
+private:
+  void face_jacobian(PetscInt f, physics::FluxJacobian &J) const;
+  double &slot(PetscInt row, PetscInt col_cell, int eq, int var);
+
+  const mesh::Mesh *mesh_ = nullptr;
+  geometry::Geometry<double> geom_;
+  BoundaryConditions bcs_;
+  LeastSquaresGradient lsq_;
+  physics::FluxParameters<double> params_;
+  Vec work_ = nullptr; ///< ghosted work vector
+  std::vector<double> wloc_, grad_;
+  // Jacobian stencil of the owned rows: sorted local column cells and block values
+  std::vector<PetscInt> pattern_ptr_, pattern_col_;
+  std::vector<double> pattern_val_;
+};
+
+} // namespace karman::discretization

@@ -1,0 +1,50 @@
+// Integrated quantities of a flow state: forces and moments on walls, and point probes.
+//
+// Force of the fluid on a set of boundary patches, consistent with the discrete
+// momentum flux (the same face kernels as the residual):
+//   F = sum_f [ p_f S_f - mu (grad u)_f S_f ],   M = sum_f (x_f - x_0) x F_f
+// split into its pressure and viscous parts.  Coefficients: c = 2 F . e / (rho U^2 S_ref).
+// Probes interpolate linearly from the cell that contains the point:
+//   phi(x) = phi_c + G_c . (x - x_c).
+#pragma once
+
+#include "karman/discretization/flow_residual.hpp"
+
+#include <string>
+#include <vector>
+
+namespace karman::solver {
+
+struct ForceReport {
+  Vec3<double> pressure, viscous; ///< force of the fluid on the walls
+  Vec3<double> moment;            ///< total moment about the given centre
+  Vec3<double> total() const { return pressure + viscous; }
+};
+
+/// Force and moment on `patches` at the FlowResidual's current local state.  Collective.
+PetscErrorCode wall_force(const discretization::FlowResidual &res, const std::vector<int> &patches,
+                          const Vec3<double> &moment_center, ForceReport *report);
+
+/// Per boundary face of `patch` (owned faces, in VtkSeries::surface_faces order): the
+/// pressure p_f and the wall shear stress tau = -mu (grad u)_f S_f / |S_f|.
+void wall_stress(const discretization::FlowResidual &res, int patch, std::vector<double> *pressure,
+                 std::vector<Vec3<double>> *shear);
+
+class PointProbes {
+public:
+  /// Locates each point in an owned cell of some rank; a point outside the mesh is an error
+  /// naming `context` and the point.  Collective.
+  PetscErrorCode setup(const discretization::FlowResidual &res,
+                       const std::vector<Vec3<double>> &points, const std::string &context);
+  /// nv values (p, u...) per point, the same on every rank.  Collective.
+  PetscErrorCode evaluate(const discretization::FlowResidual &res,
+                          std::vector<double> *values) const;
+  std::size_t size() const { return points_.size(); }
+
+private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  std::vector<Vec3<double>> points_;
+  std::vector<PetscInt> cell_; ///< local owned cell, or -1 when another rank owns the point
+};
+
+} // namespace karman::solver

@@ -1,0 +1,86 @@
+// Steady solver: Newton's method (PETSc SNES) on R(w) = 0 with pseudo-transient
+// continuation.  Each Newton step solves
+//   (J + diag(rho V_c / dtau_c) on the momentum rows) dw = -R(w),
+//   dtau_c = CFL h_c / (|u_c| + nu / h_c),  h_c = V_c^(1/d),
+// with the CFL number ramped by switched evolution relaxation (Mulder & van Leer 1985):
+//   CFL_k = min(CFL_max, CFL_0 ||R_0|| / ||R_k||),
+// so the iteration starts robustly and ends as plain Newton (quadratic convergence).
+// The linear solver is PETSc KSP/PC, by default LU with MUMPS (-ksp_type, -pc_type and
+// -pc_factor_mat_solver_type override it; see README for a scalable option).
+// A non-finite residual or a failed step ends the solve with the reason and the
+// residual history; the best state seen is kept for output.
+#pragma once
+
+#include "karman/discretization/flow_residual.hpp"
+
+#include <petscsnes.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace karman::solver {
+
+struct NewtonRecord {
+  int iteration = 0;
+  double residual = 0;            ///< ||R||_2
+  double residual_continuity = 0; ///< ||R_p||_2
+  double residual_momentum = 0;   ///< ||R_u||_2 over all components
+  double cfl = 0;
+  int linear_iterations = 0; ///< of the step that led here
+  double wall_time = 0;      ///< since the start of the solve [s]
+};
+
+struct SteadySummary {
+  bool converged = false;
+  std::string reason;
+  int iterations = 0;
+  double initial_residual = 0, final_residual = 0, best_residual = 0;
+  int best_iteration = 0;
+  double wall_time = 0;
+  std::vector<NewtonRecord> history;
+};
+
+class SteadySolver {
+public:
+  SteadySolver() = default;
+  SteadySolver(const SteadySolver &) = delete;
+  SteadySolver &operator=(const SteadySolver &) = delete;
+  ~SteadySolver();
+
+  /// Creates the SNES (options prefix none: -snes_*, -ksp_*, -pc_* apply).  Collective.
+  PetscErrorCode setup(discretization::FlowResidual &residual, const config::CaseConfig &cfg);
+
+  /// Solves from the state in w; on return w holds the last iterate and `best` (if not null)
+  /// the iterate with the smallest residual.  `monitor(record, w)` runs after every iteration.
+  PetscErrorCode solve(Vec w,
+                       const std::function<PetscErrorCode(const NewtonRecord &, Vec)> &monitor,
+                       Vec best, SteadySummary *summary);
+
+  SNES snes() const { return snes_; }
+  Mat jacobian() const { return J_; }
+
+private:
+  static PetscErrorCode form_function(SNES, Vec w, Vec R, void *ctx);
+  static PetscErrorCode form_jacobian(SNES, Vec w, Mat J, Mat P, void *ctx);
+  static PetscErrorCode monitor(SNES, PetscInt it, PetscReal norm, void *ctx);
+  PetscErrorCode update_shift(Vec w);
+
+  discretization::FlowResidual *res_ = nullptr;
+  SNES snes_ = nullptr;
+  Mat J_ = nullptr;
+  Vec r_ = nullptr;
+  double cfl0_ = 10, cfl_max_ = 1e12, cfl_ = 10, r0_ = 0;
+  std::vector<double> shift_;
+  // state of the current solve
+  const std::function<PetscErrorCode(const NewtonRecord &, Vec)> *user_monitor_ = nullptr;
+  Vec best_ = nullptr;
+  SteadySummary *summary_ = nullptr;
+  double start_time_ = 0;
+  PetscInt last_linear_its_ = 0;
+};
+
+/// Peak resident memory of this process and the sum and maximum over ranks [MiB].  Collective.
+PetscErrorCode peak_memory(MPI_Comm comm, double *total_mib, double *max_per_rank_mib);
+
+} // namespace karman::solver

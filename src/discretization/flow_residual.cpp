@@ -1,0 +1,265 @@
+// Residual and exact Jacobian of the coupled scheme (see
+// include/karman/discretization/flow_residual.hpp).
+#include "karman/discretization/flow_residual.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace karman::discretization {
+
+using physics::CellState;
+using physics::FaceGeometry;
+using physics::FluxJacobian;
+
+FlowResidual::~FlowResidual() {
+  if (work_) VecDestroy(&work_);
+}
+
+PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseConfig &cfg) {
+  PetscFunctionBeginUser;
+  mesh_ = &mesh;
+  geometry::compute_geometry(mesh, mesh.coordinates, geom_);
+  PetscCall(geometry::check_geometry(mesh, mesh.coordinates, geom_, mesh.source.c_str()));
+  PetscCall(bcs_.setup(mesh, cfg));
+  bcs_.classify(mesh, geom_);
+  bcs_.evaluate(mesh, geom_, 0.0);
+  PetscCall(lsq_.build(mesh, geom_, bcs_.prescribed()));
+  params_.rho = cfg.section("fluid").real("density");
+  params_.nu = cfg.section("fluid").real("viscosity");
+  params_.u_ref = cfg.section("reference").real("velocity");
+  params_.c_stab = cfg.section("solver").real("stabilization");
+
+  // Jacobian stencil of owned rows: cells within two face-neighbour steps
+  const auto &nptr = lsq_.neighbour_ptr();
+  const auto &nbr = lsq_.neighbours();
+  pattern_ptr_.assign(1, 0);
+  pattern_col_.clear();
+  for (PetscInt c = 0; c < mesh.n_owned_cells; ++c) {
+    std::set<PetscInt> cols = {c};
+    for (PetscInt e = nptr[c]; e < nptr[c + 1]; ++e) {
+      cols.insert(nbr[e]);
+      for (PetscInt e2 = nptr[nbr[e]]; e2 < nptr[nbr[e] + 1]; ++e2) cols.insert(nbr[e2]);
+    }
+    pattern_col_.insert(pattern_col_.end(), cols.begin(), cols.end());
+    pattern_ptr_.push_back(static_cast<PetscInt>(pattern_col_.size()));
+  }
+  pattern_val_.assign(pattern_col_.size() * nv() * nv(), 0.0);
+  PetscCall(create_state(&work_));
+  wloc_.assign(mesh.n_cells * nv(), 0.0);
+  grad_.assign(mesh.n_cells * nv() * 3, 0.0);
+  PetscFunctionReturn(0);
+}
+
+void FlowResidual::update_boundary_values(double t) {
+  bcs_.evaluate(*mesh_, geom_, t);
+}
+
+PetscErrorCode FlowResidual::create_state(Vec *w) const {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = *mesh_;
+  std::vector<PetscInt> ghosts(m.cell_global.begin() + m.n_owned_cells, m.cell_global.end());
+  PetscCall(VecCreateGhostBlock(m.comm, nv(), m.n_owned_cells * nv(), PETSC_DECIDE,
+                                static_cast<PetscInt>(ghosts.size()), ghosts.data(), w));
+  PetscCall(VecSet(*w, 0.0));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowResidual::create_jacobian(Mat *J) const {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = *mesh_;
+  const PetscInt n = m.n_owned_cells;
+  std::vector<PetscInt> dnnz(n, 0), onnz(n, 0);
+  for (PetscInt c = 0; c < n; ++c)
+    for (PetscInt e = pattern_ptr_[c]; e < pattern_ptr_[c + 1]; ++e)
+      (m.owned(pattern_col_[e]) ? dnnz : onnz)[c]++;
+  PetscCall(MatCreate(m.comm, J));
+  PetscCall(MatSetSizes(*J, n * nv(), n * nv(), PETSC_DETERMINE, PETSC_DETERMINE));
+  PetscCall(MatSetBlockSize(*J, nv()));
+  PetscCall(MatSetType(*J, MATAIJ));
+  PetscCall(MatSetFromOptions(*J));
+  PetscCall(MatXAIJSetPreallocation(*J, nv(), dnnz.data(), onnz.data(), nullptr, nullptr));
+  PetscCall(MatSetOption(*J, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowResidual::update_local(Vec w) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = *mesh_;
+  const int n = nv();
+  PetscCall(VecCopy(w, work_));
+  PetscCall(VecGhostUpdateBegin(work_, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecGhostUpdateEnd(work_, INSERT_VALUES, SCATTER_FORWARD));
+  Vec local;
+  const PetscScalar *a;
+  PetscCall(VecGhostGetLocalForm(work_, &local));
+  PetscCall(VecGetArrayRead(local, &a));
+  std::copy(a, a + m.n_cells * n, wloc_.begin());
+  PetscCall(VecRestoreArrayRead(local, &a));
+  PetscCall(VecGhostRestoreLocalForm(work_, &local));
+  lsq_.apply(
+      m, n, wloc_.data(),
+      [&](int k, PetscInt f) { return k == 0 ? bcs_.pressure(f) : bcs_.velocity(f)[k - 1]; },
+      grad_.data());
+  PetscFunctionReturn(0);
+}
+
+CellState<double> FlowResidual::cell_state(PetscInt c) const {
+  CellState<double> s;
+  const int n = nv();
+  for (int k = 0; k < n; ++k) {
+    s.w[k] = wloc_[c * n + k];
+    for (int i = 0; i < 3; ++i) s.g[k][i] = grad_[(c * n + k) * 3 + i];
+  }
+  return s;
+}
+
+FaceGeometry<double> FlowResidual::face_geometry(PetscInt f) const {
+  FaceGeometry<double> g;
+  g.S = geom_.face_area[f];
+  g.xf = geom_.face_centroid[f];
+  g.xL = geom_.cell_centroid[mesh_->face_left[f]];
+  const PetscInt r = mesh_->face_right[f];
+  if (r >= 0) g.xR = geom_.cell_centroid[r];
+  return g;
+}
+
+void FlowResidual::face_flux(PetscInt f, double *M) const {
+  const int dim = mesh_->dim;
+  const CellState<double> L = cell_state(mesh_->face_left[f]);
+  const FaceGeometry<double> g = face_geometry(f);
+  switch (bcs_.kind(f)) {
+  case FaceKind::Interior:
+    physics::interior_flux(dim, L, cell_state(mesh_->face_right[f]), g, params_, M);
+    break;
+  case FaceKind::VelocityDirichlet:
+    physics::velocity_dirichlet_flux(dim, L, g, params_, bcs_.velocity(f), M);
+    break;
+  case FaceKind::PressureOutlet:
+    physics::pressure_outlet_flux(dim, L, g, params_, bcs_.pressure(f), M);
+    break;
+  case FaceKind::Slip:
+    physics::slip_flux(dim, L, g, params_, M);
+    break;
+  }
+}
+
+void FlowResidual::face_jacobian(PetscInt f, FluxJacobian &J) const {
+  const int dim = mesh_->dim;
+  const CellState<double> L = cell_state(mesh_->face_left[f]);
+  const FaceGeometry<double> g = face_geometry(f);
+  switch (bcs_.kind(f)) {
+  case FaceKind::Interior:
+    physics::interior_flux_dw(dim, L, cell_state(mesh_->face_right[f]), g, params_, J);
+    break;
+  case FaceKind::VelocityDirichlet:
+    physics::velocity_dirichlet_flux_dw(dim, L, g, params_, bcs_.velocity(f), J);
+    break;
+  case FaceKind::PressureOutlet:
+    physics::pressure_outlet_flux_dw(dim, L, g, params_, bcs_.pressure(f), J);
+    break;
+  case FaceKind::Slip:
+    physics::slip_flux_dw(dim, L, g, params_, J);
+    break;
+  }
+}
+
+PetscErrorCode FlowResidual::residual(Vec w, Vec R) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = *mesh_;
+  const int n = nv();
+  PetscCall(update_local(w));
+  PetscScalar *r;
+  PetscCall(VecGetArray(R, &r));
+  std::fill(r, r + m.n_owned_cells * n, 0.0);
+  double M[physics::kMaxVars];
+  for (PetscInt f = 0; f < m.n_flux_faces; ++f) {
+    const PetscInt L = m.face_left[f], Rc = m.face_right[f];
+    const bool own_l = m.owned(L), own_r = Rc >= 0 && m.owned(Rc);
+    if (!own_l && !own_r) continue;
+    face_flux(f, M);
+    for (int k = 0; k < n; ++k) {
+      if (own_l) r[L * n + k] += M[k];
+      if (own_r) r[Rc * n + k] -= M[k];
+    }
+  }
+  if (pressure_pinned() && m.global_cell_offset == 0 && m.n_owned_cells > 0) r[0] = wloc_[0];
+  PetscCall(VecRestoreArray(R, &r));
+  PetscFunctionReturn(0);
+}
+
+double &FlowResidual::slot(PetscInt row, PetscInt col_cell, int eq, int var) {
+  const PetscInt *b = pattern_col_.data() + pattern_ptr_[row],
+                 *e = pattern_col_.data() + pattern_ptr_[row + 1];
+  const PetscInt *it = std::lower_bound(b, e, col_cell);
+  const int n = nv();
+  return pattern_val_[((it - pattern_col_.data()) * n + eq) * n + var];
+}
+
+PetscErrorCode FlowResidual::jacobian(Vec w, Mat J, const std::vector<double> *momentum_shift) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = *mesh_;
+  const int n = nv();
+  PetscCall(update_local(w));
+  std::fill(pattern_val_.begin(), pattern_val_.end(), 0.0);
+  const auto &nptr = lsq_.neighbour_ptr();
+  const auto &nbr = lsq_.neighbours();
+  FluxJacobian fj;
+  for (PetscInt f = 0; f < m.n_flux_faces; ++f) {
+    const PetscInt L = m.face_left[f], Rc = m.face_right[f];
+    const bool own_l = m.owned(L), own_r = Rc >= 0 && m.owned(Rc);
+    if (!own_l && !own_r) continue;
+    face_jacobian(f, fj);
+    // add sign * block(col) to the owned rows of this face
+    auto add = [&](PetscInt col, int eq, int var, double value) {
+      if (value == 0.0) return;
+      if (own_l) slot(L, col, eq, var) += value;
+      if (own_r) slot(Rc, col, eq, var) -= value;
+    };
+    for (int side = 0; side < (Rc >= 0 ? 2 : 1); ++side) {
+      const PetscInt c = side == 0 ? L : Rc;
+      const auto &dw = side == 0 ? fj.dwL : fj.dwR;
+      const auto &dg = side == 0 ? fj.dgL : fj.dgR;
+      for (int eq = 0; eq < n; ++eq)
+        for (int var = 0; var < n; ++var) {
+          const int set = var == 0 ? kPressureSet : kVelocitySet;
+          const Vec3<double> &s = lsq_.self(set, c);
+          add(c, eq, var,
+              dw[eq][var] + dg[eq][var][0] * s[0] + dg[eq][var][1] * s[1] + dg[eq][var][2] * s[2]);
+          for (PetscInt e = nptr[c]; e < nptr[c + 1]; ++e) {
+            const Vec3<double> &k = lsq_.coefficient(set, e);
+            add(nbr[e], eq, var,
+                dg[eq][var][0] * k[0] + dg[eq][var][1] * k[1] + dg[eq][var][2] * k[2]);
+          }
+        }
+    }
+  }
+  if (momentum_shift)
+    for (PetscInt c = 0; c < m.n_owned_cells; ++c)
+      for (int k = 1; k < n; ++k) slot(c, c, k, k) += (*momentum_shift)[c];
+  if (pressure_pinned() && m.global_cell_offset == 0 && m.n_owned_cells > 0) {
+    for (PetscInt e = pattern_ptr_[0]; e < pattern_ptr_[1]; ++e)
+      for (int var = 0; var < n; ++var) pattern_val_[(e * n + 0) * n + var] = 0.0;
+    slot(0, 0, 0, 0) = 1.0;
+  }
+  PetscCall(MatZeroEntries(J));
+  std::vector<PetscInt> cols;
+  std::vector<double> values; // the block row, row-major over all its columns (PETSc's layout)
+  for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+    const PetscInt b = pattern_ptr_[c], e = pattern_ptr_[c + 1], k = e - b;
+    cols.resize(k);
+    values.resize(k * n * n);
+    for (PetscInt i = b; i < e; ++i) {
+      cols[i - b] = m.cell_global[pattern_col_[i]];
+      for (int eq = 0; eq < n; ++eq)
+        for (int var = 0; var < n; ++var)
+          values[(eq * k + (i - b)) * n + var] = pattern_val_[(i * n + eq) * n + var];
+    }
+    const PetscInt row = m.cell_global[c];
+    PetscCall(MatSetValuesBlocked(J, 1, &row, k, cols.data(), values.data(), INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+} // namespace karman::discretization

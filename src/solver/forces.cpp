@@ -1,0 +1,132 @@
+// Forces, wall stresses and probes (see include/karman/solver/forces.hpp).
+#include "karman/solver/forces.hpp"
+
+#include "karman/io/vtk_writer.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace karman::solver {
+
+using discretization::FaceKind;
+
+namespace {
+
+// Pressure and viscous force of the fluid on boundary face f.
+void face_force(const discretization::FlowResidual &res, PetscInt f, Vec3<double> *fp,
+                Vec3<double> *fv) {
+  const auto &bcs = res.boundary_conditions();
+  const physics::CellState<double> L = res.cell_state(res.mesh().face_left[f]);
+  const physics::FaceGeometry<double> g = res.face_geometry(f);
+  *fv = Vec3<double>();
+  if (bcs.kind(f) == FaceKind::VelocityDirichlet) {
+    double pf;
+    Vec3<double> visc;
+    physics::dirichlet_face_stress(res.mesh().dim, L, g, res.parameters(), bcs.velocity(f), pf,
+                                   visc);
+    *fp = pf * g.S;
+    *fv = -visc;
+    return;
+  }
+  double pf = bcs.kind(f) == FaceKind::PressureOutlet ? bcs.pressure(f) : L.w[0];
+  if (bcs.kind(f) != FaceKind::PressureOutlet)
+    for (int c = 0; c < 3; ++c) pf += L.g[0][c] * (g.xf[c] - g.xL[c]);
+  *fp = pf * g.S;
+}
+
+} // namespace
+
+PetscErrorCode wall_force(const discretization::FlowResidual &res, const std::vector<int> &patches,
+                          const Vec3<double> &center, ForceReport *report) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = res.mesh();
+  double local[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+  for (int p : patches)
+    for (PetscInt f : io::VtkSeries::surface_faces(m, p)) {
+      Vec3<double> fp, fv;
+      face_force(res, f, &fp, &fv);
+      const Vec3<double> mom = cross(res.geometry().face_centroid[f] - center, fp + fv);
+      for (int c = 0; c < 3; ++c) local[c] += fp[c], local[3 + c] += fv[c], local[6 + c] += mom[c];
+    }
+  double global[9];
+  PetscCallMPI(MPI_Allreduce(local, global, 9, MPI_DOUBLE, MPI_SUM, m.comm));
+  for (int c = 0; c < 3; ++c) {
+    report->pressure[c] = global[c];
+    report->viscous[c] = global[3 + c];
+    report->moment[c] = global[6 + c];
+  }
+  PetscFunctionReturn(0);
+}
+
+void wall_stress(const discretization::FlowResidual &res, int patch, std::vector<double> *pressure,
+                 std::vector<Vec3<double>> *shear) {
+  pressure->clear();
+  shear->clear();
+  for (PetscInt f : io::VtkSeries::surface_faces(res.mesh(), patch)) {
+    Vec3<double> fp, fv;
+    face_force(res, f, &fp, &fv);
+    const Vec3<double> &S = res.geometry().face_area[f];
+    const double A2 = dot(S, S);
+    pressure->push_back(dot(fp, S) / A2);
+    shear->push_back((1.0 / std::sqrt(A2)) * fv);
+  }
+}
+
+PetscErrorCode PointProbes::setup(const discretization::FlowResidual &res,
+                                  const std::vector<Vec3<double>> &points,
+                                  const std::string &context) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = res.mesh();
+  const auto &g = res.geometry();
+  comm_ = m.comm;
+  points_ = points;
+  cell_.assign(points.size(), -1);
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    // the owned cell whose faces the point violates least (0 when inside), relative to its size
+    struct {
+      double violation;
+      int rank;
+    } local{1e300, rank}, best{};
+    PetscInt best_cell = -1;
+    for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+      const double h = std::pow(g.cell_volume[c], 1.0 / m.dim);
+      double worst = 0;
+      for (PetscInt k = m.cell_face_ptr[c]; k < m.cell_face_ptr[c + 1]; ++k) {
+        const PetscInt f = m.cell_face[k];
+        const double sigma = m.face_left[f] == c ? 1.0 : -1.0;
+        const double s =
+            sigma * dot(points[i] - g.face_centroid[f], g.face_area[f]) / norm(g.face_area[f]);
+        worst = std::max(worst, s / h);
+      }
+      if (worst < local.violation) local.violation = worst, best_cell = c;
+    }
+    PetscCallMPI(MPI_Allreduce(&local, &best, 1, MPI_DOUBLE_INT, MPI_MINLOC, m.comm));
+    PetscCheck(best.violation < 0.1, m.comm, PETSC_ERR_USER_INPUT,
+               "%s: point (%g, %g, %g) is outside the mesh", context.c_str(), points[i][0],
+               points[i][1], points[i][2]);
+    if (best.rank == rank) cell_[i] = best_cell;
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PointProbes::evaluate(const discretization::FlowResidual &res,
+                                     std::vector<double> *values) const {
+  PetscFunctionBeginUser;
+  const int nv = res.nv();
+  std::vector<double> local(points_.size() * nv, 0.0);
+  for (std::size_t i = 0; i < points_.size(); ++i) {
+    if (cell_[i] < 0) continue;
+    const physics::CellState<double> s = res.cell_state(cell_[i]);
+    const Vec3<double> r = points_[i] - res.geometry().cell_centroid[cell_[i]];
+    for (int k = 0; k < nv; ++k)
+      local[i * nv + k] = s.w[k] + s.g[k][0] * r[0] + s.g[k][1] * r[1] + s.g[k][2] * r[2];
+  }
+  values->assign(local.size(), 0.0);
+  PetscCallMPI(MPI_Allreduce(local.data(), values->data(), static_cast<int>(local.size()),
+                             MPI_DOUBLE, MPI_SUM, comm_));
+  PetscFunctionReturn(0);
+}
+
+} // namespace karman::solver

@@ -1,0 +1,158 @@
+// Steady Newton solver with pseudo-transient continuation (see
+// include/karman/solver/steady_solver.hpp).
+#include "karman/solver/steady_solver.hpp"
+
+#include "karman/core/logger.hpp"
+
+#include <sys/resource.h>
+
+#include <cmath>
+
+namespace karman::solver {
+
+SteadySolver::~SteadySolver() {
+  if (snes_) SNESDestroy(&snes_);
+  if (J_) MatDestroy(&J_);
+  if (r_) VecDestroy(&r_);
+}
+
+PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
+                                   const config::CaseConfig &cfg) {
+  PetscFunctionBeginUser;
+  res_ = &residual;
+  const config::Section s = cfg.section("solver");
+  cfl0_ = s.real("cfl_initial");
+  cfl_max_ = s.real("cfl_max");
+  PetscCall(residual.create_jacobian(&J_));
+  PetscCall(residual.create_state(&r_));
+  PetscCall(SNESCreate(residual.mesh().comm, &snes_));
+  PetscCall(SNESSetType(snes_, SNESNEWTONLS));
+  PetscCall(SNESSetFunction(snes_, r_, form_function, this));
+  PetscCall(SNESSetJacobian(snes_, J_, J_, form_jacobian, this));
+  PetscCall(SNESSetTolerances(snes_, s.real("atol"), s.real("rtol"), 0.0,
+                              static_cast<PetscInt>(s.integer("max_iterations")), -1));
+  SNESLineSearch ls;
+  PetscCall(SNESGetLineSearch(snes_, &ls));
+  PetscCall(SNESLineSearchSetType(ls, SNESLINESEARCHBT));
+  KSP ksp;
+  PC pc;
+  PetscCall(SNESGetKSP(snes_, &ksp));
+  PetscCall(KSPSetType(ksp, KSPPREONLY));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, PCLU));
+  PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+  PetscCall(SNESMonitorSet(snes_, monitor, this, nullptr));
+  PetscCall(SNESSetFromOptions(snes_));
+  shift_.assign(residual.mesh().n_owned_cells, 0.0);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode SteadySolver::form_function(SNES, Vec w, Vec R, void *ctx) {
+  PetscFunctionBeginUser;
+  auto *self = static_cast<SteadySolver *>(ctx);
+  PetscCall(self->res_->residual(w, R));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode SteadySolver::update_shift(Vec w) {
+  PetscFunctionBeginUser;
+  (void)w; // the local state was refreshed by the Jacobian evaluation
+  const mesh::Mesh &m = res_->mesh();
+  const auto &g = res_->geometry();
+  const auto &p = res_->parameters();
+  const auto &wl = res_->local_state();
+  const int nv = res_->nv();
+  for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+    const double V = g.cell_volume[c];
+    const double hc = std::pow(V, 1.0 / m.dim);
+    double u2 = 0;
+    for (int k = 1; k < nv; ++k) u2 += wl[c * nv + k] * wl[c * nv + k];
+    const double dtau = cfl_ * hc / (std::sqrt(u2) + p.nu / hc + 1e-12 * p.u_ref);
+    shift_[c] = cfl_ >= cfl_max_ ? 0.0 : p.rho * V / dtau;
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode SteadySolver::form_jacobian(SNES, Vec w, Mat J, Mat, void *ctx) {
+  PetscFunctionBeginUser;
+  auto *self = static_cast<SteadySolver *>(ctx);
+  PetscCall(self->res_->update_local(w));
+  PetscCall(self->update_shift(w));
+  PetscCall(self->res_->jacobian(w, J, &self->shift_));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode SteadySolver::monitor(SNES snes, PetscInt it, PetscReal norm, void *ctx) {
+  PetscFunctionBeginUser;
+  auto *self = static_cast<SteadySolver *>(ctx);
+  Vec r, w;
+  PetscCall(SNESGetFunction(snes, &r, nullptr, nullptr));
+  PetscCall(SNESGetSolution(snes, &w));
+  NewtonRecord rec;
+  rec.iteration = static_cast<int>(it);
+  rec.residual = norm;
+  const int nv = self->res_->nv();
+  PetscReal comp[physics::kMaxVars];
+  for (int k = 0; k < nv; ++k) PetscCall(VecStrideNorm(r, k, NORM_2, &comp[k]));
+  rec.residual_continuity = comp[0];
+  double mom = 0;
+  for (int k = 1; k < nv; ++k) mom += comp[k] * comp[k];
+  rec.residual_momentum = std::sqrt(mom);
+  PetscInt lits;
+  PetscCall(SNESGetLinearSolveIterations(snes, &lits));
+  rec.linear_iterations = static_cast<int>(lits - self->last_linear_its_);
+  self->last_linear_its_ = lits;
+  rec.wall_time = MPI_Wtime() - self->start_time_;
+  // CFL for the next step (switched evolution relaxation)
+  if (it == 0) self->r0_ = norm;
+  rec.cfl = self->cfl_;
+  if (std::isfinite(norm) && norm > 0)
+    self->cfl_ = std::min(self->cfl_max_, std::max(self->cfl0_, self->cfl0_ * self->r0_ / norm));
+  SteadySummary &s = *self->summary_;
+  s.history.push_back(rec);
+  if (it == 0) s.initial_residual = norm;
+  s.final_residual = norm;
+  s.iterations = static_cast<int>(it);
+  if (std::isfinite(norm) && (it == 0 || norm < s.best_residual)) {
+    s.best_residual = norm;
+    s.best_iteration = static_cast<int>(it);
+    if (self->best_) PetscCall(VecCopy(w, self->best_));
+  }
+  if (self->user_monitor_ && *self->user_monitor_) PetscCall((*self->user_monitor_)(rec, w));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode
+SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord &, Vec)> &monitor,
+                    Vec best, SteadySummary *summary) {
+  PetscFunctionBeginUser;
+  *summary = SteadySummary();
+  user_monitor_ = &monitor;
+  best_ = best;
+  summary_ = summary;
+  cfl_ = cfl0_;
+  start_time_ = MPI_Wtime();
+  PetscCall(SNESGetLinearSolveIterations(snes_, &last_linear_its_));
+  PetscCall(SNESSolve(snes_, nullptr, w));
+  SNESConvergedReason reason;
+  PetscCall(SNESGetConvergedReason(snes_, &reason));
+  summary->converged = reason > 0;
+  summary->reason = SNESConvergedReasons[reason];
+  summary->wall_time = MPI_Wtime() - start_time_;
+  user_monitor_ = nullptr;
+  best_ = nullptr;
+  summary_ = nullptr;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode peak_memory(MPI_Comm comm, double *total_mib, double *max_mib) {
+  PetscFunctionBeginUser;
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  const double mine = usage.ru_maxrss / 1024.0; // ru_maxrss is in KiB on Linux
+  PetscCallMPI(MPI_Allreduce(&mine, total_mib, 1, MPI_DOUBLE, MPI_SUM, comm));
+  PetscCallMPI(MPI_Allreduce(&mine, max_mib, 1, MPI_DOUBLE, MPI_MAX, comm));
+  PetscFunctionReturn(0);
+}
+
+} // namespace karman::solver
