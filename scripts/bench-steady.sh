@@ -13,7 +13,9 @@ ranks=${2:-"1 2"}
 . scripts/mpi-env.sh
 out=results/bench-steady
 mkdir -p "$out"
-for l in $levels; do
+# BENCH_REPORT_ONLY=1: only rebuild the table from the runs already in results/
+[ "${BENCH_REPORT_ONLY:-0}" = 1 ] && levels_run="" || levels_run=$levels
+for l in $levels_run; do
   for np in $ranks; do
     echo "bench-steady: level $l on $np rank(s)"
     mpirun -n "$np" build/release/karman run cases/dfg-2d1/case.yaml -o "$out/L$l-np$np" \
@@ -31,7 +33,7 @@ for l in levels:
     for np in ranks:
         s = json.load(open(f"{out}/L{l}-np{np}/summary.json"))
         rows.append((l, np, s))
-head = ("| level | ranks | cells | unknowns | Newton its | linear its | |R| drop | wall time [s] | peak memory [MiB] "
+head = ("| level | ranks | cells | unknowns | Newton its | linear its | residual drop | wall time [s] | peak memory [MiB] "
         "| c_D | c_L | Δp | c_D err | c_L err | Δp err |")
 lines = [f"DFG 2D-1 steady benchmark ({datetime.date.today()}, {platform.node()}, {os.cpu_count()} cores); "
          f"reference c_D {ref['cd']}, c_L {ref['cl']}, Δp {ref['delta_p']}; "

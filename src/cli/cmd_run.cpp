@@ -1,19 +1,28 @@
-// `karman run`: the steady solve of a case, with a log line per Newton iteration,
-// OUTDIR/forces.csv (one row per iteration), OUTDIR/summary.json, ParaView output
-// (velocity, pressure, vorticity; wall surfaces with pressure coefficient and skin
-// friction) and OUTDIR/fields.h5.  A diverging or unconverged solve writes the best
-// state it reached (OUTDIR/last_good*) and stops with the reason and the residual
-// history.
+// `karman run`: solves a case.
+//
+// Steady (time.mode: steady): Newton with pseudo-transient continuation; a log line
+// and a row of OUTDIR/forces.csv per Newton iteration.
+// Unsteady (time.mode: unsteady): BDF1 then BDF2 steps to time.t_end; a progress line
+// and a row of OUTDIR/forces.csv per step, ParaView snapshots every output.vtk_every
+// steps, crash-safe checkpoints every output.checkpoint_every steps; `--restart`
+// continues from the last complete checkpoint (forces.csv and the .pvd series are
+// continued, not duplicated); OUTDIR/summary.json holds the force statistics over
+// [time.statistics_start, t_end] and the Strouhal number of the lift.
+// Both write the final fields (OUTDIR/flow.pvd, flow_<wall>.pvd, flow.h5).  A solve that
+// fails writes the last good state (OUTDIR/last_good*) and stops with the reason, the
+// residual history and what to try.
 #include "karman/cli/commands.hpp"
 
+#include "karman/cli/flow_output.hpp"
 #include "karman/core/logger.hpp"
+#include "karman/io/checkpoint.hpp"
 #include "karman/io/hdf5_fields.hpp"
-#include "karman/io/vtk_writer.hpp"
-#include "karman/solver/forces.hpp"
 #include "karman/solver/steady_solver.hpp"
+#include "karman/solver/unsteady_solver.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -26,201 +35,91 @@ using discretization::FlowResidual;
 
 namespace {
 
-/// What is measured on the flow: forces on the objective walls and the two pressure points.
-struct Monitors {
-  std::vector<int> walls;
-  Vec3<double> drag_dir, lift_dir, moment_center;
-  double q_ref = 1, s_ref = 1, l_ref = 1, p_ref = 0;
-  solver::PointProbes probes, output_probes;
-
-  struct Values {
-    double cd = 0, cl = 0, cd_pressure = 0, cd_viscous = 0, cm = 0, dp = NAN;
-    solver::ForceReport force;
-    std::vector<double> probes; ///< nv values per output probe
-  };
-
-  PetscErrorCode setup(const FlowResidual &res, const config::CaseConfig &cfg) {
-    PetscFunctionBeginUser;
-    const mesh::Mesh &m = res.mesh();
-    const config::Section obj = cfg.section("objective"), ref = cfg.section("reference");
-    for (const auto &name : obj.names("walls")) {
-      const int p = m.patch_index(name);
-      PetscCheck(p >= 0, m.comm, PETSC_ERR_USER_INPUT,
-                 "%s: objective.walls: no boundary named '%s'", cfg.file().c_str(), name.c_str());
-      walls.push_back(p);
-    }
-    if (walls.empty()) walls = res.boundary_conditions().wall_patches();
-    auto unit = [&](const char *key, Vec3<double> *v) {
-      *v = Vec3<double>::from(obj.vector(key));
-      const double n = norm(*v);
-      if (n > 0) *v = (1.0 / n) * *v;
-      return n > 0;
-    };
-    PetscCheck(unit("drag_direction", &drag_dir) && unit("lift_direction", &lift_dir), m.comm,
-               PETSC_ERR_USER_INPUT,
-               "%s: objective.drag_direction and lift_direction must be non-zero",
-               cfg.file().c_str());
-    moment_center = Vec3<double>::from(ref.vector("moment_center"));
-    const double rho = cfg.section("fluid").real("density"), U = ref.real("velocity");
-    q_ref = 0.5 * rho * U * U;
-    l_ref = ref.real("length");
-    s_ref = m.dim == 2 ? l_ref : (ref.real("area") > 0 ? ref.real("area") : l_ref * l_ref);
-    p_ref = ref.real("pressure");
-    std::vector<Vec3<double>> points;
-    for (const auto &p : obj.points("points")) points.push_back(Vec3<double>::from(p));
-    PetscCheck(points.empty() || points.size() == 2, m.comm, PETSC_ERR_USER_INPUT,
-               "%s: objective.points: give two points for the pressure difference (got %zu)",
-               cfg.file().c_str(), points.size());
-    PetscCheck(cfg.section("objective").text("type") != "pressure-difference" || points.size() == 2,
-               m.comm, PETSC_ERR_USER_INPUT,
-               "%s: objective.type pressure-difference needs objective.points (two points)",
-               cfg.file().c_str());
-    PetscCall(probes.setup(res, points, cfg.file() + ": objective.points"));
-    points.clear();
-    for (const auto &p : cfg.section("output").points("probes"))
-      points.push_back(Vec3<double>::from(p));
-    PetscCall(output_probes.setup(res, points, cfg.file() + ": output.probes"));
-    PetscFunctionReturn(0);
-  }
-
-  /// At the FlowResidual's current local state.
-  PetscErrorCode evaluate(const FlowResidual &res, Values *v) const {
-    PetscFunctionBeginUser;
-    PetscCall(solver::wall_force(res, walls, moment_center, &v->force));
-    const double scale = 1.0 / (q_ref * s_ref);
-    v->cd = dot(v->force.total(), drag_dir) * scale;
-    v->cl = dot(v->force.total(), lift_dir) * scale;
-    v->cd_pressure = dot(v->force.pressure, drag_dir) * scale;
-    v->cd_viscous = dot(v->force.viscous, drag_dir) * scale;
-    v->cm = v->force.moment[2] * scale / l_ref;
-    if (probes.size() == 2) {
-      std::vector<double> values;
-      PetscCall(probes.evaluate(res, &values));
-      v->dp = values[0] - values[res.nv()];
-    }
-    if (output_probes.size() > 0) PetscCall(output_probes.evaluate(res, &v->probes));
-    PetscFunctionReturn(0);
-  }
-};
-
-/// ParaView and HDF5 output of the current local state of `res`.
-PetscErrorCode write_flow(const FlowResidual &res, const Monitors &mon,
-                          const config::CaseConfig &cfg, const std::string &dir,
-                          const std::string &name) {
-  PetscFunctionBeginUser;
-  const mesh::Mesh &m = res.mesh();
-  const int nv = res.nv();
-  const auto &w = res.local_state();
-  const auto &G = res.gradients();
-  io::Field velocity{"velocity", 3, {}}, pressure{"pressure", 1, {}},
-      vorticity{"vorticity", m.dim == 2 ? 1 : 3, {}};
-  for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
-    pressure.values.push_back(w[c * nv]);
-    for (int d = 0; d < 3; ++d) velocity.values.push_back(d < m.dim ? w[c * nv + 1 + d] : 0.0);
-    auto grad = [&](int k, int i) { return G[(c * nv + k) * 3 + i]; }; // d u_{k-1} / d x_i
-    if (m.dim == 2) {
-      vorticity.values.push_back(grad(2, 0) - grad(1, 1));
-    } else {
-      vorticity.values.push_back(grad(3, 1) - grad(2, 2));
-      vorticity.values.push_back(grad(1, 2) - grad(3, 0));
-      vorticity.values.push_back(grad(2, 0) - grad(1, 1));
-    }
-  }
-  const std::vector<io::Field> fields = {velocity, pressure, vorticity};
-  if (cfg.section("output").flag("vtk")) {
-    io::VtkSeries series(m.comm, dir, name);
-    PetscCall(series.write_volume(m, m.coordinates, 0.0, fields));
-    std::vector<std::string> surfaces = cfg.section("output").names("surfaces");
-    std::vector<int> patches;
-    for (const auto &s : surfaces) {
-      const int p = m.patch_index(s);
-      PetscCheck(p >= 0, m.comm, PETSC_ERR_USER_INPUT,
-                 "%s: output.surfaces: no boundary named '%s'", cfg.file().c_str(), s.c_str());
-      patches.push_back(p);
-    }
-    if (patches.empty()) patches = res.boundary_conditions().wall_patches();
-    for (int p : patches) {
-      std::vector<double> pf;
-      std::vector<Vec3<double>> tau;
-      solver::wall_stress(res, p, &pf, &tau);
-      io::Field cp{"pressure_coefficient", 1, {}}, cf{"skin_friction", 1, {}},
-          shear{"wall_shear_stress", 3, {}};
-      const std::vector<PetscInt> faces = io::VtkSeries::surface_faces(m, p);
-      for (std::size_t i = 0; i < faces.size(); ++i) {
-        const Vec3<double> &S = res.geometry().face_area[faces[i]];
-        const Vec3<double> n = (1.0 / norm(S)) * S; // out of the fluid
-        cp.values.push_back((pf[i] - mon.p_ref) / mon.q_ref);
-        // 2D: shear along t = e_z x (-n) = (n_y, -n_x); 3D: magnitude
-        cf.values.push_back((m.dim == 2 ? tau[i][0] * n[1] - tau[i][1] * n[0] : norm(tau[i])) /
-                            mon.q_ref);
-        for (int d = 0; d < 3; ++d) shear.values.push_back(tau[i][d]);
-      }
-      io::VtkSeries surface(m.comm, dir, name + "_" + m.patch_names[p]);
-      PetscCall(surface.write_surface(m, m.coordinates, p, 0.0, {cp, cf, shear}));
-    }
-  }
-  if (cfg.section("output").flag("hdf5"))
-    PetscCall(io::write_fields_h5(m, m.coordinates, (fs::path(dir) / (name + ".h5")).string(),
-                                  {velocity, pressure}, {}));
-  PetscFunctionReturn(0);
-}
-
-std::string history_text(const solver::SteadySummary &s) {
+std::string history_text(const std::vector<double> &h)
+{
   std::ostringstream out;
   out.precision(3);
-  for (const auto &r : s.history) out << (r.iteration ? ", " : "") << r.residual;
+  for (std::size_t i = 0; i < h.size(); ++i) out << (i ? ", " : "") << h[i];
   return out.str();
 }
 
-} // namespace
-
-PetscErrorCode run_run_command(MPI_Comm comm, const CliArgs &args) {
+PetscErrorCode set_initial_state(const FlowResidual &res, const config::CaseConfig &cfg, Vec w)
+{
   PetscFunctionBeginUser;
-  config::CaseConfig cfg;
-  PetscCall(start_command(comm, args, &cfg));
-  PetscCheck(cfg.section("time").text("mode") == "steady", comm, PETSC_ERR_SUP,
-             "%s: time.mode is 'unsteady': this version of karman solves steady problems only "
-             "(time.mode: steady)",
-             cfg.file().c_str());
-  mesh::Mesh mesh;
-  PetscCall(load_case_mesh(comm, cfg, &mesh));
-  FlowResidual res;
-  PetscCall(res.setup(mesh, cfg));
-  Monitors mon;
-  PetscCall(mon.setup(res, cfg));
-  PetscMPIInt rank, size;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCall(log_info(
-      comm, "%d cells, %d unknowns on %d rank%s; pressure level %s", (int)mesh.n_global_cells,
-      (int)(mesh.n_global_cells * res.nv()), size, size > 1 ? "s" : "",
-      res.pressure_pinned() ? "pinned (p = 0 in the first cell)" : "set by the boundaries"));
+  const config::Section init = cfg.section("initial");
+  const auto u0 = init.vector("velocity");
+  PetscScalar *a;
+  PetscCall(VecGetArray(w, &a));
+  for (PetscInt c = 0; c < res.mesh().n_owned_cells; ++c) {
+    a[c * res.nv()] = init.real("pressure");
+    for (int d = 0; d < res.mesh().dim; ++d) a[c * res.nv() + 1 + d] = u0[d];
+  }
+  PetscCall(VecRestoreArray(w, &a));
+  PetscFunctionReturn(0);
+}
 
+PetscErrorCode write_json(MPI_Comm comm, const std::string &path, const nlohmann::json &j)
+{
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) {
+    std::ofstream out(path + ".tmp");
+    out << j.dump(2) << "\n";
+    out.close();
+    fs::rename(path + ".tmp", path);
+  }
+  PetscFunctionReturn(0);
+}
+
+nlohmann::json base_summary(const FlowResidual &res, const config::CaseConfig &cfg)
+{
+  nlohmann::json j;
+  int size;
+  MPI_Comm_size(res.mesh().comm, &size);
+  j["case"] = cfg.file();
+  j["cells"] = res.mesh().n_global_cells;
+  j["unknowns"] = res.mesh().n_global_cells * res.nv();
+  j["ranks"] = size;
+  return j;
+}
+
+void add_values(nlohmann::json &j, const FlowMonitors::Values &v, const config::CaseConfig &cfg, int nv)
+{
+  j["cd"] = v.cd;
+  j["cl"] = v.cl;
+  j["cd_pressure"] = v.cd_pressure;
+  j["cd_viscous"] = v.cd_viscous;
+  j["cm"] = v.cm;
+  j["force"] = {v.force.total()[0], v.force.total()[1], v.force.total()[2]};
+  if (v.has_dp) j["delta_p"] = v.dp;
+  const auto pts = cfg.section("output").points("probes");
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    nlohmann::json pr;
+    pr["point"] = pts[i];
+    pr["p"] = v.probes[i * nv];
+    pr["velocity"] = std::vector<double>(v.probes.begin() + i * nv + 1, v.probes.begin() + (i + 1) * nv);
+    j["probes"].push_back(pr);
+  }
+}
+
+// ------------------------------------------------------------------------------------ steady
+
+PetscErrorCode run_steady(MPI_Comm comm, const CliArgs &args, const config::CaseConfig &cfg, FlowResidual &res,
+                          const FlowMonitors &mon)
+{
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
   Vec w, best;
   PetscCall(res.create_state(&w));
-  {
-    const config::Section init = cfg.section("initial");
-    const auto u0 = init.vector("velocity");
-    PetscScalar *a;
-    PetscCall(VecGetArray(w, &a));
-    for (PetscInt c = 0; c < mesh.n_owned_cells; ++c) {
-      a[c * res.nv()] = init.real("pressure");
-      for (int d = 0; d < mesh.dim; ++d) a[c * res.nv() + 1 + d] = u0[d];
-    }
-    PetscCall(VecRestoreArray(w, &a));
-  }
+  PetscCall(set_initial_state(res, cfg, w));
   PetscCall(VecDuplicate(w, &best));
-
   std::ofstream csv;
   if (rank == 0) {
     csv.open(fs::path(args.output_dir) / "forces.csv");
-    csv << "iteration,residual,residual_continuity,residual_momentum,cfl,linear_iterations,wall_"
-           "time,cd,cl,"
-           "cd_pressure,cd_viscous,cm,delta_p";
-    const char *names[] = {"p", "u", "v", "w"};
-    for (std::size_t i = 0; i < mon.output_probes.size(); ++i)
-      for (int k = 0; k < res.nv(); ++k) csv << ",probe" << i << "_" << names[k];
-    csv << "\n";
+    csv << "iteration,residual,residual_continuity,residual_momentum,cfl,linear_iterations,wall_time,"
+        << mon.csv_header(res.nv()) << "\n";
   }
   solver::SteadySolver newton;
   PetscCall(newton.setup(res, cfg));
@@ -228,29 +127,20 @@ PetscErrorCode run_run_command(MPI_Comm comm, const CliArgs &args) {
       [&](const solver::NewtonRecord &r, Vec x) -> PetscErrorCode {
     PetscFunctionBeginUser;
     PetscCall(res.update_local(x));
-    Monitors::Values v;
+    FlowMonitors::Values v;
     PetscCall(mon.evaluate(res, &v));
+    char dp[64] = "";
+    if (v.has_dp) std::snprintf(dp, sizeof(dp), "  dp %.6f", v.dp);
     PetscCall(log_info(comm,
-                       "newton %3d  |R| %.3e (continuity %.2e, momentum %.2e)  CFL %.1e  lin %d  "
-                       "%.2f s  c_D %.6f  "
+                       "newton %3d  |R| %.3e (continuity %.2e, momentum %.2e)  CFL %.1e  lin %d  %.2f s  c_D %.6f  "
                        "c_L %.6f%s",
                        r.iteration, r.residual, r.residual_continuity, r.residual_momentum, r.cfl,
-                       r.linear_iterations, r.wall_time, v.cd, v.cl,
-                       std::isnan(v.dp) ? "" : ("  dp " + std::to_string(v.dp)).c_str()));
+                       r.linear_iterations, r.wall_time, v.cd, v.cl, dp));
     if (rank == 0) {
-      char line[512];
-      std::snprintf(line, sizeof(line),
-                    "%d,%.10e,%.10e,%.10e,%.4e,%d,%.4f,%.12e,%.12e,%.12e,%.12e,%.12e,%.12e\n",
-                    r.iteration, r.residual, r.residual_continuity, r.residual_momentum, r.cfl,
-                    r.linear_iterations, r.wall_time, v.cd, v.cl, v.cd_pressure, v.cd_viscous, v.cm,
-                    v.dp);
-      std::string row(line);
-      row.pop_back(); // newline
-      for (double x : v.probes) {
-        std::snprintf(line, sizeof(line), ",%.12e", x);
-        row += line;
-      }
-      csv << row << "\n" << std::flush;
+      char line[256];
+      std::snprintf(line, sizeof(line), "%d,%.10e,%.10e,%.10e,%.4e,%d,%.4f,", r.iteration, r.residual,
+                    r.residual_continuity, r.residual_momentum, r.cfl, r.linear_iterations, r.wall_time);
+      csv << line << mon.csv_values(v) << "\n" << std::flush;
     }
     PetscFunctionReturn(0);
   };
@@ -261,36 +151,36 @@ PetscErrorCode run_run_command(MPI_Comm comm, const CliArgs &args) {
 
   if (!summary.converged) {
     PetscCall(res.update_local(best));
-    PetscCall(write_flow(res, mon, cfg, args.output_dir, "last_good"));
+    FlowWriter last;
+    PetscCall(last.setup(res, mon, cfg, args.output_dir, "last_good"));
+    PetscCall(last.write_vtk(res, 0.0));
+    PetscCall(last.write_hdf5(res, 0.0));
+    std::vector<double> h;
+    for (const auto &r : summary.history) h.push_back(r.residual);
     SETERRQ(comm, PETSC_ERR_NOT_CONVERGED,
-            "%s: the steady solve did not converge (%s) after %d Newton iterations; residual "
-            "history: %s. The best "
-            "state (iteration %d, |R| %.3e) is in %s/last_good.pvd. Try a smaller "
-            "solver.cfl_initial, a better "
+            "%s: the steady solve did not converge (%s) after %d Newton iterations; residual history: %s. The best "
+            "state (iteration %d, |R| %.3e) is in %s/last_good.pvd. Try a smaller solver.cfl_initial, a better "
             "initial state (initial.velocity), a coarser mesh or more solver.max_iterations",
-            cfg.file().c_str(), summary.reason.c_str(), summary.iterations,
-            history_text(summary).c_str(), summary.best_iteration, summary.best_residual,
-            args.output_dir.c_str());
+            cfg.file().c_str(), summary.reason.c_str(), summary.iterations, history_text(h).c_str(),
+            summary.best_iteration, summary.best_residual, args.output_dir.c_str());
   }
 
   PetscCall(res.update_local(w));
-  Monitors::Values v;
+  FlowMonitors::Values v;
   PetscCall(mon.evaluate(res, &v));
-  PetscCall(write_flow(res, mon, cfg, args.output_dir, "flow"));
-  PetscCall(log_info(
-      comm,
-      "converged (%s) in %d Newton iterations, |R| %.3e -> %.3e, %.2f s, peak memory %.0f MiB",
-      summary.reason.c_str(), summary.iterations, summary.initial_residual, summary.final_residual,
-      summary.wall_time, mem_total));
-  PetscCall(log_info(comm, "c_D %.10f  (pressure %.10f, viscous %.10f)  c_L %.10f  c_M %.10f", v.cd,
-                     v.cd_pressure, v.cd_viscous, v.cl, v.cm));
-  if (!std::isnan(v.dp)) PetscCall(log_info(comm, "delta_p %.10f", v.dp));
+  FlowWriter writer;
+  PetscCall(writer.setup(res, mon, cfg, args.output_dir, "flow"));
+  PetscCall(writer.write_vtk(res, 0.0));
+  PetscCall(writer.write_hdf5(res, 0.0));
+  PetscCall(log_info(comm, "converged (%s) in %d Newton iterations, |R| %.3e -> %.3e, %.2f s, peak memory %.0f MiB",
+                     summary.reason.c_str(), summary.iterations, summary.initial_residual, summary.final_residual,
+                     summary.wall_time, mem_total));
+  PetscCall(log_info(comm, "c_D %.10f  (pressure %.10f, viscous %.10f)  c_L %.10f  c_M %.10f", v.cd, v.cd_pressure,
+                     v.cd_viscous, v.cl, v.cm));
+  if (v.has_dp) PetscCall(log_info(comm, "delta_p %.10f", v.dp));
 
-  nlohmann::json j;
-  j["case"] = cfg.file();
-  j["cells"] = mesh.n_global_cells;
-  j["unknowns"] = mesh.n_global_cells * res.nv();
-  j["ranks"] = size;
+  nlohmann::json j = base_summary(res, cfg);
+  j["mode"] = "steady";
   j["converged"] = summary.converged;
   j["reason"] = summary.reason;
   j["newton_iterations"] = summary.iterations;
@@ -304,31 +194,314 @@ PetscErrorCode run_run_command(MPI_Comm comm, const CliArgs &args) {
   j["wall_time"] = summary.wall_time;
   j["peak_memory_mib"] = mem_total;
   j["peak_memory_mib_max_rank"] = mem_max;
-  j["cd"] = v.cd;
-  j["cl"] = v.cl;
-  j["cd_pressure"] = v.cd_pressure;
-  j["cd_viscous"] = v.cd_viscous;
-  j["cm"] = v.cm;
-  j["force"] = {v.force.total()[0], v.force.total()[1], v.force.total()[2]};
-  if (!std::isnan(v.dp)) j["delta_p"] = v.dp;
-  if (mon.output_probes.size() > 0) {
-    const auto pts = cfg.section("output").points("probes");
-    for (std::size_t i = 0; i < pts.size(); ++i) {
-      nlohmann::json pr;
-      pr["point"] = pts[i];
-      pr["p"] = v.probes[i * res.nv()];
-      std::vector<double> u(v.probes.begin() + i * res.nv() + 1,
-                            v.probes.begin() + (i + 1) * res.nv());
-      pr["velocity"] = u;
-      j["probes"].push_back(pr);
-    }
-  }
-  if (rank == 0) {
-    std::ofstream out(fs::path(args.output_dir) / "summary.json");
-    out << j.dump(2) << "\n";
-  }
+  add_values(j, v, cfg, res.nv());
+  PetscCall(write_json(comm, (fs::path(args.output_dir) / "summary.json").string(), j));
   PetscCall(VecDestroy(&w));
   PetscCall(VecDestroy(&best));
+  PetscFunctionReturn(0);
+}
+
+// ---------------------------------------------------------------------------------- unsteady
+
+struct SeriesPoint {
+  long step;
+  double time, cd, cl, dp;
+};
+
+/// Statistics of a signal over the points with time >= t0.
+nlohmann::json statistics(const std::vector<SeriesPoint> &s, double t0, double SeriesPoint::*field)
+{
+  double mx = -1e300, mn = 1e300, sum = 0;
+  int n = 0;
+  for (const auto &p : s)
+    if (p.time >= t0) mx = std::max(mx, p.*field), mn = std::min(mn, p.*field), sum += p.*field, ++n;
+  if (n == 0) return nullptr;
+  return {{"max", mx}, {"min", mn}, {"mean", sum / n}, {"amplitude", 0.5 * (mx - mn)}};
+}
+
+/// Frequency of the lift from its upward mean crossings over whole periods in [t0, end].
+double lift_frequency(const std::vector<SeriesPoint> &s, double t0, int *periods)
+{
+  double sum = 0;
+  int n = 0;
+  for (const auto &p : s)
+    if (p.time >= t0) sum += p.cl, ++n;
+  *periods = 0;
+  if (n < 3) return 0;
+  const double mean = sum / n;
+  std::vector<double> up;
+  for (std::size_t i = 1; i < s.size(); ++i) {
+    if (s[i - 1].time < t0) continue;
+    const double a = s[i - 1].cl - mean, b = s[i].cl - mean;
+    if (a < 0 && b >= 0) up.push_back(s[i - 1].time + (s[i].time - s[i - 1].time) * (-a) / (b - a));
+  }
+  if (up.size() < 2) return 0;
+  *periods = static_cast<int>(up.size() - 1);
+  return (up.size() - 1) / (up.back() - up.front());
+}
+
+// forces.csv of an earlier run: keeps the header and the rows up to `step` (rank 0),
+// returns the kept series on all ranks.
+PetscErrorCode continue_forces_csv(MPI_Comm comm, const std::string &path, long step, std::vector<SeriesPoint> *series)
+{
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  std::vector<double> flat;
+  std::string error;
+  if (rank == 0) {
+    std::ifstream in(path);
+    std::string header, line, kept;
+    if (!std::getline(in, header)) error = path + ": missing or empty (cannot continue the force history)";
+    std::vector<std::string> cols;
+    {
+      std::stringstream ss(header);
+      for (std::string c; std::getline(ss, c, ',');) cols.push_back(c);
+    }
+    auto col = [&](const char *name) {
+      return static_cast<int>(std::find(cols.begin(), cols.end(), name) - cols.begin());
+    };
+    const int is = col("step"), it = col("time"), icd = col("cd"), icl = col("cl"), idp = col("delta_p");
+    if (error.empty() && (is >= (int)cols.size() || it >= (int)cols.size() || icd >= (int)cols.size()))
+      error = path + ": not an unsteady force history (no step/time/cd columns)";
+    kept = header + "\n";
+    while (error.empty() && std::getline(in, line)) {
+      std::vector<double> v;
+      std::stringstream ss(line);
+      for (std::string c; std::getline(ss, c, ',');) v.push_back(std::atof(c.c_str()));
+      if (v.size() != cols.size()) continue; // a row cut by the crash
+      if (static_cast<long>(v[is]) > step) break;
+      kept += line + "\n";
+      flat.insert(flat.end(), {v[is], v[it], v[icd], v[icl], idp < (int)cols.size() ? v[idp] : 0.0});
+    }
+    if (error.empty()) {
+      std::ofstream out(path + ".tmp");
+      out << kept;
+      out.close();
+      fs::rename(path + ".tmp", path);
+    }
+  }
+  int n = static_cast<int>(error.size());
+  PetscCallMPI(MPI_Bcast(&n, 1, MPI_INT, 0, comm));
+  error.resize(n);
+  if (n) PetscCallMPI(MPI_Bcast(error.data(), n, MPI_CHAR, 0, comm));
+  PetscCheck(error.empty(), comm, PETSC_ERR_FILE_READ, "%s", error.c_str());
+  int m = static_cast<int>(flat.size());
+  PetscCallMPI(MPI_Bcast(&m, 1, MPI_INT, 0, comm));
+  flat.resize(m);
+  if (m) PetscCallMPI(MPI_Bcast(flat.data(), m, MPI_DOUBLE, 0, comm));
+  series->clear();
+  for (int i = 0; i + 4 < m + 1; i += 5)
+    series->push_back({static_cast<long>(flat[i]), flat[i + 1], flat[i + 2], flat[i + 3], flat[i + 4]});
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::CaseConfig &cfg, mesh::Mesh &mesh,
+                            FlowResidual &res, const FlowMonitors &mon)
+{
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  const config::Section time = cfg.section("time"), out = cfg.section("output");
+  const double dt = time.real("dt"), t_end = time.real("t_end");
+  const long vtk_every = out.integer("vtk_every"), ck_every = out.integer("checkpoint_every");
+  const std::string csv_path = (fs::path(args.output_dir) / "forces.csv").string();
+  const std::string ck_dir = (fs::path(args.output_dir) / "checkpoints").string();
+  std::string mesh_hash;
+  PetscCall(io::mesh_hash(mesh, mesh.coordinates, &mesh_hash));
+  const std::string case_hash = cfg.problem_hash();
+
+  solver::UnsteadySolver ts;
+  PetscCall(ts.setup(res, cfg));
+  FlowWriter writer;
+  PetscCall(writer.setup(res, mon, cfg, args.output_dir, "flow"));
+  std::vector<SeriesPoint> series;
+  long restarted_from = -1;
+  std::ofstream csv;
+  auto csv_row = [&](const solver::StepReport &r, const FlowMonitors::Values &v) {
+    if (rank != 0) return;
+    char line[256];
+    std::snprintf(line, sizeof(line), "%ld,%.12e,%.6e,%d,%d,%.4f,%d,", r.step, r.time, r.dt, r.newton_iterations,
+                  r.linear_iterations, r.wall_time, r.refactored ? 1 : 0);
+    csv << line << mon.csv_values(v) << "\n" << std::flush;
+  };
+  {
+    Vec w0, w1;
+    PetscCall(res.create_state(&w0));
+    PetscCall(res.create_state(&w1));
+    if (args.restart) {
+      io::CheckpointRecord rec;
+      bool found = false;
+      PetscCall(io::find_latest_checkpoint(comm, ck_dir, mesh_hash, case_hash, res.nv(), mesh.n_global_cells, &rec,
+                                           &found));
+      PetscCheck(found, comm, PETSC_ERR_USER_INPUT,
+                 "--restart: no complete checkpoint in %s (output.checkpoint_every was %ld); start without --restart",
+                 ck_dir.c_str(), ck_every);
+      PetscCall(io::read_checkpoint(mesh, rec, res.nv(), w0, w1));
+      PetscCall(ts.set_state(w0, w1, rec.step, rec.time, rec.dt));
+      PetscCall(continue_forces_csv(comm, csv_path, rec.step, &series));
+      PetscCall(writer.resume(rec.time));
+      restarted_from = rec.step;
+      PetscCall(log_info(comm, "restart from %s, record %lld: step %ld, t = %.10g", rec.file.c_str(), rec.index,
+                         rec.step, rec.time));
+      if (rank == 0) csv.open(csv_path, std::ios::app);
+    } else {
+      PetscCall(set_initial_state(res, cfg, w0));
+      PetscCall(ts.set_state(w0, w0, 0, 0.0, 0.0));
+      PetscCall(res.update_boundary_values(0.0, 0));
+      PetscCall(res.update_local(w0));
+      FlowMonitors::Values v;
+      PetscCall(mon.evaluate(res, &v));
+      if (rank == 0) {
+        csv.open(csv_path);
+        csv << "step,time,dt,newton_iterations,linear_iterations,wall_time,refactored," << mon.csv_header(res.nv())
+            << "\n";
+      }
+      solver::StepReport r0;
+      csv_row(r0, v);
+      series.push_back({0, 0.0, v.cd, v.cl, v.dp});
+      PetscCall(writer.write_vtk(res, 0.0));
+    }
+    PetscCall(VecDestroy(&w0));
+    PetscCall(VecDestroy(&w1));
+  }
+  io::CheckpointWriter ck;
+  if (ck_every > 0) PetscCall(ck.open(mesh, ck_dir, mesh_hash, case_hash, res.nv()));
+  const long steps_total = static_cast<long>(std::ceil(t_end / dt - 1e-9));
+  PetscCall(log_info(comm, "unsteady %s, dt %g, t = %g -> %g (%ld steps)%s", time.text("scheme").c_str(), dt,
+                     ts.time(), t_end, std::max(0L, steps_total - ts.step()),
+                     ck_every > 0 ? (", checkpoints in " + ck.path()).c_str() : ""));
+
+  double wall = 0, ck_time = 0, ck_bytes = 0;
+  long steps_done = 0, ck_records = 0, factorizations = 0, newton_sum = 0, linear_sum = 0;
+  long last_ck_step = -1, last_vtk_step = -1;
+  while (ts.time() < t_end - 1e-9 * dt) {
+    const double h = std::min(dt, t_end - ts.time());
+    solver::StepReport r;
+    PetscCall(ts.advance(h, &r));
+    if (!r.converged) {
+      PetscCall(res.update_local(ts.state()));
+      FlowWriter last;
+      PetscCall(last.setup(res, mon, cfg, args.output_dir, "last_good"));
+      PetscCall(last.write_vtk(res, ts.time()));
+      PetscCall(last.write_hdf5(res, ts.time()));
+      if (ck_every > 0 && last_ck_step != ts.step())
+        PetscCall(ck.write(ts.step(), ts.time(), ts.previous_dt(), 0.0, ts.state(), ts.previous_state(), nullptr,
+                           nullptr));
+      SETERRQ(comm, PETSC_ERR_NOT_CONVERGED,
+              "%s: time step %ld (t = %g -> %g) did not converge (%s); Newton residual history: %s. The last good "
+              "state (t = %g) is in %s/last_good.pvd%s. Try a smaller time.dt, more solver.max_iterations or a finer "
+              "mesh",
+              cfg.file().c_str(), r.step, ts.time(), r.time, r.reason.c_str(), history_text(r.residual_history).c_str(),
+              ts.time(), args.output_dir.c_str(), ck_every > 0 ? " and in the last checkpoint (--restart)" : "");
+    }
+    ++steps_done;
+    wall += r.wall_time;
+    newton_sum += r.newton_iterations;
+    linear_sum += r.linear_iterations;
+    factorizations += r.refactored;
+    PetscCall(res.update_local(ts.state()));
+    FlowMonitors::Values v;
+    PetscCall(mon.evaluate(res, &v));
+    csv_row(r, v);
+    series.push_back({r.step, r.time, v.cd, v.cl, v.dp});
+    const double eta = wall / steps_done * std::max(0L, steps_total - r.step);
+    PetscCall(log_info(comm, "step %6ld  t %.6f  newton %d  lin %3d%s  %.3f s/step  ETA %.1f min  c_D %.6f  c_L %+.6f",
+                       r.step, r.time, r.newton_iterations, r.linear_iterations, r.refactored ? " LU" : "   ",
+                       r.wall_time, eta / 60, v.cd, v.cl));
+    const bool last_step = !(ts.time() < t_end - 1e-9 * dt);
+    if (r.step % vtk_every == 0 || last_step) {
+      PetscCall(writer.write_vtk(res, r.time));
+      last_vtk_step = r.step;
+    }
+    if (ck_every > 0 && (r.step % ck_every == 0 || last_step)) {
+      double s, b;
+      PetscCall(ck.write(ts.step(), ts.time(), ts.previous_dt(), 0.0, ts.state(), ts.previous_state(), &s, &b));
+      ts.force_refactorization();
+      ck_time += s, ck_bytes = b, ++ck_records;
+      last_ck_step = r.step;
+    }
+  }
+  (void)last_vtk_step;
+  PetscCall(ck.close());
+  PetscCall(res.update_local(ts.state()));
+  PetscCall(writer.write_hdf5(res, ts.time()));
+  FlowMonitors::Values v;
+  PetscCall(mon.evaluate(res, &v));
+  double mem_total, mem_max;
+  PetscCall(solver::peak_memory(comm, &mem_total, &mem_max));
+
+  const double t0 = time.real("statistics_start");
+  int periods = 0;
+  const double freq = lift_frequency(series, t0, &periods);
+  const config::Section ref = cfg.section("reference");
+  const double strouhal = freq * ref.real("length") / ref.real("velocity");
+  nlohmann::json j = base_summary(res, cfg);
+  j["mode"] = "unsteady";
+  j["scheme"] = time.text("scheme");
+  j["dt"] = dt;
+  j["t_end"] = ts.time();
+  j["steps"] = ts.step();
+  j["steps_this_run"] = steps_done;
+  if (restarted_from >= 0) j["restarted_from_step"] = restarted_from;
+  j["wall_time"] = wall;
+  j["wall_time_per_step"] = steps_done ? wall / steps_done : 0.0;
+  j["newton_iterations_per_step"] = steps_done ? double(newton_sum) / steps_done : 0.0;
+  j["linear_iterations_per_step"] = steps_done ? double(linear_sum) / steps_done : 0.0;
+  j["lu_factorizations"] = factorizations;
+  j["checkpoint"] = {{"file", ck.path()},
+                     {"records", ck_records},
+                     {"write_time_per_record", ck_records ? ck_time / ck_records : 0.0},
+                     {"bytes_per_record", ck_bytes}};
+  j["peak_memory_mib"] = mem_total;
+  j["peak_memory_mib_max_rank"] = mem_max;
+  j["statistics_window"] = {t0, ts.time()};
+  j["cd_stats"] = statistics(series, t0, &SeriesPoint::cd);
+  j["cl_stats"] = statistics(series, t0, &SeriesPoint::cl);
+  if (v.has_dp) j["delta_p_stats"] = statistics(series, t0, &SeriesPoint::dp);
+  j["lift_frequency"] = freq;
+  j["lift_periods"] = periods;
+  j["strouhal"] = strouhal;
+  nlohmann::json final_values;
+  add_values(final_values, v, cfg, res.nv());
+  j["final"] = final_values;
+  PetscCall(write_json(comm, (fs::path(args.output_dir) / "summary.json").string(), j));
+  const auto cd = j["cd_stats"], cl = j["cl_stats"];
+  PetscCall(log_info(comm, "done: %ld steps in %.1f s (%.3f s/step, %.2f Newton and %.1f linear iterations per step), "
+                           "peak memory %.0f MiB",
+                     steps_done, wall, steps_done ? wall / steps_done : 0.0,
+                     steps_done ? double(newton_sum) / steps_done : 0.0,
+                     steps_done ? double(linear_sum) / steps_done : 0.0, mem_total));
+  if (!cd.is_null())
+    PetscCall(log_info(comm, "over t >= %g: c_D max %.6f mean %.6f, c_L max %.6f min %.6f, St %.6f (%d periods)", t0,
+                       cd["max"].get<double>(), cd["mean"].get<double>(), cl["max"].get<double>(),
+                       cl["min"].get<double>(), strouhal, periods));
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+PetscErrorCode run_run_command(MPI_Comm comm, const CliArgs &args)
+{
+  PetscFunctionBeginUser;
+  config::CaseConfig cfg;
+  PetscCall(start_command(comm, args, &cfg));
+  const bool unsteady = cfg.section("time").text("mode") == "unsteady";
+  PetscCheck(!args.restart || unsteady, comm, PETSC_ERR_USER_INPUT,
+             "--restart applies to unsteady runs (time.mode: unsteady) only");
+  mesh::Mesh mesh;
+  PetscCall(load_case_mesh(comm, cfg, &mesh));
+  FlowResidual res;
+  PetscCall(res.setup(mesh, cfg));
+  FlowMonitors mon;
+  PetscCall(mon.setup(res, cfg));
+  PetscMPIInt size;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCall(log_info(comm, "%d cells, %d unknowns on %d rank%s; pressure level %s", (int)mesh.n_global_cells,
+                     (int)(mesh.n_global_cells * res.nv()), size, size > 1 ? "s" : "",
+                     res.pressure_pinned() ? "pinned (p = 0 in the first cell)" : "set by the boundaries"));
+  if (unsteady) PetscCall(run_unsteady(comm, args, cfg, mesh, res, mon));
+  else PetscCall(run_steady(comm, args, cfg, res, mon));
   PetscFunctionReturn(0);
 }
 

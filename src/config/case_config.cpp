@@ -1,6 +1,9 @@
 // Case-file parsing and validation (see include/karman/config/case_config.hpp).
 #include "karman/config/case_config.hpp"
 
+#include "karman/core/hash.hpp"
+
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -69,6 +72,47 @@ bool is_number_list(const YAML::Node &node, std::size_t min_len, std::size_t max
   return true;
 }
 
+// A time function: a number or {type: sine|table|steps, ...}.
+std::string check_time_function(const YAML::Node &value, const std::string &expected)
+{
+  if (is_number(value, nullptr)) return "";
+  if (!value.IsMap() || !value["type"] || !value["type"].IsScalar()) return "expected " + expected;
+  const std::string type = value["type"].Scalar();
+  std::vector<std::string> allowed;
+  if (type == "sine") allowed = {"type", "amplitude", "frequency", "phase", "offset"};
+  else if (type == "table") allowed = {"type", "points", "file"};
+  else if (type == "steps") allowed = {"type", "file"};
+  else return "has unknown time-function type '" + type + "' (sine, table, steps)";
+  for (const auto &item : value) {
+    const std::string k = item.first.Scalar();
+    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
+      return "has unknown key '" + k + "' for a " + type + " time function";
+    if (k == "type" || k == "file") {
+      if (!item.second.IsScalar() || item.second.Scalar().empty()) return "'" + k + "' must be a name";
+    } else if (k != "points" && !is_number(item.second, nullptr)) {
+      return "'" + k + "' must be a number";
+    }
+  }
+  if (type == "sine" && (!value["amplitude"] || !value["frequency"]))
+    return "needs amplitude and frequency for a sine";
+  if (type == "steps" && !value["file"]) return "needs 'file' (one value per time level)";
+  if (type == "table") {
+    if (!value["points"] == !value["file"]) return "needs either 'points' or 'file' for a table";
+    if (value["points"]) {
+      const YAML::Node pts = value["points"];
+      if (!pts.IsSequence() || pts.size() == 0) return "'points' must be a list of [t, v] pairs";
+      double last = -1e300;
+      for (const auto &p : pts) {
+        if (!is_number_list(p, 2, 2)) return "'points' must be a list of [t, v] pairs";
+        const double t = p[0].as<double>();
+        if (!(t > last)) return "'points' must have increasing times";
+        last = t;
+      }
+    }
+  }
+  return "";
+}
+
 // Checks one value against its spec; returns an empty string or the reason.
 std::string check_value(const KeySpec &spec, const YAML::Node &value) {
   const std::string expected = describe_expected(spec);
@@ -119,6 +163,7 @@ std::string check_value(const KeySpec &spec, const YAML::Node &value) {
     for (const auto &item : value)
       if (!is_number_list(item, 2, 3)) return "expected " + expected;
     return "";
+  case KeyType::TimeFunction: return check_time_function(value, expected);
   }
   return "unknown key type";
 }
@@ -344,6 +389,83 @@ std::vector<std::string> Section::names(const std::string &key) const {
   return get(key, KeyType::NameList).as<std::vector<std::string>>();
 }
 
+namespace {
+
+PetscErrorCode read_columns(MPI_Comm comm, const std::string &path, const std::string &what, std::size_t ncol,
+                            std::vector<double> *a, std::vector<double> *b)
+{
+  PetscFunctionBeginUser;
+  std::ifstream in(path);
+  PetscCheck(in.good(), comm, PETSC_ERR_FILE_OPEN, "%s: file '%s' not found or not readable", what.c_str(),
+             path.c_str());
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    for (char &c : line)
+      if (c == ',' || c == ';' || c == '\t') c = ' ';
+    std::stringstream ss(line);
+    std::vector<double> row;
+    std::string tok;
+    bool text = false;
+    while (ss >> tok) {
+      try {
+        std::size_t used = 0;
+        row.push_back(std::stod(tok, &used));
+        text = text || used != tok.size();
+      } catch (...) {
+        text = true;
+      }
+    }
+    if (row.empty() && !text) continue;
+    if (text && lineno == 1) continue; // a header line
+    PetscCheck(!text && row.size() == ncol, comm, PETSC_ERR_USER_INPUT, "%s: %s:%d: expected %zu number(s) per line",
+               what.c_str(), path.c_str(), lineno, ncol);
+    a->push_back(row[0]);
+    if (ncol > 1) b->push_back(row[1]);
+  }
+  PetscCheck(!a->empty(), comm, PETSC_ERR_USER_INPUT, "%s: %s holds no values", what.c_str(), path.c_str());
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+PetscErrorCode Section::time_function(MPI_Comm comm, const std::string &key, const std::string &directory,
+                                      physics::TimeFunction *f) const
+{
+  PetscFunctionBeginUser;
+  const YAML::Node v = get(key, KeyType::TimeFunction);
+  const std::string what = label_ + "." + key;
+  if (!v.IsMap()) {
+    *f = physics::TimeFunction::constant(v.as<double>());
+    PetscFunctionReturn(0);
+  }
+  const std::string type = v["type"].Scalar();
+  auto number = [&](const char *k, double def) { return v[k] ? v[k].as<double>() : def; };
+  if (type == "sine") {
+    *f = physics::TimeFunction::sine(number("amplitude", 0), number("frequency", 0), number("phase", 0),
+                                     number("offset", 0));
+  } else {
+    std::vector<double> a, b;
+    if (v["file"]) {
+      std::filesystem::path p(v["file"].Scalar());
+      if (p.is_relative()) p = std::filesystem::path(directory) / p;
+      PetscCall(read_columns(comm, p.string(), what, type == "table" ? 2 : 1, &a, &b));
+    } else {
+      for (const auto &pt : v["points"]) a.push_back(pt[0].as<double>()), b.push_back(pt[1].as<double>());
+    }
+    if (type == "table") {
+      for (std::size_t i = 1; i < a.size(); ++i)
+        PetscCheck(a[i] > a[i - 1], comm, PETSC_ERR_USER_INPUT, "%s: table times must increase (%g after %g)",
+                   what.c_str(), a[i], a[i - 1]);
+      *f = physics::TimeFunction::table(a, b);
+    } else {
+      *f = physics::TimeFunction::steps(a);
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
 std::vector<std::array<double, 3>> Section::points(const std::string &key) const {
   const YAML::Node list = get(key, KeyType::PointList);
   std::vector<std::array<double, 3>> out;
@@ -425,6 +547,17 @@ std::string CaseConfig::resolved_yaml() const {
   }
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
+}
+
+std::string CaseConfig::problem_hash() const
+{
+  std::string text;
+  for (const char *name : {"fluid", "reference", "boundaries"}) {
+    YAML::Emitter e;
+    e << YAML::Flow << resolved_[name];
+    text += std::string(name) + ":" + e.c_str() + "\n";
+  }
+  return hash_hex(hash_bytes(text.data(), text.size()));
 }
 
 PetscErrorCode CaseConfig::apply_petsc_options() const {

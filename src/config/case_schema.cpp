@@ -104,6 +104,8 @@ std::vector<SectionSpec> make_sections() {
                   {"bdf1", "bdf2"}),
            positive("dt", "0.01", "time step [s] (unsteady)"),
            nonnegative("t_end", "1.0", "final time [s] (unsteady)"),
+           nonnegative("statistics_start", "0.0",
+                       "unsteady: start of the window for the force statistics and the Strouhal number [s]"),
        }});
   s.push_back(
       {"solver",
@@ -117,13 +119,22 @@ std::vector<SectionSpec> make_sections() {
            positive(
                "stabilization", "1.0",
                "scale of the pressure-stabilising (Rhie-Chow-type) term of the face mass flux"),
-       }});
+          choice("preconditioner_matrix", "compact",
+                  "matrix factorized for the linear solves: exact (the full Jacobian: GMRES converges in one "
+                  "iteration, large LU factors) or compact (only face-neighbour couplings: several times smaller "
+                  "factors, a few GMRES iterations with the exact Jacobian)",
+                  {"exact", "compact"}),
+           integer("refactor_iterations", "20",
+                   "unsteady: reuse the LU factorization until GMRES needs more iterations than this", 1),
+           }});
   s.push_back(
       {"output",
        "what is written to the output folder",
        {
            typed("vtk", KeyType::Bool, "true", "write ParaView (.pvd/.pvtu/.vtu) files"),
            integer("vtk_every", "10", "unsteady: write ParaView files every N steps", 1),
+           integer("checkpoint_every", "10",
+                   "unsteady: write a restart checkpoint every N steps (0: none) to OUTDIR/checkpoints/", 0),
            typed("surfaces", KeyType::NameList, "[]",
                  "boundaries written as surface files; empty: every wall-type boundary"),
            typed("hdf5", KeyType::Bool, "true", "write mesh and fields to OUTDIR/flow.h5"),
@@ -155,13 +166,14 @@ std::vector<SectionSpec> make_boundary_types() {
        "no-slip wall; may translate with `velocity` and rotate about `center` with `omega`",
        {
            typed("velocity", KeyType::RealVector, "[0, 0, 0]", "translation velocity [m/s]"),
-           real("omega", "0.0", "rotation rate [rad/s], counter-clockwise about +z (2D)"),
+           typed("omega", KeyType::TimeFunction, "0.0",
+                         "rotation rate [rad/s], counter-clockwise about +z (2D); may depend on time"),
            typed("center", KeyType::RealVector, "[0, 0, 0]", "centre of rotation"),
        }});
   {
     std::vector<KeySpec> keys = {
-        real("velocity", "",
-             "inflow speed U: the uniform value, or the peak of a parabolic profile"),
+        typed("velocity", KeyType::TimeFunction, "",
+              "inflow speed U: the uniform value, or the peak of a parabolic profile; may depend on time"),
         typed("direction", KeyType::RealVector, "[0, 0, 0]",
               "flow direction; [0, 0, 0] means the inward normal of each face"),
     };
@@ -170,7 +182,7 @@ std::vector<SectionSpec> make_boundary_types() {
   }
   b.push_back({"pressure-outlet",
                "outlet: prescribed pressure, zero normal velocity gradient (do-nothing)",
-               {real("pressure", "0.0", "outlet pressure p [Pa / (kg/m^3) * rho]")}});
+               {real("pressure", "0.0", "outlet pressure p [Pa]")}});
   b.push_back({"symmetry", "slip wall / symmetry plane: zero normal velocity, zero shear", {}});
   b.push_back({"far-field",
                "uniform stream: velocity imposed where it enters, pressure where it leaves",
@@ -180,7 +192,8 @@ std::vector<SectionSpec> make_boundary_types() {
                }});
   {
     std::vector<KeySpec> keys = {
-        real("amplitude", "", "normal velocity into the fluid (blowing > 0, suction < 0) [m/s]"),
+        typed("amplitude", KeyType::TimeFunction, "",
+              "normal velocity into the fluid (blowing > 0, suction < 0) [m/s]; may depend on time"),
     };
     for (auto &k : profile_keys()) keys.push_back(k);
     b.push_back({"blowing-suction", "wall patch with a prescribed normal velocity (a jet)", keys});
@@ -210,6 +223,9 @@ std::string describe_type(KeyType type) {
     return "a list of names";
   case KeyType::PointList:
     return "a list of points [[x, y], ...]";
+  case KeyType::TimeFunction:
+    return "a number or {type: sine, amplitude, frequency, phase, offset} | {type: table, points: [[t, v], ...] "
+           "or file} | {type: steps, file}";
   }
   return "?";
 }

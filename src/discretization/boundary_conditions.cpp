@@ -22,19 +22,19 @@ PetscErrorCode BoundaryConditions::setup(const mesh::Mesh &mesh, const config::C
     pc.type = bc->type;
     if (bc->type == "wall") {
       pc.velocity = Vec3<double>::from(p.vector("velocity"));
-      pc.omega = p.real("omega");
+      PetscCall(p.time_function(mesh.comm, "omega", cfg.directory(), &pc.omega));
       pc.center = Vec3<double>::from(p.vector("center"));
-      PetscCheck(mesh.dim == 2 || pc.omega == 0, mesh.comm, PETSC_ERR_SUP,
+      PetscCheck(mesh.dim == 2 || (pc.omega.is_constant() && pc.omega.offset == 0), mesh.comm, PETSC_ERR_SUP,
                  "%s: boundaries.%s.omega: rotating walls are supported in 2D (rotation about e_z)",
                  cfg.file().c_str(), name.c_str());
     } else if (bc->type == "velocity-inlet" || bc->type == "blowing-suction") {
       if (bc->type == "velocity-inlet") {
-        pc.speed = p.real("velocity");
+        PetscCall(p.time_function(mesh.comm, "velocity", cfg.directory(), &pc.speed));
         pc.velocity = Vec3<double>::from(p.vector("direction"));
         const double n = norm(pc.velocity);
         if (n > 0) pc.velocity = (1.0 / n) * pc.velocity;
       } else {
-        pc.amplitude = p.real("amplitude");
+        PetscCall(p.time_function(mesh.comm, "amplitude", cfg.directory(), &pc.amplitude));
       }
       pc.parabolic = p.text("profile") == "parabolic";
       pc.axis[0] = axis_index(p.text("profile_axis"));
@@ -99,32 +99,54 @@ void BoundaryConditions::classify(const mesh::Mesh &mesh, const geometry::Geomet
   }
 }
 
-void BoundaryConditions::evaluate(const mesh::Mesh &mesh, const geometry::Geometry<double> &g,
-                                  double t) {
+bool BoundaryConditions::time_dependent() const
+{
+  for (const auto &pc : patches_)
+    if (pc.custom_velocity || !pc.omega.is_constant() || !pc.speed.is_constant() || !pc.amplitude.is_constant())
+      return true;
+  return false;
+}
+
+PetscErrorCode BoundaryConditions::evaluate(const mesh::Mesh &mesh, const geometry::Geometry<double> &g, double t,
+                                            long n)
+{
+  PetscFunctionBeginUser;
   velocity_.assign(mesh.n_flux_faces, Vec3<double>());
   pressure_.assign(mesh.n_flux_faces, 0.0);
+  // the patch parameters at this time (the same on every rank)
+  std::vector<double> omega(patches_.size()), speed(patches_.size()), amplitude(patches_.size());
+  for (std::size_t p = 0; p < patches_.size(); ++p) {
+    bool b1, b2, b3;
+    omega[p] = patches_[p].omega.value(t, n, &b1);
+    speed[p] = patches_[p].speed.value(t, n, &b2);
+    amplitude[p] = patches_[p].amplitude.value(t, n, &b3);
+    PetscCheck(!(b1 || b2 || b3), mesh.comm, PETSC_ERR_USER_INPUT,
+               "boundaries.%s: the per-step values end before time level %ld (t = %g)", patches_[p].name.c_str(), n,
+               t);
+  }
   for (PetscInt f = 0; f < mesh.n_flux_faces; ++f) {
     const int p = mesh.face_patch[f];
     if (p < 0) continue;
     const PatchCondition &pc = patches_[p];
     const Vec3<double> &x = g.face_centroid[f];
-    const Vec3<double> n = (1.0 / norm(g.face_area[f])) * g.face_area[f];
+    const Vec3<double> n_out = (1.0 / norm(g.face_area[f])) * g.face_area[f];
     pressure_[f] = pc.pressure;
     if (kind_[f] != FaceKind::VelocityDirichlet) continue;
     if (pc.custom_velocity) {
       velocity_[f] = pc.custom_velocity(x, t);
     } else if (pc.type == "wall") {
       const Vec3<double> r = x - pc.center;
-      velocity_[f] = pc.velocity + Vec3<double>(-pc.omega * r[1], pc.omega * r[0], 0.0);
+      velocity_[f] = pc.velocity + Vec3<double>(-omega[p] * r[1], omega[p] * r[0], 0.0);
     } else if (pc.type == "velocity-inlet") {
-      const Vec3<double> e = norm(pc.velocity) > 0 ? pc.velocity : -n;
-      velocity_[f] = (pc.speed * profile_factor(pc, x)) * e;
+      const Vec3<double> e = norm(pc.velocity) > 0 ? pc.velocity : -n_out;
+      velocity_[f] = (speed[p] * profile_factor(pc, x)) * e;
     } else if (pc.type == "blowing-suction") {
-      velocity_[f] = (-pc.amplitude * profile_factor(pc, x)) * n;
+      velocity_[f] = (-amplitude[p] * profile_factor(pc, x)) * n_out;
     } else if (pc.type == "far-field") {
       velocity_[f] = pc.velocity;
     }
   }
+  PetscFunctionReturn(0);
 }
 
 } // namespace karman::discretization

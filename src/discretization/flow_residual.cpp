@@ -22,7 +22,7 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
   PetscCall(geometry::check_geometry(mesh, mesh.coordinates, geom_, mesh.source.c_str()));
   PetscCall(bcs_.setup(mesh, cfg));
   bcs_.classify(mesh, geom_);
-  bcs_.evaluate(mesh, geom_, 0.0);
+  PetscCall(bcs_.evaluate(mesh, geom_, 0.0, 0));
   PetscCall(lsq_.build(mesh, geom_, bcs_.prescribed()));
   params_.rho = cfg.section("fluid").real("density");
   params_.nu = cfg.section("fluid").real("viscosity");
@@ -32,26 +32,34 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
   // Jacobian stencil of owned rows: cells within two face-neighbour steps
   const auto &nptr = lsq_.neighbour_ptr();
   const auto &nbr = lsq_.neighbours();
-  pattern_ptr_.assign(1, 0);
-  pattern_col_.clear();
+  for (Stencil *st : {&full_, &compact_}) {
+    st->ptr.assign(1, 0);
+    st->col.clear();
+  }
   for (PetscInt c = 0; c < mesh.n_owned_cells; ++c) {
-    std::set<PetscInt> cols = {c};
+    std::set<PetscInt> cols = {c}, near = {c};
     for (PetscInt e = nptr[c]; e < nptr[c + 1]; ++e) {
       cols.insert(nbr[e]);
+      near.insert(nbr[e]);
       for (PetscInt e2 = nptr[nbr[e]]; e2 < nptr[nbr[e] + 1]; ++e2) cols.insert(nbr[e2]);
     }
-    pattern_col_.insert(pattern_col_.end(), cols.begin(), cols.end());
-    pattern_ptr_.push_back(static_cast<PetscInt>(pattern_col_.size()));
+    full_.col.insert(full_.col.end(), cols.begin(), cols.end());
+    full_.ptr.push_back(static_cast<PetscInt>(full_.col.size()));
+    compact_.col.insert(compact_.col.end(), near.begin(), near.end());
+    compact_.ptr.push_back(static_cast<PetscInt>(compact_.col.size()));
   }
-  pattern_val_.assign(pattern_col_.size() * nv() * nv(), 0.0);
+  for (Stencil *st : {&full_, &compact_}) st->val.assign(st->col.size() * nv() * nv(), 0.0);
   PetscCall(create_state(&work_));
   wloc_.assign(mesh.n_cells * nv(), 0.0);
   grad_.assign(mesh.n_cells * nv() * 3, 0.0);
   PetscFunctionReturn(0);
 }
 
-void FlowResidual::update_boundary_values(double t) {
-  bcs_.evaluate(*mesh_, geom_, t);
+PetscErrorCode FlowResidual::update_boundary_values(double t, long n)
+{
+  PetscFunctionBeginUser;
+  PetscCall(bcs_.evaluate(*mesh_, geom_, t, n));
+  PetscFunctionReturn(0);
 }
 
 PetscErrorCode FlowResidual::create_state(Vec *w) const {
@@ -64,14 +72,15 @@ PetscErrorCode FlowResidual::create_state(Vec *w) const {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FlowResidual::create_jacobian(Mat *J) const {
+PetscErrorCode FlowResidual::create_jacobian(Mat *J, bool compact) const {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = *mesh_;
   const PetscInt n = m.n_owned_cells;
   std::vector<PetscInt> dnnz(n, 0), onnz(n, 0);
+  const Stencil &st = compact ? compact_ : full_;
   for (PetscInt c = 0; c < n; ++c)
-    for (PetscInt e = pattern_ptr_[c]; e < pattern_ptr_[c + 1]; ++e)
-      (m.owned(pattern_col_[e]) ? dnnz : onnz)[c]++;
+    for (PetscInt e = st.ptr[c]; e < st.ptr[c + 1]; ++e)
+      (m.owned(st.col[e]) ? dnnz : onnz)[c]++;
   PetscCall(MatCreate(m.comm, J));
   PetscCall(MatSetSizes(*J, n * nv(), n * nv(), PETSC_DETERMINE, PETSC_DETERMINE));
   PetscCall(MatSetBlockSize(*J, nv()));
@@ -163,7 +172,7 @@ void FlowResidual::face_jacobian(PetscInt f, FluxJacobian &J) const {
   }
 }
 
-PetscErrorCode FlowResidual::residual(Vec w, Vec R) {
+PetscErrorCode FlowResidual::residual(Vec w, Vec R, const TimeTerm *time_term) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = *mesh_;
   const int n = nv();
@@ -182,25 +191,32 @@ PetscErrorCode FlowResidual::residual(Vec w, Vec R) {
       if (own_r) r[Rc * n + k] -= M[k];
     }
   }
+  if (time_term) // rho V (a0 u + h) on the momentum rows
+    for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+      const double rv = params_.rho * geom_.cell_volume[c];
+      for (int k = 1; k < n; ++k)
+        r[c * n + k] += rv * (time_term->a0 * wloc_[c * n + k] + (*time_term->history)[c * n + k]);
+    }
   if (pressure_pinned() && m.global_cell_offset == 0 && m.n_owned_cells > 0) r[0] = wloc_[0];
   PetscCall(VecRestoreArray(R, &r));
   PetscFunctionReturn(0);
 }
 
-double &FlowResidual::slot(PetscInt row, PetscInt col_cell, int eq, int var) {
-  const PetscInt *b = pattern_col_.data() + pattern_ptr_[row],
-                 *e = pattern_col_.data() + pattern_ptr_[row + 1];
+double *FlowResidual::slot(Stencil &st, PetscInt row, PetscInt col_cell) {
+  const PetscInt *b = st.col.data() + st.ptr[row], *e = st.col.data() + st.ptr[row + 1];
   const PetscInt *it = std::lower_bound(b, e, col_cell);
+  if (it == e || *it != col_cell) return nullptr; // not in this stencil (compact)
   const int n = nv();
-  return pattern_val_[((it - pattern_col_.data()) * n + eq) * n + var];
+  return &st.val[(it - st.col.data()) * n * n];
 }
 
-PetscErrorCode FlowResidual::jacobian(Vec w, Mat J, const std::vector<double> *momentum_shift) {
+PetscErrorCode FlowResidual::jacobian(Vec w, Mat J, const std::vector<double> *momentum_shift, bool compact) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = *mesh_;
   const int n = nv();
   PetscCall(update_local(w));
-  std::fill(pattern_val_.begin(), pattern_val_.end(), 0.0);
+  Stencil &st = compact ? compact_ : full_;
+  std::fill(st.val.begin(), st.val.end(), 0.0);
   const auto &nptr = lsq_.neighbour_ptr();
   const auto &nbr = lsq_.neighbours();
   FluxJacobian fj;
@@ -210,49 +226,61 @@ PetscErrorCode FlowResidual::jacobian(Vec w, Mat J, const std::vector<double> *m
     if (!own_l && !own_r) continue;
     face_jacobian(f, fj);
     // add sign * block(col) to the owned rows of this face
-    auto add = [&](PetscInt col, int eq, int var, double value) {
-      if (value == 0.0) return;
-      if (own_l) slot(L, col, eq, var) += value;
-      if (own_r) slot(Rc, col, eq, var) -= value;
+    // add +block to row L and -block to row R (owned rows only), one column cell at a time
+    double block[physics::kMaxVars][physics::kMaxVars];
+    auto add_block = [&](PetscInt col) {
+      for (int side = 0; side < 2; ++side) {
+        const bool own = side == 0 ? own_l : own_r;
+        if (!own) continue;
+        if (compact && col != L && col != Rc) continue;
+        double *dst = slot(st, side == 0 ? L : Rc, col);
+        const double sign = side == 0 ? 1.0 : -1.0;
+        for (int eq = 0; eq < n; ++eq)
+          for (int var = 0; var < n; ++var) dst[eq * n + var] += sign * block[eq][var];
+      }
     };
     for (int side = 0; side < (Rc >= 0 ? 2 : 1); ++side) {
       const PetscInt c = side == 0 ? L : Rc;
       const auto &dw = side == 0 ? fj.dwL : fj.dwR;
       const auto &dg = side == 0 ? fj.dgL : fj.dgR;
+      // column c: direct dependence and the gradient's dependence on the cell's own value
       for (int eq = 0; eq < n; ++eq)
         for (int var = 0; var < n; ++var) {
-          const int set = var == 0 ? kPressureSet : kVelocitySet;
-          const Vec3<double> &s = lsq_.self(set, c);
-          add(c, eq, var,
-              dw[eq][var] + dg[eq][var][0] * s[0] + dg[eq][var][1] * s[1] + dg[eq][var][2] * s[2]);
-          for (PetscInt e = nptr[c]; e < nptr[c + 1]; ++e) {
-            const Vec3<double> &k = lsq_.coefficient(set, e);
-            add(nbr[e], eq, var,
-                dg[eq][var][0] * k[0] + dg[eq][var][1] * k[1] + dg[eq][var][2] * k[2]);
-          }
+          const Vec3<double> &s = lsq_.self(var == 0 ? kPressureSet : kVelocitySet, c);
+          block[eq][var] = dw[eq][var] + dg[eq][var][0] * s[0] + dg[eq][var][1] * s[1] + dg[eq][var][2] * s[2];
         }
+      add_block(c);
+      // columns of c's neighbours, through c's gradient
+      for (PetscInt e = nptr[c]; e < nptr[c + 1]; ++e) {
+        for (int var = 0; var < n; ++var) {
+          const Vec3<double> &k = lsq_.coefficient(var == 0 ? kPressureSet : kVelocitySet, e);
+          for (int eq = 0; eq < n; ++eq)
+            block[eq][var] = dg[eq][var][0] * k[0] + dg[eq][var][1] * k[1] + dg[eq][var][2] * k[2];
+        }
+        add_block(nbr[e]);
+      }
     }
   }
   if (momentum_shift)
     for (PetscInt c = 0; c < m.n_owned_cells; ++c)
-      for (int k = 1; k < n; ++k) slot(c, c, k, k) += (*momentum_shift)[c];
+      for (int k = 1; k < n; ++k) slot(st, c, c)[k * n + k] += (*momentum_shift)[c];
   if (pressure_pinned() && m.global_cell_offset == 0 && m.n_owned_cells > 0) {
-    for (PetscInt e = pattern_ptr_[0]; e < pattern_ptr_[1]; ++e)
-      for (int var = 0; var < n; ++var) pattern_val_[(e * n + 0) * n + var] = 0.0;
-    slot(0, 0, 0, 0) = 1.0;
+    for (PetscInt e = st.ptr[0]; e < st.ptr[1]; ++e)
+      for (int var = 0; var < n; ++var) st.val[(e * n + 0) * n + var] = 0.0;
+    slot(st, 0, 0)[0] = 1.0;
   }
   PetscCall(MatZeroEntries(J));
   std::vector<PetscInt> cols;
   std::vector<double> values; // the block row, row-major over all its columns (PETSc's layout)
   for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
-    const PetscInt b = pattern_ptr_[c], e = pattern_ptr_[c + 1], k = e - b;
+    const PetscInt b = st.ptr[c], e = st.ptr[c + 1], k = e - b;
     cols.resize(k);
     values.resize(k * n * n);
     for (PetscInt i = b; i < e; ++i) {
-      cols[i - b] = m.cell_global[pattern_col_[i]];
+      cols[i - b] = m.cell_global[st.col[i]];
       for (int eq = 0; eq < n; ++eq)
         for (int var = 0; var < n; ++var)
-          values[(eq * k + (i - b)) * n + var] = pattern_val_[(i * n + eq) * n + var];
+          values[(eq * k + (i - b)) * n + var] = st.val[(i * n + eq) * n + var];
     }
     const PetscInt row = m.cell_global[c];
     PetscCall(MatSetValuesBlocked(J, 1, &row, k, cols.data(), values.data(), INSERT_VALUES));

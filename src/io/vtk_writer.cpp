@@ -17,10 +17,46 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
+#include <cmath>
 #include <map>
+#include <sstream>
 
 namespace karman::io {
 namespace fs = std::filesystem;
+
+PetscErrorCode VtkSeries::resume(double t_max)
+{
+  PetscFunctionBeginUser;
+  entries_.clear();
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm_, &rank));
+  std::string text;
+  if (rank == 0) {
+    std::ifstream in(fs::path(directory_) / (name_ + ".pvd"));
+    std::string line;
+    while (std::getline(in, line)) {
+      const auto t = line.find("timestep=\""), f = line.find("file=\"");
+      if (t == std::string::npos || f == std::string::npos) continue;
+      const double time = std::atof(line.c_str() + t + 10);
+      const std::string file = line.substr(f + 6, line.find('"', f + 6) - (f + 6));
+      if (time <= t_max + 1e-12 * std::max(1.0, std::abs(t_max))) {
+        char buf[64];
+        std::snprintf(buf, sizeof(buf), "%.17g ", time);
+        text += buf + file + "\n";
+      }
+    }
+  }
+  int n = static_cast<int>(text.size());
+  PetscCallMPI(MPI_Bcast(&n, 1, MPI_INT, 0, comm_));
+  text.resize(n);
+  if (n) PetscCallMPI(MPI_Bcast(text.data(), n, MPI_CHAR, 0, comm_));
+  std::istringstream in(text);
+  double time;
+  std::string file;
+  while (in >> time >> file) entries_.emplace_back(time, file);
+  PetscFunctionReturn(0);
+}
 
 std::vector<PetscInt> VtkSeries::surface_faces(const mesh::Mesh &mesh, int patch) {
   std::vector<PetscInt> faces;

@@ -74,7 +74,9 @@ for np in 1 2; do
   rm -rf o
   check $np "did not converge" nonzero run ok.yaml -o o --set solver.max_iterations=2
   [ -s o/last_good.pvd ] || { echo "FAIL: no last_good.pvd after a failed solve"; failures=$((failures + 1)); }
-  check $np "time.mode is 'unsteady'" nonzero run ok.yaml -o o --set time.mode=unsteady
+  check $np "--restart applies to unsteady runs" nonzero run ok.yaml -o o --restart
+  rm -rf o
+  check $np "--restart: no complete checkpoint in o/checkpoints" nonzero run ok.yaml -o o --restart --set time.mode=unsteady
   check $np "objective.points: point (5., 5., 0.) is outside the mesh" nonzero run ok.yaml -o o --set "objective.points=[[5, 5], [0.3, 0.2]]"
 done
 # the good case still works

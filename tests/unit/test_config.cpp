@@ -49,7 +49,10 @@ TEST_CASE("a valid case resolves with defaults filled in", "[config]") {
   const config::BoundaryConfig *inlet = cfg.boundary("inlet");
   REQUIRE(inlet);
   REQUIRE(inlet->type == "velocity-inlet");
-  REQUIRE(inlet->parameters.real("velocity") == 1.5);
+  physics::TimeFunction speed;
+  REQUIRE(inlet->parameters.time_function(PETSC_COMM_WORLD, "velocity", "/cases/x", &speed) == 0);
+  REQUIRE(speed.is_constant());
+  REQUIRE(speed.value(3.0, 7) == 1.5);
   REQUIRE(inlet->parameters.text("profile_axis") == "y"); // default
   REQUIRE(inlet->parameters.reals("profile_range") == std::vector<double>{0, 0.41});
   const auto center = cfg.boundary("cylinder")->parameters.vector("center");
@@ -74,7 +77,9 @@ TEST_CASE("--set overrides any key, including boundary parameters", "[config]") 
                                          "mesh.level=0", "time.mode=unsteady"},
                                         cfg) == 0);
   REQUIRE(cfg.section("fluid").real("viscosity") == 0.5);
-  REQUIRE(cfg.boundary("inlet")->parameters.real("velocity") == 3.0);
+  physics::TimeFunction speed;
+  REQUIRE(cfg.boundary("inlet")->parameters.time_function(PETSC_COMM_WORLD, "velocity", "/x", &speed) == 0);
+  REQUIRE(speed.value(0.0, 0) == 3.0);
   REQUIRE(cfg.section("mesh").integer("level") == 0);
   REQUIRE(cfg.section("time").text("mode") == "unsteady");
   REQUIRE_THAT(load_error(kValid, {"fluid.viscosty=0.5"}),

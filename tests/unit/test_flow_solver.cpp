@@ -165,8 +165,8 @@ boundaries:
 TEST_CASE("Newton converges quadratically on DFG 2D-1 (coarse mesh)", "[solver][mpi]") {
   Problem p;
   make_problem(kDfgCase, dfg_geo(), 0, 2, {"inlet", "outlet", "walls", "cylinder"}, &p);
-  p.res.boundary_conditions().patch(p.mesh.patch_index("cylinder")).omega = 0.0;
-  p.res.update_boundary_values(0.0);
+  p.res.boundary_conditions().patch(p.mesh.patch_index("cylinder")).omega = physics::TimeFunction::constant(0.0);
+  REQUIRE(p.res.update_boundary_values(0.0, 0) == 0);
   solver::SteadySolver newton;
   REQUIRE(newton.setup(p.res, p.cfg) == 0);
   Vec w;
@@ -219,7 +219,7 @@ solver: {rtol: 1e-12, atol: 1e-13}
         for (std::size_t b = 0; b < p.res.boundary_conditions().n_patches(); ++b)
           p.res.boundary_conditions().patch(static_cast<int>(b)).custom_velocity =
               [&](const Vec3<double> &x, double) { return exact_u(x); };
-        p.res.update_boundary_values(0.0);
+        REQUIRE(p.res.update_boundary_values(0.0, 0) == 0);
         solver::SteadySolver newton;
         REQUIRE(newton.setup(p.res, p.cfg) == 0);
         Vec w;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "karman/config/case_schema.hpp"
+#include "karman/physics/time_function.hpp"
 
 #include <petscsys.h>
 #include <yaml-cpp/yaml.h>
@@ -33,6 +34,9 @@ public:
   std::array<double, 3> vector(const std::string &key) const;
   std::vector<double> reals(const std::string &key) const;
   std::vector<std::string> names(const std::string &key) const;
+  /// TimeFunction keys (files are read relative to `directory`).  Collective on comm.
+  PetscErrorCode time_function(MPI_Comm comm, const std::string &key, const std::string &directory,
+                               physics::TimeFunction *f) const;
   /// PointList keys, each point padded to 3 components.
   std::vector<std::array<double, 3>> points(const std::string &key) const;
   const std::string &label() const { return label_; }
@@ -75,6 +79,10 @@ public:
   const std::string &directory() const { return directory_; }
   /// The resolved configuration (defaults filled in) as YAML text.
   std::string resolved_yaml() const;
+  /// Hash (16 hex digits) of the sections that define the discrete problem on a given
+  /// mesh: fluid, reference and boundaries.  Checkpoints carry it (and the mesh's own
+  /// hash); a restart checks both.
+  std::string problem_hash() const;
   /// Inserts the `petsc:` block into PETSc's options database; options already set
   /// (command line) take precedence.
   PetscErrorCode apply_petsc_options() const;

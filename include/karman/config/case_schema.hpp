@@ -20,7 +20,8 @@ enum class KeyType {
   RealVector, ///< a list of 2 or 3 numbers (one per space dimension)
   RealList,   ///< a list of numbers of any length
   NameList,   ///< a list of names (e.g. boundary names)
-  PointList   ///< a list of points, each a list of 2 or 3 numbers
+  PointList,  ///< a list of points, each a list of 2 or 3 numbers
+  TimeFunction ///< a number, or {type: sine|table|steps, ...} (physics/time_function.hpp)
 };
 
 struct KeySpec {

@@ -1,9 +1,9 @@
 // Boundary conditions by Gmsh physical name: what each boundary face imposes and the
 // values it imposes (at time t).
 //
-//   wall             u_b = U_wall + omega e_z x (x_f - c)            (velocity Dirichlet)
-//   velocity-inlet   u_b = U profile(x_f) e,  e = direction or -n     (velocity Dirichlet)
-//   blowing-suction  u_b = -A profile(x_f) n  (A > 0 blows into the fluid)
+//   wall             u_b = U_wall + omega(t) e_z x (x_f - c)         (velocity Dirichlet)
+//   velocity-inlet   u_b = U(t) profile(x_f) e,  e = direction or -n  (velocity Dirichlet)
+//   blowing-suction  u_b = -A(t) profile(x_f) n  (A > 0 blows into the fluid)
 //   pressure-outlet  p_b, du/dn = 0                                   (pressure outlet)
 //   symmetry         u . n = 0, no shear                              (slip)
 //   far-field        u_b = U_inf where U_inf . n < 0, else p_b = p_inf
@@ -15,6 +15,7 @@
 #include "karman/config/case_config.hpp"
 #include "karman/geometry/mesh_geometry.hpp"
 #include "karman/mesh/mesh.hpp"
+#include "karman/physics/time_function.hpp"
 
 #include <functional>
 #include <string>
@@ -29,10 +30,10 @@ struct PatchCondition {
   std::string name, type;
   Vec3<double>
       velocity;        ///< wall translation, far-field U_inf, or inlet direction (0: inward normal)
-  double omega = 0;    ///< wall rotation rate about e_z
+  physics::TimeFunction omega;     ///< wall rotation rate about e_z
   Vec3<double> center; ///< centre of rotation
-  double speed = 0;    ///< inlet speed (uniform value or parabolic peak)
-  double amplitude = 0; ///< jet normal velocity
+  physics::TimeFunction speed;     ///< inlet speed (uniform value or parabolic peak)
+  physics::TimeFunction amplitude; ///< jet normal velocity
   double pressure = 0;  ///< outlet / far-field pressure
   bool parabolic = false;
   int axis[2] = {-1, -1}; ///< profile axes (-1: unused)
@@ -61,8 +62,11 @@ public:
   /// Fixes the kind of every boundary flux face (far-field faces by the sign of U_inf . S).
   void classify(const mesh::Mesh &mesh, const geometry::Geometry<double> &g);
 
-  /// Evaluates the imposed values at time t.
-  void evaluate(const mesh::Mesh &mesh, const geometry::Geometry<double> &g, double t);
+  /// Evaluates the imposed values at time t, time level n (for per-step time functions).
+  /// Collective: a per-step function used beyond its last value is an error.
+  PetscErrorCode evaluate(const mesh::Mesh &mesh, const geometry::Geometry<double> &g, double t, long n);
+  /// True if some imposed value depends on time.
+  bool time_dependent() const;
 
   FaceKind kind(PetscInt f) const { return kind_[f]; }
   const Vec3<double> &velocity(PetscInt f) const { return velocity_[f]; }

@@ -44,13 +44,14 @@ public:
   const BoundaryConditions &boundary_conditions() const { return bcs_; }
   physics::FluxParameters<double> &parameters() { return params_; }
   const physics::FluxParameters<double> &parameters() const { return params_; }
-  /// Re-evaluates the boundary values at time t (after changing BC parameters).
-  void update_boundary_values(double t);
+  /// Re-evaluates the boundary values at time t, time level n (after changing BC parameters).
+  PetscErrorCode update_boundary_values(double t, long n);
 
   /// A ghosted state vector (block size nv, owned cells then ghosts as in the mesh).
   PetscErrorCode create_state(Vec *w) const;
-  /// The Jacobian matrix, preallocated for the two-layer stencil.
-  PetscErrorCode create_jacobian(Mat *J) const;
+  /// The Jacobian matrix, preallocated for the two-layer stencil; with `compact`, for the
+  /// face-neighbour stencil of the compact preconditioning matrix (see jacobian()).
+  PetscErrorCode create_jacobian(Mat *J, bool compact = false) const;
 
   /// Refreshes the local copy of w (owned and ghost cells) and the gradients.
   PetscErrorCode update_local(Vec w);
@@ -59,10 +60,20 @@ public:
   /// nv x 3 gradient components per local cell (owned and layer-1 cells), after update_local().
   const std::vector<double> &gradients() const { return grad_; }
 
-  /// R(w) (owned rows).
-  PetscErrorCode residual(Vec w, Vec R);
+  /// BDF time derivative on the momentum rows: rho V (a0 u + h_c), h_c from earlier steps.
+  struct TimeTerm {
+    double a0 = 0;                                ///< coefficient of the new state [1/s]
+    const std::vector<double> *history = nullptr; ///< nv values per owned cell (momentum entries used)
+  };
+
+  /// R(w) (owned rows), plus the time term if given.
+  PetscErrorCode residual(Vec w, Vec R, const TimeTerm *time_term = nullptr);
   /// J = dR/dw + diag(shift) on the momentum rows (shift: one value per owned cell, or null).
-  PetscErrorCode jacobian(Vec w, Mat J, const std::vector<double> *momentum_shift);
+  /// With `compact`, only the couplings of each face flux to its own two cells are kept
+  /// (the dependence through the gradients on the cells' other neighbours is dropped): a
+  /// sparser matrix whose LU factors are several times smaller, used to precondition
+  /// Krylov solves with the exact Jacobian.
+  PetscErrorCode jacobian(Vec w, Mat J, const std::vector<double> *momentum_shift, bool compact = false);
 
   /// Cell state (value and gradient) of local cell c from the local copy.
   physics::CellState<double> cell_state(PetscInt c) const;
@@ -75,7 +86,6 @@ public:
 
 private:
   void face_jacobian(PetscInt f, physics::FluxJacobian &J) const;
-  double &slot(PetscInt row, PetscInt col_cell, int eq, int var);
 
   const mesh::Mesh *mesh_ = nullptr;
   geometry::Geometry<double> geom_;
@@ -85,8 +95,14 @@ private:
   Vec work_ = nullptr; ///< ghosted work vector
   std::vector<double> wloc_, grad_;
   // Jacobian stencil of the owned rows: sorted local column cells and block values
-  std::vector<PetscInt> pattern_ptr_, pattern_col_;
-  std::vector<double> pattern_val_;
+  /// Block sparsity of the owned rows (sorted local column cells) and a value buffer.
+  struct Stencil {
+    std::vector<PetscInt> ptr, col;
+    std::vector<double> val;
+  };
+  Stencil full_, compact_;
+  /// The value block of (row, column cell) in a stencil, or null if it is not in it.
+  double *slot(Stencil &st, PetscInt row, PetscInt col_cell);
 };
 
 } // namespace karman::discretization

@@ -37,6 +37,10 @@ public:
   PetscErrorCode write_surface(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
                                int patch, double time, const std::vector<Field> &fields);
 
+  /// Continues an existing series (restart): keeps the entries of OUTDIR/name.pvd with
+  /// time <= t_max; later snapshots are written after them.  Collective.
+  PetscErrorCode resume(double t_max);
+
   /// The local faces that write_surface() writes for `patch`, in order.
   static std::vector<PetscInt> surface_faces(const mesh::Mesh &mesh, int patch);
 

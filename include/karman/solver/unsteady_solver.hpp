@@ -1,0 +1,101 @@
+// Implicit time integration: BDF1 for the first step, then BDF2 (or BDF1 throughout),
+// one coupled Newton solve (PETSc SNES) per step:
+//   R_steady(w^{n+1}; t^{n+1}) + rho V (a0 w^{n+1} + a1 w^n + a2 w^{n-1}) = 0   (momentum rows)
+// BDF1: a0 = 1/dt, a1 = -1/dt, a2 = 0.  BDF2 with variable steps, omega = dt_n / dt_{n-1}:
+//   a0 = (1 + 2 omega) / ((1 + omega) dt_n),  a1 = -(1 + omega) / dt_n,
+//   a2 = omega^2 / ((1 + omega) dt_n)          (Hairer, Norsett & Wanner I, sec. III.5)
+// so a restart with a different dt continues at second order.  The Jacobian is exact
+// (steady Jacobian + rho V a0 on the momentum diagonal).  The linear solver defaults to
+// GMRES with the exact Jacobian, preconditioned by an LU factorization (MUMPS) of either
+// the exact Jacobian or its compact (face-neighbour) part (solver.preconditioner_matrix),
+// reused across Newton iterations and time steps and refreshed when GMRES needs more
+// than solver.refactor_iterations iterations or the step size changes; Newton stops on
+// the residual, so these choices change the cost, not the answer.
+#pragma once
+
+#include "karman/discretization/flow_residual.hpp"
+
+#include <petscsnes.h>
+
+#include <string>
+#include <vector>
+
+namespace karman::solver {
+
+struct BdfCoefficients {
+  double a0 = 0, a1 = 0, a2 = 0;
+};
+
+/// BDF coefficients for a step of size dt after a step of size dt_prev (order 1 or 2).
+BdfCoefficients bdf_coefficients(int order, double dt, double dt_prev);
+
+struct StepReport {
+  long step = 0;       ///< index of the new time level
+  double time = 0;     ///< t^{n+1}
+  double dt = 0;
+  int order = 0;       ///< BDF order used
+  int newton_iterations = 0;
+  int linear_iterations = 0;
+  bool refactored = false; ///< a new LU factorization was computed in this step
+  double initial_residual = 0, final_residual = 0;
+  std::vector<double> residual_history;
+  double wall_time = 0;
+  bool converged = false;
+  std::string reason;
+};
+
+class UnsteadySolver {
+public:
+  UnsteadySolver() = default;
+  UnsteadySolver(const UnsteadySolver &) = delete;
+  UnsteadySolver &operator=(const UnsteadySolver &) = delete;
+  ~UnsteadySolver();
+
+  /// Creates the SNES and the state vectors (w^n = w^{n-1} = 0, t = 0).  Collective.
+  PetscErrorCode setup(discretization::FlowResidual &residual, const config::CaseConfig &cfg);
+
+  /// Current state w^n, previous state w^{n-1}.
+  Vec state() const { return w_; }
+  Vec previous_state() const { return w_prev_; }
+  long step() const { return step_; }
+  double time() const { return time_; }
+  double previous_dt() const { return dt_prev_; }
+
+  /// Sets the integration state (initial condition or restart): w^n, w^{n-1} (may equal w^n
+  /// when `step` = 0), the time level n, t^n and dt_{n-1} (the step that led to w^n).
+  PetscErrorCode set_state(Vec w, Vec w_prev, long step, double time, double dt_prev);
+
+  /// The next step computes a fresh LU factorization (called after each checkpoint, so that a
+  /// run restarted from it repeats exactly the same operations).
+  void force_refactorization() { force_refactor_ = true; }
+
+  /// Advances one step of size dt (boundary values evaluated at t^{n+1}).  On failure the
+  /// state is left at t^n and report->converged is false.  Collective.
+  PetscErrorCode advance(double dt, StepReport *report);
+
+private:
+  static PetscErrorCode form_function(SNES, Vec w, Vec R, void *ctx);
+  static PetscErrorCode form_jacobian(SNES, Vec w, Mat J, Mat P, void *ctx);
+  static PetscErrorCode monitor(SNES, PetscInt it, PetscReal norm, void *ctx);
+  PetscErrorCode solve_step(double dt, int order, StepReport *report);
+
+  discretization::FlowResidual *res_ = nullptr;
+  SNES snes_ = nullptr;
+  Mat J_ = nullptr, P_ = nullptr; ///< exact Jacobian; matrix the preconditioner is built from
+  Vec w_ = nullptr, w_prev_ = nullptr, w_new_ = nullptr, r_ = nullptr;
+  std::string scheme_ = "bdf2";
+  long step_ = 0;
+  double time_ = 0, dt_prev_ = 0;
+  // current step
+  BdfCoefficients bdf_;
+  std::vector<double> history_, shift_;
+  discretization::FlowResidual::TimeTerm term_;
+  StepReport *report_ = nullptr;
+  // preconditioner reuse
+  bool have_factorization_ = false, force_refactor_ = true;
+  double factorized_dt_ = 0;
+  int refactor_iterations_ = 20;
+  bool reuse_enabled_ = true;
+};
+
+} // namespace karman::solver

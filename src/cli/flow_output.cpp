@@ -1,0 +1,190 @@
+// Flow monitors and output (see include/karman/cli/flow_output.hpp).
+#include "karman/cli/flow_output.hpp"
+
+#include "karman/io/hdf5_fields.hpp"
+
+#include <cstdio>
+#include <filesystem>
+
+namespace karman::cli {
+
+using discretization::FlowResidual;
+
+PetscErrorCode FlowMonitors::setup(const FlowResidual &res, const config::CaseConfig &cfg)
+{
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = res.mesh();
+  const config::Section obj = cfg.section("objective"), ref = cfg.section("reference");
+  walls_.clear();
+  for (const auto &name : obj.names("walls")) {
+    const int p = m.patch_index(name);
+    PetscCheck(p >= 0, m.comm, PETSC_ERR_USER_INPUT, "%s: objective.walls: no boundary named '%s'",
+               cfg.file().c_str(), name.c_str());
+    walls_.push_back(p);
+  }
+  if (walls_.empty()) walls_ = res.boundary_conditions().wall_patches();
+  auto unit = [&](const char *key, Vec3<double> *v) {
+    *v = Vec3<double>::from(obj.vector(key));
+    const double n = norm(*v);
+    if (n > 0) *v = (1.0 / n) * *v;
+    return n > 0;
+  };
+  PetscCheck(unit("drag_direction", &drag_dir_) && unit("lift_direction", &lift_dir_), m.comm,
+             PETSC_ERR_USER_INPUT, "%s: objective.drag_direction and lift_direction must be non-zero",
+             cfg.file().c_str());
+  moment_center_ = Vec3<double>::from(ref.vector("moment_center"));
+  const double rho = cfg.section("fluid").real("density"), U = ref.real("velocity");
+  q_ref_ = 0.5 * rho * U * U;
+  l_ref_ = ref.real("length");
+  s_ref_ = m.dim == 2 ? l_ref_ : (ref.real("area") > 0 ? ref.real("area") : l_ref_ * l_ref_);
+  p_ref_ = ref.real("pressure");
+  std::vector<Vec3<double>> points;
+  for (const auto &p : obj.points("points")) points.push_back(Vec3<double>::from(p));
+  PetscCheck(points.empty() || points.size() == 2, m.comm, PETSC_ERR_USER_INPUT,
+             "%s: objective.points: give two points for the pressure difference (got %zu)", cfg.file().c_str(),
+             points.size());
+  PetscCheck(obj.text("type") != "pressure-difference" || points.size() == 2, m.comm, PETSC_ERR_USER_INPUT,
+             "%s: objective.type pressure-difference needs objective.points (two points)", cfg.file().c_str());
+  PetscCall(dp_points_.setup(res, points, cfg.file() + ": objective.points"));
+  points.clear();
+  for (const auto &p : cfg.section("output").points("probes")) points.push_back(Vec3<double>::from(p));
+  PetscCall(output_probes_.setup(res, points, cfg.file() + ": output.probes"));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowMonitors::evaluate(const FlowResidual &res, Values *v) const
+{
+  PetscFunctionBeginUser;
+  PetscCall(solver::wall_force(res, walls_, moment_center_, &v->force));
+  const double scale = 1.0 / (q_ref_ * s_ref_);
+  v->cd = dot(v->force.total(), drag_dir_) * scale;
+  v->cl = dot(v->force.total(), lift_dir_) * scale;
+  v->cd_pressure = dot(v->force.pressure, drag_dir_) * scale;
+  v->cd_viscous = dot(v->force.viscous, drag_dir_) * scale;
+  v->cm = v->force.moment[2] * scale / l_ref_;
+  v->has_dp = dp_points_.size() == 2;
+  if (v->has_dp) {
+    std::vector<double> values;
+    PetscCall(dp_points_.evaluate(res, &values));
+    v->dp = values[0] - values[res.nv()];
+  }
+  if (output_probes_.size() > 0) PetscCall(output_probes_.evaluate(res, &v->probes));
+  PetscFunctionReturn(0);
+}
+
+std::string FlowMonitors::csv_header(int nv) const
+{
+  std::string h = "cd,cl,cd_pressure,cd_viscous,cm,delta_p";
+  const char *names[] = {"p", "u", "v", "w"};
+  for (std::size_t i = 0; i < output_probes_.size(); ++i)
+    for (int k = 0; k < nv; ++k) h += ",probe" + std::to_string(i) + "_" + names[k];
+  return h;
+}
+
+std::string FlowMonitors::csv_values(const Values &v) const
+{
+  char line[512];
+  std::snprintf(line, sizeof(line), "%.12e,%.12e,%.12e,%.12e,%.12e,%.12e", v.cd, v.cl, v.cd_pressure, v.cd_viscous,
+                v.cm, v.has_dp ? v.dp : 0.0);
+  std::string row(line);
+  for (double x : v.probes) {
+    std::snprintf(line, sizeof(line), ",%.12e", x);
+    row += line;
+  }
+  return row;
+}
+
+PetscErrorCode FlowWriter::setup(const FlowResidual &res, const FlowMonitors &mon, const config::CaseConfig &cfg,
+                                 const std::string &directory, const std::string &name)
+{
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = res.mesh();
+  mon_ = &mon;
+  directory_ = directory;
+  name_ = name;
+  vtk_ = cfg.section("output").flag("vtk");
+  hdf5_ = cfg.section("output").flag("hdf5");
+  volume_ = std::make_unique<io::VtkSeries>(m.comm, directory, name);
+  surface_patches_.clear();
+  for (const auto &s : cfg.section("output").names("surfaces")) {
+    const int p = m.patch_index(s);
+    PetscCheck(p >= 0, m.comm, PETSC_ERR_USER_INPUT, "%s: output.surfaces: no boundary named '%s'",
+               cfg.file().c_str(), s.c_str());
+    surface_patches_.push_back(p);
+  }
+  if (surface_patches_.empty()) surface_patches_ = res.boundary_conditions().wall_patches();
+  surfaces_.clear();
+  for (int p : surface_patches_)
+    surfaces_.push_back(std::make_unique<io::VtkSeries>(m.comm, directory, name + "_" + m.patch_names[p]));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowWriter::resume(double t)
+{
+  PetscFunctionBeginUser;
+  PetscCall(volume_->resume(t));
+  for (auto &s : surfaces_) PetscCall(s->resume(t));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowWriter::write_vtk(const FlowResidual &res, double time)
+{
+  PetscFunctionBeginUser;
+  if (!vtk_) PetscFunctionReturn(0);
+  const mesh::Mesh &m = res.mesh();
+  const int nv = res.nv();
+  const auto &w = res.local_state();
+  const auto &G = res.gradients();
+  io::Field velocity{"velocity", 3, {}}, pressure{"pressure", 1, {}}, vorticity{"vorticity", m.dim == 2 ? 1 : 3, {}};
+  for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+    pressure.values.push_back(w[c * nv]);
+    for (int d = 0; d < 3; ++d) velocity.values.push_back(d < m.dim ? w[c * nv + 1 + d] : 0.0);
+    auto grad = [&](int k, int i) { return G[(c * nv + k) * 3 + i]; }; // d u_{k-1} / d x_i
+    if (m.dim == 2) {
+      vorticity.values.push_back(grad(2, 0) - grad(1, 1));
+    } else {
+      vorticity.values.push_back(grad(3, 1) - grad(2, 2));
+      vorticity.values.push_back(grad(1, 2) - grad(3, 0));
+      vorticity.values.push_back(grad(2, 0) - grad(1, 1));
+    }
+  }
+  PetscCall(volume_->write_volume(m, m.coordinates, time, {velocity, pressure, vorticity}));
+  for (std::size_t i = 0; i < surface_patches_.size(); ++i) {
+    const int p = surface_patches_[i];
+    std::vector<double> pf;
+    std::vector<Vec3<double>> tau;
+    solver::wall_stress(res, p, &pf, &tau);
+    io::Field cp{"pressure_coefficient", 1, {}}, cf{"skin_friction", 1, {}}, shear{"wall_shear_stress", 3, {}};
+    const std::vector<PetscInt> faces = io::VtkSeries::surface_faces(m, p);
+    for (std::size_t k = 0; k < faces.size(); ++k) {
+      const Vec3<double> &S = res.geometry().face_area[faces[k]];
+      const Vec3<double> n = (1.0 / norm(S)) * S; // out of the fluid
+      cp.values.push_back((pf[k] - mon_->reference_pressure()) / mon_->dynamic_pressure());
+      // 2D: shear along t = e_z x (-n) = (n_y, -n_x); 3D: its magnitude
+      cf.values.push_back((m.dim == 2 ? tau[k][0] * n[1] - tau[k][1] * n[0] : norm(tau[k])) /
+                          mon_->dynamic_pressure());
+      for (int d = 0; d < 3; ++d) shear.values.push_back(tau[k][d]);
+    }
+    PetscCall(surfaces_[i]->write_surface(m, m.coordinates, p, time, {cp, cf, shear}));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowWriter::write_hdf5(const FlowResidual &res, double time)
+{
+  PetscFunctionBeginUser;
+  if (!hdf5_) PetscFunctionReturn(0);
+  const mesh::Mesh &m = res.mesh();
+  const int nv = res.nv();
+  const auto &w = res.local_state();
+  io::Field velocity{"velocity", 3, {}}, pressure{"pressure", 1, {}};
+  for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+    pressure.values.push_back(w[c * nv]);
+    for (int d = 0; d < 3; ++d) velocity.values.push_back(d < m.dim ? w[c * nv + 1 + d] : 0.0);
+  }
+  PetscCall(io::write_fields_h5(m, m.coordinates, (std::filesystem::path(directory_) / (name_ + ".h5")).string(),
+                                {velocity, pressure}, {{"time", time}}));
+  PetscFunctionReturn(0);
+}
+
+} // namespace karman::cli

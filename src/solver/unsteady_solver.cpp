@@ -1,0 +1,201 @@
+// Implicit BDF time stepping (see include/karman/solver/unsteady_solver.hpp).
+#include "karman/solver/unsteady_solver.hpp"
+
+#include <cmath>
+
+namespace karman::solver {
+
+BdfCoefficients bdf_coefficients(int order, double dt, double dt_prev)
+{
+  BdfCoefficients c;
+  if (order == 1 || dt_prev <= 0) {
+    c.a0 = 1.0 / dt, c.a1 = -1.0 / dt, c.a2 = 0.0;
+    return c;
+  }
+  const double w = dt / dt_prev;
+  c.a0 = (1 + 2 * w) / ((1 + w) * dt);
+  c.a1 = -(1 + w) / dt;
+  c.a2 = w * w / ((1 + w) * dt);
+  return c;
+}
+
+UnsteadySolver::~UnsteadySolver()
+{
+  if (snes_) SNESDestroy(&snes_);
+  if (J_) MatDestroy(&J_);
+  if (P_) MatDestroy(&P_);
+  for (Vec *v : {&w_, &w_prev_, &w_new_, &r_})
+    if (*v) VecDestroy(v);
+}
+
+PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual, const config::CaseConfig &cfg)
+{
+  PetscFunctionBeginUser;
+  res_ = &residual;
+  const config::Section s = cfg.section("solver");
+  scheme_ = cfg.section("time").text("scheme");
+  refactor_iterations_ = static_cast<int>(s.integer("refactor_iterations"));
+  PetscCall(residual.create_jacobian(&J_));
+  if (s.text("preconditioner_matrix") == "compact") PetscCall(residual.create_jacobian(&P_, true));
+  for (Vec *v : {&w_, &w_prev_, &w_new_, &r_}) PetscCall(residual.create_state(v));
+  PetscCall(SNESCreate(residual.mesh().comm, &snes_));
+  PetscCall(SNESSetType(snes_, SNESNEWTONLS));
+  PetscCall(SNESSetFunction(snes_, r_, form_function, this));
+  PetscCall(SNESSetJacobian(snes_, J_, P_ ? P_ : J_, form_jacobian, this));
+  PetscCall(SNESSetTolerances(snes_, s.real("atol"), s.real("rtol"), 0.0,
+                              static_cast<PetscInt>(s.integer("max_iterations")), -1));
+  SNESLineSearch ls;
+  PetscCall(SNESGetLineSearch(snes_, &ls));
+  PetscCall(SNESLineSearchSetType(ls, SNESLINESEARCHBT));
+  KSP ksp;
+  PC pc;
+  PetscCall(SNESGetKSP(snes_, &ksp));
+  PetscCall(KSPSetType(ksp, KSPGMRES));
+  // inexact Newton: each linear solve gains 4 digits, Newton iterates to solver.rtol/atol
+  PetscCall(KSPSetTolerances(ksp, 1e-4, 1e-20, PETSC_DEFAULT, 200));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, PCLU));
+  PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+  PetscCall(SNESMonitorSet(snes_, monitor, this, nullptr));
+  PetscCall(SNESSetFromOptions(snes_));
+  // reuse only makes sense with a Krylov method around the factorization
+  KSPType type;
+  PetscCall(KSPGetType(ksp, &type));
+  reuse_enabled_ = std::string(type) != KSPPREONLY;
+  PetscCheck(reuse_enabled_ || !P_, residual.mesh().comm, PETSC_ERR_USER_INPUT,
+             "%s: solver.preconditioner_matrix 'compact' needs a Krylov method around the factorization "
+             "(-ksp_type gmres, the default); with -ksp_type preonly use solver.preconditioner_matrix: exact",
+             cfg.file().c_str());
+  history_.assign(residual.mesh().n_owned_cells * residual.nv(), 0.0);
+  shift_.assign(residual.mesh().n_owned_cells, 0.0);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadySolver::set_state(Vec w, Vec w_prev, long step, double time, double dt_prev)
+{
+  PetscFunctionBeginUser;
+  PetscCall(VecCopy(w, w_));
+  PetscCall(VecCopy(w_prev ? w_prev : w, w_prev_));
+  step_ = step;
+  time_ = time;
+  dt_prev_ = dt_prev;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadySolver::form_function(SNES, Vec w, Vec R, void *ctx)
+{
+  PetscFunctionBeginUser;
+  auto *self = static_cast<UnsteadySolver *>(ctx);
+  PetscCall(self->res_->residual(w, R, &self->term_));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadySolver::form_jacobian(SNES snes, Vec w, Mat J, Mat P, void *ctx)
+{
+  PetscFunctionBeginUser;
+  auto *self = static_cast<UnsteadySolver *>(ctx);
+  PetscCall(self->res_->jacobian(w, J, &self->shift_));
+  // decide whether the LU factorization of an earlier Jacobian is still good enough
+  KSP ksp;
+  PetscCall(SNESGetKSP(snes, &ksp));
+  bool refactor = !self->reuse_enabled_ || self->force_refactor_ || !self->have_factorization_;
+  if (!refactor) {
+    PetscInt its;
+    PetscCall(KSPGetIterationNumber(ksp, &its));
+    refactor = its > self->refactor_iterations_;
+  }
+  // SNES applies its preconditioner lag right after this callback: -2 rebuilds once, -1 reuses
+  PetscCall(SNESSetLagPreconditioner(snes, refactor ? -2 : -1));
+  if (refactor && P != J) PetscCall(self->res_->jacobian(w, P, &self->shift_, true));
+  if (refactor) {
+    self->have_factorization_ = true;
+    self->force_refactor_ = false;
+    if (self->report_) self->report_->refactored = true;
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadySolver::monitor(SNES, PetscInt, PetscReal norm, void *ctx)
+{
+  PetscFunctionBeginUser;
+  auto *self = static_cast<UnsteadySolver *>(ctx);
+  if (self->report_) self->report_->residual_history.push_back(norm);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadySolver::solve_step(double dt, int order, StepReport *report)
+{
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = res_->mesh();
+  const int nv = res_->nv();
+  bdf_ = bdf_coefficients(order, dt, dt_prev_);
+  // history h = a1 w^n + a2 w^{n-1} (momentum entries), shift rho V a0
+  const PetscScalar *a, *b;
+  PetscCall(VecGetArrayRead(w_, &a));
+  PetscCall(VecGetArrayRead(w_prev_, &b));
+  for (PetscInt i = 0; i < m.n_owned_cells * nv; ++i) history_[i] = bdf_.a1 * a[i] + bdf_.a2 * b[i];
+  PetscCall(VecRestoreArrayRead(w_, &a));
+  PetscCall(VecRestoreArrayRead(w_prev_, &b));
+  for (PetscInt c = 0; c < m.n_owned_cells; ++c)
+    shift_[c] = res_->parameters().rho * res_->geometry().cell_volume[c] * bdf_.a0;
+  term_.a0 = bdf_.a0;
+  term_.history = &history_;
+  // initial guess: linear extrapolation from the last two levels
+  PetscCall(VecCopy(w_, w_new_));
+  if (step_ > 0 && dt_prev_ > 0) {
+    PetscCall(VecAXPY(w_new_, dt / dt_prev_, w_));
+    PetscCall(VecAXPY(w_new_, -dt / dt_prev_, w_prev_));
+  }
+  report_ = report;
+  PetscCall(SNESSolve(snes_, nullptr, w_new_));
+  report_ = nullptr;
+  SNESConvergedReason reason;
+  PetscInt its, lits;
+  PetscCall(SNESGetConvergedReason(snes_, &reason));
+  PetscCall(SNESGetIterationNumber(snes_, &its));
+  PetscCall(SNESGetLinearSolveIterations(snes_, &lits));
+  report->converged = reason > 0;
+  report->reason = SNESConvergedReasons[reason];
+  report->newton_iterations += static_cast<int>(its);
+  report->linear_iterations += static_cast<int>(lits); // counted per SNESSolve
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadySolver::advance(double dt, StepReport *report)
+{
+  PetscFunctionBeginUser;
+  const double start = MPI_Wtime();
+  *report = StepReport();
+  const int order = (scheme_ == "bdf1" || step_ == 0) ? 1 : 2;
+  report->step = step_ + 1;
+  report->time = time_ + dt;
+  report->dt = dt;
+  report->order = order;
+  PetscCall(res_->update_boundary_values(time_ + dt, step_ + 1));
+  if (dt != factorized_dt_) force_refactor_ = true;
+  PetscCall(solve_step(dt, order, report));
+  if (!report->converged && reuse_enabled_ && !report->refactored) {
+    // the reused factorization may have been too old: once more with a fresh one
+    force_refactor_ = true;
+    report->residual_history.clear();
+    PetscCall(solve_step(dt, order, report));
+  }
+  if (!report->residual_history.empty()) {
+    report->initial_residual = report->residual_history.front();
+    report->final_residual = report->residual_history.back();
+  }
+  if (report->converged) {
+    factorized_dt_ = report->refactored ? dt : factorized_dt_;
+    PetscCall(VecCopy(w_, w_prev_));
+    PetscCall(VecCopy(w_new_, w_));
+    step_ += 1;
+    time_ += dt;
+    dt_prev_ = dt;
+  } else {
+    PetscCall(res_->update_boundary_values(time_, step_)); // back to t^n
+  }
+  report->wall_time = MPI_Wtime() - start;
+  PetscFunctionReturn(0);
+}
+
+} // namespace karman::solver

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Crash safety and restart of an unsteady run (DFG 2D-2, coarse mesh, 24 steps,
+# checkpoints every 4 steps):
+#  1. an uninterrupted run (reference forces.csv);
+#  2. the same run killed with SIGKILL mid-way, then `--restart`: the force history equals
+#     the reference to 1e-10 (relative) and has no duplicated steps;
+#  3. a restart of the killed run on 2 ranks (checkpoint written on 1): equal to the
+#     reference to solver tolerance (1e-7);
+#  4. a corrupt record (data changed, checksum not) is an error naming the file and the
+#     record; a truncated newest checkpoint file falls back to the previous one.
+# usage: restart.sh KARMAN SOURCE_DIR WORK_DIR
+set -u
+karman=$1 src=$2 work=$3
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+case="$src/cases/dfg-2d2/case.yaml"
+opts=(--set mesh.level=0 --set mesh.cache_dir="$work/cache" --set time.dt=0.02 --set time.t_end=0.48
+      --set output.checkpoint_every=4 --set output.vtk_every=8)
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$karman" run "$case" -o ref "${opts[@]}" > ref.log 2>&1 || { tail -5 ref.log; fail "reference run"; }
+
+# killed run: SIGKILL once step 14 is done (the checkpoint of step 12 is complete)
+"$karman" run "$case" -o killed "${opts[@]}" > killed.log 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do
+  grep -q "step     14 " killed.log && break
+  sleep 0.1
+done
+kill -9 $pid
+wait $pid 2> /dev/null
+grep -q "step     24 " killed.log && fail "the run finished before it could be killed"
+cp -r killed killed2
+"$karman" run "$case" -o killed "${opts[@]}" --restart > restart.log 2>&1 || { tail -5 restart.log; fail "restart"; }
+grep -q "restart from .*step 1[26]" restart.log || { grep restart restart.log; fail "did not restart from step 12 or 16"; }
+mpirun -n 2 --oversubscribe "$karman" run "$case" -o killed2 "${opts[@]}" --restart > restart2.log 2>&1 ||
+  { tail -5 restart2.log; fail "restart on 2 ranks"; }
+
+/usr/bin/python3 - <<'PY' || exit 1
+import csv
+def load(path):
+    rows = list(csv.DictReader(open(path)))
+    return {int(r["step"]): r for r in rows}, [int(r["step"]) for r in rows]
+ref, ref_steps = load("ref/forces.csv")
+for name, tol in (("killed", 1e-10), ("killed2", 1e-7)):
+    got, steps = load(name + "/forces.csv")
+    assert steps == ref_steps, f"{name}: steps {steps} != {ref_steps} (missing or duplicated rows)"
+    worst = 0.0
+    for s in ref_steps:
+        for key in ("cd", "cl", "delta_p"):
+            a, b = float(ref[s][key]), float(got[s][key])
+            worst = max(worst, abs(a - b) / max(abs(a), 1e-3))
+    print(f"{name}: {len(steps)} rows, max relative difference to the uninterrupted run {worst:.2e} (tolerance {tol})")
+    assert worst <= tol, name
+PY
+
+# corrupt record: change one value of the last record without updating its checksum
+cp -r killed corrupt
+/usr/bin/python3 - <<'PY' || exit 1
+import glob, h5py
+f = sorted(glob.glob("corrupt/checkpoints/run-*.h5"))[-1]
+with h5py.File(f, "r+") as h:
+    h["state"][-1, 7] += 1e-3
+PY
+"$karman" run "$case" -o corrupt "${opts[@]}" --restart > corrupt.log 2>&1 && fail "a corrupt record was read"
+grep -q "karman: error: .*run-0002.h5: record .* (step 24) is corrupt" corrupt.log ||
+  { cat corrupt.log | tail -3; fail "no clear error for the corrupt record"; }
+echo "ok: $(grep 'karman: error' corrupt.log)"
+
+# truncated newest file: fall back to the previous checkpoint file, with a warning
+cp -r killed truncated
+f=truncated/checkpoints/run-0002.h5
+truncate -s $(($(stat -c %s $f) / 3)) $f
+"$karman" run "$case" -o truncated "${opts[@]}" --restart > truncated.log 2>&1 || { tail -3 truncated.log; fail "fallback"; }
+grep -q "run-0002.h5: cannot be read" truncated.log || fail "no warning about the truncated file"
+grep -q "restart from .*run-0001.h5" truncated.log || fail "did not fall back to run-0001.h5"
+echo "ok: truncated run-0002.h5 -> $(grep -o "restart from .*" truncated.log)"
+echo "all restart checks passed"
