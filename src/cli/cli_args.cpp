@@ -11,9 +11,11 @@ const std::vector<CommandInfo> &commands() {
   static const std::vector<CommandInfo> list = {
       {"mesh",
        "mesh the case geometry, distribute it, check it and write it with cell-quality fields"},
-      {"run",
-       "solve the case (steady: Newton with pseudo-transient continuation) and write forces and "
-       "fields"},
+      {"run", "solve the case (steady: Newton with pseudo-transient continuation; unsteady: BDF2) and "
+              "write forces and fields; --restart continues an unsteady run from its last checkpoint"},
+      {"adjoint", "steady discrete adjoint of the objective: gradients of every parameter and of the mesh "
+                  "coordinates, surface sensitivities"},
+      {"verify", "check the adjoint gradients against finite differences and a shape Taylor test"},
   };
   return list;
 }

@@ -186,6 +186,10 @@ PetscErrorCode run_command(MPI_Comm comm, const CliArgs &args) {
     PetscCall(run_mesh_command(comm, args));
   else if (args.command == "run")
     PetscCall(run_run_command(comm, args));
+  else if (args.command == "adjoint")
+    PetscCall(run_adjoint_command(comm, args));
+  else if (args.command == "verify")
+    PetscCall(run_verify_command(comm, args));
   else
     SETERRQ(comm, PETSC_ERR_USER_INPUT, "unknown command '%s'", args.command.c_str());
   PetscFunctionReturn(0);

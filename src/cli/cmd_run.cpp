@@ -103,104 +103,6 @@ void add_values(nlohmann::json &j, const FlowMonitors::Values &v, const config::
   }
 }
 
-// ------------------------------------------------------------------------------------ steady
-
-PetscErrorCode run_steady(MPI_Comm comm, const CliArgs &args, const config::CaseConfig &cfg, FlowResidual &res,
-                          const FlowMonitors &mon)
-{
-  PetscFunctionBeginUser;
-  PetscMPIInt rank;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  Vec w, best;
-  PetscCall(res.create_state(&w));
-  PetscCall(set_initial_state(res, cfg, w));
-  PetscCall(VecDuplicate(w, &best));
-  std::ofstream csv;
-  if (rank == 0) {
-    csv.open(fs::path(args.output_dir) / "forces.csv");
-    csv << "iteration,residual,residual_continuity,residual_momentum,cfl,linear_iterations,wall_time,"
-        << mon.csv_header(res.nv()) << "\n";
-  }
-  solver::SteadySolver newton;
-  PetscCall(newton.setup(res, cfg));
-  const std::function<PetscErrorCode(const solver::NewtonRecord &, Vec)> monitor =
-      [&](const solver::NewtonRecord &r, Vec x) -> PetscErrorCode {
-    PetscFunctionBeginUser;
-    PetscCall(res.update_local(x));
-    FlowMonitors::Values v;
-    PetscCall(mon.evaluate(res, &v));
-    char dp[64] = "";
-    if (v.has_dp) std::snprintf(dp, sizeof(dp), "  dp %.6f", v.dp);
-    PetscCall(log_info(comm,
-                       "newton %3d  |R| %.3e (continuity %.2e, momentum %.2e)  CFL %.1e  lin %d  %.2f s  c_D %.6f  "
-                       "c_L %.6f%s",
-                       r.iteration, r.residual, r.residual_continuity, r.residual_momentum, r.cfl,
-                       r.linear_iterations, r.wall_time, v.cd, v.cl, dp));
-    if (rank == 0) {
-      char line[256];
-      std::snprintf(line, sizeof(line), "%d,%.10e,%.10e,%.10e,%.4e,%d,%.4f,", r.iteration, r.residual,
-                    r.residual_continuity, r.residual_momentum, r.cfl, r.linear_iterations, r.wall_time);
-      csv << line << mon.csv_values(v) << "\n" << std::flush;
-    }
-    PetscFunctionReturn(0);
-  };
-  solver::SteadySummary summary;
-  PetscCall(newton.solve(w, monitor, best, &summary));
-  double mem_total, mem_max;
-  PetscCall(solver::peak_memory(comm, &mem_total, &mem_max));
-
-  if (!summary.converged) {
-    PetscCall(res.update_local(best));
-    FlowWriter last;
-    PetscCall(last.setup(res, mon, cfg, args.output_dir, "last_good"));
-    PetscCall(last.write_vtk(res, 0.0));
-    PetscCall(last.write_hdf5(res, 0.0));
-    std::vector<double> h;
-    for (const auto &r : summary.history) h.push_back(r.residual);
-    SETERRQ(comm, PETSC_ERR_NOT_CONVERGED,
-            "%s: the steady solve did not converge (%s) after %d Newton iterations; residual history: %s. The best "
-            "state (iteration %d, |R| %.3e) is in %s/last_good.pvd. Try a smaller solver.cfl_initial, a better "
-            "initial state (initial.velocity), a coarser mesh or more solver.max_iterations",
-            cfg.file().c_str(), summary.reason.c_str(), summary.iterations, history_text(h).c_str(),
-            summary.best_iteration, summary.best_residual, args.output_dir.c_str());
-  }
-
-  PetscCall(res.update_local(w));
-  FlowMonitors::Values v;
-  PetscCall(mon.evaluate(res, &v));
-  FlowWriter writer;
-  PetscCall(writer.setup(res, mon, cfg, args.output_dir, "flow"));
-  PetscCall(writer.write_vtk(res, 0.0));
-  PetscCall(writer.write_hdf5(res, 0.0));
-  PetscCall(log_info(comm, "converged (%s) in %d Newton iterations, |R| %.3e -> %.3e, %.2f s, peak memory %.0f MiB",
-                     summary.reason.c_str(), summary.iterations, summary.initial_residual, summary.final_residual,
-                     summary.wall_time, mem_total));
-  PetscCall(log_info(comm, "c_D %.10f  (pressure %.10f, viscous %.10f)  c_L %.10f  c_M %.10f", v.cd, v.cd_pressure,
-                     v.cd_viscous, v.cl, v.cm));
-  if (v.has_dp) PetscCall(log_info(comm, "delta_p %.10f", v.dp));
-
-  nlohmann::json j = base_summary(res, cfg);
-  j["mode"] = "steady";
-  j["converged"] = summary.converged;
-  j["reason"] = summary.reason;
-  j["newton_iterations"] = summary.iterations;
-  j["initial_residual"] = summary.initial_residual;
-  j["final_residual"] = summary.final_residual;
-  std::vector<double> hist;
-  int lin = 0;
-  for (const auto &r : summary.history) hist.push_back(r.residual), lin += r.linear_iterations;
-  j["residual_history"] = hist;
-  j["linear_iterations"] = lin;
-  j["wall_time"] = summary.wall_time;
-  j["peak_memory_mib"] = mem_total;
-  j["peak_memory_mib_max_rank"] = mem_max;
-  add_values(j, v, cfg, res.nv());
-  PetscCall(write_json(comm, (fs::path(args.output_dir) / "summary.json").string(), j));
-  PetscCall(VecDestroy(&w));
-  PetscCall(VecDestroy(&best));
-  PetscFunctionReturn(0);
-}
-
 // ---------------------------------------------------------------------------------- unsteady
 
 struct SeriesPoint {
@@ -479,7 +381,104 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
   PetscFunctionReturn(0);
 }
 
+// ------------------------------------------------------------------------------------ steady
+
 } // namespace
+
+PetscErrorCode solve_steady_case(MPI_Comm comm, const CliArgs &args, const config::CaseConfig &cfg, FlowResidual &res,
+                                 const FlowMonitors &mon, Vec w, SteadyRunInfo *info)
+{
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  Vec best;
+  PetscCall(set_initial_state(res, cfg, w));
+  PetscCall(VecDuplicate(w, &best));
+  std::ofstream csv;
+  if (rank == 0) {
+    csv.open(fs::path(args.output_dir) / "forces.csv");
+    csv << "iteration,residual,residual_continuity,residual_momentum,cfl,linear_iterations,wall_time,"
+        << mon.csv_header(res.nv()) << "\n";
+  }
+  solver::SteadySolver newton;
+  PetscCall(newton.setup(res, cfg));
+  const std::function<PetscErrorCode(const solver::NewtonRecord &, Vec)> monitor =
+      [&](const solver::NewtonRecord &r, Vec x) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    PetscCall(res.update_local(x));
+    FlowMonitors::Values v;
+    PetscCall(mon.evaluate(res, &v));
+    char dp[64] = "";
+    if (v.has_dp) std::snprintf(dp, sizeof(dp), "  dp %.6f", v.dp);
+    PetscCall(log_info(comm,
+                       "newton %3d  |R| %.3e (continuity %.2e, momentum %.2e)  CFL %.1e  lin %d  %.2f s  c_D %.6f  "
+                       "c_L %.6f%s",
+                       r.iteration, r.residual, r.residual_continuity, r.residual_momentum, r.cfl,
+                       r.linear_iterations, r.wall_time, v.cd, v.cl, dp));
+    if (rank == 0) {
+      char line[256];
+      std::snprintf(line, sizeof(line), "%d,%.10e,%.10e,%.10e,%.4e,%d,%.4f,", r.iteration, r.residual,
+                    r.residual_continuity, r.residual_momentum, r.cfl, r.linear_iterations, r.wall_time);
+      csv << line << mon.csv_values(v) << "\n" << std::flush;
+    }
+    PetscFunctionReturn(0);
+  };
+  solver::SteadySummary summary;
+  PetscCall(newton.solve(w, monitor, best, &summary));
+  double mem_total, mem_max;
+  PetscCall(solver::peak_memory(comm, &mem_total, &mem_max));
+
+  if (!summary.converged) {
+    PetscCall(res.update_local(best));
+    FlowWriter last;
+    PetscCall(last.setup(res, mon, cfg, args.output_dir, "last_good"));
+    PetscCall(last.write_vtk(res, 0.0));
+    PetscCall(last.write_hdf5(res, 0.0));
+    std::vector<double> h;
+    for (const auto &r : summary.history) h.push_back(r.residual);
+    SETERRQ(comm, PETSC_ERR_NOT_CONVERGED,
+            "%s: the steady solve did not converge (%s) after %d Newton iterations; residual history: %s. The best "
+            "state (iteration %d, |R| %.3e) is in %s/last_good.pvd. Try a smaller solver.cfl_initial, a better "
+            "initial state (initial.velocity), a coarser mesh or more solver.max_iterations",
+            cfg.file().c_str(), summary.reason.c_str(), summary.iterations, history_text(h).c_str(),
+            summary.best_iteration, summary.best_residual, args.output_dir.c_str());
+  }
+
+  PetscCall(res.update_local(w));
+  FlowMonitors::Values v;
+  PetscCall(mon.evaluate(res, &v));
+  FlowWriter writer;
+  PetscCall(writer.setup(res, mon, cfg, args.output_dir, "flow"));
+  PetscCall(writer.write_vtk(res, 0.0));
+  PetscCall(writer.write_hdf5(res, 0.0));
+  PetscCall(log_info(comm, "converged (%s) in %d Newton iterations, |R| %.3e -> %.3e, %.2f s, peak memory %.0f MiB",
+                     summary.reason.c_str(), summary.iterations, summary.initial_residual, summary.final_residual,
+                     summary.wall_time, mem_total));
+  PetscCall(log_info(comm, "c_D %.10f  (pressure %.10f, viscous %.10f)  c_L %.10f  c_M %.10f", v.cd, v.cd_pressure,
+                     v.cd_viscous, v.cl, v.cm));
+  if (v.has_dp) PetscCall(log_info(comm, "delta_p %.10f", v.dp));
+
+  nlohmann::json j = base_summary(res, cfg);
+  j["mode"] = "steady";
+  j["converged"] = summary.converged;
+  j["reason"] = summary.reason;
+  j["newton_iterations"] = summary.iterations;
+  j["initial_residual"] = summary.initial_residual;
+  j["final_residual"] = summary.final_residual;
+  std::vector<double> hist;
+  int lin = 0;
+  for (const auto &r : summary.history) hist.push_back(r.residual), lin += r.linear_iterations;
+  j["residual_history"] = hist;
+  j["linear_iterations"] = lin;
+  j["wall_time"] = summary.wall_time;
+  j["peak_memory_mib"] = mem_total;
+  j["peak_memory_mib_max_rank"] = mem_max;
+  add_values(j, v, cfg, res.nv());
+  PetscCall(write_json(comm, (fs::path(args.output_dir) / "summary.json").string(), j));
+  PetscCall(VecDestroy(&best));
+  if (info) info->wall_time = summary.wall_time, info->peak_memory_mib = mem_total;
+  PetscFunctionReturn(0);
+}
 
 PetscErrorCode run_run_command(MPI_Comm comm, const CliArgs &args)
 {
@@ -500,8 +499,14 @@ PetscErrorCode run_run_command(MPI_Comm comm, const CliArgs &args)
   PetscCall(log_info(comm, "%d cells, %d unknowns on %d rank%s; pressure level %s", (int)mesh.n_global_cells,
                      (int)(mesh.n_global_cells * res.nv()), size, size > 1 ? "s" : "",
                      res.pressure_pinned() ? "pinned (p = 0 in the first cell)" : "set by the boundaries"));
-  if (unsteady) PetscCall(run_unsteady(comm, args, cfg, mesh, res, mon));
-  else PetscCall(run_steady(comm, args, cfg, res, mon));
+  if (unsteady) {
+    PetscCall(run_unsteady(comm, args, cfg, mesh, res, mon));
+  } else {
+    Vec w;
+    PetscCall(res.create_state(&w));
+    PetscCall(solve_steady_case(comm, args, cfg, res, mon, w, nullptr));
+    PetscCall(VecDestroy(&w));
+  }
   PetscFunctionReturn(0);
 }
 

@@ -103,6 +103,7 @@ PetscErrorCode FlowWriter::setup(const FlowResidual &res, const FlowMonitors &mo
   directory_ = directory;
   name_ = name;
   vtk_ = cfg.section("output").flag("vtk");
+  problem_hash_ = cfg.problem_hash();
   hdf5_ = cfg.section("output").flag("hdf5");
   volume_ = std::make_unique<io::VtkSeries>(m.comm, directory, name);
   surface_patches_.clear();
@@ -183,7 +184,7 @@ PetscErrorCode FlowWriter::write_hdf5(const FlowResidual &res, double time)
     for (int d = 0; d < 3; ++d) velocity.values.push_back(d < m.dim ? w[c * nv + 1 + d] : 0.0);
   }
   PetscCall(io::write_fields_h5(m, m.coordinates, (std::filesystem::path(directory_) / (name_ + ".h5")).string(),
-                                {velocity, pressure}, {{"time", time}}));
+                                {velocity, pressure}, {{"time", time}}, {{"case_hash", problem_hash_}}));
   PetscFunctionReturn(0);
 }
 

@@ -164,6 +164,12 @@ std::string check_value(const KeySpec &spec, const YAML::Node &value) {
       if (!is_number_list(item, 2, 3)) return "expected " + expected;
     return "";
   case KeyType::TimeFunction: return check_time_function(value, expected);
+  case KeyType::RealTable:
+    if (!value.IsSequence()) return "expected " + expected;
+    for (const auto &item : value)
+      if (!is_number_list(item, 1, 1u << 20)) return "expected " + expected;
+    return "";
+  case KeyType::TermList: return value.IsSequence() ? "" : "expected " + expected;
   }
   return "unknown key type";
 }
@@ -198,6 +204,20 @@ PetscErrorCode resolve_section(MPI_Comm comm, const std::string &file, const Sec
                  "%s: missing required key '%s.%s' (%s: %s)", where(file, given).c_str(),
                  label.c_str(), k.name.c_str(), describe_expected(k).c_str(), k.help.c_str());
       out[k.name] = YAML::Load(k.default_yaml);
+      continue;
+    }
+    if (k.type == KeyType::TermList && value.IsSequence()) {
+      YAML::Node list(YAML::NodeType::Sequence);
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        YAML::Node term;
+        PetscCall(resolve_section(comm, file, spec, value[i], label + "." + k.name + "[" + std::to_string(i) + "]",
+                                  {}, &term));
+        PetscCheck(!term["terms"] || term["terms"].size() == 0, comm, PETSC_ERR_USER_INPUT,
+                   "%s: '%s.%s[%zu]': terms cannot be nested", where(file, value[i]).c_str(), label.c_str(),
+                   k.name.c_str(), i);
+        list.push_back(term);
+      }
+      out[k.name] = list;
       continue;
     }
     const std::string problem = check_value(k, value);
@@ -464,6 +484,22 @@ PetscErrorCode Section::time_function(MPI_Comm comm, const std::string &key, con
     }
   }
   PetscFunctionReturn(0);
+}
+
+std::vector<std::vector<double>> Section::table(const std::string &key) const
+{
+  std::vector<std::vector<double>> out;
+  for (const auto &row : get(key, KeyType::RealTable)) out.push_back(row.as<std::vector<double>>());
+  return out;
+}
+
+std::vector<Section> Section::terms(const std::string &key) const
+{
+  std::vector<Section> out;
+  const YAML::Node list = get(key, KeyType::TermList);
+  for (std::size_t i = 0; i < list.size(); ++i)
+    out.emplace_back(list[i], spec_, label_ + "." + key + "[" + std::to_string(i) + "]");
+  return out;
 }
 
 std::vector<std::array<double, 3>> Section::points(const std::string &key) const {

@@ -141,20 +141,41 @@ std::vector<SectionSpec> make_sections() {
            typed("probes", KeyType::PointList, "[]",
                  "points where pressure and velocity are reported (forces.csv, summary.json)"),
        }});
+  s.push_back({"adjoint",
+               "the adjoint (karman adjoint, karman verify)",
+               {
+                   typed("parameters", KeyType::NameList, "[]",
+                         "parameters whose gradient is reported and verified, e.g. [fluid.viscosity, "
+                         "boundaries.cylinder.omega]; empty: all the case has"),
+               }});
   s.push_back(
       {"objective",
        "quantity of interest (forces are always reported; the objective drives the adjoint)",
        {
            choice("type", "drag",
-                  "drag, lift (force coefficient along drag_direction / "
-                  "lift_direction on `walls`) or pressure-difference (p(points[0]) - p(points[1]))",
-                  {"drag", "lift", "pressure-difference"}),
+                  "drag or lift: force coefficient along drag_direction / lift_direction on `walls`; "
+                  "force: along `direction`; moment: moment coefficient about reference.moment_center; "
+                  "pressure-difference: p(points[0]) - p(points[1]); pressure-drop: area-averaged pressure "
+                  "of patches[0] minus patches[1]; probe-match: sum of weighted squared differences between the "
+                  "probed (p, u, ...) at `probes` and `observed`; sum: weighted sum of `terms`",
+                  {"drag", "lift", "force", "moment", "pressure-difference", "pressure-drop", "probe-match",
+                   "sum"}),
            typed("walls", KeyType::NameList, "[]",
                  "boundaries whose force is measured; empty: every wall-type boundary"),
            typed("drag_direction", KeyType::RealVector, "[1, 0, 0]", "unit direction of drag"),
            typed("lift_direction", KeyType::RealVector, "[0, 1, 0]", "unit direction of lift"),
+           typed("direction", KeyType::RealVector, "[1, 0, 0]", "direction of a `force` objective"),
            typed("points", KeyType::PointList, "[]",
                  "two points for the pressure difference (also reported in forces.csv)"),
+           typed("patches", KeyType::NameList, "[]", "two boundaries for pressure-drop"),
+           typed("probes", KeyType::PointList, "[]", "probe-match: the probe points"),
+           typed("observed", KeyType::RealTable, "[]",
+                 "probe-match: per probe the observed (p, u, v[, w])"),
+           typed("component_weights", KeyType::RealList, "[1, 1, 1, 1]",
+                 "probe-match: weights of the squared differences of p, u, v, w"),
+           real("weight", "1.0", "weight of this objective (of this term in a sum)"),
+           typed("terms", KeyType::TermList, "[]",
+                 "sum: the terms, each a map with the keys of this section (type, weight, ...)"),
        }});
   return s;
 }
@@ -223,6 +244,8 @@ std::string describe_type(KeyType type) {
     return "a list of names";
   case KeyType::PointList:
     return "a list of points [[x, y], ...]";
+  case KeyType::RealTable: return "a list of lists of numbers";
+  case KeyType::TermList: return "a list of objective maps";
   case KeyType::TimeFunction:
     return "a number or {type: sine, amplitude, frequency, phase, offset} | {type: table, points: [[t, v], ...] "
            "or file} | {type: steps, file}";

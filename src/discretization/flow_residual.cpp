@@ -18,8 +18,9 @@ FlowResidual::~FlowResidual() {
 PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseConfig &cfg) {
   PetscFunctionBeginUser;
   mesh_ = &mesh;
-  geometry::compute_geometry(mesh, mesh.coordinates, geom_);
-  PetscCall(geometry::check_geometry(mesh, mesh.coordinates, geom_, mesh.source.c_str()));
+  X_ = mesh.coordinates;
+  geometry::compute_geometry(mesh, X_, geom_);
+  PetscCall(geometry::check_geometry(mesh, X_, geom_, mesh.source.c_str()));
   PetscCall(bcs_.setup(mesh, cfg));
   bcs_.classify(mesh, geom_);
   PetscCall(bcs_.evaluate(mesh, geom_, 0.0, 0));
@@ -55,9 +56,21 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode FlowResidual::set_coordinates(const std::vector<Vec3<double>> &X, const char *context)
+{
+  PetscFunctionBeginUser;
+  X_ = X;
+  geometry::compute_geometry(*mesh_, X_, geom_);
+  PetscCall(geometry::check_geometry(*mesh_, X_, geom_, context));
+  PetscCall(bcs_.evaluate(*mesh_, geom_, time_, level_));
+  PetscCall(lsq_.build(*mesh_, geom_, bcs_.prescribed()));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode FlowResidual::update_boundary_values(double t, long n)
 {
   PetscFunctionBeginUser;
+  time_ = t, level_ = n;
   PetscCall(bcs_.evaluate(*mesh_, geom_, t, n));
   PetscFunctionReturn(0);
 }

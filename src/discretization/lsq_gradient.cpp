@@ -4,63 +4,90 @@
 #include <cmath>
 
 namespace karman::discretization {
-namespace {
 
-// Inverse of the symmetric dim x dim matrix m (stored 3x3); returns false if singular
-// relative to its scale.
-bool invert(int dim, const double m[3][3], double inv[3][3]) {
-  if (dim == 2) {
-    const double det = m[0][0] * m[1][1] - m[0][1] * m[1][0];
-    const double scale = m[0][0] * m[1][1];
-    if (!(std::abs(det) > 1e-8 * std::abs(scale)) || scale == 0) return false;
-    inv[0][0] = m[1][1] / det, inv[0][1] = -m[0][1] / det, inv[1][0] = -m[1][0] / det,
-    inv[1][1] = m[0][0] / det;
-    inv[0][2] = inv[1][2] = inv[2][0] = inv[2][1] = inv[2][2] = 0;
-    return true;
+void lsq_coefficients_reverse(int dim, const Vec3<double> &xc, const std::vector<Vec3<double>> &p,
+                              std::size_t n_data, const std::vector<Vec3<double>> &cbar, Vec3<double> &xc_bar,
+                              std::vector<Vec3<double>> &p_bar)
+{
+  // replay: M and its inverse
+  std::vector<Vec3<double>> c;
+  lsq_coefficients(dim, xc, p, n_data, c);
+  double m[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+  for (const auto &pj : p) {
+    const Vec3<double> d = pj - xc;
+    const double w = 1.0 / dot(d, d);
+    for (int i = 0; i < dim; ++i)
+      for (int j = 0; j < dim; ++j) m[i][j] += w * d[i] * d[j];
   }
-  const double c00 = m[1][1] * m[2][2] - m[1][2] * m[2][1],
-               c01 = m[1][2] * m[2][0] - m[1][0] * m[2][2],
-               c02 = m[1][0] * m[2][1] - m[1][1] * m[2][0];
-  const double det = m[0][0] * c00 + m[0][1] * c01 + m[0][2] * c02;
-  const double scale = m[0][0] * m[1][1] * m[2][2];
-  if (!(std::abs(det) > 1e-10 * std::abs(scale)) || scale == 0) return false;
-  inv[0][0] = c00 / det;
-  inv[0][1] = (m[0][2] * m[2][1] - m[0][1] * m[2][2]) / det;
-  inv[0][2] = (m[0][1] * m[1][2] - m[0][2] * m[1][1]) / det;
-  inv[1][0] = c01 / det;
-  inv[1][1] = (m[0][0] * m[2][2] - m[0][2] * m[2][0]) / det;
-  inv[1][2] = (m[0][2] * m[1][0] - m[0][0] * m[1][2]) / det;
-  inv[2][0] = c02 / det;
-  inv[2][1] = (m[0][1] * m[2][0] - m[0][0] * m[2][1]) / det;
-  inv[2][2] = (m[0][0] * m[1][1] - m[0][1] * m[1][0]) / det;
-  return true;
+  // z_j = M^{-1} cbar_j = (c computed with the same inverse applied to cbar_j): solve with the
+  // coefficients' machinery by treating cbar_j as a direction: M^{-1} v
+  auto solve = [&](const Vec3<double> &v) {
+    Vec3<double> z;
+    if (dim == 2) {
+      const double det = m[0][0] * m[1][1] - m[0][1] * m[1][0];
+      z[0] = (m[1][1] * v[0] - m[0][1] * v[1]) / det;
+      z[1] = (-m[1][0] * v[0] + m[0][0] * v[1]) / det;
+      return z;
+    }
+    const double c00 = m[1][1] * m[2][2] - m[1][2] * m[2][1], c01 = m[1][2] * m[2][0] - m[1][0] * m[2][2],
+                 c02 = m[1][0] * m[2][1] - m[1][1] * m[2][0];
+    const double det = m[0][0] * c00 + m[0][1] * c01 + m[0][2] * c02;
+    const double inv[3][3] = {{c00 / det, (m[0][2] * m[2][1] - m[0][1] * m[2][2]) / det,
+                               (m[0][1] * m[1][2] - m[0][2] * m[1][1]) / det},
+                              {c01 / det, (m[0][0] * m[2][2] - m[0][2] * m[2][0]) / det,
+                               (m[0][2] * m[1][0] - m[0][0] * m[1][2]) / det},
+                              {c02 / det, (m[0][1] * m[2][0] - m[0][0] * m[2][1]) / det,
+                               (m[0][0] * m[1][1] - m[0][1] * m[1][0]) / det}};
+    for (int i = 0; i < 3; ++i) z[i] = inv[i][0] * v[0] + inv[i][1] * v[1] + inv[i][2] * v[2];
+    return z;
+  };
+  double Mbar[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+  std::vector<Vec3<double>> dbar(p.size());
+  std::vector<double> wbar(p.size(), 0.0);
+  for (std::size_t j = 0; j < n_data; ++j) {
+    const Vec3<double> z = solve(cbar[j]);
+    const Vec3<double> d = p[j] - xc;
+    const double w = 1.0 / dot(d, d);
+    // c_j = M^{-1} beta_j, beta_j = w_j d_j:  betabar = z, Mbar -= z c_j^T
+    for (int i = 0; i < dim; ++i)
+      for (int k = 0; k < dim; ++k) Mbar[i][k] -= z[i] * c[j][k];
+    wbar[j] += dot(z, d);
+    dbar[j] += w * z;
+  }
+  for (std::size_t k = 0; k < p.size(); ++k) {
+    const Vec3<double> d = p[k] - xc;
+    const double w = 1.0 / dot(d, d);
+    // M = sum w d d^T
+    Vec3<double> Md;
+    double dMd = 0;
+    for (int i = 0; i < dim; ++i)
+      for (int l = 0; l < dim; ++l) {
+        Md[i] += (Mbar[i][l] + Mbar[l][i]) * d[l];
+        dMd += d[i] * Mbar[i][l] * d[l];
+      }
+    dbar[k] += w * Md;
+    wbar[k] += dMd;
+    // w = 1 / d.d
+    dbar[k] += (-2.0 * w * w * wbar[k]) * d;
+    p_bar[k] += dbar[k];
+    xc_bar -= dbar[k];
+  }
 }
 
-void add_outer(double m[3][3], const Vec3<double> &d, double w) {
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) m[i][j] += w * d[i] * d[j];
-}
-
-Vec3<double> times(const double m[3][3], const Vec3<double> &v) {
-  return Vec3<double>(m[0][0] * v[0] + m[0][1] * v[1] + m[0][2] * v[2],
-                      m[1][0] * v[0] + m[1][1] * v[1] + m[1][2] * v[2],
-                      m[2][0] * v[0] + m[2][1] * v[1] + m[2][2] * v[2]);
-}
-
-} // namespace
-
-PetscErrorCode LeastSquaresGradient::build(const mesh::Mesh &mesh,
-                                           const geometry::Geometry<double> &g,
-                                           const std::vector<char> prescribed[2]) {
+PetscErrorCode LeastSquaresGradient::build(const mesh::Mesh &mesh, const geometry::Geometry<double> &g,
+                                           const std::vector<char> prescribed[2])
+{
   PetscFunctionBeginUser;
   const PetscInt nc = mesh.n_cells;
   nptr_.assign(nc + 1, 0);
   nbr_.clear();
   for (int s = 0; s < 2; ++s) {
-    coef_[s].clear(), bcoef_[s].clear(), bface_[s].clear();
+    coef_[s].clear(), bcoef_[s].clear(), bface_[s].clear(), ffit_[s].clear();
     self_[s].assign(nc, Vec3<double>());
     bptr_[s].assign(nc + 1, 0);
+    fptr_[s].assign(nc + 1, 0);
   }
+  std::vector<Vec3<double>> points, coef;
   for (PetscInt c = 0; c < nc; ++c) {
     if (mesh.cell_layer[c] <= 1) {
       const Vec3<double> &xc = g.cell_centroid[c];
@@ -69,50 +96,40 @@ PetscErrorCode LeastSquaresGradient::build(const mesh::Mesh &mesh,
       for (PetscInt i = mesh.cell_face_ptr[c]; i < mesh.cell_face_ptr[c + 1]; ++i) {
         const PetscInt f = mesh.cell_face[i];
         const PetscInt o = mesh.face_left[f] == c ? mesh.face_right[f] : mesh.face_left[f];
-        if (o >= 0)
-          nbr_.push_back(o);
-        else
-          boundary.push_back(f);
+        if (o >= 0) nbr_.push_back(o);
+        else boundary.push_back(f);
       }
       for (int s = 0; s < 2; ++s) {
-        // normal matrix from neighbours and prescribed faces; fall back to all faces
-        for (int pass = 0; pass < 2; ++pass) {
-          double m[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}, inv[3][3];
-          for (std::size_t e = first; e < nbr_.size(); ++e) {
-            const Vec3<double> d = g.cell_centroid[nbr_[e]] - xc;
-            add_outer(m, d, 1.0 / dot(d, d));
-          }
-          for (PetscInt f : boundary)
-            if (prescribed[s][f] || pass == 1) {
-              const Vec3<double> d = g.face_centroid[f] - xc;
-              add_outer(m, d, 1.0 / dot(d, d));
-            }
-          const bool ok = invert(mesh.dim, m, inv);
-          if (!ok && pass == 0) continue;
-          PetscCheck(
-              ok, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT,
-              "%s: cell %d at (%g, %g, %g) has too few neighbours for a least-squares gradient",
-              mesh.source.c_str(), (int)mesh.cell_gid[c], xc[0], xc[1], xc[2]);
-          Vec3<double> self;
-          for (std::size_t e = first; e < nbr_.size(); ++e) {
-            const Vec3<double> d = g.cell_centroid[nbr_[e]] - xc;
-            coef_[s].push_back(times(inv, (1.0 / dot(d, d)) * d));
-            self -= coef_[s].back();
-          }
-          for (PetscInt f : boundary)
-            if (prescribed[s][f]) {
-              const Vec3<double> d = g.face_centroid[f] - xc;
-              bcoef_[s].push_back(times(inv, (1.0 / dot(d, d)) * d));
-              bface_[s].push_back(f);
-              self -= bcoef_[s].back();
-            }
-          self_[s][c] = self;
-          break;
+        // neighbours and prescribed faces; if they do not span all directions, the other
+        // boundary faces join the fit with zero difference
+        std::vector<PetscInt> data_faces, fit_faces;
+        for (PetscInt f : boundary) (prescribed[s][f] ? data_faces : fit_faces).push_back(f);
+        bool ok = false;
+        for (int pass = 0; pass < 2 && !ok; ++pass) {
+          points.clear();
+          for (std::size_t e = first; e < nbr_.size(); ++e) points.push_back(g.cell_centroid[nbr_[e]]);
+          for (PetscInt f : data_faces) points.push_back(g.face_centroid[f]);
+          const std::size_t n_data = points.size();
+          if (pass == 1)
+            for (PetscInt f : fit_faces) points.push_back(g.face_centroid[f]);
+          ok = lsq_coefficients(mesh.dim, xc, points, n_data, coef);
+          if (ok && pass == 1) ffit_[s].insert(ffit_[s].end(), fit_faces.begin(), fit_faces.end());
         }
+        PetscCheck(ok, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT,
+                   "%s: cell %d at (%g, %g, %g) has too few neighbours for a least-squares gradient",
+                   mesh.source.c_str(), (int)mesh.cell_gid[c], xc[0], xc[1], xc[2]);
+        Vec3<double> self;
+        std::size_t j = 0;
+        for (std::size_t e = first; e < nbr_.size(); ++e, ++j) coef_[s].push_back(coef[j]), self -= coef[j];
+        for (PetscInt f : data_faces) bcoef_[s].push_back(coef[j]), bface_[s].push_back(f), self -= coef[j++];
+        self_[s][c] = self;
       }
     }
     nptr_[c + 1] = static_cast<PetscInt>(nbr_.size());
-    for (int s = 0; s < 2; ++s) bptr_[s][c + 1] = static_cast<PetscInt>(bface_[s].size());
+    for (int s = 0; s < 2; ++s) {
+      bptr_[s][c + 1] = static_cast<PetscInt>(bface_[s].size());
+      fptr_[s][c + 1] = static_cast<PetscInt>(ffit_[s].size());
+    }
   }
   PetscFunctionReturn(0);
 }

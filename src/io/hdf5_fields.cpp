@@ -109,7 +109,8 @@ PetscErrorCode mesh_hash(const mesh::Mesh &mesh, const std::vector<Vec3<double>>
 
 PetscErrorCode write_fields_h5(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
                                const std::string &path, const std::vector<Field> &fields,
-                               const std::vector<std::pair<std::string, double>> &attributes) {
+                               const std::vector<std::pair<std::string, double>> &attributes,
+                               const std::vector<std::pair<std::string, std::string>> &text_attributes) {
   PetscFunctionBeginUser;
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(mesh.comm, &rank));
@@ -172,6 +173,8 @@ PetscErrorCode write_fields_h5(const mesh::Mesh &mesh, const std::vector<Vec3<do
     ok = ok && write_attribute(h.file, "mesh_hash", hash);
     for (const auto &[name, value] : attributes)
       ok = ok && write_attribute(h.file, name.c_str(), value);
+    for (const auto &[name, value] : text_attributes)
+      ok = ok && write_attribute(h.file, name.c_str(), value);
   }
   int all_ok = ok ? 1 : 0, global_ok = 0;
   PetscCallMPI(MPI_Allreduce(&all_ok, &global_ok, 1, MPI_INT, MPI_MIN, mesh.comm));
@@ -179,6 +182,36 @@ PetscErrorCode write_fields_h5(const mesh::Mesh &mesh, const std::vector<Vec3<do
              tmp.c_str());
   if (rank == 0) std::filesystem::rename(tmp, path);
   PetscCallMPI(MPI_Barrier(mesh.comm));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode read_text_attribute_h5(MPI_Comm comm, const std::string &path, const std::string &name,
+                                      std::string *value)
+{
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  std::string v;
+  if (rank == 0) {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f >= 0) {
+      if (H5Aexists(f, name.c_str()) > 0) {
+        hid_t a = H5Aopen(f, name.c_str(), H5P_DEFAULT);
+        hid_t type = H5Aget_type(a);
+        std::string buf(H5Tget_size(type), '\0');
+        if (H5Tget_class(type) == H5T_STRING && H5Aread(a, type, buf.data()) >= 0) v = buf.c_str();
+        H5Tclose(type);
+        H5Aclose(a);
+      }
+      H5Fclose(f);
+    }
+  }
+  int n = static_cast<int>(v.size());
+  PetscCallMPI(MPI_Bcast(&n, 1, MPI_INT, 0, comm));
+  v.resize(n);
+  if (n) PetscCallMPI(MPI_Bcast(v.data(), n, MPI_CHAR, 0, comm));
+  *value = v;
   PetscFunctionReturn(0);
 }
 

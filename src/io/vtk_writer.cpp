@@ -3,6 +3,7 @@
 
 #include <vtkCellArray.h>
 #include <vtkCellData.h>
+#include <vtkPointData.h>
 #include <vtkDoubleArray.h>
 #include <vtkIdTypeArray.h>
 #include <vtkMPI.h>
@@ -66,7 +67,8 @@ std::vector<PetscInt> VtkSeries::surface_faces(const mesh::Mesh &mesh, int patch
 }
 
 PetscErrorCode VtkSeries::write_volume(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
-                                       double time, const std::vector<Field> &fields) {
+                                       double time, const std::vector<Field> &fields,
+                                       const std::vector<Field> &point_fields) {
   PetscFunctionBeginUser;
   std::vector<PetscInt> vertices, offsets{0};
   std::vector<int> types;
@@ -76,12 +78,13 @@ PetscErrorCode VtkSeries::write_volume(const mesh::Mesh &mesh, const std::vector
     offsets.push_back(static_cast<PetscInt>(vertices.size()));
     types.push_back(mesh::vtk_cell_type(mesh.cell_shape[c]));
   }
-  PetscCall(write_grid(X, vertices, offsets, types, time, fields));
+  PetscCall(write_grid(X, vertices, offsets, types, time, fields, point_fields));
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode VtkSeries::write_surface(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
-                                        int patch, double time, const std::vector<Field> &fields) {
+                                        int patch, double time, const std::vector<Field> &fields,
+                                        const std::vector<Field> &point_fields) {
   PetscFunctionBeginUser;
   std::vector<PetscInt> vertices, offsets{0};
   std::vector<int> types;
@@ -92,7 +95,7 @@ PetscErrorCode VtkSeries::write_surface(const mesh::Mesh &mesh, const std::vecto
     offsets.push_back(static_cast<PetscInt>(vertices.size()));
     types.push_back(n == 2 ? 3 /* VTK_LINE */ : n == 3 ? 5 /* VTK_TRIANGLE */ : 9 /* VTK_QUAD */);
   }
-  PetscCall(write_grid(X, vertices, offsets, types, time, fields));
+  PetscCall(write_grid(X, vertices, offsets, types, time, fields, point_fields));
   PetscFunctionReturn(0);
 }
 
@@ -100,7 +103,8 @@ PetscErrorCode VtkSeries::write_grid(const std::vector<Vec3<double>> &X,
                                      const std::vector<PetscInt> &vertices,
                                      const std::vector<PetscInt> &offsets,
                                      const std::vector<int> &types, double time,
-                                     const std::vector<Field> &fields) {
+                                     const std::vector<Field> &fields,
+                                     const std::vector<Field> &point_fields) {
   PetscFunctionBeginUser;
   PetscMPIInt rank, size;
   PetscCallMPI(MPI_Comm_rank(comm_, &rank));
@@ -147,6 +151,15 @@ PetscErrorCode VtkSeries::write_grid(const std::vector<Vec3<double>> &X,
     for (std::size_t i = 0; i < f.values.size(); ++i)
       a->SetValue(static_cast<vtkIdType>(i), f.values[i]);
     grid->GetCellData()->AddArray(a);
+  }
+  for (const auto &f : point_fields) {
+    vtkNew<vtkDoubleArray> a;
+    a->SetName(f.name.c_str());
+    a->SetNumberOfComponents(f.ncomp);
+    a->SetNumberOfTuples(static_cast<vtkIdType>(point_of.size()));
+    for (const auto &[v, id] : point_of)
+      for (int k = 0; k < f.ncomp; ++k) a->SetComponent(id, k, f.values[v * f.ncomp + k]);
+    grid->GetPointData()->AddArray(a);
   }
 
   char stem[512];

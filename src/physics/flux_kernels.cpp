@@ -156,3 +156,257 @@ void slip_flux_dw(int dim, const CellState<double> &, const FaceGeometry<double>
 }
 
 } // namespace karman::physics
+
+// ------------------------------------------------------------------------------ reverse mode
+// Notation: xb = adjoint of x.  Each routine replays the forward formulas and then runs
+// them backwards; the derivations are in adjoint/README.md (eq. 8).
+namespace karman::physics {
+namespace {
+
+Vec3<double> grad_of(const CellState<double> &s, int k) { return Vec3<double>(s.g[k][0], s.g[k][1], s.g[k][2]); }
+
+void add_grad(CellState<double> &s, int k, const Vec3<double> &v)
+{
+  for (int c = 0; c < 3; ++c) s.g[k][c] += v[c];
+}
+
+// alpha = S.S / d.S  ->  Sbar, dbar
+void alpha_reverse(const Vec3<double> &S, const Vec3<double> &d, double alpha_bar, Vec3<double> &Sb, Vec3<double> &db)
+{
+  const double A2 = dot(S, S), q = dot(d, S);
+  Sb += alpha_bar * ((2.0 / q) * S - (A2 / (q * q)) * d);
+  db += (-alpha_bar * A2 / (q * q)) * S;
+}
+
+// D = c / B, B = rho (U / h + nu / h^2), h = |d|  ->  nubar, dbar
+void stabilization_reverse(const Vec3<double> &d, const FluxParameters<double> &fp, double D_bar, FluxBar &bar,
+                           Vec3<double> &db)
+{
+  const double h = norm(d);
+  const double B = fp.rho * (fp.u_ref / h + fp.nu / (h * h));
+  const double D = fp.c_stab / B;
+  const double B_bar = -D_bar * D / B;
+  bar.nu += B_bar * fp.rho / (h * h);
+  const double h_bar = B_bar * fp.rho * (-fp.u_ref / (h * h) - 2 * fp.nu / (h * h * h));
+  db += (h_bar / h) * d;
+}
+
+} // namespace
+
+void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<double> &R,
+                           const FaceGeometry<double> &g, const FluxParameters<double> &fp, const double *lambda,
+                           FluxBar &bar)
+{
+  const int nv = dim + 1;
+  const Vec3<double> rL = g.xf - g.xL, rR = g.xf - g.xR, d = g.xR - g.xL;
+  double fl[kMaxVars], fr[kMaxVars];
+  for (int k = 0; k < nv; ++k) fl[k] = L.w[k] + dot(grad_of(L, k), rL), fr[k] = R.w[k] + dot(grad_of(R, k), rR);
+  const double A2 = dot(g.S, g.S), q = dot(d, g.S), alpha = A2 / q;
+  const Vec3<double> kv = g.S - alpha * d;
+  const double D = stabilization_coefficient(norm(d), fp);
+  const double delta = R.w[0] - L.w[0] - 0.5 * dot(grad_of(L, 0) + grad_of(R, 0), d);
+  double F = -D * alpha * delta;
+  for (int m = 1; m < nv; ++m) F += 0.5 * (fl[m] + fr[m]) * g.S[m - 1];
+  const double e = fp.eps * fp.u_ref * std::sqrt(A2);
+  const double a = std::sqrt(F * F + e * e);
+  const double bl = 0.5 * (F + a), br = 0.5 * (F - a);
+  const double pf = 0.5 * (fl[0] + fr[0]);
+  const double mu = fp.rho * fp.nu;
+
+  double flb[kMaxVars] = {}, frb[kMaxVars] = {};
+  double Fb = lambda[0], alphab = 0, pfb = 0, blb = 0, brb = 0;
+  Vec3<double> kvb, db, rLb, rRb;
+  for (int m = 1; m < nv; ++m) {
+    const double lm = lambda[m];
+    // pressure p_f S
+    pfb += lm * g.S[m - 1];
+    bar.S[m - 1] += lm * pf;
+    // viscous - mu [alpha (u_R - u_L) + (G_L + G_R)/2 . k]
+    const Vec3<double> gsum = grad_of(L, m) + grad_of(R, m);
+    const double visc = alpha * (R.w[m] - L.w[m]) + 0.5 * dot(gsum, kv);
+    bar.nu -= lm * fp.rho * visc;
+    alphab -= lm * mu * (R.w[m] - L.w[m]);
+    bar.R.w[m] -= lm * mu * alpha;
+    bar.L.w[m] += lm * mu * alpha;
+    add_grad(bar.L, m, (-0.5 * lm * mu) * kv);
+    add_grad(bar.R, m, (-0.5 * lm * mu) * kv);
+    kvb += (-0.5 * lm * mu) * gsum;
+    // convection rho (bl fl + br fr)
+    blb += fp.rho * lm * fl[m];
+    brb += fp.rho * lm * fr[m];
+    flb[m] += fp.rho * lm * bl;
+    frb[m] += fp.rho * lm * br;
+  }
+  // bl, br -> F, a -> F, e
+  Fb += 0.5 * (blb + brb);
+  const double ab = 0.5 * (blb - brb);
+  Fb += ab * F / a;
+  const double eb = ab * e / a;
+  bar.S += (eb * fp.eps * fp.u_ref / std::sqrt(A2)) * g.S;
+  // p_f
+  flb[0] += 0.5 * pfb;
+  frb[0] += 0.5 * pfb;
+  // F = -D alpha delta + sum (fl + fr)/2 S
+  const double Db = -Fb * alpha * delta;
+  alphab += -Fb * D * delta;
+  const double deltab = -Fb * D * alpha;
+  for (int m = 1; m < nv; ++m) {
+    flb[m] += 0.5 * Fb * g.S[m - 1];
+    frb[m] += 0.5 * Fb * g.S[m - 1];
+    bar.S[m - 1] += 0.5 * Fb * (fl[m] + fr[m]);
+  }
+  // delta = p_R - p_L - (G_L^p + G_R^p)/2 . d
+  bar.R.w[0] += deltab;
+  bar.L.w[0] -= deltab;
+  add_grad(bar.L, 0, (-0.5 * deltab) * d);
+  add_grad(bar.R, 0, (-0.5 * deltab) * d);
+  db += (-0.5 * deltab) * (grad_of(L, 0) + grad_of(R, 0));
+  stabilization_reverse(d, fp, Db, bar, db);
+  // k = S - alpha d, alpha
+  bar.S += kvb;
+  alphab -= dot(kvb, d);
+  db += (-alpha) * kvb;
+  alpha_reverse(g.S, d, alphab, bar.S, db);
+  // reconstruction
+  for (int k = 0; k < nv; ++k) {
+    bar.L.w[k] += flb[k];
+    bar.R.w[k] += frb[k];
+    add_grad(bar.L, k, flb[k] * rL);
+    add_grad(bar.R, k, frb[k] * rR);
+    rLb += flb[k] * grad_of(L, k);
+    rRb += frb[k] * grad_of(R, k);
+  }
+  bar.xf += rLb + rRb;
+  bar.xL -= rLb;
+  bar.xR -= rRb;
+  bar.xR += db;
+  bar.xL -= db;
+}
+
+void dirichlet_face_stress_reverse(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
+                                   const FluxParameters<double> &fp, const Vec3<double> &ub, double pf_bar,
+                                   const Vec3<double> &visc_bar, FluxBar &bar)
+{
+  const Vec3<double> d = g.xf - g.xL;
+  const double alpha = dot(g.S, g.S) / dot(d, g.S);
+  const Vec3<double> kv = g.S - alpha * d;
+  const double mu = fp.rho * fp.nu;
+  Vec3<double> db, kvb;
+  double alphab = 0;
+  bar.L.w[0] += pf_bar;
+  add_grad(bar.L, 0, pf_bar * d);
+  db += pf_bar * grad_of(L, 0);
+  for (int m = 1; m <= dim; ++m) {
+    const double s = alpha * (ub[m - 1] - L.w[m]) + dot(grad_of(L, m), kv);
+    bar.nu += fp.rho * visc_bar[m - 1] * s;
+    const double sb = mu * visc_bar[m - 1];
+    alphab += sb * (ub[m - 1] - L.w[m]);
+    bar.ub[m - 1] += sb * alpha;
+    bar.L.w[m] -= sb * alpha;
+    add_grad(bar.L, m, sb * kv);
+    kvb += sb * grad_of(L, m);
+  }
+  bar.S += kvb;
+  alphab -= dot(kvb, d);
+  db += (-alpha) * kvb;
+  alpha_reverse(g.S, d, alphab, bar.S, db);
+  bar.xf += db;
+  bar.xL -= db;
+}
+
+void velocity_dirichlet_flux_reverse(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
+                                     const FluxParameters<double> &fp, const Vec3<double> &ub, const double *lambda,
+                                     FluxBar &bar)
+{
+  double pf;
+  Vec3<double> visc;
+  dirichlet_face_stress(dim, L, g, fp, ub, pf, visc);
+  const double F = dot(ub, g.S);
+  double Fb = lambda[0], pfb = 0;
+  Vec3<double> viscb;
+  for (int m = 1; m <= dim; ++m) {
+    Fb += lambda[m] * fp.rho * ub[m - 1];
+    bar.ub[m - 1] += lambda[m] * fp.rho * F;
+    viscb[m - 1] = -lambda[m];
+    pfb += lambda[m] * g.S[m - 1];
+    bar.S[m - 1] += lambda[m] * pf;
+  }
+  bar.ub += Fb * g.S;
+  bar.S += Fb * ub;
+  dirichlet_face_stress_reverse(dim, L, g, fp, ub, pfb, viscb, bar);
+}
+
+void pressure_outlet_flux_reverse(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
+                                  const FluxParameters<double> &fp, double pb, const double *lambda, FluxBar &bar)
+{
+  const int nv = dim + 1;
+  const Vec3<double> d = g.xf - g.xL;
+  const double alpha = dot(g.S, g.S) / dot(d, g.S);
+  const double D = stabilization_coefficient(norm(d), fp);
+  double uf[kMaxVars] = {};
+  const double delta = pb - L.w[0] - dot(grad_of(L, 0), d);
+  double F = -D * alpha * delta;
+  for (int m = 1; m < nv; ++m) {
+    uf[m] = L.w[m] + dot(grad_of(L, m), d);
+    F += uf[m] * g.S[m - 1];
+  }
+  double Fb = lambda[0], ufb[kMaxVars] = {};
+  for (int m = 1; m < nv; ++m) {
+    Fb += fp.rho * lambda[m] * uf[m];
+    ufb[m] += fp.rho * F * lambda[m];
+    bar.pb += lambda[m] * g.S[m - 1];
+    bar.S[m - 1] += lambda[m] * pb;
+  }
+  const double Db = -Fb * alpha * delta, alphab = -Fb * D * delta, deltab = -Fb * D * alpha;
+  Vec3<double> db;
+  for (int m = 1; m < nv; ++m) {
+    ufb[m] += Fb * g.S[m - 1];
+    bar.S[m - 1] += Fb * uf[m];
+  }
+  bar.pb += deltab;
+  bar.L.w[0] -= deltab;
+  add_grad(bar.L, 0, (-deltab) * d);
+  db += (-deltab) * grad_of(L, 0);
+  for (int m = 1; m < nv; ++m) {
+    bar.L.w[m] += ufb[m];
+    add_grad(bar.L, m, ufb[m] * d);
+    db += ufb[m] * grad_of(L, m);
+  }
+  stabilization_reverse(d, fp, Db, bar, db);
+  alpha_reverse(g.S, d, alphab, bar.S, db);
+  bar.xf += db;
+  bar.xL -= db;
+}
+
+void slip_flux_reverse(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
+                       const FluxParameters<double> &fp, const double *lambda, FluxBar &bar)
+{
+  // M_m = (mu u_n / q + p_f) S_m with u_n = u_L . S, q = d . S (= slip_flux, since alpha / A^2 = 1 / q)
+  const int nv = dim + 1;
+  const Vec3<double> d = g.xf - g.xL;
+  const double q = dot(d, g.S), mu = fp.rho * fp.nu;
+  double un = 0;
+  for (int m = 1; m < nv; ++m) un += L.w[m] * g.S[m - 1];
+  const double pf = L.w[0] + dot(grad_of(L, 0), d);
+  const double beta = mu * un / q + pf;
+  double betab = 0;
+  for (int m = 1; m < nv; ++m) {
+    betab += lambda[m] * g.S[m - 1];
+    bar.S[m - 1] += lambda[m] * beta;
+  }
+  bar.nu += betab * fp.rho * un / q;
+  const double unb = betab * mu / q, qb = -betab * mu * un / (q * q), pfb = betab;
+  for (int m = 1; m < nv; ++m) {
+    bar.L.w[m] += unb * g.S[m - 1];
+    bar.S[m - 1] += unb * L.w[m];
+  }
+  Vec3<double> db = qb * g.S;
+  bar.S += qb * d;
+  bar.L.w[0] += pfb;
+  add_grad(bar.L, 0, pfb * d);
+  db += pfb * grad_of(L, 0);
+  bar.xf += db;
+  bar.xL -= db;
+}
+
+} // namespace karman::physics

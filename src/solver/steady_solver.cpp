@@ -138,6 +138,15 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
   PetscCall(SNESGetConvergedReason(snes_, &reason));
   summary->converged = reason > 0;
   summary->reason = SNESConvergedReasons[reason];
+  // a line search that cannot decrease a residual already at the round-off floor is success
+  PetscReal atol, rtol, stol;
+  PetscInt maxit, maxf;
+  PetscCall(SNESGetTolerances(snes_, &atol, &rtol, &stol, &maxit, &maxf));
+  if (reason == SNES_DIVERGED_LINE_SEARCH &&
+      (summary->final_residual <= 1e-12 * summary->initial_residual || summary->final_residual <= 100 * atol)) {
+    summary->converged = true;
+    summary->reason = "CONVERGED_ROUNDOFF (line search at the round-off floor)";
+  }
   summary->wall_time = MPI_Wtime() - start_time_;
   user_monitor_ = nullptr;
   best_ = nullptr;

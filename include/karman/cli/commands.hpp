@@ -3,6 +3,7 @@
 #pragma once
 
 #include "karman/cli/cli_args.hpp"
+#include "karman/cli/flow_output.hpp"
 #include "karman/config/case_config.hpp"
 #include "karman/mesh/mesh.hpp"
 
@@ -21,8 +22,25 @@ PetscErrorCode load_case_mesh(MPI_Comm comm, const config::CaseConfig &cfg, mesh
 /// `karman mesh`: mesh, distribute, check geometry, write summary.json, ParaView and HDF5 files.
 PetscErrorCode run_mesh_command(MPI_Comm comm, const CliArgs &args);
 
-/// `karman run`: steady solve; log, forces.csv, summary.json, ParaView and HDF5 output.
+struct SteadyRunInfo {
+  double wall_time = 0, peak_memory_mib = 0;
+};
+
+/// The steady solve of `res` from the case's initial state into w, with the log,
+/// forces.csv, summary.json and flow output of `karman run`; a solve that does not
+/// converge writes last_good* and is an error.  Collective.
+PetscErrorCode solve_steady_case(MPI_Comm comm, const CliArgs &args, const config::CaseConfig &cfg,
+                                 discretization::FlowResidual &res, const FlowMonitors &mon, Vec w,
+                                 SteadyRunInfo *info);
+
+/// `karman run`: steady or unsteady solve; log, forces.csv, summary.json, ParaView and HDF5 output.
 PetscErrorCode run_run_command(MPI_Comm comm, const CliArgs &args);
+
+/// `karman adjoint`: steady adjoint, gradient.json, adjoint and sensitivity fields.
+PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args);
+
+/// `karman verify`: adjoint gradients against finite differences and a shape Taylor test.
+PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args);
 
 /// Dispatches args.command.
 PetscErrorCode run_command(MPI_Comm comm, const CliArgs &args);

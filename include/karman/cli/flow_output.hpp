@@ -60,7 +60,7 @@ public:
 
 private:
   const FlowMonitors *mon_ = nullptr;
-  std::string directory_, name_;
+  std::string directory_, name_, problem_hash_;
   bool vtk_ = true, hdf5_ = true;
   std::unique_ptr<io::VtkSeries> volume_;
   std::vector<int> surface_patches_;

@@ -37,6 +37,10 @@ public:
   /// TimeFunction keys (files are read relative to `directory`).  Collective on comm.
   PetscErrorCode time_function(MPI_Comm comm, const std::string &key, const std::string &directory,
                                physics::TimeFunction *f) const;
+  /// RealTable keys.
+  std::vector<std::vector<double>> table(const std::string &key) const;
+  /// TermList keys: one Section (with this section's keys) per term.
+  std::vector<Section> terms(const std::string &key) const;
   /// PointList keys, each point padded to 3 components.
   std::vector<std::array<double, 3>> points(const std::string &key) const;
   const std::string &label() const { return label_; }

@@ -21,7 +21,9 @@ enum class KeyType {
   RealList,   ///< a list of numbers of any length
   NameList,   ///< a list of names (e.g. boundary names)
   PointList,  ///< a list of points, each a list of 2 or 3 numbers
-  TimeFunction ///< a number, or {type: sine|table|steps, ...} (physics/time_function.hpp)
+  TimeFunction, ///< a number, or {type: sine|table|steps, ...} (physics/time_function.hpp)
+  RealTable,    ///< a list of lists of numbers
+  TermList      ///< a list of maps, each with the keys of the section itself (objective terms)
 };
 
 struct KeySpec {

@@ -44,6 +44,13 @@ public:
   const BoundaryConditions &boundary_conditions() const { return bcs_; }
   physics::FluxParameters<double> &parameters() { return params_; }
   const physics::FluxParameters<double> &parameters() const { return params_; }
+  /// Moves the mesh: new vertex coordinates X (same topology); geometry, least-squares
+  /// coefficients and boundary values are recomputed, the face kinds kept (shape studies).
+  PetscErrorCode set_coordinates(const std::vector<Vec3<double>> &X, const char *context);
+  /// The current vertex coordinates.
+  const std::vector<Vec3<double>> &coordinates() const { return X_; }
+  const LeastSquaresGradient &gradient_operator() const { return lsq_; }
+
   /// Re-evaluates the boundary values at time t, time level n (after changing BC parameters).
   PetscErrorCode update_boundary_values(double t, long n);
 
@@ -88,6 +95,9 @@ private:
   void face_jacobian(PetscInt f, physics::FluxJacobian &J) const;
 
   const mesh::Mesh *mesh_ = nullptr;
+  std::vector<Vec3<double>> X_;
+  double time_ = 0;
+  long level_ = 0;
   geometry::Geometry<double> geom_;
   BoundaryConditions bcs_;
   LeastSquaresGradient lsq_;

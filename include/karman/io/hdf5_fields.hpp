@@ -25,7 +25,13 @@ PetscErrorCode mesh_hash(const mesh::Mesh &mesh, const std::vector<Vec3<double>>
 /// Writes `fields` (owned-cell order) and the mesh to `path`.  Collective.
 PetscErrorCode write_fields_h5(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
                                const std::string &path, const std::vector<Field> &fields,
-                               const std::vector<std::pair<std::string, double>> &attributes);
+                               const std::vector<std::pair<std::string, double>> &attributes,
+                               const std::vector<std::pair<std::string, std::string>> &text_attributes = {});
+
+/// Reads a text attribute of the file's root group ("" when the file or attribute is missing).
+/// Collective (rank 0 reads).
+PetscErrorCode read_text_attribute_h5(MPI_Comm comm, const std::string &path, const std::string &name,
+                                      std::string *value);
 
 /// Reads field `name` from `path` into owned-cell order (checks the cell count).  Collective.
 PetscErrorCode read_cell_field_h5(const mesh::Mesh &mesh, const std::string &path,

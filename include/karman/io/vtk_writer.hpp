@@ -28,14 +28,17 @@ public:
   VtkSeries(MPI_Comm comm, std::string directory, std::string name)
       : comm_(comm), directory_(std::move(directory)), name_(std::move(name)) {}
 
-  /// Writes the owned cells with `fields` (n_owned_cells * ncomp values each) at `time`.
+  /// Writes the owned cells with `fields` (n_owned_cells * ncomp values each) at `time`, and
+  /// `point_fields` (ncomp values per local vertex, n_vertices * ncomp) on their vertices.
   PetscErrorCode write_volume(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
-                              double time, const std::vector<Field> &fields);
+                              double time, const std::vector<Field> &fields,
+                              const std::vector<Field> &point_fields = {});
 
   /// Writes the faces of boundary `patch` whose cell is owned; `fields` have one value set per
   /// such face, in the order of surface_faces().
   PetscErrorCode write_surface(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
-                               int patch, double time, const std::vector<Field> &fields);
+                               int patch, double time, const std::vector<Field> &fields,
+                               const std::vector<Field> &point_fields = {});
 
   /// Continues an existing series (restart): keeps the entries of OUTDIR/name.pvd with
   /// time <= t_max; later snapshots are written after them.  Collective.
@@ -50,7 +53,8 @@ private:
   PetscErrorCode write_grid(const std::vector<Vec3<double>> &X,
                             const std::vector<PetscInt> &vertices,
                             const std::vector<PetscInt> &offsets, const std::vector<int> &types,
-                            double time, const std::vector<Field> &fields);
+                            double time, const std::vector<Field> &fields,
+                            const std::vector<Field> &point_fields);
   MPI_Comm comm_;
   std::string directory_, name_, pvd_;
   std::vector<std::pair<double, std::string>> entries_;

@@ -193,4 +193,32 @@ void slip_flux(int dim, const CellState<T> &L, const FaceGeometry<T> &g,
 void slip_flux_dw(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
                   const FluxParameters<double> &fp, FluxJacobian &J);
 
+// ------------------------------------------------------------------------ reverse mode
+// For the scalar lambda . M of a face flux, the adjoints of every input: cell values and
+// gradients, geometry (S, x_f, x_L, x_R), boundary data (u_b, p_b) and the viscosity.
+// They are accumulated (+=).  Used for the adjoint gradients with respect to the mesh
+// coordinates and the parameters (adjoint/README.md, eq. 8); checked against complex
+// step in tests/unit/test_flux_kernels.cpp.
+
+struct FluxBar {
+  CellState<double> L, R;
+  Vec3<double> S, xf, xL, xR, ub;
+  double pb = 0, nu = 0;
+};
+
+void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<double> &R,
+                           const FaceGeometry<double> &g, const FluxParameters<double> &fp, const double *lambda,
+                           FluxBar &bar);
+void velocity_dirichlet_flux_reverse(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
+                                     const FluxParameters<double> &fp, const Vec3<double> &ub, const double *lambda,
+                                     FluxBar &bar);
+/// Reverse of dirichlet_face_stress for the scalar pf_bar pf + visc_bar . visc.
+void dirichlet_face_stress_reverse(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
+                                   const FluxParameters<double> &fp, const Vec3<double> &ub, double pf_bar,
+                                   const Vec3<double> &visc_bar, FluxBar &bar);
+void pressure_outlet_flux_reverse(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
+                                  const FluxParameters<double> &fp, double pb, const double *lambda, FluxBar &bar);
+void slip_flux_reverse(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
+                       const FluxParameters<double> &fp, const double *lambda, FluxBar &bar);
+
 } // namespace karman::physics

@@ -40,6 +40,9 @@ public:
   PetscErrorCode evaluate(const discretization::FlowResidual &res,
                           std::vector<double> *values) const;
   std::size_t size() const { return points_.size(); }
+  const Vec3<double> &point(std::size_t i) const { return points_[i]; }
+  /// The local owned cell holding point i, or -1 if another rank holds it.
+  PetscInt cell(std::size_t i) const { return cell_[i]; }
 
 private:
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -1,0 +1,45 @@
+// Steady discrete adjoint (adjoint/README.md, eqs. 3-7):
+//   (dR/dw)^T psi = -(dJ/dw)^T            at the converged state w,
+//   dJ/da = dJ/da|_explicit + psi^T dR/da for every named parameter a,
+//   dJ/dX = dJ/dX|_explicit + psi^T dR/dX for the vertex coordinates X.
+// The transposed solve uses the exact Jacobian (the Newton matrix) through
+// KSPSolveTranspose with the options prefix adj_ (default: LU with MUMPS); a
+// preconditioner that cannot be applied transposed is reported with the options that can.
+#pragma once
+
+#include "karman/adjoint/objective.hpp"
+
+#include <petscksp.h>
+
+namespace karman::adjoint {
+
+struct AdjointResult {
+  double J = 0;                  ///< objective value
+  Gradient gradient;             ///< dJ/da and dJ/dX
+  int linear_iterations = 0;
+  double relative_residual = 0;  ///< |J^T psi + g| / |g|
+  double wall_time = 0;
+  std::vector<double> psi;       ///< adjoint, nv per local cell (ghosts updated)
+};
+
+class AdjointSolver {
+public:
+  AdjointSolver() = default;
+  AdjointSolver(const AdjointSolver &) = delete;
+  AdjointSolver &operator=(const AdjointSolver &) = delete;
+  ~AdjointSolver();
+
+  /// Creates the matrix and the transposed solver (-adj_ksp_type, -adj_pc_type ...).  Collective.
+  PetscErrorCode setup(discretization::FlowResidual &res);
+  /// Objective, adjoint and gradient at the converged state w.  Collective.
+  PetscErrorCode solve(Vec w, const Objective &objective, AdjointResult *result);
+  Mat jacobian() const { return J_; }
+
+private:
+  discretization::FlowResidual *res_ = nullptr;
+  Mat J_ = nullptr;
+  KSP ksp_ = nullptr;
+  Vec g_ = nullptr, psi_ = nullptr, check_ = nullptr;
+};
+
+} // namespace karman::adjoint

@@ -1,0 +1,76 @@
+// Reverse-mode accumulation for the discrete adjoint (adjoint/README.md, eqs. 5-13).
+//
+// A scalar built from the discretization -- the Lagrangian psi^T R(w; X, a), or an
+// objective J(w; X, a) -- is differentiated backwards through its pieces:
+//   face fluxes / wall stresses   -> adjoints of cell values w, gradients G, face geometry
+//                                    (S_f, x_f, x_L, x_R), boundary data (u_b, p_b), nu
+//   least-squares gradients G(w)  -> w, centroids (the coefficients depend on X),
+//                                    boundary data
+//   boundary data u_b(x_f, S_f; a)-> the named boundary parameters a and the geometry
+//   geometry(X)                   -> the vertex coordinates X
+// Each rank accumulates its share (faces weighted by the ownership of their cells);
+// finish() sums the shares: parameters over ranks, X-adjoints over the copies of each
+// vertex.
+#pragma once
+
+#include "karman/discretization/flow_residual.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace karman::adjoint {
+
+struct Sensitivities {
+  std::vector<double> wbar;       ///< nv per local cell
+  std::vector<double> Gbar;       ///< nv x 3 per local cell
+  geometry::GeometryBar geom;     ///< V, x_c, S_f, x_f
+  std::vector<Vec3<double>> ubar; ///< per flux face: prescribed velocity
+  std::vector<double> pbar;       ///< per flux face: prescribed pressure
+  double nu = 0;                  ///< viscosity
+
+  void reset(const discretization::FlowResidual &res);
+  /// Adds the adjoints of one face's flux kernel for the weights lambda (nv values).
+  void add_face(const discretization::FlowResidual &res, PetscInt f, const double *lambda);
+  /// Adds the adjoints of the wall stress (p_f, visc) of velocity-Dirichlet face f.
+  void add_wall_stress(const discretization::FlowResidual &res, PetscInt f, double pf_bar, const Vec3<double> &visc_bar);
+  /// Adds pbar * (pressure of cell c reconstructed at point x): w_c + G_c . (x - x_c), for unknown k.
+  void add_point_value(const discretization::FlowResidual &res, PetscInt c, int k, const Vec3<double> &x, double bar);
+};
+
+/// Lagrangian part: sum over flux faces of lambda_f . M_f with lambda_f = psi_L [L owned] -
+/// psi_R [R owned]; psi holds nv values per local cell (ghosts updated).
+void add_residual(const discretization::FlowResidual &res, const std::vector<double> &psi, Sensitivities &s);
+
+/// A named differentiable parameter of the case and its gradient.
+struct ParameterGradient {
+  std::string name;  ///< e.g. fluid.viscosity, boundaries.cylinder.omega
+  double value = 0;  ///< the parameter's value
+  double gradient = 0;
+};
+
+struct Gradient {
+  std::vector<ParameterGradient> parameters;
+  std::vector<Vec3<double>> X; ///< dJ/dX per local vertex (summed over all ranks' contributions)
+};
+
+/// The parameters this case has (names and values), in a fixed order.
+std::vector<ParameterGradient> case_parameters(const discretization::FlowResidual &res);
+
+/// Keeps the gradients of the parameters named in the case's adjoint.parameters (all if
+/// empty); a name the case does not have is an error listing the ones it has.
+PetscErrorCode select_parameters(const discretization::FlowResidual &res, const config::CaseConfig &cfg,
+                                 std::vector<ParameterGradient> *parameters);
+
+/// Sets parameter `name` to `value` in the FlowResidual (and re-evaluates boundary values).
+PetscErrorCode set_parameter(discretization::FlowResidual &res, const std::string &name, double value);
+
+/// Chains G -> (w, geometry, boundary data), boundary data -> (parameters, geometry),
+/// geometry -> X, and sums over ranks.  After it, s.wbar holds dScalar/dw (local cells,
+/// this rank's share).  Collective.
+PetscErrorCode finish(const discretization::FlowResidual &res, Sensitivities &s, Gradient *gradient);
+
+/// Sums per-vertex values over all ranks that hold a copy of the vertex.  Collective.
+PetscErrorCode sum_vertex_copies(const mesh::Mesh &mesh, std::vector<Vec3<double>> &values);
+
+} // namespace karman::adjoint

@@ -1,0 +1,232 @@
+// `karman adjoint`: the steady discrete adjoint of a case.
+//
+// Reuses the converged forward state in OUTDIR/flow.h5 when it belongs to this mesh and
+// case (and checks that it is converged), or runs the forward solve; then solves the
+// adjoint for the case's objective and writes
+//   OUTDIR/gradient.json   objective, gradient of every parameter, adjoint iterations and
+//                          residual, forward/adjoint wall times, peak memory
+//   OUTDIR/adjoint.pvd     adjoint velocity and pressure (cells), dJ/dX (points)
+//   OUTDIR/sensitivity_<wall>.pvd   surface sensitivity dJ/dn on every objective wall:
+//                          per vertex X_bar . n with n the unit normal pointing into the
+//                          fluid (positive: moving the wall into the fluid increases J),
+//                          and its density per unit wall area.
+#include "karman/adjoint/adjoint_solver.hpp"
+#include "karman/cli/commands.hpp"
+#include "karman/core/logger.hpp"
+#include "karman/io/hdf5_fields.hpp"
+#include "karman/solver/steady_solver.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+namespace karman::cli {
+namespace fs = std::filesystem;
+using discretization::FlowResidual;
+
+namespace {
+
+/// Loads OUTDIR/flow.h5 into w if it belongs to this mesh and case; *loaded tells.
+PetscErrorCode load_forward_state(const FlowResidual &res, const config::CaseConfig &cfg, const std::string &file,
+                                  Vec w, bool *loaded)
+{
+  PetscFunctionBeginUser;
+  *loaded = false;
+  const mesh::Mesh &m = res.mesh();
+  std::string mesh_hash, file_mesh, file_case;
+  PetscCall(io::mesh_hash(m, m.coordinates, &mesh_hash));
+  PetscCall(io::read_text_attribute_h5(m.comm, file, "mesh_hash", &file_mesh));
+  PetscCall(io::read_text_attribute_h5(m.comm, file, "case_hash", &file_case));
+  if (file_mesh != mesh_hash || file_case != cfg.problem_hash()) PetscFunctionReturn(0);
+  io::Field u, p;
+  PetscCall(io::read_cell_field_h5(m, file, "velocity", &u));
+  PetscCall(io::read_cell_field_h5(m, file, "pressure", &p));
+  PetscScalar *a;
+  PetscCall(VecGetArray(w, &a));
+  for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+    a[c * res.nv()] = p.values[c];
+    for (int d = 0; d < m.dim; ++d) a[c * res.nv() + 1 + d] = u.values[3 * c + d];
+  }
+  PetscCall(VecRestoreArray(w, &a));
+  *loaded = true;
+  PetscFunctionReturn(0);
+}
+
+/// Unit normals into the fluid and dual areas of the vertices of `patch` (summed over ranks).
+PetscErrorCode wall_vertex_normals(const FlowResidual &res, int patch, std::vector<Vec3<double>> *normal,
+                                   std::vector<double> *area)
+{
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = res.mesh();
+  std::vector<Vec3<double>> acc(m.n_vertices);
+  for (PetscInt f : io::VtkSeries::surface_faces(m, patch)) {
+    const PetscInt n = m.face_vertex_ptr[f + 1] - m.face_vertex_ptr[f];
+    const Vec3<double> &S = res.geometry().face_area[f];
+    for (PetscInt i = m.face_vertex_ptr[f]; i < m.face_vertex_ptr[f + 1]; ++i) {
+      acc[m.face_vertex[i]] -= (1.0 / n) * S; // into the fluid, weighted by the face's share
+    }
+  }
+  std::vector<Vec3<double>> dual(m.n_vertices);
+  for (PetscInt f : io::VtkSeries::surface_faces(m, patch)) {
+    const PetscInt n = m.face_vertex_ptr[f + 1] - m.face_vertex_ptr[f];
+    for (PetscInt i = m.face_vertex_ptr[f]; i < m.face_vertex_ptr[f + 1]; ++i)
+      dual[m.face_vertex[i]][0] += norm(res.geometry().face_area[f]) / n;
+  }
+  PetscCall(adjoint::sum_vertex_copies(m, acc));
+  PetscCall(adjoint::sum_vertex_copies(m, dual));
+  normal->assign(m.n_vertices, Vec3<double>());
+  area->assign(m.n_vertices, 0.0);
+  for (PetscInt v = 0; v < m.n_vertices; ++v) {
+    const double a = norm(acc[v]);
+    if (a > 0) (*normal)[v] = (1.0 / a) * acc[v];
+    (*area)[v] = dual[v][0];
+  }
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args)
+{
+  PetscFunctionBeginUser;
+  config::CaseConfig cfg;
+  PetscCall(start_command(comm, args, &cfg));
+  PetscCheck(cfg.section("time").text("mode") == "steady", comm, PETSC_ERR_SUP,
+             "%s: karman adjoint solves the steady adjoint; time.mode 'unsteady' needs the unsteady adjoint, which "
+             "this version does not have",
+             cfg.file().c_str());
+  mesh::Mesh mesh;
+  PetscCall(load_case_mesh(comm, cfg, &mesh));
+  FlowResidual res;
+  PetscCall(res.setup(mesh, cfg));
+  FlowMonitors mon;
+  PetscCall(mon.setup(res, cfg));
+  adjoint::Objective objective;
+  PetscCall(objective.setup(res, cfg));
+  {
+    std::vector<adjoint::ParameterGradient> all = adjoint::case_parameters(res); // check the names early
+    PetscCall(adjoint::select_parameters(res, cfg, &all));
+  }
+  PetscMPIInt rank, size;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+
+  // forward state: reuse a converged one from OUTDIR, or solve
+  Vec w, r;
+  PetscCall(res.create_state(&w));
+  PetscCall(res.create_state(&r));
+  const std::string flow = (fs::path(args.output_dir) / "flow.h5").string();
+  bool reused = false;
+  double forward_time = 0, forward_memory = 0;
+  if (fs::exists(flow)) PetscCall(load_forward_state(res, cfg, flow, w, &reused));
+  if (reused) {
+    // converged?  |R(w)| against the tolerance of the solver and the residual of the initial state
+    Vec w0;
+    double rnorm, r0;
+    PetscCall(res.create_state(&w0));
+    PetscCall(res.residual(w, r));
+    PetscCall(VecNorm(r, NORM_2, &rnorm));
+    PetscCall(VecSet(w0, 0.0));
+    PetscCall(res.residual(w0, r));
+    PetscCall(VecNorm(r, NORM_2, &r0));
+    PetscCall(VecDestroy(&w0));
+    const double tol = std::max(100 * cfg.section("solver").real("atol"), 1e-8 * r0);
+    PetscCheck(rnorm <= tol, comm, PETSC_ERR_NOT_CONVERGED,
+               "%s holds an unconverged forward state (|R| = %.3e, needed <= %.3e): the adjoint is only meaningful at "
+               "a converged state; run `karman run` to convergence or remove the file",
+               flow.c_str(), rnorm, tol);
+    std::ifstream in(fs::path(args.output_dir) / "summary.json");
+    if (in.good()) {
+      const nlohmann::json s = nlohmann::json::parse(in, nullptr, false);
+      if (!s.is_discarded() && s.contains("wall_time")) forward_time = s["wall_time"].get<double>();
+      if (!s.is_discarded() && s.contains("peak_memory_mib")) forward_memory = s["peak_memory_mib"].get<double>();
+    }
+    PetscCall(log_info(comm, "reusing the converged forward state in %s (|R| = %.3e)", flow.c_str(), rnorm));
+  } else {
+    SteadyRunInfo info;
+    PetscCall(solve_steady_case(comm, args, cfg, res, mon, w, &info));
+    forward_time = info.wall_time;
+    forward_memory = info.peak_memory_mib;
+  }
+
+  adjoint::AdjointSolver adj;
+  PetscCall(adj.setup(res));
+  adjoint::AdjointResult result;
+  PetscCall(adj.solve(w, objective, &result));
+  PetscCall(adjoint::select_parameters(res, cfg, &result.gradient.parameters));
+  double mem_total, mem_max;
+  PetscCall(solver::peak_memory(comm, &mem_total, &mem_max));
+  PetscCall(log_info(comm, "objective %s = %.12g", objective.description().c_str(), result.J));
+  PetscCall(log_info(comm, "adjoint: %d linear iteration(s), relative residual %.2e, %.2f s (forward %.2f s)",
+                     result.linear_iterations, result.relative_residual, result.wall_time, forward_time));
+  for (const auto &p : result.gradient.parameters)
+    PetscCall(log_info(comm, "  dJ/d(%s) = %.12g   (value %g)", p.name.c_str(), p.gradient, p.value));
+
+  // ParaView: adjoint fields and shape sensitivities
+  const int nv = res.nv();
+  std::vector<int> walls;
+  for (int p : res.boundary_conditions().wall_patches()) walls.push_back(p);
+  if (cfg.section("output").flag("vtk")) {
+    io::Field psi_u{"adjoint_velocity", 3, {}}, psi_p{"adjoint_pressure", 1, {}};
+    for (PetscInt c = 0; c < mesh.n_owned_cells; ++c) {
+      psi_p.values.push_back(result.psi[c * nv]);
+      for (int d = 0; d < 3; ++d) psi_u.values.push_back(d < mesh.dim ? result.psi[c * nv + 1 + d] : 0.0);
+    }
+    io::Field dX{"shape_sensitivity", 3, {}};
+    for (const auto &x : result.gradient.X)
+      for (int d = 0; d < 3; ++d) dX.values.push_back(x[d]);
+    io::VtkSeries volume(comm, args.output_dir, "adjoint");
+    PetscCall(volume.write_volume(mesh, mesh.coordinates, 0.0, {psi_u, psi_p}, {dX}));
+    for (int p : walls) {
+      std::vector<Vec3<double>> normal;
+      std::vector<double> area;
+      PetscCall(wall_vertex_normals(res, p, &normal, &area));
+      io::Field sens{"surface_sensitivity", 1, {}}, density{"sensitivity_density", 1, {}}, nf{"normal", 3, {}};
+      for (PetscInt v = 0; v < mesh.n_vertices; ++v) {
+        const double s = dot(result.gradient.X[v], normal[v]);
+        sens.values.push_back(s);
+        density.values.push_back(area[v] > 0 ? s / area[v] : 0.0);
+        for (int d = 0; d < 3; ++d) nf.values.push_back(normal[v][d]);
+      }
+      io::Field face_density{"sensitivity_density", 1, {}};
+      for (PetscInt f : io::VtkSeries::surface_faces(mesh, p)) {
+        double sum = 0;
+        const PetscInt n = mesh.face_vertex_ptr[f + 1] - mesh.face_vertex_ptr[f];
+        for (PetscInt i = mesh.face_vertex_ptr[f]; i < mesh.face_vertex_ptr[f + 1]; ++i)
+          sum += density.values[mesh.face_vertex[i]];
+        face_density.values.push_back(sum / n);
+      }
+      io::VtkSeries surface(comm, args.output_dir, "sensitivity_" + mesh.patch_names[p]);
+      PetscCall(surface.write_surface(mesh, mesh.coordinates, p, 0.0, {face_density}, {sens, density, nf}));
+    }
+    PetscCall(log_info(comm, "ParaView: %s/adjoint.pvd, %s/sensitivity_<wall>.pvd", args.output_dir.c_str(),
+                       args.output_dir.c_str()));
+  }
+
+  nlohmann::json j;
+  j["case"] = cfg.file();
+  j["cells"] = mesh.n_global_cells;
+  j["ranks"] = size;
+  j["objective"] = {{"description", objective.description()}, {"value", result.J}};
+  for (const auto &p : result.gradient.parameters)
+    j["gradient"][p.name] = {{"value", p.value}, {"gradient", p.gradient}};
+  j["adjoint_linear_iterations"] = result.linear_iterations;
+  j["adjoint_relative_residual"] = result.relative_residual;
+  j["forward_state"] = reused ? "reused from " + flow : "solved";
+  j["forward_wall_time"] = forward_time;
+  j["adjoint_wall_time"] = result.wall_time;
+  j["adjoint_over_forward_time"] = forward_time > 0 ? result.wall_time / forward_time : 0.0;
+  j["forward_peak_memory_mib"] = forward_memory;
+  j["peak_memory_mib"] = mem_total;
+  j["peak_memory_mib_max_rank"] = mem_max;
+  if (rank == 0) {
+    std::ofstream out(fs::path(args.output_dir) / "gradient.json");
+    out << j.dump(2) << "\n";
+  }
+  PetscCall(VecDestroy(&w));
+  PetscCall(VecDestroy(&r));
+  PetscFunctionReturn(0);
+}
+
+} // namespace karman::cli

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# `karman adjoint` and `karman verify` on DFG 2D-1 (coarse mesh):
+#  - gradients (every parameter) and the objective agree between 1 and 2 ranks to 1e-8;
+#  - the ParaView outputs (adjoint fields, surface sensitivity) and gradient.json exist;
+#  - a second `karman adjoint` reuses the converged forward state;
+#  - an unconverged forward state in OUTDIR/flow.h5 is refused with a clear error;
+#  - `karman verify` passes (finite differences for every parameter, shape Taylor test) on
+#    1 and 2 ranks.
+# usage: adjoint.sh KARMAN SOURCE_DIR WORK_DIR
+set -u
+karman=$1 src=$2 work=$3
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+case="$src/cases/dfg-2d1/case.yaml"
+opts=(--set mesh.level=0 --set mesh.cache_dir="$work/cache")
+fail() { echo "FAIL: $*"; exit 1; }
+"$karman" adjoint "$case" -o np1 "${opts[@]}" > np1.log 2>&1 || { tail -3 np1.log; fail "adjoint on 1 rank"; }
+mpirun -n 2 --oversubscribe "$karman" adjoint "$case" -o np2 "${opts[@]}" > np2.log 2>&1 ||
+  { tail -3 np2.log; fail "adjoint on 2 ranks"; }
+for f in gradient.json adjoint.pvd sensitivity_cylinder.pvd flow.h5; do
+  [ -s np1/$f ] && [ -s np2/$f ] || fail "missing $f"
+done
+/usr/bin/python3 - <<'PY' || exit 1
+import json
+a, b = (json.load(open(d + "/gradient.json")) for d in ("np1", "np2"))
+ja, jb = a["objective"]["value"], b["objective"]["value"]
+assert abs(ja - jb) <= 1e-10 * abs(ja), (ja, jb)
+scale = max(abs(v["gradient"]) for v in a["gradient"].values())
+worst = 0.0
+for name, v in a["gradient"].items():
+    ga, gb = v["gradient"], b["gradient"][name]["gradient"]
+    # relative 1e-8, or round-off for gradients that vanish (1e-12 of the largest)
+    assert abs(ga - gb) <= 1e-8 * abs(ga) + 1e-12 * scale, (name, ga, gb)
+    if abs(ga) > 1e-9 * scale:
+        worst = max(worst, abs(ga - gb) / abs(ga))
+print(f"objective {ja:.12g}; {len(a['gradient'])} gradients equal on 1 and 2 ranks (max relative difference {worst:.1e})")
+print(f"adjoint / forward wall time: {a['adjoint_over_forward_time']:.3f}")
+PY
+"$karman" adjoint "$case" -o np1 "${opts[@]}" > again.log 2>&1 || fail "second adjoint"
+grep -q "reusing the converged forward state" again.log || fail "the forward state was not reused"
+/usr/bin/python3 - <<'PY' || exit 1
+import h5py
+with h5py.File("np1/flow.h5", "r+") as h:
+    h["fields/velocity"][5, 0] += 0.01
+PY
+"$karman" adjoint "$case" -o np1 "${opts[@]}" > unconverged.log 2>&1 && fail "an unconverged state was accepted"
+grep -q "karman: error: .*flow.h5 holds an unconverged forward state" unconverged.log || { cat unconverged.log | tail -2; fail "no clear error"; }
+echo "ok: $(grep 'karman: error' unconverged.log | cut -c1-120)..."
+"$karman" verify "$case" -o verify1 "${opts[@]}" > verify1.log 2>&1 || { grep -E "FAILED|error" verify1.log; fail "verify on 1 rank"; }
+mpirun -n 2 --oversubscribe "$karman" verify "$case" -o verify2 "${opts[@]}" > verify2.log 2>&1 ||
+  { grep -E "FAILED|error" verify2.log; fail "verify on 2 ranks"; }
+grep -A5 "shape: bump" verify2.log | sed 's/^karman: //'
+echo "verify passed on 1 and 2 ranks"

@@ -1,0 +1,264 @@
+// The steady discrete adjoint:
+//  - least-squares coefficient reverse mode vs complex step;
+//  - dot-product test <J v, u> = <v, J^T u>;
+//  - the reverse sweep of psi^T R over faces and gradients equals J^T psi (assembled);
+//  - adjoint gradients vs central finite differences for every parameter kind (DFG 2D-1
+//    with a rotating/translating cylinder and blowing walls; far-field cylinder, Re 40),
+//    for drag, lift, pressure difference, pressure drop, moment and probe matching;
+//  - shape: Taylor test for a smooth bump on the cylinder.
+// [mpi]: also on 2 ranks.
+#include "karman/adjoint/adjoint_solver.hpp"
+#include "karman/adjoint/verification.hpp"
+#include "karman/core/error.hpp"
+#include "test_helpers.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <complex>
+#include <random>
+
+using namespace karman;
+using cplx = std::complex<double>;
+
+namespace {
+
+struct Problem {
+  config::CaseConfig cfg;
+  mesh::Mesh mesh;
+  discretization::FlowResidual res;
+  Vec w = nullptr;
+  ~Problem()
+  {
+    if (w) VecDestroy(&w);
+  }
+};
+
+void make(const std::string &yaml, const std::string &geo, int level, const std::vector<std::string> &bcs, Problem *p,
+          bool solve = true)
+{
+  clear_error();
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "adj.yaml", "/", {}, p->cfg) == 0);
+  test::load(PETSC_COMM_WORLD, geo, level, 2, bcs, &p->mesh);
+  REQUIRE(p->res.setup(p->mesh, p->cfg) == 0);
+  REQUIRE(p->res.create_state(&p->w) == 0);
+  if (!solve) return;
+  const auto u0 = p->cfg.section("initial").vector("velocity");
+  PetscScalar *a;
+  REQUIRE(VecGetArray(p->w, &a) == 0);
+  for (PetscInt c = 0; c < p->mesh.n_owned_cells; ++c) a[3 * c + 1] = u0[0], a[3 * c + 2] = u0[1];
+  REQUIRE(VecRestoreArray(p->w, &a) == 0);
+  solver::SteadySolver newton;
+  REQUIRE(newton.setup(p->res, p->cfg) == 0);
+  solver::SteadySummary s;
+  REQUIRE(newton.solve(p->w, {}, nullptr, &s) == 0);
+  INFO(s.reason);
+  REQUIRE(s.converged);
+}
+
+std::string dfg_geo() { return std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo"; }
+
+const std::string kDfg = R"(
+mesh: {file: x.geo}
+fluid: {viscosity: 2.0e-3}
+reference: {velocity: 0.2, length: 0.1}
+solver: {rtol: 1e-14, atol: 1e-16, max_iterations: 60}
+boundaries:
+  inlet: {type: velocity-inlet, velocity: 0.3, direction: [1, 0], profile: parabolic, profile_range: [0, 0.41]}
+  outlet: {type: pressure-outlet, pressure: 0.1}
+  walls: {type: blowing-suction, amplitude: 0.002, profile: parabolic, profile_axis: x, profile_range: [0.5, 1.5]}
+  cylinder: {type: wall, omega: 0.5, velocity: [0.01, 0.02], center: [0.2, 0.2]}
+)";
+
+// adjoint gradient of every parameter vs central differences
+void check_parameters(Problem &p, const std::string &objective_yaml, double tol)
+{
+  config::CaseConfig cfg;
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, p.cfg.resolved_yaml() + objective_yaml, "adj.yaml", "/", {},
+                                        cfg) == 0);
+  adjoint::Objective obj;
+  clear_error();
+  const PetscErrorCode ierr = obj.setup(p.res, cfg);
+  INFO(last_error_message());
+  REQUIRE(ierr == 0);
+  adjoint::AdjointSolver adj;
+  REQUIRE(adj.setup(p.res) == 0);
+  adjoint::AdjointResult r;
+  REQUIRE(adj.solve(p.w, obj, &r) == 0);
+  REQUIRE(r.relative_residual < 1e-10);
+  Vec w1;
+  REQUIRE(VecDuplicate(p.w, &w1) == 0);
+  for (const auto &par : r.gradient.parameters) {
+    const double h = 1e-5 * std::max(std::abs(par.value), 1e-3);
+    double Jp, Jm;
+    REQUIRE(adjoint::set_parameter(p.res, par.name, par.value + h) == 0);
+    REQUIRE(adjoint::resolve_objective(p.res, cfg, obj, p.w, w1, &Jp, nullptr) == 0);
+    REQUIRE(adjoint::set_parameter(p.res, par.name, par.value - h) == 0);
+    REQUIRE(adjoint::resolve_objective(p.res, cfg, obj, p.w, w1, &Jm, nullptr) == 0);
+    REQUIRE(adjoint::set_parameter(p.res, par.name, par.value) == 0);
+    const double fd = (Jp - Jm) / (2 * h);
+    CAPTURE(objective_yaml, par.name, par.value, r.J, par.gradient, fd);
+    // tolerance: relative, plus the round-off of the differences (1e-13 |J| / h)
+    REQUIRE(std::abs(par.gradient - fd) <= tol * std::abs(fd) + 1e-13 * std::abs(r.J) / h);
+  }
+  REQUIRE(p.res.update_local(p.w) == 0);
+  VecDestroy(&w1);
+}
+
+} // namespace
+
+TEST_CASE("least-squares coefficient reverse mode equals complex step", "[adjoint][kernels]")
+{
+  std::mt19937 gen(8);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int dim = 2; dim <= 3; ++dim) {
+    const Vec3<double> xc(0.1 * u(gen), 0.1 * u(gen), dim == 3 ? 0.1 * u(gen) : 0.0);
+    std::vector<Vec3<double>> p;
+    for (int j = 0; j < 6; ++j) p.emplace_back(u(gen), u(gen), dim == 3 ? u(gen) : 0.0);
+    const std::size_t n_data = 5; // the last point enters the fit only
+    std::vector<Vec3<double>> cbar(n_data), pdir(p.size()), pbar(p.size());
+    for (auto &v : cbar) v = Vec3<double>(u(gen), u(gen), dim == 3 ? u(gen) : 0.0);
+    for (auto &v : pdir) v = Vec3<double>(u(gen), u(gen), dim == 3 ? u(gen) : 0.0);
+    const Vec3<double> xdir(u(gen), u(gen), dim == 3 ? u(gen) : 0.0);
+    Vec3<double> xbar;
+    discretization::lsq_coefficients_reverse(dim, xc, p, n_data, cbar, xbar, pbar);
+    const double h = 1e-30;
+    Vec3<cplx> xcc;
+    std::vector<Vec3<cplx>> pc(p.size()), c;
+    for (int i = 0; i < 3; ++i) xcc[i] = cplx(xc[i], h * xdir[i]);
+    for (std::size_t j = 0; j < p.size(); ++j)
+      for (int i = 0; i < 3; ++i) pc[j][i] = cplx(p[j][i], h * pdir[j][i]);
+    REQUIRE(discretization::lsq_coefficients(dim, xcc, pc, n_data, c));
+    double cs = 0, rev = dot(xbar, xdir);
+    for (std::size_t j = 0; j < n_data; ++j)
+      for (int i = 0; i < 3; ++i) cs += cbar[j][i] * c[j][i].imag() / h;
+    for (std::size_t j = 0; j < p.size(); ++j) rev += dot(pbar[j], pdir[j]);
+    CAPTURE(dim, rev, cs);
+    REQUIRE(std::abs(rev - cs) <= 1e-12 * std::max(1.0, std::abs(cs)));
+  }
+}
+
+TEST_CASE("adjoint building blocks: dot-product test and reverse sweep equal J^T psi", "[adjoint][mpi]")
+{
+  Problem p;
+  make(kDfg, dfg_geo(), 0, {"inlet", "outlet", "walls", "cylinder"}, &p);
+  Mat J;
+  REQUIRE(p.res.create_jacobian(&J) == 0);
+  REQUIRE(p.res.jacobian(p.w, J, nullptr) == 0);
+  Vec v, u, Jv, JTu;
+  for (Vec *x : {&v, &u, &Jv, &JTu}) REQUIRE(VecDuplicate(p.w, x) == 0);
+  PetscRandom rnd;
+  REQUIRE(PetscRandomCreate(PETSC_COMM_WORLD, &rnd) == 0);
+  REQUIRE(VecSetRandom(v, rnd) == 0);
+  REQUIRE(VecSetRandom(u, rnd) == 0);
+  REQUIRE(PetscRandomDestroy(&rnd) == 0);
+  REQUIRE(MatMult(J, v, Jv) == 0);
+  REQUIRE(MatMultTranspose(J, u, JTu) == 0);
+  double a, b;
+  REQUIRE(VecDot(Jv, u, &a) == 0);
+  REQUIRE(VecDot(v, JTu, &b) == 0);
+  CAPTURE(a, b);
+  REQUIRE(std::abs(a - b) <= 1e-12 * std::abs(a));
+
+  // psi = u: the reverse sweep's w-adjoints, summed into the owners, equal J^T u
+  REQUIRE(VecGhostUpdateBegin(u, INSERT_VALUES, SCATTER_FORWARD) == 0);
+  REQUIRE(VecGhostUpdateEnd(u, INSERT_VALUES, SCATTER_FORWARD) == 0);
+  Vec local;
+  const PetscScalar *ua;
+  REQUIRE(VecGhostGetLocalForm(u, &local) == 0);
+  REQUIRE(VecGetArrayRead(local, &ua) == 0);
+  std::vector<double> psi(ua, ua + p.mesh.n_cells * 3);
+  REQUIRE(VecRestoreArrayRead(local, &ua) == 0);
+  REQUIRE(VecGhostRestoreLocalForm(u, &local) == 0);
+  REQUIRE(p.res.update_local(p.w) == 0);
+  adjoint::Sensitivities s;
+  s.reset(p.res);
+  adjoint::add_residual(p.res, psi, s);
+  adjoint::Gradient grad;
+  REQUIRE(adjoint::finish(p.res, s, &grad) == 0);
+  Vec sweep;
+  REQUIRE(VecDuplicate(p.w, &sweep) == 0);
+  REQUIRE(VecSet(sweep, 0.0) == 0);
+  for (PetscInt c = 0; c < p.mesh.n_cells; ++c)
+    for (int k = 0; k < 3; ++k)
+      if (s.wbar[c * 3 + k] != 0) REQUIRE(VecSetValue(sweep, p.mesh.cell_global[c] * 3 + k, s.wbar[c * 3 + k], ADD_VALUES) == 0);
+  REQUIRE(VecAssemblyBegin(sweep) == 0);
+  REQUIRE(VecAssemblyEnd(sweep) == 0);
+  double nref, ndiff;
+  REQUIRE(VecNorm(JTu, NORM_2, &nref) == 0);
+  REQUIRE(VecAXPY(sweep, -1.0, JTu) == 0);
+  REQUIRE(VecNorm(sweep, NORM_2, &ndiff) == 0);
+  CAPTURE(nref, ndiff);
+  REQUIRE(ndiff <= 1e-12 * nref);
+  for (Vec *x : {&v, &u, &Jv, &JTu, &sweep}) VecDestroy(x);
+  MatDestroy(&J);
+}
+
+TEST_CASE("adjoint parameter gradients equal finite differences (DFG 2D-1, coarse)", "[adjoint][verification]")
+{
+  Problem p;
+  make(kDfg, dfg_geo(), 0, {"inlet", "outlet", "walls", "cylinder"}, &p);
+  check_parameters(p, "objective: {type: drag, walls: [cylinder]}\n", 1e-6);
+  check_parameters(p, "objective: {type: sum, terms: [{type: lift, walls: [cylinder], weight: 2}, "
+                      "{type: pressure-difference, points: [[0.15, 0.2], [0.25, 0.2]]}, "
+                      "{type: pressure-drop, patches: [inlet, outlet]}, {type: moment, walls: [cylinder], weight: 0.3}, "
+                      "{type: probe-match, probes: [[0.4, 0.25]], observed: [[0.01, 0.2, 0.01]], weight: 10}]}\n",
+                   1e-6);
+}
+
+TEST_CASE("adjoint parameter gradients equal finite differences (cylinder, far field, Re 40)",
+          "[adjoint][verification]")
+{
+  Problem p;
+  make(R"(
+mesh: {file: x.geo}
+fluid: {viscosity: 0.025}
+initial: {velocity: [1, 0]}
+solver: {rtol: 1e-14, atol: 1e-14, max_iterations: 60}
+boundaries:
+  cylinder: {type: wall}
+  farfield: {type: far-field, velocity: [1, 0.05]}
+)",
+       std::string(KARMAN_SOURCE_DIR) + "/cases/cylinder-unbounded/cylinder.geo", 0, {"cylinder", "farfield"}, &p);
+  check_parameters(p, "objective: {type: drag, walls: [cylinder]}\n", 1e-6);
+}
+
+TEST_CASE("shape gradient: Taylor test for a smooth bump on the cylinder", "[adjoint][mpi]")
+{
+  Problem p;
+  make(kDfg, dfg_geo(), 0, {"inlet", "outlet", "walls", "cylinder"}, &p);
+  config::CaseConfig cfg;
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD,
+                                        p.cfg.resolved_yaml() + "objective: {type: drag, walls: [cylinder]}\n",
+                                        "adj.yaml", "/", {}, cfg) == 0);
+  adjoint::Objective obj;
+  REQUIRE(obj.setup(p.res, cfg) == 0);
+  adjoint::AdjointSolver adj;
+  REQUIRE(adj.setup(p.res) == 0);
+  adjoint::AdjointResult r;
+  REQUIRE(adj.solve(p.w, obj, &r) == 0);
+  std::vector<Vec3<double>> dX;
+  REQUIRE(adjoint::bump_displacement(p.res, p.mesh.patch_index("cylinder"), Vec3<double>(1, 1, 0), &dX) == 0);
+  double dJ;
+  REQUIRE(adjoint::vertex_dot(p.mesh, r.gradient.X, dX, &dJ) == 0);
+  const std::vector<Vec3<double>> X0 = p.res.coordinates();
+  Vec w1;
+  REQUIRE(VecDuplicate(p.w, &w1) == 0);
+  std::vector<double> remainder;
+  for (double eps : {4e-4, 2e-4, 1e-4}) {
+    std::vector<Vec3<double>> X = X0;
+    for (PetscInt v = 0; v < p.mesh.n_vertices; ++v) X[v] += eps * dX[v];
+    REQUIRE(p.res.set_coordinates(X, "bump") == 0);
+    double J;
+    REQUIRE(adjoint::resolve_objective(p.res, cfg, obj, p.w, w1, &J, nullptr) == 0);
+    remainder.push_back(std::abs(J - r.J - eps * dJ));
+    CAPTURE(eps, J, r.J, dJ, remainder.back());
+  }
+  REQUIRE(p.res.set_coordinates(X0, "restore") == 0);
+  VecDestroy(&w1);
+  for (std::size_t k = 0; k + 1 < remainder.size(); ++k) {
+    const double rate = std::log2(remainder[k] / remainder[k + 1]);
+    CAPTURE(k, remainder[k], remainder[k + 1], rate, dJ);
+    REQUIRE(rate >= 1.9);
+  }
+}
