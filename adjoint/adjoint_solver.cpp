@@ -1,6 +1,9 @@
 // Steady discrete adjoint solve and gradients (see include/karman/adjoint/adjoint_solver.hpp).
 #include "karman/adjoint/adjoint_solver.hpp"
 
+#include "karman/core/parallel.hpp"
+#include "karman/solver/linear_solver.hpp"
+
 #include <string>
 
 namespace karman::adjoint {
@@ -23,11 +26,7 @@ PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res)
   PetscCall(res.create_state(&check_));
   PetscCall(KSPCreate(res.mesh().comm, &ksp_));
   PetscCall(KSPSetOptionsPrefix(ksp_, "adj_"));
-  PetscCall(KSPSetType(ksp_, KSPPREONLY));
-  PC pc;
-  PetscCall(KSPGetPC(ksp_, &pc));
-  PetscCall(PCSetType(pc, PCLU));
-  PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+  PetscCall(solver::use_mumps_lu(ksp_, KSPPREONLY));
   PetscCall(KSPSetTolerances(ksp_, 1e-12, 1e-30, PETSC_DEFAULT, 1000));
   PetscCall(KSPSetFromOptions(ksp_));
   PetscFunctionReturn(0);
@@ -95,17 +94,7 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
   result->relative_residual = gnorm > 0 ? rnorm / gnorm : 0.0;
 
   // psi^T dR/d(X, a)
-  PetscCall(VecGhostUpdateBegin(psi_, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(VecGhostUpdateEnd(psi_, INSERT_VALUES, SCATTER_FORWARD));
-  {
-    Vec local;
-    const PetscScalar *a;
-    PetscCall(VecGhostGetLocalForm(psi_, &local));
-    PetscCall(VecGetArrayRead(local, &a));
-    result->psi.assign(a, a + m.n_cells * nv);
-    PetscCall(VecRestoreArrayRead(local, &a));
-    PetscCall(VecGhostRestoreLocalForm(psi_, &local));
-  }
+  PetscCall(ghosted_local_values(psi_, &result->psi));
   Sensitivities sr;
   sr.reset(res);
   add_residual(res, result->psi, sr);

@@ -3,8 +3,8 @@
 usage: pvpython postprocess/inspect_pvd.py OUTDIR/flow.pvd [more.pvd ...]
 
 Prints, per file: the time steps, the number of cells and points (all pieces
-merged) and every cell array with its number of components and range at the last
-time step.  Needs ParaView's Python (Debian: python3-paraview, which conflicts with
+merged) and every cell and point array with its number of components and range at
+the last time step.  Needs ParaView's Python (Debian: python3-paraview, which conflicts with
 libvtk9-dev, so use it on a post-processing machine or swap the packages).
 """
 import sys
@@ -22,10 +22,11 @@ def inspect(path):
     info = reader.GetDataInformation()
     print(f"{path}: {len(times)} time step(s) {times[:3]}{'...' if len(times) > 3 else ''}")
     print(f"  cells {info.GetNumberOfCells()}, points {info.GetNumberOfPoints()}")
-    for name in reader.CellData.keys():
-        array = reader.CellData[name]
-        ranges = [array.GetRange(c) for c in range(array.GetNumberOfComponents())]
-        print(f"  cell array {name}: {array.GetNumberOfComponents()} component(s), range {ranges}")
+    for kind, data in (("cell", reader.CellData), ("point", reader.PointData)):
+        for name in data.keys():
+            array = data[name]
+            ranges = [array.GetRange(c) for c in range(array.GetNumberOfComponents())]
+            print(f"  {kind} array {name}: {array.GetNumberOfComponents()} component(s), range {ranges}")
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@ a diverging colour map centred on zero.
 import argparse
 import os
 
-from paraview.simple import (ColorBy, CreateView, GetColorTransferFunction, GetDisplayProperties,
-                             OpenDataFile, Render, SaveScreenshot, Show, Tube, UpdatePipeline)
+from paraview.simple import (ColorBy, CreateView, ExtractSurface, GetColorTransferFunction, OpenDataFile,
+                             Render, SaveScreenshot, Show, Tube, UpdatePipeline)
 
 
 def main():
@@ -22,6 +22,7 @@ def main():
     parser.add_argument("png")
     parser.add_argument("--zoom", type=float, default=0.0, help="half-width of the view around the wall (0: auto)")
     parser.add_argument("--field", default="sensitivity_density")
+    parser.add_argument("--table", default="", help="also write the field by polar angle to this CSV file")
     args = parser.parse_args()
 
     flow = OpenDataFile(os.path.join(args.outdir, "flow.pvd"))
@@ -35,15 +36,14 @@ def main():
     view = CreateView("RenderView")
     view.ViewSize = [1400, 1000]
     view.OrientationAxesVisibility = 0
-    view.Background = [1, 1, 1]
     flow_display = Show(flow, view)
     ColorBy(flow_display, ("CELLS", "pressure"))
     pressure_lut = GetColorTransferFunction("pressure")
     pressure_lut.ApplyPreset("Grayscale", True)
     flow_display.SetScalarBarVisibility(view, False)
 
-    band = Tube(Input=wall)
-    band.Radius = 0.02 * size
+    band = Tube(Input=ExtractSurface(Input=wall))
+    band.Radius = 0.04 * size
     band_display = Show(band, view)
     ColorBy(band_display, ("POINTS", args.field))
     lut = GetColorTransferFunction(args.field)
@@ -56,9 +56,10 @@ def main():
     bar = band_display.GetScalarBar(view) if hasattr(band_display, "GetScalarBar") else None
     if bar is not None:
         bar.Title = args.field.replace("_", " ")
-        bar.TitleColor = [0, 0, 0]
-        bar.LabelColor = [0, 0, 0]
+        bar.WindowLocation = "Any Location"
+        bar.Position = [0.85, 0.2]
 
+    Render(view)  # first render resets the camera; set ours afterwards
     view.CameraPosition = [cx, cy, 10 * half]
     view.CameraFocalPoint = [cx, cy, 0]
     view.CameraViewUp = [0, 1, 0]
@@ -67,6 +68,21 @@ def main():
     Render(view)
     SaveScreenshot(args.png, view, ImageResolution=[1400, 1000])
     print("wrote %s (%s in [%g, %g])" % (args.png, args.field, rng[0], rng[1]))
+    if args.table:
+        # the sensitivity around the wall, by polar angle about its centre (for plots and READMEs)
+        from paraview import servermanager
+        import math
+        data = servermanager.Fetch(ExtractSurface(Input=wall))
+        arr = data.GetPointData().GetArray(args.field)
+        with open(args.table, "w") as out:
+            out.write("angle_deg,x,y,%s\n" % args.field)
+            rows = []
+            for i in range(data.GetNumberOfPoints()):
+                x, y, _ = data.GetPoint(i)
+                rows.append((math.degrees(math.atan2(y - cy, x - cx)), x, y, arr.GetValue(i)))
+            for r in sorted(rows):
+                out.write("%.3f,%.8g,%.8g,%.8g\n" % r)
+        print("wrote", args.table)
 
 
 if __name__ == "__main__":

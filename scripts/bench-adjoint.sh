@@ -14,7 +14,9 @@ ranks=${2:-"1 2"}
 . scripts/mpi-env.sh
 out=results/bench-adjoint
 mkdir -p "$out"
-for l in $levels; do
+# BENCH_REPORT_ONLY=1: only rebuild the table from the runs already in results/
+[ "${BENCH_REPORT_ONLY:-0}" = 1 ] && levels_run="" || levels_run=$levels
+for l in $levels_run; do
   for np in $ranks; do
     d="$out/L$l-np$np"
     rm -rf "$d"

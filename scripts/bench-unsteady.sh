@@ -15,7 +15,9 @@ steps=${3:-40}
 . scripts/mpi-env.sh
 out=results/bench-unsteady
 mkdir -p "$out"
-for l in $levels; do
+# BENCH_REPORT_ONLY=1: only rebuild the table from the runs already in results/
+[ "${BENCH_REPORT_ONLY:-0}" = 1 ] && levels_run="" || levels_run=$levels
+for l in $levels_run; do
   for np in $ranks; do
     echo "bench-unsteady: level $l on $np rank(s), $steps steps"
     rm -rf "$out/L$l-np$np"

@@ -8,6 +8,7 @@
 #include "karman/cli/commands.hpp"
 
 #include "karman/core/logger.hpp"
+#include "karman/core/parallel.hpp"
 #include "karman/geometry/mesh_geometry.hpp"
 #include "karman/geometry/mesh_quality.hpp"
 #include "karman/io/hdf5_fields.hpp"
@@ -42,10 +43,7 @@ PetscErrorCode start_command(MPI_Comm comm, const CliArgs &args, config::CaseCon
         error = "cannot write " + (fs::path(args.output_dir) / "case.resolved.yaml").string();
     }
   }
-  int n = static_cast<int>(error.size());
-  PetscCallMPI(MPI_Bcast(&n, 1, MPI_INT, 0, comm));
-  error.resize(n);
-  if (n) PetscCallMPI(MPI_Bcast(error.data(), n, MPI_CHAR, 0, comm));
+  PetscCall(broadcast_string(comm, &error));
   PetscCheck(error.empty(), comm, PETSC_ERR_FILE_OPEN, "%s", error.c_str());
   PetscCall(log_info(comm, "%s %s on %d rank%s, output in %s", args.command.c_str(),
                      args.case_file.c_str(), size, size > 1 ? "s" : "", args.output_dir.c_str()));

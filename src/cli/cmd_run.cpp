@@ -15,6 +15,7 @@
 
 #include "karman/cli/flow_output.hpp"
 #include "karman/core/logger.hpp"
+#include "karman/core/parallel.hpp"
 #include "karman/io/checkpoint.hpp"
 #include "karman/io/hdf5_fields.hpp"
 #include "karman/solver/steady_solver.hpp"
@@ -183,10 +184,7 @@ PetscErrorCode continue_forces_csv(MPI_Comm comm, const std::string &path, long 
       fs::rename(path + ".tmp", path);
     }
   }
-  int n = static_cast<int>(error.size());
-  PetscCallMPI(MPI_Bcast(&n, 1, MPI_INT, 0, comm));
-  error.resize(n);
-  if (n) PetscCallMPI(MPI_Bcast(error.data(), n, MPI_CHAR, 0, comm));
+  PetscCall(broadcast_string(comm, &error));
   PetscCheck(error.empty(), comm, PETSC_ERR_FILE_READ, "%s", error.c_str());
   int m = static_cast<int>(flat.size());
   PetscCallMPI(MPI_Bcast(&m, 1, MPI_INT, 0, comm));

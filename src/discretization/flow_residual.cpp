@@ -2,6 +2,8 @@
 // include/karman/discretization/flow_residual.hpp).
 #include "karman/discretization/flow_residual.hpp"
 
+#include "karman/core/parallel.hpp"
+
 #include <algorithm>
 #include <set>
 
@@ -109,15 +111,7 @@ PetscErrorCode FlowResidual::update_local(Vec w) {
   const mesh::Mesh &m = *mesh_;
   const int n = nv();
   PetscCall(VecCopy(w, work_));
-  PetscCall(VecGhostUpdateBegin(work_, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(VecGhostUpdateEnd(work_, INSERT_VALUES, SCATTER_FORWARD));
-  Vec local;
-  const PetscScalar *a;
-  PetscCall(VecGhostGetLocalForm(work_, &local));
-  PetscCall(VecGetArrayRead(local, &a));
-  std::copy(a, a + m.n_cells * n, wloc_.begin());
-  PetscCall(VecRestoreArrayRead(local, &a));
-  PetscCall(VecGhostRestoreLocalForm(work_, &local));
+  PetscCall(ghosted_local_values(work_, &wloc_));
   lsq_.apply(
       m, n, wloc_.data(),
       [&](int k, PetscInt f) { return k == 0 ? bcs_.pressure(f) : bcs_.velocity(f)[k - 1]; },

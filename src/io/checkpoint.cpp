@@ -1,6 +1,8 @@
 // Crash-safe HDF5 checkpoints (see include/karman/io/checkpoint.hpp).
 #include "karman/io/checkpoint.hpp"
 
+#include "karman/core/parallel.hpp"
+
 #include "karman/core/hash.hpp"
 #include "karman/core/logger.hpp"
 
@@ -17,15 +19,6 @@ namespace {
 
 constexpr int kFormatVersion = 1;
 
-PetscErrorCode broadcast_string(MPI_Comm comm, std::string *s)
-{
-  PetscFunctionBeginUser;
-  int n = static_cast<int>(s->size());
-  PetscCallMPI(MPI_Bcast(&n, 1, MPI_INT, 0, comm));
-  s->resize(n);
-  if (n > 0) PetscCallMPI(MPI_Bcast(s->data(), n, MPI_CHAR, 0, comm));
-  PetscFunctionReturn(0);
-}
 
 hid_t create_records(hid_t file, const char *name, hid_t type, hsize_t width)
 {

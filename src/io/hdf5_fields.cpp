@@ -2,6 +2,7 @@
 #include "karman/io/hdf5_fields.hpp"
 
 #include "karman/core/hash.hpp"
+#include "karman/core/parallel.hpp"
 #include "karman/io/natural_layout.hpp"
 
 #include <hdf5.h>
@@ -207,10 +208,7 @@ PetscErrorCode read_text_attribute_h5(MPI_Comm comm, const std::string &path, co
       H5Fclose(f);
     }
   }
-  int n = static_cast<int>(v.size());
-  PetscCallMPI(MPI_Bcast(&n, 1, MPI_INT, 0, comm));
-  v.resize(n);
-  if (n) PetscCallMPI(MPI_Bcast(v.data(), n, MPI_CHAR, 0, comm));
+  PetscCall(broadcast_string(comm, &v));
   *value = v;
   PetscFunctionReturn(0);
 }

@@ -1,5 +1,6 @@
 // VTK XML output (see include/karman/io/vtk_writer.hpp).
 #include "karman/io/vtk_writer.hpp"
+#include "karman/core/parallel.hpp"
 
 #include <vtkCellArray.h>
 #include <vtkCellData.h>
@@ -48,10 +49,7 @@ PetscErrorCode VtkSeries::resume(double t_max)
       }
     }
   }
-  int n = static_cast<int>(text.size());
-  PetscCallMPI(MPI_Bcast(&n, 1, MPI_INT, 0, comm_));
-  text.resize(n);
-  if (n) PetscCallMPI(MPI_Bcast(text.data(), n, MPI_CHAR, 0, comm_));
+  PetscCall(broadcast_string(comm_, &text));
   std::istringstream in(text);
   double time;
   std::string file;

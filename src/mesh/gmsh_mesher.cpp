@@ -2,6 +2,8 @@
 // (see include/karman/mesh/gmsh_mesher.hpp).
 #include "karman/mesh/gmsh_mesher.hpp"
 
+#include "karman/core/parallel.hpp"
+
 #include "karman/core/hash.hpp"
 #include "karman/core/logger.hpp"
 
@@ -40,14 +42,6 @@ std::string gmsh_errors(const std::string &log) {
   return errors;
 }
 
-PetscErrorCode broadcast_string(MPI_Comm comm, std::string *s) {
-  PetscFunctionBeginUser;
-  int n = static_cast<int>(s->size());
-  PetscCallMPI(MPI_Bcast(&n, 1, MPI_INT, 0, comm));
-  s->resize(n);
-  if (n > 0) PetscCallMPI(MPI_Bcast(s->data(), n, MPI_CHAR, 0, comm));
-  PetscFunctionReturn(0);
-}
 
 } // namespace
 

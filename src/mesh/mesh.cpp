@@ -6,6 +6,8 @@
 // face adjacency; (4) the distributed DMPlex is flattened into arrays.
 #include "karman/mesh/mesh.hpp"
 
+#include "karman/core/parallel.hpp"
+
 #include <petscsf.h>
 
 #include <algorithm>
@@ -26,14 +28,6 @@ bool is_builtin_label(const std::string &name) {
   return builtin.count(name) > 0;
 }
 
-PetscErrorCode broadcast_string(MPI_Comm comm, std::string *s) {
-  PetscFunctionBeginUser;
-  int n = static_cast<int>(s->size());
-  PetscCallMPI(MPI_Bcast(&n, 1, MPI_INT, 0, comm));
-  s->resize(n);
-  if (n > 0) PetscCallMPI(MPI_Bcast(s->data(), n, MPI_CHAR, 0, comm));
-  PetscFunctionReturn(0);
-}
 
 std::string join(const std::vector<std::string> &v) {
   std::string s;

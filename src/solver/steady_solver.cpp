@@ -3,6 +3,7 @@
 #include "karman/solver/steady_solver.hpp"
 
 #include "karman/core/logger.hpp"
+#include "karman/solver/linear_solver.hpp"
 
 #include <sys/resource.h>
 
@@ -35,12 +36,8 @@ PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
   PetscCall(SNESGetLineSearch(snes_, &ls));
   PetscCall(SNESLineSearchSetType(ls, SNESLINESEARCHBT));
   KSP ksp;
-  PC pc;
   PetscCall(SNESGetKSP(snes_, &ksp));
-  PetscCall(KSPSetType(ksp, KSPPREONLY));
-  PetscCall(KSPGetPC(ksp, &pc));
-  PetscCall(PCSetType(pc, PCLU));
-  PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+  PetscCall(use_mumps_lu(ksp, KSPPREONLY));
   PetscCall(SNESMonitorSet(snes_, monitor, this, nullptr));
   PetscCall(SNESSetFromOptions(snes_));
   shift_.assign(residual.mesh().n_owned_cells, 0.0);

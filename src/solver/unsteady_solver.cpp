@@ -1,6 +1,8 @@
 // Implicit BDF time stepping (see include/karman/solver/unsteady_solver.hpp).
 #include "karman/solver/unsteady_solver.hpp"
 
+#include "karman/solver/linear_solver.hpp"
+
 #include <cmath>
 
 namespace karman::solver {
@@ -48,14 +50,10 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual, con
   PetscCall(SNESGetLineSearch(snes_, &ls));
   PetscCall(SNESLineSearchSetType(ls, SNESLINESEARCHBT));
   KSP ksp;
-  PC pc;
   PetscCall(SNESGetKSP(snes_, &ksp));
-  PetscCall(KSPSetType(ksp, KSPGMRES));
+  PetscCall(use_mumps_lu(ksp, KSPGMRES));
   // inexact Newton: each linear solve gains 4 digits, Newton iterates to solver.rtol/atol
   PetscCall(KSPSetTolerances(ksp, 1e-4, 1e-20, PETSC_DEFAULT, 200));
-  PetscCall(KSPGetPC(ksp, &pc));
-  PetscCall(PCSetType(pc, PCLU));
-  PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
   PetscCall(SNESMonitorSet(snes_, monitor, this, nullptr));
   PetscCall(SNESSetFromOptions(snes_));
   // reuse only makes sense with a Krylov method around the factorization
