@@ -163,12 +163,13 @@ PetscErrorCode Objective::value(const FlowResidual &res, double *J) const
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode Objective::reverse(const FlowResidual &res, Sensitivities &s) const
+PetscErrorCode Objective::reverse(const FlowResidual &res, Sensitivities &s, double scale) const
 {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
   const auto &bcs = res.boundary_conditions();
-  for (const Term &t : terms_) {
+  for (Term t : terms_) {
+    t.weight *= scale;
     if (!t.walls.empty()) {
       // force on face f: F_f = p_f S_f - visc_f;  J = c e . sum F_f  or  c a . sum (x_f - x_0) x F_f
       const bool moment = t.type == "moment";

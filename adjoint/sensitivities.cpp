@@ -140,8 +140,10 @@ void add_residual(const FlowResidual &res, const std::vector<double> &psi, Sensi
   if (res.pressure_pinned() && m.global_cell_offset == 0 && m.n_owned_cells > 0) s.wbar[0] += psi[0]; // R_0 = p_0
 }
 
-std::vector<ParameterGradient> case_parameters(const FlowResidual &res)
+std::vector<ParameterGradient> case_parameters(const FlowResidual &res, bool time_dependent)
 {
+  const double t = res.time();
+  const long n = res.level();
   std::vector<ParameterGradient> out;
   out.push_back({"fluid.viscosity", res.parameters().nu, 0.0});
   const auto &bcs = res.boundary_conditions();
@@ -151,12 +153,12 @@ std::vector<ParameterGradient> case_parameters(const FlowResidual &res)
     const std::string base = "boundaries." + pc.name + ".";
     if (pc.custom_velocity) continue;
     if (pc.type == "wall") {
-      if (dim == 2 && pc.omega.is_constant()) out.push_back({base + "omega", pc.omega.offset, 0.0});
+      if (dim == 2 && (pc.omega.is_constant() || time_dependent)) out.push_back({base + "omega", pc.omega.value(t, n), 0.0});
       for (int d = 0; d < dim; ++d) out.push_back({base + "velocity." + kAxis[d], pc.velocity[d], 0.0});
-    } else if (pc.type == "velocity-inlet" && pc.speed.is_constant()) {
-      out.push_back({base + "velocity", pc.speed.offset, 0.0});
-    } else if (pc.type == "blowing-suction" && pc.amplitude.is_constant()) {
-      out.push_back({base + "amplitude", pc.amplitude.offset, 0.0});
+    } else if (pc.type == "velocity-inlet" && (pc.speed.is_constant() || time_dependent)) {
+      out.push_back({base + "velocity", pc.speed.value(t, n), 0.0});
+    } else if (pc.type == "blowing-suction" && (pc.amplitude.is_constant() || time_dependent)) {
+      out.push_back({base + "amplitude", pc.amplitude.value(t, n), 0.0});
     } else if (pc.type == "far-field") {
       for (int d = 0; d < dim; ++d) out.push_back({base + "velocity." + kAxis[d], pc.velocity[d], 0.0});
       out.push_back({base + "pressure", pc.pressure, 0.0});
@@ -257,7 +259,7 @@ PetscErrorCode sum_vertex_copies(const mesh::Mesh &mesh, std::vector<Vec3<double
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode finish(const FlowResidual &res, Sensitivities &s, Gradient *gradient)
+PetscErrorCode finish(const FlowResidual &res, Sensitivities &s, Gradient *gradient, bool time_dependent)
 {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
@@ -273,7 +275,7 @@ PetscErrorCode finish(const FlowResidual &res, Sensitivities &s, Gradient *gradi
       });
   std::fill(s.Gbar.begin(), s.Gbar.end(), 0.0);
   // boundary data -> parameters and geometry
-  gradient->parameters = case_parameters(res);
+  gradient->parameters = case_parameters(res, time_dependent);
   auto add = [&](const std::string &name, double v) {
     for (auto &p : gradient->parameters)
       if (p.name == name) p.gradient += v;
@@ -295,19 +297,19 @@ PetscErrorCode finish(const FlowResidual &res, Sensitivities &s, Gradient *gradi
     const Vec3<double> n = (1.0 / norm(S)) * S;
     if (pc.type == "wall") {
       for (int d = 0; d < m.dim; ++d) add(base + "velocity." + kAxis[d], ub[d]);
-      const double w = pc.omega.value(0.0, 0);
+      const double w = pc.omega.value(res.time(), res.level());
       const Vec3<double> r = x - pc.center;
       add(base + "omega", -r[1] * ub[0] + r[0] * ub[1]);
       s.geom.face_centroid[f] += Vec3<double>(w * ub[1], -w * ub[0], 0.0);
     } else if (pc.type == "velocity-inlet") {
       const bool normal = !(norm(pc.velocity) > 0);
       const Vec3<double> e = normal ? -n : pc.velocity;
-      const double phi = discretization::profile_factor(pc, x), speed = pc.speed.value(0.0, 0);
+      const double phi = discretization::profile_factor(pc, x), speed = pc.speed.value(res.time(), res.level());
       add(base + "velocity", phi * dot(ub, e));
       s.geom.face_centroid[f] += (speed * dot(ub, e)) * profile_gradient(pc, x);
       if (normal) unit_normal_reverse(S, (-speed * phi) * ub, s.geom.face_area[f]);
     } else if (pc.type == "blowing-suction") {
-      const double phi = discretization::profile_factor(pc, x), a = pc.amplitude.value(0.0, 0);
+      const double phi = discretization::profile_factor(pc, x), a = pc.amplitude.value(res.time(), res.level());
       add(base + "amplitude", -phi * dot(ub, n));
       s.geom.face_centroid[f] += (-a * dot(ub, n)) * profile_gradient(pc, x);
       unit_normal_reverse(S, (-a * phi) * ub, s.geom.face_area[f]);

@@ -11,6 +11,7 @@
 //                          fluid (positive: moving the wall into the fluid increases J),
 //                          and its density per unit wall area.
 #include "karman/adjoint/adjoint_solver.hpp"
+#include "karman/adjoint/unsteady_adjoint.hpp"
 #include "karman/cli/commands.hpp"
 #include "karman/core/logger.hpp"
 #include "karman/io/hdf5_fields.hpp"
@@ -85,6 +86,135 @@ PetscErrorCode wall_vertex_normals(const FlowResidual &res, int patch, std::vect
   PetscFunctionReturn(0);
 }
 
+io::Field shape_field(const std::vector<Vec3<double>> &X)
+{
+  io::Field dX{"shape_sensitivity", 3, {}};
+  for (const auto &x : X)
+    for (int d = 0; d < 3; ++d) dX.values.push_back(x[d]);
+  return dX;
+}
+
+/// OUTDIR/sensitivity_<wall>.pvd for every wall: dJ/dn per vertex and per unit area (eq. 13).
+PetscErrorCode write_surface_sensitivity(const FlowResidual &res, const std::vector<Vec3<double>> &X,
+                                         const std::string &dir)
+{
+  PetscFunctionBeginUser;
+  const mesh::Mesh &mesh = res.mesh();
+  for (int p : res.boundary_conditions().wall_patches()) {
+    std::vector<Vec3<double>> normal;
+    std::vector<double> area;
+    PetscCall(wall_vertex_normals(res, p, &normal, &area));
+    io::Field sens{"surface_sensitivity", 1, {}}, density{"sensitivity_density", 1, {}}, nf{"normal", 3, {}};
+    for (PetscInt v = 0; v < mesh.n_vertices; ++v) {
+      const double s = dot(X[v], normal[v]);
+      sens.values.push_back(s);
+      density.values.push_back(area[v] > 0 ? s / area[v] : 0.0);
+      for (int d = 0; d < 3; ++d) nf.values.push_back(normal[v][d]);
+    }
+    io::Field face_density{"sensitivity_density", 1, {}};
+    for (PetscInt f : io::VtkSeries::surface_faces(mesh, p)) {
+      double sum = 0;
+      const PetscInt n = mesh.face_vertex_ptr[f + 1] - mesh.face_vertex_ptr[f];
+      for (PetscInt i = mesh.face_vertex_ptr[f]; i < mesh.face_vertex_ptr[f + 1]; ++i)
+        sum += density.values[mesh.face_vertex[i]];
+      face_density.values.push_back(sum / n);
+    }
+    io::VtkSeries surface(mesh.comm, dir, "sensitivity_" + mesh.patch_names[p]);
+    PetscCall(surface.write_surface(mesh, mesh.coordinates, p, 0.0, {face_density}, {sens, density, nf}));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode run_unsteady_adjoint(MPI_Comm comm, const CliArgs &args, const config::CaseConfig &cfg,
+                                    const mesh::Mesh &mesh, FlowResidual &res)
+{
+  PetscFunctionBeginUser;
+  adjoint::UnsteadyAdjoint ua;
+  PetscCall(ua.setup(res, cfg));
+  const config::Section a = cfg.section("adjoint");
+  adjoint::UnsteadyAdjointOptions o;
+  o.schedule = a.text("schedule");
+  o.snapshots = a.integer("snapshots");
+  o.save_every = a.integer("save_every");
+  o.state_file = (fs::path(args.output_dir) / "adjoint-state.h5").string();
+  o.resume = args.restart;
+  o.trajectory_directory = (fs::path(args.output_dir) / "trajectory").string();
+  const int nv = res.nv();
+  io::VtkSeries series(comm, args.output_dir, "adjoint");
+  if (cfg.section("output").flag("vtk")) {
+    o.snapshot_every = cfg.section("output").integer("vtk_every");
+    o.snapshot = [&](long, double t, const std::vector<double> &psi) -> PetscErrorCode {
+      PetscFunctionBeginUser;
+      io::Field psi_u{"adjoint_velocity", 3, {}}, psi_p{"adjoint_pressure", 1, {}};
+      for (PetscInt c = 0; c < mesh.n_owned_cells; ++c) {
+        psi_p.values.push_back(psi[c * nv]);
+        for (int d = 0; d < 3; ++d) psi_u.values.push_back(d < mesh.dim ? psi[c * nv + 1 + d] : 0.0);
+      }
+      PetscCall(series.write_volume(mesh, mesh.coordinates, t, {psi_u, psi_p}));
+      PetscFunctionReturn(0);
+    };
+  }
+  Vec w0;
+  PetscCall(res.create_state(&w0));
+  PetscCall(initial_state(res, cfg, w0));
+  adjoint::UnsteadyAdjointResult r;
+  PetscCall(ua.run(w0, o, &r));
+  PetscCall(VecDestroy(&w0));
+  double mem_total, mem_max;
+  PetscCall(solver::peak_memory(comm, &mem_total, &mem_max));
+  PetscCall(log_info(comm, "objective = %.12g over %ld steps; forward %.1f s, adjoint %.1f s (ratio %.2f)", r.J,
+                     r.steps, r.forward_time, r.adjoint_time, r.adjoint_time / r.forward_time));
+  PetscCall(log_info(comm, "schedule %s: %ld snapshots used, %ld recomputed steps, %.1f MiB written", o.schedule.c_str(),
+                     r.snapshots, r.recomputed, r.bytes_written / 1048576.0));
+  for (const auto &p : r.parameters) PetscCall(log_info(comm, "  dJ/d(%s) = %.12g", p.name.c_str(), p.gradient));
+
+  // outputs: gradient.json, control_gradient.csv, initial-condition gradient, surface sensitivity
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  nlohmann::json j;
+  j["case"] = cfg.file();
+  j["cells"] = mesh.n_global_cells;
+  int size;
+  MPI_Comm_size(comm, &size);
+  j["ranks"] = size;
+  j["objective"] = {{"value", r.J}, {"time", cfg.section("objective").text("time")}};
+  for (const auto &p : r.parameters) j["gradient"][p.name] = {{"gradient", p.gradient}};
+  j["steps"] = r.steps;
+  j["schedule"] = {{"type", o.schedule}, {"snapshots_used", r.snapshots}, {"snapshot_budget", o.snapshots},
+                   {"recomputed_steps", r.recomputed}, {"bytes_written", r.bytes_written}};
+  j["adjoint_linear_iterations"] = r.linear_iterations;
+  j["forward_wall_time"] = r.forward_time;
+  j["adjoint_wall_time"] = r.adjoint_time;
+  j["adjoint_over_forward_time"] = r.adjoint_time / r.forward_time;
+  j["peak_memory_mib"] = mem_total;
+  if (r.resumed_from >= 0) j["resumed_from_level"] = r.resumed_from;
+  if (rank == 0) {
+    std::ofstream out(fs::path(args.output_dir) / "gradient.json");
+    out << j.dump(2) << "\n";
+    std::ofstream csv(fs::path(args.output_dir) / "control_gradient.csv");
+    csv << "step,time";
+    for (const auto &[name, series] : r.control) csv << ",dJ/d(" << name << ")";
+    csv << "\n";
+    for (long k = 0; k < r.steps; ++k) {
+      csv << (k + 1) << "," << r.times[k];
+      for (const auto &[name, series] : r.control) csv << "," << series[k];
+      csv << "\n";
+    }
+  }
+  io::Field ic{"initial_condition_gradient", nv, r.initial};
+  PetscCall(io::write_fields_h5(mesh, mesh.coordinates, (fs::path(args.output_dir) / "initial_gradient.h5").string(),
+                                {ic}, {}));
+  if (cfg.section("output").flag("vtk")) {
+    io::VtkSeries icv(comm, args.output_dir, "initial_gradient");
+    io::Field icu{"initial_velocity_gradient", 3, {}};
+    for (PetscInt c = 0; c < mesh.n_owned_cells; ++c)
+      for (int d = 0; d < 3; ++d) icu.values.push_back(d < mesh.dim ? r.initial[c * nv + 1 + d] : 0.0);
+    PetscCall(icv.write_volume(mesh, mesh.coordinates, 0.0, {icu}, {shape_field(r.X)}));
+    PetscCall(write_surface_sensitivity(res, r.X, args.output_dir));
+  }
+  PetscFunctionReturn(0);
+}
+
 } // namespace
 
 PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args)
@@ -92,14 +222,15 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args)
   PetscFunctionBeginUser;
   config::CaseConfig cfg;
   PetscCall(start_command(comm, args, &cfg));
-  PetscCheck(cfg.section("time").text("mode") == "steady", comm, PETSC_ERR_SUP,
-             "%s: karman adjoint solves the steady adjoint; time.mode 'unsteady' needs the unsteady adjoint, which "
-             "this version does not have",
-             cfg.file().c_str());
   mesh::Mesh mesh;
   PetscCall(load_case_mesh(comm, cfg, &mesh));
   FlowResidual res;
   PetscCall(res.setup(mesh, cfg));
+  if (cfg.section("time").text("mode") == "unsteady") {
+    PetscCall(run_unsteady_adjoint(comm, args, cfg, mesh, res));
+    PetscFunctionReturn(0);
+  }
+  PetscCheck(!args.restart, comm, PETSC_ERR_USER_INPUT, "--restart applies to unsteady adjoints only");
   FlowMonitors mon;
   PetscCall(mon.setup(res, cfg));
   adjoint::Objective objective;
@@ -163,45 +294,16 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args)
   for (const auto &p : result.gradient.parameters)
     PetscCall(log_info(comm, "  dJ/d(%s) = %.12g   (value %g)", p.name.c_str(), p.gradient, p.value));
 
-  // ParaView: adjoint fields and shape sensitivities
-  const int nv = res.nv();
-  std::vector<int> walls;
-  for (int p : res.boundary_conditions().wall_patches()) walls.push_back(p);
   if (cfg.section("output").flag("vtk")) {
     io::Field psi_u{"adjoint_velocity", 3, {}}, psi_p{"adjoint_pressure", 1, {}};
+    const int nv = res.nv();
     for (PetscInt c = 0; c < mesh.n_owned_cells; ++c) {
       psi_p.values.push_back(result.psi[c * nv]);
       for (int d = 0; d < 3; ++d) psi_u.values.push_back(d < mesh.dim ? result.psi[c * nv + 1 + d] : 0.0);
     }
-    io::Field dX{"shape_sensitivity", 3, {}};
-    for (const auto &x : result.gradient.X)
-      for (int d = 0; d < 3; ++d) dX.values.push_back(x[d]);
     io::VtkSeries volume(comm, args.output_dir, "adjoint");
-    PetscCall(volume.write_volume(mesh, mesh.coordinates, 0.0, {psi_u, psi_p}, {dX}));
-    for (int p : walls) {
-      std::vector<Vec3<double>> normal;
-      std::vector<double> area;
-      PetscCall(wall_vertex_normals(res, p, &normal, &area));
-      io::Field sens{"surface_sensitivity", 1, {}}, density{"sensitivity_density", 1, {}}, nf{"normal", 3, {}};
-      for (PetscInt v = 0; v < mesh.n_vertices; ++v) {
-        const double s = dot(result.gradient.X[v], normal[v]);
-        sens.values.push_back(s);
-        density.values.push_back(area[v] > 0 ? s / area[v] : 0.0);
-        for (int d = 0; d < 3; ++d) nf.values.push_back(normal[v][d]);
-      }
-      io::Field face_density{"sensitivity_density", 1, {}};
-      for (PetscInt f : io::VtkSeries::surface_faces(mesh, p)) {
-        double sum = 0;
-        const PetscInt n = mesh.face_vertex_ptr[f + 1] - mesh.face_vertex_ptr[f];
-        for (PetscInt i = mesh.face_vertex_ptr[f]; i < mesh.face_vertex_ptr[f + 1]; ++i)
-          sum += density.values[mesh.face_vertex[i]];
-        face_density.values.push_back(sum / n);
-      }
-      io::VtkSeries surface(comm, args.output_dir, "sensitivity_" + mesh.patch_names[p]);
-      PetscCall(surface.write_surface(mesh, mesh.coordinates, p, 0.0, {face_density}, {sens, density, nf}));
-    }
-    PetscCall(log_info(comm, "ParaView: %s/adjoint.pvd, %s/sensitivity_<wall>.pvd", args.output_dir.c_str(),
-                       args.output_dir.c_str()));
+    PetscCall(volume.write_volume(mesh, mesh.coordinates, 0.0, {psi_u, psi_p}, {shape_field(result.gradient.X)}));
+    PetscCall(write_surface_sensitivity(res, result.gradient.X, args.output_dir));
   }
 
   nlohmann::json j;

@@ -44,20 +44,6 @@ std::string history_text(const std::vector<double> &h)
   return out.str();
 }
 
-PetscErrorCode set_initial_state(const FlowResidual &res, const config::CaseConfig &cfg, Vec w)
-{
-  PetscFunctionBeginUser;
-  const config::Section init = cfg.section("initial");
-  const auto u0 = init.vector("velocity");
-  PetscScalar *a;
-  PetscCall(VecGetArray(w, &a));
-  for (PetscInt c = 0; c < res.mesh().n_owned_cells; ++c) {
-    a[c * res.nv()] = init.real("pressure");
-    for (int d = 0; d < res.mesh().dim; ++d) a[c * res.nv() + 1 + d] = u0[d];
-  }
-  PetscCall(VecRestoreArray(w, &a));
-  PetscFunctionReturn(0);
-}
 
 PetscErrorCode write_json(MPI_Comm comm, const std::string &path, const nlohmann::json &j)
 {
@@ -246,7 +232,7 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
                          rec.step, rec.time));
       if (rank == 0) csv.open(csv_path, std::ios::app);
     } else {
-      PetscCall(set_initial_state(res, cfg, w0));
+      PetscCall(initial_state(res, cfg, w0));
       PetscCall(ts.set_state(w0, w0, 0, 0.0, 0.0));
       PetscCall(res.update_boundary_values(0.0, 0));
       PetscCall(res.update_local(w0));
@@ -390,7 +376,7 @@ PetscErrorCode solve_steady_case(MPI_Comm comm, const CliArgs &args, const confi
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   Vec best;
-  PetscCall(set_initial_state(res, cfg, w));
+  PetscCall(initial_state(res, cfg, w));
   PetscCall(VecDuplicate(w, &best));
   std::ofstream csv;
   if (rank == 0) {

@@ -62,14 +62,7 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args)
   PetscCall(res.create_state(&w));
   PetscCall(res.create_state(&w1));
   {
-    const auto u0 = cfg.section("initial").vector("velocity");
-    PetscScalar *a;
-    PetscCall(VecGetArray(w, &a));
-    for (PetscInt c = 0; c < mesh.n_owned_cells; ++c) {
-      a[c * res.nv()] = cfg.section("initial").real("pressure");
-      for (int d = 0; d < mesh.dim; ++d) a[c * res.nv() + 1 + d] = u0[d];
-    }
-    PetscCall(VecRestoreArray(w, &a));
+    PetscCall(initial_state(res, cfg, w));
     solver::SteadySolver newton;
     PetscCall(newton.setup(res, cfg));
     solver::SteadySummary s;

@@ -10,6 +10,39 @@ namespace karman::cli {
 
 using discretization::FlowResidual;
 
+PetscErrorCode initial_state(const FlowResidual &res, const config::CaseConfig &cfg, Vec w)
+{
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = res.mesh();
+  const config::Section init = cfg.section("initial");
+  const int nv = res.nv();
+  const std::string file = init.text("file");
+  PetscScalar *a;
+  if (!file.empty()) {
+    const std::string path = cfg.resolve_path(file);
+    PetscCheck(std::filesystem::exists(path), m.comm, PETSC_ERR_FILE_OPEN, "%s: initial.file '%s' not found",
+               cfg.file().c_str(), path.c_str());
+    io::Field u, p;
+    PetscCall(io::read_cell_field_h5(m, path, "velocity", &u));
+    PetscCall(io::read_cell_field_h5(m, path, "pressure", &p));
+    PetscCall(VecGetArray(w, &a));
+    for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+      a[c * nv] = p.values[c];
+      for (int d = 0; d < m.dim; ++d) a[c * nv + 1 + d] = u.values[3 * c + d];
+    }
+    PetscCall(VecRestoreArray(w, &a));
+    PetscFunctionReturn(0);
+  }
+  const auto u0 = init.vector("velocity");
+  PetscCall(VecGetArray(w, &a));
+  for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+    a[c * nv] = init.real("pressure");
+    for (int d = 0; d < m.dim; ++d) a[c * nv + 1 + d] = u0[d];
+  }
+  PetscCall(VecRestoreArray(w, &a));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode FlowMonitors::setup(const FlowResidual &res, const config::CaseConfig &cfg)
 {
   PetscFunctionBeginUser;

@@ -91,6 +91,9 @@ std::vector<SectionSpec> make_sections() {
                {
                    typed("velocity", KeyType::RealVector, "[0, 0, 0]", "uniform initial velocity"),
                    real("pressure", "0.0", "uniform initial pressure"),
+                   typed("file", KeyType::String, "''",
+                         "HDF5 fields of another run (its OUTDIR/flow.h5, same mesh) used as the initial state "
+                         "instead of the uniform values; relative to the case file"),
                }});
   s.push_back(
       {"time",
@@ -147,6 +150,15 @@ std::vector<SectionSpec> make_sections() {
                    typed("parameters", KeyType::NameList, "[]",
                          "parameters whose gradient is reported and verified, e.g. [fluid.viscosity, "
                          "boundaries.cylinder.omega]; empty: all the case has"),
+                   choice("schedule", "store-all",
+                          "unsteady: store-all (every state in an HDF5 trajectory file) or revolve (at most "
+                          "`snapshots` states in memory, binomial schedule, the rest recomputed)",
+                          {"store-all", "revolve"}),
+                   integer("snapshots", "20", "unsteady, revolve: the storage budget in states", 1),
+                   integer("save_every", "0",
+                           "unsteady: save the adjoint state every N steps so that a killed adjoint resumes "
+                           "(karman adjoint --restart); 0: never",
+                           0),
                }});
   s.push_back(
       {"objective",
@@ -174,6 +186,13 @@ std::vector<SectionSpec> make_sections() {
            typed("component_weights", KeyType::RealList, "[1, 1, 1, 1]",
                  "probe-match: weights of the squared differences of p, u, v, w"),
            real("weight", "1.0", "weight of this objective (of this term in a sum)"),
+           choice("time", "average",
+                  "unsteady: the time average of the objective over `window`, or its value at the final time",
+                  {"average", "final"}),
+           typed("window", KeyType::RealList, "[]", "unsteady: [t0, t1] of the time average; empty: the whole run"),
+           nonnegative("control_cost", "0.0",
+                       "unsteady: adds control_cost * sum_n dt omega(t^n)^2 for the wall `control_wall`"),
+           typed("control_wall", KeyType::String, "''", "unsteady: the rotating wall of the control cost"),
            typed("terms", KeyType::TermList, "[]",
                  "sum: the terms, each a map with the keys of this section (type, weight, ...)"),
        }});

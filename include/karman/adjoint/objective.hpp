@@ -26,8 +26,8 @@ public:
   PetscErrorCode setup(const discretization::FlowResidual &res, const config::CaseConfig &cfg);
   /// J at the current local state.  Collective.
   PetscErrorCode value(const discretization::FlowResidual &res, double *J) const;
-  /// Adds dJ/d(inputs) (explicit dependence) to s.  Collective.
-  PetscErrorCode reverse(const discretization::FlowResidual &res, Sensitivities &s) const;
+  /// Adds scale * dJ/d(inputs) (explicit dependence) to s.  Collective.
+  PetscErrorCode reverse(const discretization::FlowResidual &res, Sensitivities &s, double scale = 1.0) const;
   const std::string &description() const { return description_; }
 
 private:

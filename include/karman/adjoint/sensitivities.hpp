@@ -54,8 +54,12 @@ struct Gradient {
   std::vector<Vec3<double>> X; ///< dJ/dX per local vertex (summed over all ranks' contributions)
 };
 
-/// The parameters this case has (names and values), in a fixed order.
-std::vector<ParameterGradient> case_parameters(const discretization::FlowResidual &res);
+/// The parameters this case has (names and values at the FlowResidual's current time), in
+/// a fixed order.  Time-dependent boundary parameters (omega(t), U(t), A(t)) are included
+/// only with `time_dependent` (their value at this time: the unsteady adjoint's per-step
+/// control gradients).
+std::vector<ParameterGradient> case_parameters(const discretization::FlowResidual &res,
+                                               bool time_dependent = false);
 
 /// Keeps the gradients of the parameters named in the case's adjoint.parameters (all if
 /// empty); a name the case does not have is an error listing the ones it has.
@@ -68,7 +72,8 @@ PetscErrorCode set_parameter(discretization::FlowResidual &res, const std::strin
 /// Chains G -> (w, geometry, boundary data), boundary data -> (parameters, geometry),
 /// geometry -> X, and sums over ranks.  After it, s.wbar holds dScalar/dw (local cells,
 /// this rank's share).  Collective.
-PetscErrorCode finish(const discretization::FlowResidual &res, Sensitivities &s, Gradient *gradient);
+PetscErrorCode finish(const discretization::FlowResidual &res, Sensitivities &s, Gradient *gradient,
+                      bool time_dependent = false);
 
 /// Sums per-vertex values over all ranks that hold a copy of the vertex.  Collective.
 PetscErrorCode sum_vertex_copies(const mesh::Mesh &mesh, std::vector<Vec3<double>> &values);

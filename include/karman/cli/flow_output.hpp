@@ -15,6 +15,10 @@
 
 namespace karman::cli {
 
+/// The case's initial state into w (owned cells): initial.file (fields of another run on the
+/// same mesh, any rank count) or the uniform initial.velocity / initial.pressure.  Collective.
+PetscErrorCode initial_state(const discretization::FlowResidual &res, const config::CaseConfig &cfg, Vec w);
+
 /// Force coefficients, delta p and probes of the FlowResidual's current local state.
 class FlowMonitors {
 public:

@@ -47,6 +47,9 @@ public:
   /// Moves the mesh: new vertex coordinates X (same topology); geometry, least-squares
   /// coefficients and boundary values are recomputed, the face kinds kept (shape studies).
   PetscErrorCode set_coordinates(const std::vector<Vec3<double>> &X, const char *context);
+  /// Time and time level at which the boundary values were last evaluated.
+  double time() const { return time_; }
+  long level() const { return level_; }
   /// The current vertex coordinates.
   const std::vector<Vec3<double>> &coordinates() const { return X_; }
   const LeastSquaresGradient &gradient_operator() const { return lsq_; }

@@ -1,0 +1,59 @@
+// Access to the forward trajectory for the backward (adjoint) sweep of an unsteady run
+// (adjoint/README.md, sec. 7).  The backward sweep asks for the time levels in decreasing
+// order, n = N, N-1, ..., 1; each level is (w^n, w^{n-1}) with t^n and the step sizes.
+//   StoreAll: the forward run appends every level to an HDF5 trajectory file (crash-safe
+//             checkpoint records, io/checkpoint.hpp) and the sweep reads them back.
+//   Revolve:  at most `snapshots` levels are kept in memory, placed by the binomial rule of
+//             Griewank & Walther (2000, ACM TOMS 26): to reverse l steps from a level k with s
+//             free snapshots, with t the least repetition number such that
+//             beta(s, t) = (s + t)! / (s! t!) >= l, the next snapshot goes to
+//             k + max(1, l - beta(s - 1, t)); the missing levels are recomputed forward.
+// Both report the number of recomputed steps, snapshots used and bytes written.
+#pragma once
+
+#include "karman/solver/unsteady_solver.hpp"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace karman::adjoint {
+
+struct TimeLevel {
+  long step = 0;
+  double time = 0, dt = 0, dt_prev = 0; ///< t^n, dt_n (to t^n), dt_{n-1}
+};
+
+class Trajectory {
+public:
+  virtual ~Trajectory() = default;
+  /// Runs the forward from the solver's current state (level 0) for `steps` steps of `dt`;
+  /// on_step(level) is called after each step with the solver at that level.  Collective.
+  virtual PetscErrorCode forward(long steps, double dt, const std::function<PetscErrorCode(const TimeLevel &)> &on_step) = 0;
+  /// w^n, w^{n-1} and the times of level n into w, w_prev.  Collective.
+  virtual PetscErrorCode get(long n, Vec w, Vec w_prev, TimeLevel *level) = 0;
+  long recomputed_steps() const { return recomputed_; }
+  long snapshots_used() const { return max_snapshots_; }
+  double bytes_written() const { return bytes_; }
+
+protected:
+  long recomputed_ = 0, max_snapshots_ = 0;
+  double bytes_ = 0;
+};
+
+/// Every level in an HDF5 trajectory file in `directory`.
+std::unique_ptr<Trajectory> make_store_all(solver::UnsteadySolver &solver, const mesh::Mesh &mesh,
+                                           const std::string &directory, const std::string &mesh_hash,
+                                           const std::string &case_hash, int nv);
+
+/// At most `snapshots` levels in memory (binomial schedule), the rest recomputed.
+std::unique_ptr<Trajectory> make_revolve(solver::UnsteadySolver &solver, long snapshots);
+
+/// beta(s, t) = (s + t)! / (s! t!), saturating at LONG_MAX.
+long binomial_beta(long s, long t);
+/// The position (steps from the start) of the next snapshot when reversing l steps with s free snapshots.
+long binomial_split(long l, long s);
+
+} // namespace karman::adjoint

@@ -1,0 +1,79 @@
+// Unsteady discrete adjoint of the BDF1-start + BDF2 scheme (adjoint/README.md, sec. 7).
+//
+// Forward, level n = 1..N:  R^n = R_s(w^n; t^n) + rho V (a0^n w^n + a1^n w^{n-1} + a2^n w^{n-2}) = 0
+// (momentum rows).  Objective J = sum_n q_n J_s(w^n) + beta sum_n dt_n omega(t^n)^2, with q_n the
+// trapezoidal weights of the time average over [t0, t1] (or q_N = 1 for a final-time
+// objective) and an optional control cost on a rotating wall.  Backward, n = N..1:
+//   (dR^n/dw^n)^T psi^n = -q_n dJ_s/dw^n - rho V (a1^{n+1} psi^{n+1} + a2^{n+2} psi^{n+2})
+// and the gradients
+//   dJ/da   = sum_n [q_n dJ_s/da + psi^n . dR^n/da]          (parameters constant in time)
+//   dJ/da_n = q_n dJ_s/da_n + psi^n . dR^n/da_n              (a parameter's value at t^n)
+//   dJ/dX   = sum_n [q_n dJ_s/dX + psi^n . dR^n/dX]          (with dV/dX in the time term)
+//   dJ/dw^0 = rho V (a1^1 psi^1 + a2^2 psi^2)                (initial condition, momentum)
+// The per-level derivatives a_n chain to the parameters of the time functions: a sine's
+// amplitude, frequency, phase and offset, a table's knot values, per-step values.
+// The sweep can be interrupted: every `save_every` levels the adjoint state is saved
+// (OUTDIR/adjoint-state.h5, atomically) and `resume` continues from it.
+#pragma once
+
+#include "karman/adjoint/objective.hpp"
+#include "karman/adjoint/trajectory.hpp"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace karman::adjoint {
+
+struct UnsteadyAdjointResult {
+  double J = 0;
+  std::vector<ParameterGradient> parameters; ///< constant parameters and time-function parameters
+  /// Per level n (index n - 1): the derivative of J with respect to each time-dependent
+  /// parameter's value at t^n.
+  std::vector<double> times;
+  std::map<std::string, std::vector<double>> control;
+  std::vector<Vec3<double>> X;      ///< dJ/dX per local vertex
+  std::vector<double> initial;      ///< dJ/dw^0, nv per owned cell
+  long steps = 0, recomputed = 0, snapshots = 0, linear_iterations = 0;
+  double bytes_written = 0, forward_time = 0, adjoint_time = 0;
+  long resumed_from = -1;
+};
+
+struct UnsteadyAdjointOptions {
+  std::string schedule = "store-all"; ///< or "revolve"
+  long snapshots = 20;
+  long save_every = 0;                ///< 0: never save the adjoint state
+  std::string state_file;             ///< where the adjoint state is saved / resumed from
+  bool resume = false;
+  std::string trajectory_directory;   ///< store-all: where the trajectory file goes
+  /// Called for every `snapshot_every`-th level of the backward sweep with the adjoint
+  /// (nv values per local cell) and the FlowResidual at that level's state (output).
+  bool forward_only = false;          ///< only the forward run and the objective (verification)
+  long snapshot_every = 0;
+  std::function<PetscErrorCode(long n, double t, const std::vector<double> &psi)> snapshot;
+};
+
+class UnsteadyAdjoint {
+public:
+  /// Reads the unsteady objective (time average or final time, control cost).  Collective.
+  PetscErrorCode setup(discretization::FlowResidual &res, const config::CaseConfig &cfg);
+  /// Forward from w0 (t = 0) for time.t_end / time.dt steps, then the backward sweep.  Collective.
+  PetscErrorCode run(Vec w0, const UnsteadyAdjointOptions &options, UnsteadyAdjointResult *result);
+
+private:
+  double weight(long n, double t) const;
+  PetscErrorCode save_state(const UnsteadyAdjointOptions &o, long n, Vec psi1, Vec psi2, const UnsteadyAdjointResult &r,
+                            const std::vector<double> &a1, const std::vector<double> &a2) const;
+  PetscErrorCode load_state(const UnsteadyAdjointOptions &o, long *n, Vec psi1, Vec psi2, UnsteadyAdjointResult *r) const;
+
+  discretization::FlowResidual *res_ = nullptr;
+  const config::CaseConfig *cfg_ = nullptr;
+  Objective objective_;
+  bool final_time_ = false;
+  double t0_ = 0, t1_ = 0, t_end_ = 0, dt_ = 0, beta_ = 0;
+  int control_patch_ = -1;
+  long steps_ = 0;
+};
+
+} // namespace karman::adjoint

@@ -1,0 +1,244 @@
+// The unsteady discrete adjoint (BDF1 + BDF2) on a short window of DFG 2D-2 (coarse mesh):
+//  - sine parameters of the cylinder rotation (amplitude, frequency) and the viscosity
+//    against central finite differences (relative 1e-5);
+//  - Taylor tests (rate >= 1.9) for a random per-step rotation rate, a shape bump on the
+//    cylinder and a perturbation of the initial condition  [mpi: also on 2 ranks];
+//  - store-all and revolve (3 snapshots) give the same gradient to 1e-9, revolve keeps at
+//    most 3 snapshots.
+#include "karman/adjoint/unsteady_adjoint.hpp"
+#include "karman/adjoint/verification.hpp"
+#include "karman/core/error.hpp"
+#include "test_helpers.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+using namespace karman;
+
+namespace {
+
+const std::string kCase = R"(
+mesh: {file: x.geo}
+fluid: {viscosity: 1.0e-3}
+reference: {velocity: 1.0, length: 0.1}
+boundaries:
+  inlet: {type: velocity-inlet, velocity: 1.5, direction: [1, 0], profile: parabolic, profile_range: [0, 0.41]}
+  outlet: {type: pressure-outlet}
+  walls: {type: wall}
+  cylinder: {type: wall, center: [0.2, 0.2], omega: {type: sine, amplitude: 0.5, frequency: 2.0, phase: 0.3}}
+initial: {velocity: [1, 0]}
+time: {mode: unsteady, dt: 0.02, t_end: 0.1}
+solver: {rtol: 1e-13, atol: 1e-15, max_iterations: 30}
+objective: {type: drag, walls: [cylinder], time: average, window: [0.04, 0.1], control_cost: 0.01, control_wall: cylinder}
+)";
+
+struct Setup {
+  config::CaseConfig cfg;
+  mesh::Mesh mesh;
+  discretization::FlowResidual res;
+  Vec w0 = nullptr;
+  ~Setup()
+  {
+    if (w0) VecDestroy(&w0);
+  }
+};
+
+void make(Setup *s)
+{
+  clear_error();
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kCase, "ua.yaml", "/", {}, s->cfg) == 0);
+  test::load(PETSC_COMM_WORLD, std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo", 0, 2,
+             {"inlet", "outlet", "walls", "cylinder"}, &s->mesh);
+  REQUIRE(s->res.setup(s->mesh, s->cfg) == 0);
+  REQUIRE(s->res.create_state(&s->w0) == 0);
+  PetscScalar *a;
+  REQUIRE(VecGetArray(s->w0, &a) == 0);
+  for (PetscInt c = 0; c < s->mesh.n_owned_cells; ++c) a[3 * c] = 0, a[3 * c + 1] = 1, a[3 * c + 2] = 0;
+  REQUIRE(VecRestoreArray(s->w0, &a) == 0);
+}
+
+double forward(Setup &s, Vec w0)
+{
+  adjoint::UnsteadyAdjoint ua;
+  REQUIRE(ua.setup(s.res, s.cfg) == 0);
+  adjoint::UnsteadyAdjointOptions o;
+  o.forward_only = true;
+  adjoint::UnsteadyAdjointResult r;
+  const PetscErrorCode ierr = ua.run(w0, o, &r);
+  INFO(last_error_message());
+  REQUIRE(ierr == 0);
+  return r.J;
+}
+
+void gradient(Setup &s, const std::string &schedule, long snapshots, adjoint::UnsteadyAdjointResult *r)
+{
+  adjoint::UnsteadyAdjoint ua;
+  REQUIRE(ua.setup(s.res, s.cfg) == 0);
+  adjoint::UnsteadyAdjointOptions o;
+  o.schedule = schedule;
+  o.snapshots = snapshots;
+  int size;
+  MPI_Comm_size(PETSC_COMM_WORLD, &size);
+  o.trajectory_directory = std::string(KARMAN_TEST_WORK_DIR) + "/ua-trajectory-np" + std::to_string(size);
+  int rank;
+  MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
+  if (rank == 0) std::filesystem::remove_all(o.trajectory_directory);
+  MPI_Barrier(PETSC_COMM_WORLD);
+  clear_error();
+  const PetscErrorCode ierr = ua.run(s.w0, o, r);
+  INFO(last_error_message());
+  REQUIRE(ierr == 0);
+}
+
+double gradient_of(const adjoint::UnsteadyAdjointResult &r, const std::string &name)
+{
+  for (const auto &p : r.parameters)
+    if (p.name == name) return p.gradient;
+  FAIL("no gradient " << name);
+  return 0;
+}
+
+void check_rates(const std::vector<double> &rem)
+{
+  for (std::size_t k = 0; k + 1 < rem.size(); ++k) {
+    const double rate = std::log2(rem[k] / rem[k + 1]);
+    CAPTURE(k, rem[k], rem[k + 1], rate);
+    REQUIRE(rate >= 1.9);
+  }
+}
+
+} // namespace
+
+TEST_CASE("unsteady adjoint: sine parameters and viscosity vs finite differences", "[unsteady-adjoint]")
+{
+  Setup s;
+  make(&s);
+  adjoint::UnsteadyAdjointResult r;
+  gradient(s, "store-all", 0, &r);
+  auto &cyl = s.res.boundary_conditions().patch(s.mesh.patch_index("cylinder"));
+  const physics::TimeFunction base = cyl.omega;
+  struct Case {
+    const char *name;
+    double value;
+    std::function<void(double)> set;
+  };
+  const std::vector<Case> cases = {
+      {"boundaries.cylinder.omega.amplitude", base.amplitude,
+       [&](double v) { cyl.omega = physics::TimeFunction::sine(v, base.frequency, base.phase, base.offset); }},
+      {"boundaries.cylinder.omega.frequency", base.frequency,
+       [&](double v) { cyl.omega = physics::TimeFunction::sine(base.amplitude, v, base.phase, base.offset); }},
+      {"fluid.viscosity", s.res.parameters().nu, [&](double v) { s.res.parameters().nu = v; }},
+  };
+  for (const auto &c : cases) {
+    const double h = 1e-3 * c.value;
+    c.set(c.value + h);
+    const double Jp = forward(s, s.w0);
+    c.set(c.value - h);
+    const double Jm = forward(s, s.w0);
+    c.set(c.value);
+    const double fd = (Jp - Jm) / (2 * h), adj = gradient_of(r, c.name);
+    CAPTURE(c.name, adj, fd, r.J);
+    REQUIRE(std::abs(adj - fd) <= 1e-5 * std::abs(fd));
+  }
+}
+
+TEST_CASE("unsteady adjoint: Taylor tests for the rotation history, the shape and the initial condition",
+          "[unsteady-adjoint][mpi]")
+{
+  Setup s;
+  make(&s);
+  adjoint::UnsteadyAdjointResult r;
+  gradient(s, "store-all", 0, &r);
+  const double J0 = r.J;
+  const long N = r.steps;
+  auto &cyl = s.res.boundary_conditions().patch(s.mesh.patch_index("cylinder"));
+  const physics::TimeFunction base = cyl.omega;
+
+  SECTION("per-step rotation rate, random direction")
+  {
+    // omega given per level: the sine's values plus eps * delta_n
+    std::mt19937 gen(2);
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<double> delta(N + 1, 0.0), values(N + 1);
+    for (long n = 1; n <= N; ++n) delta[n] = u(gen);
+    for (long n = 0; n <= N; ++n) values[n] = base.value(n * 0.02, n);
+    const auto &g = r.control.at("boundaries.cylinder.omega");
+    double dJ = 0;
+    for (long n = 1; n <= N; ++n) dJ += g[n - 1] * delta[n];
+    std::vector<double> rem;
+    for (double eps : {0.4, 0.2, 0.1}) {
+      std::vector<double> v = values;
+      for (long n = 1; n <= N; ++n) v[n] += eps * delta[n];
+      cyl.omega = physics::TimeFunction::steps(v);
+      rem.push_back(std::abs(forward(s, s.w0) - J0 - eps * dJ));
+    }
+    cyl.omega = base;
+    check_rates(rem);
+  }
+  SECTION("shape: bump on the cylinder")
+  {
+    std::vector<Vec3<double>> dX;
+    REQUIRE(adjoint::bump_displacement(s.res, s.mesh.patch_index("cylinder"), Vec3<double>(1, 1, 0), &dX) == 0);
+    double dJ;
+    REQUIRE(adjoint::vertex_dot(s.mesh, r.X, dX, &dJ) == 0);
+    const auto X0 = s.res.coordinates();
+    std::vector<double> rem;
+    for (double eps : {4e-4, 2e-4, 1e-4}) {
+      auto X = X0;
+      for (PetscInt v = 0; v < s.mesh.n_vertices; ++v) X[v] += eps * dX[v];
+      REQUIRE(s.res.set_coordinates(X, "bump") == 0);
+      rem.push_back(std::abs(forward(s, s.w0) - J0 - eps * dJ));
+    }
+    REQUIRE(s.res.set_coordinates(X0, "restore") == 0);
+    check_rates(rem);
+  }
+  SECTION("initial condition")
+  {
+    Vec dw, w;
+    REQUIRE(VecDuplicate(s.w0, &dw) == 0);
+    REQUIRE(VecDuplicate(s.w0, &w) == 0);
+    PetscScalar *a;
+    REQUIRE(VecGetArray(dw, &a) == 0);
+    double dJ = 0;
+    for (PetscInt c = 0; c < s.mesh.n_owned_cells; ++c) {
+      const Vec3<double> &x = s.res.geometry().cell_centroid[c];
+      a[3 * c] = 0;
+      a[3 * c + 1] = std::sin(7 * x[0]) * x[1] * (0.41 - x[1]);
+      a[3 * c + 2] = std::cos(5 * x[1]) * x[1] * (0.41 - x[1]);
+      for (int k = 1; k < 3; ++k) dJ += r.initial[3 * c + k] * a[3 * c + k];
+    }
+    REQUIRE(VecRestoreArray(dw, &a) == 0);
+    MPI_Allreduce(MPI_IN_PLACE, &dJ, 1, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+    std::vector<double> rem;
+    for (double eps : {0.4, 0.2, 0.1}) {
+      REQUIRE(VecWAXPY(w, eps, dw, s.w0) == 0);
+      rem.push_back(std::abs(forward(s, w) - J0 - eps * dJ));
+    }
+    VecDestroy(&dw);
+    VecDestroy(&w);
+    check_rates(rem);
+  }
+}
+
+TEST_CASE("unsteady adjoint: store-all and revolve give the same gradient", "[unsteady-adjoint][mpi]")
+{
+  Setup s;
+  make(&s);
+  adjoint::UnsteadyAdjointResult all, rev;
+  gradient(s, "store-all", 0, &all);
+  gradient(s, "revolve", 2, &rev);
+  REQUIRE(rev.snapshots <= 2);
+  REQUIRE(rev.recomputed > 0);
+  REQUIRE(rev.J == Approx(all.J).epsilon(1e-12));
+  for (const auto &p : all.parameters) {
+    const double a = p.gradient, b = gradient_of(rev, p.name);
+    CAPTURE(p.name, a, b);
+    REQUIRE(std::abs(a - b) <= 1e-9 * std::abs(a) + 1e-14);
+  }
+  double na = 0, nd = 0;
+  for (PetscInt v = 0; v < s.mesh.n_vertices; ++v) na += dot(all.X[v], all.X[v]), nd += dot(all.X[v] - rev.X[v], all.X[v] - rev.X[v]);
+  REQUIRE(std::sqrt(nd) <= 1e-9 * std::sqrt(na));
+}
