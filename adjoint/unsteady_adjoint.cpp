@@ -117,17 +117,25 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
 
   // ------------------------------------------------------------------ backward
   const double a_start = MPI_Wtime();
-  Mat J_;
+  Mat J_, P_ = nullptr;
   KSP ksp;
   Vec w, w_prev, g, psi, psi1, psi2, rs;
   PetscCall(res.create_jacobian(&J_));
+  // like the forward steps: GMRES with the exact Jacobian, preconditioned by an LU factorization
+  // of its compact part that is reused across levels until GMRES needs more iterations
+  const bool compact = cfg_->section("solver").text("preconditioner_matrix") == "compact";
+  const int refactor_iterations = static_cast<int>(cfg_->section("solver").integer("refactor_iterations"));
+  if (compact) PetscCall(res.create_jacobian(&P_, true));
   for (Vec *v : {&w, &w_prev, &g, &psi, &psi1, &psi2, &rs}) PetscCall(res.create_state(v));
   PetscCall(VecSet(psi1, 0.0));
   PetscCall(VecSet(psi2, 0.0));
   PetscCall(KSPCreate(m.comm, &ksp));
   PetscCall(KSPSetOptionsPrefix(ksp, "adj_"));
-  PetscCall(solver::use_mumps_lu(ksp, KSPPREONLY));
+  PetscCall(solver::use_mumps_lu(ksp, compact ? KSPGMRES : KSPPREONLY));
+  PetscCall(KSPSetTolerances(ksp, 1e-11, 1e-30, PETSC_DEFAULT, 500));
   PetscCall(KSPSetFromOptions(ksp));
+  bool factorized = false;
+  PetscInt last_its = 0, fresh_its = 0; // iterations of the last solve, and of the solve after the last refactorization
 
   std::vector<std::string> names;
   std::map<std::string, double> sums;
@@ -180,7 +188,12 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
       PetscCall(VecRestoreArrayRead(psi2, &p2));
     }
     PetscCall(VecScale(g, -1.0));
-    PetscCall(KSPSetOperators(ksp, J_, J_));
+    const bool refactor =
+        !compact || !factorized || last_its > std::max<PetscInt>(refactor_iterations, (3 * fresh_its) / 2);
+    if (compact && refactor) PetscCall(res.jacobian(w, P_, &shift, true));
+    PetscCall(KSPSetOperators(ksp, J_, compact ? P_ : J_));
+    PetscCall(KSPSetReusePreconditioner(ksp, refactor ? PETSC_FALSE : PETSC_TRUE));
+    factorized = true;
     PetscCall(KSPSolveTranspose(ksp, g, psi));
     KSPConvergedReason reason;
     PetscInt its;
@@ -189,6 +202,8 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
     PetscCheck(reason > 0 || reason == KSP_CONVERGED_ITS, m.comm, PETSC_ERR_NOT_CONVERGED,
                "adjoint level %ld: the transposed solve did not converge (%s)", n, KSPConvergedReasons[reason]);
     result->linear_iterations += its;
+    last_its = its;
+    if (refactor) fresh_its = its;
     PetscCall(log_info(m.comm, "adjoint level %5ld  t %.6f  linear iterations %d", n, level.time, (int)its));
     // psi^n . dR^n/d(X, a): fluxes, and the time term's dependence on the cell volumes
     PetscCall(ghosted_local_values(psi, &psi_local));
@@ -301,6 +316,7 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
   result->adjoint_time = MPI_Wtime() - a_start;
   PetscCall(KSPDestroy(&ksp));
   PetscCall(MatDestroy(&J_));
+  if (P_) PetscCall(MatDestroy(&P_));
   for (Vec *v : {&w, &w_prev, &g, &psi, &psi1, &psi2, &rs}) PetscCall(VecDestroy(v));
   PetscFunctionReturn(0);
 }

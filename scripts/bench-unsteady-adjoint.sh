@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Unsteady-adjoint benchmark: for cases/cylinder-rotary-control (needs the spin-up, run
+# here if missing) and for DFG 2D-2 (coarse levels, 40 steps from rest with a rotary
+# oscillation), the adjoint with store-all and with revolve for s = 10, 20, 50 snapshots:
+# forward and adjoint wall time, recomputed steps, snapshots, bytes written, peak memory.
+# Target: adjoint / forward time <= 0.5 with store-all.  Writes results/bench-unsteady-adjoint.{md,csv}.
+# usage: scripts/bench-unsteady-adjoint.sh [RANKS]      (default 1)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+np=${1:-1}
+[ -x build/release/karman ] || bash scripts/build.sh
+. scripts/mpi-env.sh
+out=results/bench-unsteady-adjoint
+mkdir -p "$out"
+if [ ! -s out/cylinder-spinup/flow.h5 ]; then
+  echo "bench-unsteady-adjoint: spin-up of the cylinder wake (out/cylinder-spinup)"
+  mpirun -n "$np" build/release/karman run cases/cylinder-rotary-control/spinup.yaml -o out/cylinder-spinup \
+    --set output.vtk=false > "$out/spinup.log" 2>&1 || { tail -5 "$out/spinup.log"; exit 1; }
+fi
+dfg=(--set time.t_end=0.2 --set time.dt=0.005 --set "objective.window=[0.1, 0.2]"
+     --set "boundaries.cylinder.omega={type: sine, amplitude: 0.5, frequency: 2.0, phase: 0.0}"
+     --set output.vtk=false --set output.checkpoint_every=0)
+run() { # name case schedule snapshots extra...
+  local name=$1 case=$2 schedule=$3 snaps=$4
+  shift 4
+  echo "bench-unsteady-adjoint: $name, $schedule $snaps"
+  rm -rf "$out/$name-$schedule$snaps"
+  mpirun -n "$np" build/release/karman adjoint "$case" -o "$out/$name-$schedule$snaps" \
+    --set adjoint.schedule="$schedule" --set adjoint.snapshots="$snaps" "$@" > "$out/$name-$schedule$snaps.log" 2>&1 ||
+    { tail -5 "$out/$name-$schedule$snaps.log"; exit 1; }
+}
+for s in "store-all 0" "revolve 10" "revolve 20" "revolve 50"; do
+  run rotary cases/cylinder-rotary-control/case.yaml $s --set output.vtk=false
+  run dfg2d2-L0 cases/dfg-2d2/case.yaml $s --set mesh.level=0 "${dfg[@]}"
+done
+run dfg2d2-L1 cases/dfg-2d2/case.yaml store-all 0 --set mesh.level=1 "${dfg[@]}"
+/usr/bin/python3 - "$out" "$np" <<'PY'
+import json, os, sys, datetime, platform
+out, np = sys.argv[1], sys.argv[2]
+rows = []
+for d in sorted(os.listdir(out)):
+    p = os.path.join(out, d, "gradient.json")
+    if os.path.isfile(p):
+        rows.append((d, json.load(open(p))))
+head = ("| run | cells | steps | schedule | snapshots | recomputed steps | recompute factor | written [MiB] "
+        "| forward [s] | adjoint [s] | adjoint / forward | peak memory [MiB] |")
+lines = [f"Unsteady adjoint benchmark ({datetime.date.today()}, {platform.node()}, {np} rank(s)); recompute factor = "
+         "(steps + recomputed) / steps", "", head, "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
+csv = ["run,cells,steps,schedule,snapshots,recomputed,written_bytes,forward,adjoint,ratio,peak_memory"]
+for d, g in rows:
+    s = g["schedule"]
+    f = (g["steps"] + s["recomputed_steps"]) / g["steps"]
+    lines.append(f"| {d} | {g['cells']} | {g['steps']} | {s['type']} | {s['snapshots_used']} | {s['recomputed_steps']} "
+                 f"| {f:.2f} | {s['bytes_written'] / 2**20:.1f} | {g['forward_wall_time']:.1f} | {g['adjoint_wall_time']:.1f} "
+                 f"| {g['adjoint_over_forward_time']:.2f} | {g['peak_memory_mib']:.0f} |")
+    csv.append(f"{d},{g['cells']},{g['steps']},{s['type']},{s['snapshots_used']},{s['recomputed_steps']},"
+               f"{s['bytes_written']:.0f},{g['forward_wall_time']:.2f},{g['adjoint_wall_time']:.2f},"
+               f"{g['adjoint_over_forward_time']:.3f},{g['peak_memory_mib']:.1f}")
+lines += ["", "Adjoint time: the backward sweep (Jacobian, LU and transposed solve per level, gradient assembly) "
+          "including the recomputation of revolve; forward time: the forward run with the trajectory storage."]
+open(out + ".md", "w").write("\n".join(lines) + "\n")
+open(out + ".csv", "w").write("\n".join(csv) + "\n")
+print("\n".join(lines))
+PY
