@@ -1,7 +1,12 @@
 // Objectives and their explicit partial derivatives (see include/karman/adjoint/objective.hpp).
 #include "karman/adjoint/objective.hpp"
 
+#include "karman/core/parallel.hpp"
 #include "karman/io/vtk_writer.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
 
 #include <cmath>
 #include <sstream>
@@ -71,7 +76,58 @@ PetscErrorCode Objective::parse_term(const FlowResidual &res, const config::Case
                file, where.c_str());
     t->probes = std::make_shared<solver::PointProbes>();
     PetscCall(t->probes->setup(res, t->points, cfg.file() + ": " + where + (diff ? ".points" : ".probes")));
+    const std::string obs_file = diff ? std::string() : sec.text("observations_file");
+    if (!obs_file.empty()) {
+      // rows: t, then nv values per probe
+      const std::string path = cfg.resolve_path(obs_file);
+      std::string text;
+      PetscMPIInt rank;
+      PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
+      if (rank == 0) {
+        std::ifstream in(path);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        text = in.good() || !ss.str().empty() ? ss.str() : std::string();
+      }
+      PetscCall(broadcast_string(m.comm, &text));
+      PetscCheck(!text.empty(), m.comm, PETSC_ERR_FILE_OPEN, "%s: %s.observations_file '%s' not found or empty", file,
+                 where.c_str(), path.c_str());
+      std::stringstream in(text);
+      std::string line;
+      int lineno = 0;
+      const std::size_t width = 1 + t->points.size() * res.nv();
+      while (std::getline(in, line)) {
+        ++lineno;
+        for (char &ch : line)
+          if (ch == ',' || ch == ';' || ch == '\t') ch = ' ';
+        std::stringstream ls(line);
+        std::vector<double> row;
+        std::string tok;
+        bool text_row = false;
+        while (ls >> tok) {
+          char *end = nullptr;
+          const double v = std::strtod(tok.c_str(), &end);
+          if (*end) text_row = true;
+          row.push_back(v);
+        }
+        if (row.empty() || (text_row && lineno == 1)) continue;
+        PetscCheck(!text_row && row.size() == width, m.comm, PETSC_ERR_USER_INPUT,
+                   "%s: %s:%d: expected %zu numbers (t and %d values per probe)", file, path.c_str(), lineno, width,
+                   res.nv());
+        PetscCheck(t->obs_times.empty() || row[0] > t->obs_times.back(), m.comm, PETSC_ERR_USER_INPUT,
+                   "%s: %s:%d: times must increase", file, path.c_str(), lineno);
+        t->obs_times.push_back(row[0]);
+        t->obs_rows.emplace_back(row.begin() + 1, row.end());
+      }
+      PetscCheck(!t->obs_times.empty(), m.comm, PETSC_ERR_USER_INPUT, "%s: %s holds no observations", file, path.c_str());
+      t->observed = t->obs_rows.front();
+    }
     if (!diff) {
+      t->component_weights = sec.reals("component_weights");
+      PetscCheck(static_cast<int>(t->component_weights.size()) >= res.nv(), m.comm, PETSC_ERR_USER_INPUT,
+                 "%s: %s.component_weights needs %d values", file, where.c_str(), res.nv());
+    }
+    if (!diff && obs_file.empty()) {
       const auto obs = sec.table("observed");
       PetscCheck(obs.size() == t->points.size(), m.comm, PETSC_ERR_USER_INPUT,
                  "%s: %s.observed: one row per probe expected (%zu probes, %zu rows)", file, where.c_str(),
@@ -82,9 +138,6 @@ PetscErrorCode Objective::parse_term(const FlowResidual &res, const config::Case
                    res.nv());
         t->observed.insert(t->observed.end(), row.begin(), row.end());
       }
-      t->component_weights = sec.reals("component_weights");
-      PetscCheck(static_cast<int>(t->component_weights.size()) >= res.nv(), m.comm, PETSC_ERR_USER_INPUT,
-                 "%s: %s.component_weights needs %d values", file, where.c_str(), res.nv());
     }
   } else if (t->type == "pressure-drop") {
     const auto names = sec.names("patches");
@@ -130,6 +183,22 @@ PetscErrorCode Objective::setup(const FlowResidual &res, const config::CaseConfi
   for (auto &t : terms_) t.weight *= w;
   description_ = d.str();
   PetscFunctionReturn(0);
+}
+
+void Objective::set_time(double time)
+{
+  for (Term &t : terms_) {
+    if (t.obs_times.empty()) continue;
+    const auto &ts = t.obs_times;
+    if (time <= ts.front()) t.observed = t.obs_rows.front();
+    else if (time >= ts.back()) t.observed = t.obs_rows.back();
+    else {
+      const std::size_t j = std::upper_bound(ts.begin(), ts.end(), time) - ts.begin();
+      const double s = (time - ts[j - 1]) / (ts[j] - ts[j - 1]);
+      for (std::size_t k = 0; k < t.observed.size(); ++k)
+        t.observed[k] = (1 - s) * t.obs_rows[j - 1][k] + s * t.obs_rows[j][k];
+    }
+  }
 }
 
 PetscErrorCode Objective::value(const FlowResidual &res, double *J) const

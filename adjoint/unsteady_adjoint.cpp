@@ -92,6 +92,7 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
     PetscFunctionBeginUser;
     levels[l.step] = l;
     const double q = weight(l.step, l.time);
+    objective_.set_time(l.time);
     if (q != 0) {
       double Js;
       PetscCall(res.update_local(ts.state()));
@@ -159,6 +160,7 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
     PetscCall(res.jacobian(w, J_, &shift));
     // explicit objective part at this level
     const double q = weight(n, level.time);
+    objective_.set_time(level.time);
     Sensitivities so;
     so.reset(res);
     if (q != 0) PetscCall(objective_.reverse(res, so, q));

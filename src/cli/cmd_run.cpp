@@ -97,15 +97,28 @@ struct SeriesPoint {
   double time, cd, cl, dp;
 };
 
-/// Statistics of a signal over the points with time >= t0.
+/// Statistics of a signal over the points with time >= t0 (time_average: trapezoidal rule,
+/// the discretization of the unsteady adjoint's time-averaged objectives).
 nlohmann::json statistics(const std::vector<SeriesPoint> &s, double t0, double SeriesPoint::*field)
 {
-  double mx = -1e300, mn = 1e300, sum = 0;
+  double mx = -1e300, mn = 1e300, sum = 0, integral = 0, t_first = 0, t_last = 0;
   int n = 0;
-  for (const auto &p : s)
-    if (p.time >= t0) mx = std::max(mx, p.*field), mn = std::min(mn, p.*field), sum += p.*field, ++n;
+  const SeriesPoint *prev = nullptr;
+  for (const auto &p : s) {
+    if (p.time < t0 || (p.time == 0 && p.step == 0 && t0 > 0)) continue;
+    mx = std::max(mx, p.*field), mn = std::min(mn, p.*field), sum += p.*field;
+    if (prev) integral += 0.5 * (p.time - prev->time) * (p.*field + prev->*field);
+    else t_first = p.time;
+    t_last = p.time;
+    prev = &p;
+    ++n;
+  }
   if (n == 0) return nullptr;
-  return {{"max", mx}, {"min", mn}, {"mean", sum / n}, {"amplitude", 0.5 * (mx - mn)}};
+  return {{"max", mx},
+          {"min", mn},
+          {"mean", sum / n},
+          {"time_average", t_last > t_first ? integral / (t_last - t_first) : sum / n},
+          {"amplitude", 0.5 * (mx - mn)}};
 }
 
 /// Frequency of the lift from its upward mean crossings over whole periods in [t0, end].

@@ -183,6 +183,9 @@ std::vector<SectionSpec> make_sections() {
            typed("probes", KeyType::PointList, "[]", "probe-match: the probe points"),
            typed("observed", KeyType::RealTable, "[]",
                  "probe-match: per probe the observed (p, u, v[, w])"),
+           typed("observations_file", KeyType::String, "''",
+                 "probe-match, unsteady: CSV of observations in time, rows t, then (p, u, v[, w]) of every "
+                 "probe (linear interpolation in t); replaces `observed`"),
            typed("component_weights", KeyType::RealList, "[1, 1, 1, 1]",
                  "probe-match: weights of the squared differences of p, u, v, w"),
            real("weight", "1.0", "weight of this objective (of this term in a sum)"),

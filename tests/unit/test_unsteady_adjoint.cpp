@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 using namespace karman;
@@ -243,4 +244,45 @@ TEST_CASE("unsteady adjoint: store-all and revolve give the same gradient", "[un
   double na = 0, nd = 0;
   for (PetscInt v = 0; v < s.mesh.n_vertices; ++v) na += dot(all.X[v], all.X[v]), nd += dot(all.X[v] - rev.X[v], all.X[v] - rev.X[v]);
   REQUIRE(std::sqrt(nd) <= 1e-9 * std::sqrt(na));
+}
+
+TEST_CASE("unsteady adjoint: probe matching against observations in time (system identification)",
+          "[unsteady-adjoint]")
+{
+  const std::string dir = std::string(KARMAN_TEST_WORK_DIR) + "/ua-observations";
+  int rank;
+  MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
+  if (rank == 0) {
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/obs.csv") << "t, p0, u0, v0, p1, u1, v1\n0, 0.1, 1.2, 0.0, 0.0, 1.0, 0.1\n"
+                                       "0.1, 0.2, 1.1, 0.05, 0.1, 0.9, -0.1\n";
+  }
+  MPI_Barrier(PETSC_COMM_WORLD);
+  Setup s;
+  clear_error();
+  REQUIRE(config::CaseConfig::load_text(
+              PETSC_COMM_WORLD, kCase,
+              "ua.yaml", dir,
+              {"objective.type=probe-match", "objective.probes=[[0.3, 0.22], [0.5, 0.15]]",
+               "objective.observations_file=obs.csv", "objective.window=[0.02, 0.1]"},
+              s.cfg) == 0);
+  test::load(PETSC_COMM_WORLD, std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo", 0, 2,
+             {"inlet", "outlet", "walls", "cylinder"}, &s.mesh);
+  REQUIRE(s.res.setup(s.mesh, s.cfg) == 0);
+  REQUIRE(s.res.create_state(&s.w0) == 0);
+  PetscScalar *a;
+  REQUIRE(VecGetArray(s.w0, &a) == 0);
+  for (PetscInt c = 0; c < s.mesh.n_owned_cells; ++c) a[3 * c] = 0, a[3 * c + 1] = 1, a[3 * c + 2] = 0;
+  REQUIRE(VecRestoreArray(s.w0, &a) == 0);
+  adjoint::UnsteadyAdjointResult r;
+  gradient(s, "store-all", 0, &r);
+  const double nu = s.res.parameters().nu, h = 1e-3 * nu;
+  s.res.parameters().nu = nu + h;
+  const double Jp = forward(s, s.w0);
+  s.res.parameters().nu = nu - h;
+  const double Jm = forward(s, s.w0);
+  s.res.parameters().nu = nu;
+  const double fd = (Jp - Jm) / (2 * h), adj = gradient_of(r, "fluid.viscosity");
+  CAPTURE(r.J, adj, fd);
+  REQUIRE(std::abs(adj - fd) <= 1e-5 * std::abs(fd));
 }

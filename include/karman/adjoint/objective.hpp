@@ -29,6 +29,9 @@ public:
   /// Adds scale * dJ/d(inputs) (explicit dependence) to s.  Collective.
   PetscErrorCode reverse(const discretization::FlowResidual &res, Sensitivities &s, double scale = 1.0) const;
   const std::string &description() const { return description_; }
+  /// Unsteady: sets the time of the observations of probe-match terms (linear interpolation
+  /// of observations_file).
+  void set_time(double t);
 
 private:
   struct Term {
@@ -39,6 +42,8 @@ private:
     int patch_a = -1, patch_b = -1;
     std::vector<Vec3<double>> points;
     std::vector<double> observed, component_weights;
+    std::vector<double> obs_times;              ///< observations in time: times and
+    std::vector<std::vector<double>> obs_rows;  ///< one row of observed values per time
     std::shared_ptr<solver::PointProbes> probes;
   };
   PetscErrorCode parse_term(const discretization::FlowResidual &res, const config::CaseConfig &cfg,
