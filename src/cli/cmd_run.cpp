@@ -105,7 +105,7 @@ nlohmann::json statistics(const std::vector<SeriesPoint> &s, double t0, double S
   int n = 0;
   const SeriesPoint *prev = nullptr;
   for (const auto &p : s) {
-    if (p.time < t0 || (p.time == 0 && p.step == 0 && t0 > 0)) continue;
+    if (p.time < t0 || p.step == 0) continue; // the initial state is data, not a result
     mx = std::max(mx, p.*field), mn = std::min(mn, p.*field), sum += p.*field;
     if (prev) integral += 0.5 * (p.time - prev->time) * (p.*field + prev->*field);
     else t_first = p.time;
