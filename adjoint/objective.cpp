@@ -1,6 +1,7 @@
 // Objectives and their explicit partial derivatives (see include/karman/adjoint/objective.hpp).
 #include "karman/adjoint/objective.hpp"
 
+#include "karman/core/numeric_table.hpp"
 #include "karman/core/parallel.hpp"
 #include "karman/io/vtk_writer.hpp"
 
@@ -92,30 +93,14 @@ PetscErrorCode Objective::parse_term(const FlowResidual &res, const config::Case
       PetscCall(broadcast_string(m.comm, &text));
       PetscCheck(!text.empty(), m.comm, PETSC_ERR_FILE_OPEN, "%s: %s.observations_file '%s' not found or empty", file,
                  where.c_str(), path.c_str());
-      std::stringstream in(text);
-      std::string line;
-      int lineno = 0;
-      const std::size_t width = 1 + t->points.size() * res.nv();
-      while (std::getline(in, line)) {
-        ++lineno;
-        for (char &ch : line)
-          if (ch == ',' || ch == ';' || ch == '\t') ch = ' ';
-        std::stringstream ls(line);
-        std::vector<double> row;
-        std::string tok;
-        bool text_row = false;
-        while (ls >> tok) {
-          char *end = nullptr;
-          const double v = std::strtod(tok.c_str(), &end);
-          if (*end) text_row = true;
-          row.push_back(v);
-        }
-        if (row.empty() || (text_row && lineno == 1)) continue;
-        PetscCheck(!text_row && row.size() == width, m.comm, PETSC_ERR_USER_INPUT,
-                   "%s: %s:%d: expected %zu numbers (t and %d values per probe)", file, path.c_str(), lineno, width,
-                   res.nv());
+      const std::size_t width = 1 + t->points.size() * res.nv(); // t, then nv values per probe
+      std::vector<std::vector<double>> rows;
+      const std::string problem = parse_numeric_rows(text, width, &rows);
+      PetscCheck(problem.empty(), m.comm, PETSC_ERR_USER_INPUT, "%s: %s: %s (t and %d values per probe)", file,
+                 path.c_str(), problem.c_str(), res.nv());
+      for (const auto &row : rows) {
         PetscCheck(t->obs_times.empty() || row[0] > t->obs_times.back(), m.comm, PETSC_ERR_USER_INPUT,
-                   "%s: %s:%d: times must increase", file, path.c_str(), lineno);
+                   "%s: %s: times must increase (%g after %g)", file, path.c_str(), row[0], t->obs_times.back());
         t->obs_times.push_back(row[0]);
         t->obs_rows.emplace_back(row.begin() + 1, row.end());
       }

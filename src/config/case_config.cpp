@@ -2,6 +2,7 @@
 #include "karman/config/case_config.hpp"
 
 #include "karman/core/hash.hpp"
+#include "karman/core/numeric_table.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -418,33 +419,16 @@ PetscErrorCode read_columns(MPI_Comm comm, const std::string &path, const std::s
   std::ifstream in(path);
   PetscCheck(in.good(), comm, PETSC_ERR_FILE_OPEN, "%s: file '%s' not found or not readable", what.c_str(),
              path.c_str());
-  std::string line;
-  int lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    for (char &c : line)
-      if (c == ',' || c == ';' || c == '\t') c = ' ';
-    std::stringstream ss(line);
-    std::vector<double> row;
-    std::string tok;
-    bool text = false;
-    while (ss >> tok) {
-      try {
-        std::size_t used = 0;
-        row.push_back(std::stod(tok, &used));
-        text = text || used != tok.size();
-      } catch (...) {
-        text = true;
-      }
-    }
-    if (row.empty() && !text) continue;
-    if (text && lineno == 1) continue; // a header line
-    PetscCheck(!text && row.size() == ncol, comm, PETSC_ERR_USER_INPUT, "%s: %s:%d: expected %zu number(s) per line",
-               what.c_str(), path.c_str(), lineno, ncol);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::vector<std::vector<double>> rows;
+  const std::string problem = parse_numeric_rows(text.str(), ncol, &rows);
+  PetscCheck(problem.empty(), comm, PETSC_ERR_USER_INPUT, "%s: %s: %s", what.c_str(), path.c_str(), problem.c_str());
+  PetscCheck(!rows.empty(), comm, PETSC_ERR_USER_INPUT, "%s: %s holds no values", what.c_str(), path.c_str());
+  for (const auto &row : rows) {
     a->push_back(row[0]);
     if (ncol > 1) b->push_back(row[1]);
   }
-  PetscCheck(!a->empty(), comm, PETSC_ERR_USER_INPUT, "%s: %s holds no values", what.c_str(), path.c_str());
   PetscFunctionReturn(0);
 }
 
