@@ -13,9 +13,10 @@ const std::vector<CommandInfo> &commands() {
        "mesh the case geometry, distribute it, check it and write it with cell-quality fields"},
       {"run", "solve the case (steady: Newton with pseudo-transient continuation; unsteady: BDF2) and "
               "write forces and fields; --restart continues an unsteady run from its last checkpoint"},
-      {"adjoint", "steady discrete adjoint of the objective: gradients of every parameter and of the mesh "
-                  "coordinates, surface sensitivities"},
-      {"verify", "check the adjoint gradients against finite differences and a shape Taylor test"},
+      {"adjoint", "discrete adjoint of the objective (steady, or unsteady backwards in time): gradients of "
+                  "every parameter, of time-dependent controls, of the mesh coordinates and the initial state, "
+                  "surface sensitivities; --restart resumes a killed unsteady adjoint"},
+      {"verify", "check the steady adjoint gradients against finite differences and a shape Taylor test"},
   };
   return list;
 }
@@ -82,6 +83,8 @@ std::string general_help() {
        "  -o, --output DIR   output folder (default: out)\n"
        "  --set KEY=VALUE    override a case key, e.g. --set fluid.viscosity=0.01 --set "
        "mesh.level=2\n"
+       "  --restart          unsteady run: continue from the last checkpoint in OUTDIR/checkpoints;\n"
+       "                     unsteady adjoint: resume the backward sweep from OUTDIR/adjoint-state.h5\n"
        "  -h, --help         this text; karman <command> --help for one command\n"
        "  -OPTION [VALUE]    any PETSc option (e.g. -ksp_type gmres -pc_type asm -log_view)\n\n";
   s += config::format_case_help();
