@@ -21,20 +21,21 @@ fi
 dfg=(--set time.t_end=0.2 --set time.dt=0.005 --set "objective.window=[0.1, 0.2]"
      --set "boundaries.cylinder.omega={type: sine, amplitude: 0.5, frequency: 2.0, phase: 0.0}"
      --set output.vtk=false --set output.checkpoint_every=0)
-run() { # name case schedule snapshots extra...
-  local name=$1 case=$2 schedule=$3 snaps=$4
+run() { # name case schedule snapshots extra...   (snapshots "-" for store-all)
+  local name=$1 case=$2 schedule=$3 snaps=$4 dir
   shift 4
+  local opts=(--set adjoint.schedule="$schedule")
+  if [ "$snaps" = - ]; then dir=$out/$name-$schedule; else dir=$out/$name-$schedule$snaps; opts+=(--set adjoint.snapshots="$snaps"); fi
   echo "bench-unsteady-adjoint: $name, $schedule $snaps"
-  rm -rf "$out/$name-$schedule$snaps"
-  mpirun -n "$np" build/release/karman adjoint "$case" -o "$out/$name-$schedule$snaps" \
-    --set adjoint.schedule="$schedule" --set adjoint.snapshots="$snaps" "$@" > "$out/$name-$schedule$snaps.log" 2>&1 ||
-    { tail -5 "$out/$name-$schedule$snaps.log"; exit 1; }
+  rm -rf "$dir"
+  mpirun -n "$np" build/release/karman adjoint "$case" -o "$dir" "${opts[@]}" "$@" > "$dir.log" 2>&1 ||
+    { tail -5 "$dir.log"; exit 1; }
 }
-for s in "store-all 0" "revolve 10" "revolve 20" "revolve 50"; do
+for s in "store-all -" "revolve 10" "revolve 20" "revolve 50"; do
   run rotary cases/cylinder-rotary-control/case.yaml $s --set output.vtk=false
   run dfg2d2-L0 cases/dfg-2d2/case.yaml $s --set mesh.level=0 "${dfg[@]}"
 done
-run dfg2d2-L1 cases/dfg-2d2/case.yaml store-all 0 --set mesh.level=1 "${dfg[@]}"
+run dfg2d2-L1 cases/dfg-2d2/case.yaml store-all - --set mesh.level=1 "${dfg[@]}"
 /usr/bin/python3 - "$out" "$np" <<'PY'
 import json, os, sys, datetime, platform
 out, np = sys.argv[1], sys.argv[2]

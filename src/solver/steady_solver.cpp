@@ -26,18 +26,8 @@ PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
   cfl_max_ = s.real("cfl_max");
   PetscCall(residual.create_jacobian(&J_));
   PetscCall(residual.create_state(&r_));
-  PetscCall(SNESCreate(residual.mesh().comm, &snes_));
-  PetscCall(SNESSetType(snes_, SNESNEWTONLS));
-  PetscCall(SNESSetFunction(snes_, r_, form_function, this));
-  PetscCall(SNESSetJacobian(snes_, J_, J_, form_jacobian, this));
-  PetscCall(SNESSetTolerances(snes_, s.real("atol"), s.real("rtol"), 0.0,
-                              static_cast<PetscInt>(s.integer("max_iterations")), -1));
-  SNESLineSearch ls;
-  PetscCall(SNESGetLineSearch(snes_, &ls));
-  PetscCall(SNESLineSearchSetType(ls, SNESLINESEARCHBT));
-  KSP ksp;
-  PetscCall(SNESGetKSP(snes_, &ksp));
-  PetscCall(use_mumps_lu(ksp, KSPPREONLY));
+  PetscCall(create_newton(residual.mesh().comm, s, r_, J_, J_, form_function, form_jacobian, this, KSPPREONLY,
+                          &snes_));
   PetscCall(SNESMonitorSet(snes_, monitor, this, nullptr));
   PetscCall(SNESSetFromOptions(snes_));
   shift_.assign(residual.mesh().n_owned_cells, 0.0);

@@ -40,18 +40,10 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual, con
   PetscCall(residual.create_jacobian(&J_));
   if (s.text("preconditioner_matrix") == "compact") PetscCall(residual.create_jacobian(&P_, true));
   for (Vec *v : {&w_, &w_prev_, &w_new_, &r_}) PetscCall(residual.create_state(v));
-  PetscCall(SNESCreate(residual.mesh().comm, &snes_));
-  PetscCall(SNESSetType(snes_, SNESNEWTONLS));
-  PetscCall(SNESSetFunction(snes_, r_, form_function, this));
-  PetscCall(SNESSetJacobian(snes_, J_, P_ ? P_ : J_, form_jacobian, this));
-  PetscCall(SNESSetTolerances(snes_, s.real("atol"), s.real("rtol"), 0.0,
-                              static_cast<PetscInt>(s.integer("max_iterations")), -1));
-  SNESLineSearch ls;
-  PetscCall(SNESGetLineSearch(snes_, &ls));
-  PetscCall(SNESLineSearchSetType(ls, SNESLINESEARCHBT));
+  PetscCall(create_newton(residual.mesh().comm, s, r_, J_, P_ ? P_ : J_, form_function, form_jacobian, this,
+                          KSPGMRES, &snes_));
   KSP ksp;
   PetscCall(SNESGetKSP(snes_, &ksp));
-  PetscCall(use_mumps_lu(ksp, KSPGMRES));
   // inexact Newton: each linear solve gains 4 digits, Newton iterates to solver.rtol/atol
   PetscCall(KSPSetTolerances(ksp, 1e-4, 1e-20, PETSC_DEFAULT, 200));
   PetscCall(SNESMonitorSet(snes_, monitor, this, nullptr));
