@@ -122,21 +122,27 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
   KSP ksp;
   Vec w, w_prev, g, psi, psi1, psi2, rs;
   PetscCall(res.create_jacobian(&J_));
-  // like the forward steps: GMRES with the exact Jacobian, preconditioned by an LU factorization
-  // of its compact part that is reused across levels until GMRES needs more iterations
-  const bool compact = cfg_->section("solver").text("preconditioner_matrix") == "compact";
-  const int refactor_iterations = static_cast<int>(cfg_->section("solver").integer("refactor_iterations"));
+  // GMRES with the exact Jacobian of each level, preconditioned by an LU factorization that is
+  // reused across levels until GMRES needs more iterations: of the full Jacobian (exact: one
+  // iteration right after a factorization, a few while the flow changes little) or of its compact
+  // face-neighbour part (smaller factors, more iterations)
+  const bool compact = cfg_->section("adjoint").text("preconditioner_matrix") == "compact";
   if (compact) PetscCall(res.create_jacobian(&P_, true));
   for (Vec *v : {&w, &w_prev, &g, &psi, &psi1, &psi2, &rs}) PetscCall(res.create_state(v));
   PetscCall(VecSet(psi1, 0.0));
   PetscCall(VecSet(psi2, 0.0));
   PetscCall(KSPCreate(m.comm, &ksp));
   PetscCall(KSPSetOptionsPrefix(ksp, "adj_"));
-  PetscCall(solver::use_mumps_lu(ksp, compact ? KSPGMRES : KSPPREONLY));
-  PetscCall(KSPSetTolerances(ksp, 1e-11, 1e-30, PETSC_DEFAULT, 500));
+  PetscCall(solver::use_mumps_lu(ksp, KSPGMRES));
+  PetscCall(KSPSetTolerances(ksp, 1e-12, 1e-30, PETSC_DEFAULT, 500));
   PetscCall(KSPSetFromOptions(ksp));
-  bool factorized = false;
-  PetscInt last_its = 0, fresh_its = 0; // iterations of the last solve, and of the solve after the last refactorization
+  // Refactorization policy: a factorization is kept while the last level's solve costs less than
+  // the mean cost per level since that factorization (factorization included): the mean cost per
+  // level of a cycle is smallest where the marginal cost reaches it.  Times are the maximum over
+  // the ranks, so that every rank takes the same decision.
+  bool refactor = true;
+  double cycle_time = 0;
+  long cycle_levels = 0;
 
   std::vector<std::string> names;
   std::map<std::string, double> sums;
@@ -190,13 +196,13 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
       PetscCall(VecRestoreArrayRead(psi2, &p2));
     }
     PetscCall(VecScale(g, -1.0));
-    const bool refactor =
-        !compact || !factorized || last_its > std::max<PetscInt>(refactor_iterations, (3 * fresh_its) / 2);
     if (compact && refactor) PetscCall(res.jacobian(w, P_, &shift, true));
     PetscCall(KSPSetOperators(ksp, J_, compact ? P_ : J_));
     PetscCall(KSPSetReusePreconditioner(ksp, refactor ? PETSC_FALSE : PETSC_TRUE));
-    factorized = true;
+    double solve_time = MPI_Wtime();
     PetscCall(KSPSolveTranspose(ksp, g, psi));
+    solve_time = MPI_Wtime() - solve_time;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &solve_time, 1, MPI_DOUBLE, MPI_MAX, m.comm));
     KSPConvergedReason reason;
     PetscInt its;
     PetscCall(KSPGetConvergedReason(ksp, &reason));
@@ -204,8 +210,10 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
     PetscCheck(reason > 0 || reason == KSP_CONVERGED_ITS, m.comm, PETSC_ERR_NOT_CONVERGED,
                "adjoint level %ld: the transposed solve did not converge (%s)", n, KSPConvergedReasons[reason]);
     result->linear_iterations += its;
-    last_its = its;
-    if (refactor) fresh_its = its;
+    if (refactor) cycle_time = 0, cycle_levels = 0;
+    cycle_time += solve_time;
+    ++cycle_levels;
+    refactor = solve_time > cycle_time / static_cast<double>(cycle_levels) || its > 100;
     PetscCall(log_info(m.comm, "adjoint level %5ld  t %.6f  linear iterations %d", n, level.time, (int)its));
     // psi^n . dR^n/d(X, a): fluxes, and the time term's dependence on the cell volumes
     PetscCall(ghosted_local_values(psi, &psi_local));

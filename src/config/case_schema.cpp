@@ -155,6 +155,11 @@ std::vector<SectionSpec> make_sections() {
                           "`snapshots` states in memory, binomial schedule, the rest recomputed)",
                           {"store-all", "revolve"}),
                    integer("snapshots", "20", "unsteady, revolve: the storage budget in states", 1),
+                   choice("preconditioner_matrix", "exact",
+                          "unsteady: preconditioner of the transposed GMRES solves (exact Jacobian, relative "
+                          "tolerance 1e-12): LU factors of the full Jacobian (exact) or of its face-neighbour part "
+                          "(compact), reused across levels while that lowers the mean cost per level",
+                          {"exact", "compact"}),
                    integer("save_every", "0",
                            "unsteady: save the adjoint state every N steps so that a killed adjoint resumes "
                            "(karman adjoint --restart); 0: never",
