@@ -7,6 +7,7 @@
 #include "karman/io/hdf5_fields.hpp"
 #include "karman/io/natural_layout.hpp"
 #include "karman/solver/linear_solver.hpp"
+#include "karman/solver/steady_solver.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -108,6 +109,8 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
   PetscCall(traj->forward(steps_, dt_, on_step));
   result->J = J;
   result->forward_time = MPI_Wtime() - t_start;
+  double forward_memory_max;
+  PetscCall(solver::peak_memory(m.comm, &result->forward_memory, &forward_memory_max));
   if (o.forward_only) PetscFunctionReturn(0);
 
   // BDF coefficients of every level

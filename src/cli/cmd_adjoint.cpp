@@ -186,7 +186,8 @@ PetscErrorCode run_unsteady_adjoint(MPI_Comm comm, const CliArgs &args, const co
   j["forward_wall_time"] = r.forward_time;
   j["adjoint_wall_time"] = r.adjoint_time;
   j["adjoint_over_forward_time"] = r.adjoint_time / r.forward_time;
-  j["peak_memory_mib"] = mem_total;
+  j["forward_peak_memory_mib"] = r.forward_memory; // the process peak at the end of the forward run
+  j["peak_memory_mib"] = mem_total;                // ... and at the end of the adjoint
   if (r.resumed_from >= 0) j["resumed_from_level"] = r.resumed_from;
   if (rank == 0) {
     std::ofstream out(fs::path(args.output_dir) / "gradient.json");

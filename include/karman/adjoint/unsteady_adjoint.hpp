@@ -37,6 +37,7 @@ struct UnsteadyAdjointResult {
   std::vector<double> initial;      ///< dJ/dw^0, nv per owned cell
   long steps = 0, recomputed = 0, snapshots = 0, linear_iterations = 0;
   double bytes_written = 0, forward_time = 0, adjoint_time = 0;
+  double forward_memory = 0; ///< peak memory [MiB, sum over ranks] at the end of the forward run
   long resumed_from = -1;
 };
 
