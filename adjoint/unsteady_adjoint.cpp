@@ -126,9 +126,9 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
   Vec w, w_prev, g, psi, psi1, psi2, rs;
   PetscCall(res.create_jacobian(&J_));
   // GMRES with the exact Jacobian of each level, preconditioned by an LU factorization that is
-  // reused across levels until GMRES needs more iterations: of the full Jacobian (exact: one
-  // iteration right after a factorization, a few while the flow changes little) or of its compact
-  // face-neighbour part (smaller factors, more iterations)
+  // reused across levels (policy below): of the full Jacobian (exact: one iteration right after a
+  // factorization, a few while the flow changes little) or of its compact face-neighbour part
+  // (smaller factors, more iterations)
   const bool compact = cfg_->section("adjoint").text("preconditioner_matrix") == "compact";
   if (compact) PetscCall(res.create_jacobian(&P_, true));
   for (Vec *v : {&w, &w_prev, &g, &psi, &psi1, &psi2, &rs}) PetscCall(res.create_state(v));
