@@ -4,7 +4,14 @@
 # c_D max, c_L max and the Strouhal number against the published intervals
 # c_D,max in [3.22, 3.24], c_L,max in [0.99, 1.01], St in [0.295, 0.305].
 # Writes the dt- and mesh-convergence table to results/dfg2d2-convergence.{md,csv}.
-# usage: scripts/validate-dfg2d2.sh ["LEVEL:DT ..."] [RANKS]   (default "0:0.01 0:0.005 1:0.01 1:0.005 2:0.005" 2)
+# usage: scripts/validate-dfg2d2.sh ["PAIR ..."] [RANKS]   (default "0:0.01 0:0.005 1:0.01 1:0.005 2:0.005" 2)
+#   PAIR = LEVEL:DT            the whole run from rest with time step DT
+#        | LEVEL:DT:FROM@T     continuation: the run LEVEL:FROM (done before) is forked at its checkpoint
+#                              record at time T and continued to t = 6 with time step DT (variable-step
+#                              BDF2 at the switch; `karman run --restart` with a new time.dt).  The
+#                              statistics window [4, 6] must lie after T: the periodic state does not
+#                              depend on the way it was reached, and a finer dt then costs (6 - T) / 6
+#                              of a whole run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -14,34 +21,94 @@ np=${2:-2}
 . scripts/mpi-env.sh
 out=results/dfg2d2
 mkdir -p "$out"
+run_dir() { # PAIR -> its run directory
+  local l=${1%%:*} rest=${1#*:}
+  local dt=${rest%%:*}
+  if [ "$rest" = "$dt" ]; then echo "$out/L$l-dt$dt"; else
+    local from=${rest#*:}
+    echo "$out/L$l-dt$dt-from-dt${from%@*}-t${from#*@}"
+  fi
+}
 for p in $pairs; do
-  l=${p%%:*} dt=${p##*:}
-  dir="$out/L$l-dt$dt"
+  l=${p%%:*} rest=${p#*:}
+  dt=${rest%%:*}
+  dir=$(run_dir "$p")
   if [ -s "$dir/summary.json" ] && [ "${VALIDATE_RERUN:-0}" != 1 ]; then
-    echo "validate-dfg2d2: level $l, dt $dt: done before ($dir)"
+    echo "validate-dfg2d2: $p: done before ($dir)"
     continue
   fi
-  echo "validate-dfg2d2: level $l, dt $dt on $np rank(s)"
+  restart=()
+  if [ "$rest" != "$dt" ]; then
+    from=${rest#*:}
+    src="$out/L$l-dt${from%@*}" # the run from rest, else a continuation with that dt (it may still be running)
+    [ -d "$src/checkpoints" ] || src=$(ls -d "$out/L$l-dt${from%@*}-from-"* 2> /dev/null | head -1)
+    [ -n "$src" ] && [ -d "$src/checkpoints" ] ||
+      { echo "validate-dfg2d2: $p needs a run of level $l with dt ${from%@*} first" >&2; exit 1; }
+    rm -rf "$dir" && mkdir -p "$dir/checkpoints" && cp -r "$src/forces.csv" "$src"/*.pvd "$src"/*_0000* "$dir/"
+    # copy the checkpoint records up to time T (read in SWMR mode: the source may still be
+    # writing); --restart continues from the last of them
+    /usr/bin/python3 - "$src/checkpoints" "$dir/checkpoints" "${from#*@}" <<'PY'
+import glob, os, sys, h5py
+src, dst, t_fork = sys.argv[1], sys.argv[2], float(sys.argv[3])
+last = None
+for path in sorted(glob.glob(src + "/run-*.h5")):
+    with h5py.File(path, "r", swmr=True) as f:
+        n_done = f["checksum"].shape[0]
+        n = int((f["info"][:n_done, 1] <= t_fork + 1e-9).sum())
+        if n == 0:
+            continue
+        out = os.path.join(dst, os.path.basename(path))
+        with h5py.File(out, "w", libver="latest") as g:
+            for k, v in f.attrs.items():
+                g.attrs[k] = v
+            for name in ("state", "previous", "info", "checksum"):
+                d = f[name]
+                g.create_dataset(name, data=d[:n], maxshape=(None,) + d.shape[1:], chunks=d.chunks)
+            last = (out, n - 1, float(f["info"][n - 1, 1]))
+if last is None or abs(last[2] - t_fork) > 1e-9:
+    sys.exit(f"validate-dfg2d2: no checkpoint record at t = {t_fork:g} in {src} "
+             f"(records every output.checkpoint_every steps)")
+print(f"validate-dfg2d2: fork at record {last[1]} of {last[0]} (t = {last[2]:g})")
+PY
+    restart=(--restart)
+  fi
+  echo "validate-dfg2d2: $p on $np rank(s) -> $dir"
   mpirun -n "$np" build/release/karman run cases/dfg-2d2/case.yaml -o "$dir" --set mesh.level="$l" \
-    --set time.dt="$dt" --set output.vtk_every=1000000 > "$dir.log" 2>&1 || { tail -5 "$dir.log"; exit 1; }
+    --set time.dt="$dt" --set output.vtk_every=1000000 "${restart[@]}" > "$dir.log" 2>&1 || { tail -5 "$dir.log"; exit 1; }
 done
-/usr/bin/python3 - "$out" "$pairs" <<'PY'
-import json, sys, datetime
-out, pairs = sys.argv[1], sys.argv[2].split()
+dirs=""
+for p in $pairs; do dirs="$dirs $p=$(run_dir "$p")"; done
+/usr/bin/python3 - "$out" $dirs <<'PY'
+import csv as csvmod, json, sys, datetime
+def peak_drift(path):
+    """change of the last two lift maxima in [4, 6]: how close the signal is to periodic"""
+    rows = [(float(r["time"]), float(r["cl"])) for r in csvmod.DictReader(open(path))]
+    peaks = []
+    for i in range(1, len(rows) - 1):
+        a, b, c = rows[i - 1][1], rows[i][1], rows[i + 1][1]
+        if rows[i][0] >= 4 and a < b >= c:  # the parabola through three samples: the peak between them
+            peaks.append(b + (c - a) ** 2 / (8 * (2 * b - a - c)))
+    return peaks[-1] - peaks[-2] if len(peaks) >= 2 else float("nan")
+out, runs = sys.argv[1], [a.split("=", 1) for a in sys.argv[2:]]
 bounds = {"cd": (3.22, 3.24), "cl": (0.99, 1.01), "st": (0.295, 0.305)}
-head = "| level | cells | dt | steps | c_D max | c_L max | St | periods | wall time [min] | ranks |"
+head = "| level | cells | dt | start | steps | c_D max | c_L max | St | periods | last c_L peak change | wall time [min] | ranks |"
 lines = [f"DFG 2D-2 validation ({datetime.date.today()}): statistics over t in [4, 6]; published intervals "
          "c_D,max [3.22, 3.24], c_L,max [0.99, 1.01], St [0.295, 0.305] (✓: inside)", "", head,
          "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
-csv = ["level,cells,dt,steps,cd_max,cl_max,strouhal,periods,wall_time,ranks"]
-for p in pairs:
-    l, dt = p.split(":")
-    s = json.load(open(f"{out}/L{l}-dt{dt}/summary.json"))
+csv = ["level,cells,dt,start,steps,cd_max,cl_max,strouhal,periods,cl_peak_change,wall_time,ranks"]
+for p, d in runs:
+    f = p.split(":")
+    l, dt = f[0], f[1]
+    start = "rest" if len(f) == 2 else "dt {} run at t = {}".format(*f[2].split("@"))
+    s = json.load(open(f"{d}/summary.json"))
+    steps = s.get("steps_this_run", s["steps"])  # steps with this dt (a continuation reports its own)
     cd, cl, st = s["cd_stats"]["max"], s["cl_stats"]["max"], s["strouhal"]
+    drift = peak_drift(f"{d}/forces.csv")
     mark = lambda k, v: "✓" if bounds[k][0] <= v <= bounds[k][1] else ""
-    lines.append(f"| {l} | {s['cells']} | {dt} | {s['steps']} | {cd:.4f}{mark('cd', cd)} | {cl:.4f}{mark('cl', cl)} "
-                 f"| {st:.4f}{mark('st', st)} | {s['lift_periods']} | {s['wall_time'] / 60:.1f} | {s['ranks']} |")
-    csv.append(f"{l},{s['cells']},{dt},{s['steps']},{cd:.6f},{cl:.6f},{st:.6f},{s['lift_periods']},{s['wall_time']:.1f},{s['ranks']}")
+    lines.append(f"| {l} | {s['cells']} | {dt} | {start} | {steps} | {cd:.4f}{mark('cd', cd)} | {cl:.4f}{mark('cl', cl)} "
+                 f"| {st:.4f}{mark('st', st)} | {s['lift_periods']} | {drift:.1e} | {s['wall_time'] / 60:.1f} | {s['ranks']} |")
+    csv.append(f"{l},{s['cells']},{dt},{start},{steps},{cd:.6f},{cl:.6f},{st:.6f},{s['lift_periods']},{drift:.3e},"
+               f"{s['wall_time']:.1f},{s['ranks']}")
 open(f"{out}-convergence.md", "w").write("\n".join(lines) + "\n")
 open(f"{out}-convergence.csv", "w").write("\n".join(csv) + "\n")
 print("\n".join(lines))

@@ -266,9 +266,9 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
   }
   io::CheckpointWriter ck;
   if (ck_every > 0) PetscCall(ck.open(mesh, ck_dir, mesh_hash, case_hash, res.nv()));
-  const long steps_total = static_cast<long>(std::ceil(t_end / dt - 1e-9));
+  const long steps_left = static_cast<long>(std::max(0.0, std::ceil((t_end - ts.time()) / dt - 1e-9)));
   PetscCall(log_info(comm, "unsteady %s, dt %g, t = %g -> %g (%ld steps)%s", time.text("scheme").c_str(), dt,
-                     ts.time(), t_end, std::max(0L, steps_total - ts.step()),
+                     ts.time(), t_end, steps_left,
                      ck_every > 0 ? (", checkpoints in " + ck.path()).c_str() : ""));
 
   double wall = 0, ck_time = 0, ck_bytes = 0;
@@ -304,7 +304,9 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
     PetscCall(mon.evaluate(res, &v));
     csv_row(r, v);
     series.push_back({r.step, r.time, v.cd, v.cl, v.dp});
-    const double eta = wall / steps_done * std::max(0L, steps_total - r.step);
+    // remaining steps from the remaining time: after a restart with a new time.dt the step index
+    // counts steps of the old size
+    const double eta = wall / steps_done * std::max(0.0, std::ceil((t_end - r.time) / dt - 1e-9));
     PetscCall(log_info(comm, "step %6ld  t %.6f  newton %d  lin %3d%s  %.3f s/step  ETA %.1f min  c_D %.6f  c_L %+.6f",
                        r.step, r.time, r.newton_iterations, r.linear_iterations, r.refactored ? " LU" : "   ",
                        r.wall_time, eta / 60, v.cd, v.cl));

@@ -7,7 +7,10 @@
 #  3. a restart of the killed run on 2 ranks (checkpoint written on 1): equal to the
 #     reference to solver tolerance (1e-7);
 #  4. a corrupt record (data changed, checksum not) is an error naming the file and the
-#     record; a truncated newest checkpoint file falls back to the previous one.
+#     record; a truncated newest checkpoint file falls back to the previous one;
+#  5. a restart with a new time.dt (the reference forked at its record of t = 0.24, then
+#     dt 0.01): the history up to the fork is kept, the rest continues with the new step
+#     (times 0.25 ... 0.48, no gap, no duplicate) and ends near the reference.
 # usage: restart.sh KARMAN SOURCE_DIR WORK_DIR
 set -u
 karman=$1 src=$2 work=$3
@@ -74,4 +77,32 @@ truncate -s $(($(stat -c %s $f) / 3)) $f
 grep -q "run-0002.h5: cannot be read" truncated.log || fail "no warning about the truncated file"
 grep -q "restart from .*run-0001.h5" truncated.log || fail "did not fall back to run-0001.h5"
 echo "ok: truncated run-0002.h5 -> $(grep -o "restart from .*" truncated.log)"
+# restart with a new time step: keep the records up to t = 0.24 (step 12) of the reference
+cp -r ref newdt
+/usr/bin/python3 - <<'PY' || exit 1
+import glob, h5py
+for f in sorted(glob.glob("newdt/checkpoints/run-*.h5")):
+    with h5py.File(f, "r+") as h:
+        n = int((h["info"][: h["checksum"].shape[0], 1] <= 0.24 + 1e-9).sum())
+        for name in ("state", "previous", "info", "checksum"):
+            h[name].resize(n, axis=0)
+PY
+opts_newdt=("${opts[@]}" --set time.dt=0.01)
+"$karman" run "$case" -o newdt "${opts_newdt[@]}" --restart > newdt.log 2>&1 || { tail -5 newdt.log; fail "restart with dt 0.01"; }
+grep -q "restart from .*step 12, t = 0.24" newdt.log || { grep restart newdt.log; fail "did not restart from step 12"; }
+grep -q "dt 0.01, t = 0.24 -> 0.48 (24 steps)" newdt.log || { grep unsteady newdt.log; fail "wrong step count announced"; }
+/usr/bin/python3 - <<'PY' || exit 1
+import csv, json
+ref = list(csv.DictReader(open("ref/forces.csv")))
+got = list(csv.DictReader(open("newdt/forces.csv")))
+assert got[:13] == ref[:13], "the history up to the fork (steps 0..12) changed"
+times = [float(r["time"]) for r in got[13:]]
+assert len(times) == 24 and all(abs(t - (0.24 + 0.01 * (k + 1))) < 1e-9 for k, t in enumerate(times)), times
+assert all(abs(float(r["dt"]) - 0.01) < 1e-12 for r in got[13:]), "dt column"
+s = json.load(open("newdt/summary.json"))
+assert s["steps_this_run"] == 24 and abs(s["t_end"] - 0.48) < 1e-9, (s["steps_this_run"], s["t_end"])
+d = max(abs(float(a["cd"]) - float(b["cd"])) for a, b in zip(ref[-1:], got[-1:]))
+print(f"new dt: 24 steps of 0.01 after the fork at t = 0.24; c_D(0.48) {got[-1]['cd']} vs dt 0.02 run {ref[-1]['cd']}")
+assert d < 0.05 * abs(float(ref[-1]["cd"])), "the run with the new dt left the reference solution"
+PY
 echo "all restart checks passed"

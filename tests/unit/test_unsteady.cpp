@@ -106,6 +106,10 @@ TEST_CASE("BDF2 is second order in time (Taylor-Green vortex, Dirichlet box)", "
   // u = -cos(pi x) sin(pi y) F, v = sin(pi x) cos(pi y) F, F = exp(-2 pi^2 nu t): an exact
   // Navier-Stokes solution; boundary values from it.  Self-convergence on one mesh: the
   // error at T against a run with dt / 8 isolates the time discretization.
+  // Also a change of time step at T / 2, as a restart with a new time.dt does it: the second
+  // half with dt / 2 in a new solver started from the checkpointed pair (w^n, w^{n-1}) and
+  // the old step size.  It must equal the same change made inside one solver, and stay
+  // second order (a constant-coefficient BDF2 across the change would be first order).
   const double nu = 0.05, T = 0.8;
   auto exact = [&](const Vec3<double> &x, double t) {
     const double F = std::exp(-2 * M_PI * M_PI * nu * t);
@@ -119,11 +123,18 @@ TEST_CASE("BDF2 is second order in time (Taylor-Green vortex, Dirichlet box)", "
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "tg.yaml", "/", {}, cfg) == 0);
   mesh::Mesh m;
   test::load(PETSC_COMM_WORLD, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"}, &m);
-  auto run = [&](double dt, std::vector<double> *out) {
-    discretization::FlowResidual res;
-    REQUIRE(res.setup(m, cfg) == 0);
-    for (std::size_t p = 0; p < res.boundary_conditions().n_patches(); ++p)
-      res.boundary_conditions().patch(static_cast<int>(p)).custom_velocity = exact;
+  discretization::FlowResidual res;
+  REQUIRE(res.setup(m, cfg) == 0);
+  for (std::size_t p = 0; p < res.boundary_conditions().n_patches(); ++p)
+    res.boundary_conditions().patch(static_cast<int>(p)).custom_velocity = exact;
+  auto values = [&](Vec v, std::vector<double> *out) {
+    const PetscScalar *b;
+    REQUIRE(VecGetArrayRead(v, &b) == 0);
+    out->assign(b, b + 3 * m.n_owned_cells);
+    REQUIRE(VecRestoreArrayRead(v, &b) == 0);
+  };
+  // dt until T / 2, then dt2 (in the same solver, or in a new one when restart is set)
+  auto run = [&](double dt, double dt2, bool restart, std::vector<double> *out) {
     solver::UnsteadySolver ts;
     REQUIRE(ts.setup(res, cfg) == 0);
     Vec w;
@@ -136,34 +147,55 @@ TEST_CASE("BDF2 is second order in time (Taylor-Green vortex, Dirichlet box)", "
     }
     REQUIRE(VecRestoreArray(w, &a) == 0);
     REQUIRE(ts.set_state(w, w, 0, 0.0, 0.0) == 0);
-    const int n = static_cast<int>(std::lround(T / dt));
-    for (int k = 0; k < n; ++k) {
-      solver::StepReport r;
+    solver::StepReport r;
+    for (int k = 0, n = static_cast<int>(std::lround(T / 2 / dt)); k < n; ++k) {
       REQUIRE(ts.advance(dt, &r) == 0);
       REQUIRE(r.converged);
     }
-    const PetscScalar *b;
-    REQUIRE(VecGetArrayRead(ts.state(), &b) == 0);
-    out->assign(b, b + 3 * m.n_owned_cells);
-    REQUIRE(VecRestoreArrayRead(ts.state(), &b) == 0);
+    solver::UnsteadySolver fresh;
+    solver::UnsteadySolver *second = &ts;
+    if (restart) {
+      REQUIRE(fresh.setup(res, cfg) == 0);
+      REQUIRE(fresh.set_state(ts.state(), ts.previous_state(), ts.step(), ts.time(), ts.previous_dt()) == 0);
+      second = &fresh;
+    }
+    for (int k = 0, n = static_cast<int>(std::lround(T / 2 / dt2)); k < n; ++k) {
+      REQUIRE(second->advance(dt2, &r) == 0);
+      REQUIRE(r.converged);
+    }
+    REQUIRE(second->time() == Approx(T).epsilon(1e-12));
+    values(second->state(), out);
     VecDestroy(&w);
   };
-  std::vector<double> ref;
-  run(0.04 / 32, &ref);
-  std::vector<double> err;
-  for (double dt : {0.04, 0.02, 0.01}) {
-    std::vector<double> u;
-    run(dt, &u);
+  auto error = [&](const std::vector<double> &u, const std::vector<double> &ref) {
     double e = 0;
     for (PetscInt c = 0; c < m.n_owned_cells; ++c)
       for (int k = 1; k < 3; ++k) e += (u[3 * c + k] - ref[3 * c + k]) * (u[3 * c + k] - ref[3 * c + k]);
     MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
-    err.push_back(std::sqrt(e));
+    return std::sqrt(e);
+  };
+  std::vector<double> ref;
+  run(0.04 / 32, 0.04 / 32, false, &ref);
+  std::vector<double> err, err_switch;
+  for (double dt : {0.04, 0.02, 0.01}) {
+    std::vector<double> u, v;
+    run(dt, dt, false, &u);
+    err.push_back(error(u, ref));
+    run(dt, dt / 2, true, &v);
+    err_switch.push_back(error(v, ref));
+    if (dt == 0.04) {
+      std::vector<double> same;
+      run(dt, dt / 2, false, &same);
+      CAPTURE(error(v, same), error(same, ref));
+      REQUIRE(error(v, same) <= 1e-10 * error(same, ref) + 1e-13);
+    }
   }
   for (std::size_t k = 0; k + 1 < err.size(); ++k) {
-    const double order = std::log2(err[k] / err[k + 1]);
-    CAPTURE(k, err[k], err[k + 1], order);
+    const double order = std::log2(err[k] / err[k + 1]), order_switch = std::log2(err_switch[k] / err_switch[k + 1]);
+    CAPTURE(k, err[k], err[k + 1], order, err_switch[k], err_switch[k + 1], order_switch);
     REQUIRE(order >= 1.9);
+    REQUIRE(order_switch >= 1.9);
+    REQUIRE(err_switch[k] < err[k]); // the second half with dt / 2 is more accurate
   }
 }
 
