@@ -83,9 +83,9 @@ dirs=""
 for p in $pairs; do dirs="$dirs $p=$(run_dir "$p")"; done
 /usr/bin/python3 - "$out" $dirs <<'PY'
 import csv as csvmod, json, sys, datetime
-def peak_drift(path):
+def peak_drift(rows):
     """change of the last two lift maxima in [4, 6]: how close the signal is to periodic"""
-    rows = [(float(r["time"]), float(r["cl"])) for r in csvmod.DictReader(open(path))]
+    rows = [(float(r["time"]), float(r["cl"])) for r in rows]
     peaks = []
     for i in range(1, len(rows) - 1):
         a, b, c = rows[i - 1][1], rows[i][1], rows[i + 1][1]
@@ -102,15 +102,16 @@ csv = ["level,cells,dt,start,steps,cd_max,cl_max,strouhal,periods,cl_peak_change
 for p, d in runs:
     f = p.split(":")
     l, dt = f[0], f[1]
-    start = "rest" if len(f) == 2 else "dt {} run at t = {}".format(*f[2].split("@"))
+    from_dt, t_start = f[2].split("@") if len(f) == 3 else (None, "0")
+    start = "rest" if from_dt is None else f"dt {from_dt} run at t = {t_start}"
     s = json.load(open(f"{d}/summary.json"))
-    # steps and wall time with this dt, from forces.csv (a continuation also holds the rows
-    # before its fork, and a restarted run's summary counts only the steps after the restart)
-    t_start = 0.0 if len(f) == 2 else float(f[2].split("@")[1])
-    rows = [r for r in csvmod.DictReader(open(f"{d}/forces.csv")) if float(r["time"]) > t_start + 1e-9]
+    history = list(csvmod.DictReader(open(f"{d}/forces.csv")))
+    # steps and wall time with this dt (a continuation also holds the rows before its fork,
+    # and a restarted run's summary counts only the steps after the restart)
+    rows = [r for r in history if float(r["time"]) > float(t_start) + 1e-9]
     steps, wall = len(rows), sum(float(r["wall_time"]) for r in rows)
     cd, cl, st = s["cd_stats"]["max"], s["cl_stats"]["max"], s["strouhal"]
-    drift = peak_drift(f"{d}/forces.csv")
+    drift = peak_drift(history)
     mark = lambda k, v: "✓" if bounds[k][0] <= v <= bounds[k][1] else ""
     lines.append(f"| {l} | {s['cells']} | {dt} | {start} | {steps} | {cd:.4f}{mark('cd', cd)} | {cl:.4f}{mark('cl', cl)} "
                  f"| {st:.4f}{mark('st', st)} | {s['lift_periods']} | {drift:.1e} | {wall / 60:.1f} | {s['ranks']} |")

@@ -266,9 +266,11 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
   }
   io::CheckpointWriter ck;
   if (ck_every > 0) PetscCall(ck.open(mesh, ck_dir, mesh_hash, case_hash, res.nv()));
-  const long steps_left = static_cast<long>(std::max(0.0, std::ceil((t_end - ts.time()) / dt - 1e-9)));
+  // steps left from the time left: after a restart with a new time.dt the step index counts
+  // steps of the old size
+  auto steps_left = [&](double t) { return std::max(0.0, std::ceil((t_end - t) / dt - 1e-9)); };
   PetscCall(log_info(comm, "unsteady %s, dt %g, t = %g -> %g (%ld steps)%s", time.text("scheme").c_str(), dt,
-                     ts.time(), t_end, steps_left,
+                     ts.time(), t_end, static_cast<long>(steps_left(ts.time())),
                      ck_every > 0 ? (", checkpoints in " + ck.path()).c_str() : ""));
 
   double wall = 0, ck_time = 0, ck_bytes = 0;
@@ -304,9 +306,7 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
     PetscCall(mon.evaluate(res, &v));
     csv_row(r, v);
     series.push_back({r.step, r.time, v.cd, v.cl, v.dp});
-    // remaining steps from the remaining time: after a restart with a new time.dt the step index
-    // counts steps of the old size
-    const double eta = wall / steps_done * std::max(0.0, std::ceil((t_end - r.time) / dt - 1e-9));
+    const double eta = wall / steps_done * steps_left(r.time);
     PetscCall(log_info(comm, "step %6ld  t %.6f  newton %d  lin %3d%s  %.3f s/step  ETA %.1f min  c_D %.6f  c_L %+.6f",
                        r.step, r.time, r.newton_iterations, r.linear_iterations, r.refactored ? " LU" : "   ",
                        r.wall_time, eta / 60, v.cd, v.cl));
