@@ -122,7 +122,12 @@ std::vector<SectionSpec> make_sections() {
            positive(
                "stabilization", "1.0",
                "scale of the pressure-stabilising (Rhie-Chow-type) term of the face mass flux"),
-          choice("preconditioner_matrix", "compact",
+           KeySpec{"upwind", KeyType::Real, "1.0",
+                   "upwind fraction of the convected face velocity: 1 second-order upwind (most robust), "
+                   "0 the centred mean of the two linear reconstructions (no numerical dissipation), "
+                   "between: a blend",
+                   {}, 0.0, false, 1.0},
+           choice("preconditioner_matrix", "compact",
                   "matrix factorized for the linear solves: exact (the full Jacobian: GMRES converges in one "
                   "iteration, large LU factors) or compact (only face-neighbour couplings: several times smaller "
                   "factors, a few GMRES iterations with the exact Jacobian)",

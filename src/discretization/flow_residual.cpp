@@ -31,6 +31,7 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
   params_.nu = cfg.section("fluid").real("viscosity");
   params_.u_ref = cfg.section("reference").real("velocity");
   params_.c_stab = cfg.section("solver").real("stabilization");
+  params_.upwind = cfg.section("solver").real("upwind");
 
   // Jacobian stencil of owned rows: cells within two face-neighbour steps
   const auto &nptr = lsq_.neighbour_ptr();

@@ -32,8 +32,8 @@ void interior_flux_dw(int dim, const CellState<double> &L, const CellState<doubl
   double F = -D * alpha * delta;
   for (int m = 1; m < nv; ++m) F += 0.5 * (fl[m] + fr[m]) * g.S[m - 1];
   const double e = fp.eps * fp.u_ref * norm(g.S);
-  const double a = std::sqrt(F * F + e * e);
-  const double bl = 0.5 * (F + a), br = 0.5 * (F - a);
+  const double a = std::sqrt(F * F + e * e), b = fp.upwind;
+  const double bl = 0.5 * (F + b * a), br = 0.5 * (F - b * a);
   const double mu = fp.rho * fp.nu;
 
   // dF/d(inputs)
@@ -54,8 +54,8 @@ void interior_flux_dw(int dim, const CellState<double> &L, const CellState<doubl
     for (int c = 0; c < 3; ++c) J.dgL[0][j][c] = FgL[j][c], J.dgR[0][j][c] = FgR[j][c];
   }
   for (int m = 1; m < nv; ++m) {
-    // convection: rho (bl fl[m] + br fr[m]), dbl/dF = (1 + F/a)/2, dbr/dF = (1 - F/a)/2
-    const double cF = fp.rho * (0.5 * (1 + F / a) * fl[m] + 0.5 * (1 - F / a) * fr[m]);
+    // convection: rho (bl fl[m] + br fr[m]), dbl/dF = (1 + b F/a)/2, dbr/dF = (1 - b F/a)/2
+    const double cF = fp.rho * (0.5 * (1 + b * F / a) * fl[m] + 0.5 * (1 - b * F / a) * fr[m]);
     for (int j = 0; j < nv; ++j) {
       J.dwL[m][j] += cF * FwL[j];
       J.dwR[m][j] += cF * FwR[j];
@@ -208,8 +208,8 @@ void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<
   double F = -D * alpha * delta;
   for (int m = 1; m < nv; ++m) F += 0.5 * (fl[m] + fr[m]) * g.S[m - 1];
   const double e = fp.eps * fp.u_ref * std::sqrt(A2);
-  const double a = std::sqrt(F * F + e * e);
-  const double bl = 0.5 * (F + a), br = 0.5 * (F - a);
+  const double a = std::sqrt(F * F + e * e), b = fp.upwind;
+  const double bl = 0.5 * (F + b * a), br = 0.5 * (F - b * a);
   const double pf = 0.5 * (fl[0] + fr[0]);
   const double mu = fp.rho * fp.nu;
 
@@ -239,7 +239,7 @@ void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<
   }
   // bl, br -> F, a -> F, e
   Fb += 0.5 * (blb + brb);
-  const double ab = 0.5 * (blb - brb);
+  const double ab = 0.5 * b * (blb - brb);
   Fb += ab * F / a;
   const double eb = ab * e / a;
   bar.S += (eb * fp.eps * fp.u_ref / std::sqrt(A2)) * g.S;

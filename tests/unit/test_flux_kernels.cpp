@@ -39,6 +39,7 @@ Sample random_sample(int dim, unsigned seed, double flux_scale = 1.0) {
   s.g.xf = Vec3<double>(0.5 + 0.05 * u(gen), 0.1 * u(gen), dim == 3 ? 0.1 * u(gen) : 0.0);
   s.g.S = Vec3<double>(0.8 + 0.1 * u(gen), 0.2 * u(gen), dim == 3 ? 0.2 * u(gen) : 0.0);
   s.p.rho = 1.3, s.p.nu = 0.02, s.p.u_ref = 0.7, s.p.c_stab = 1.1, s.p.eps = 1e-3;
+  s.p.upwind = seed % 2 == 1 ? 1.0 : 0.35; // full upwind and a centred/upwind blend
   s.ub = Vec3<double>(u(gen), u(gen), dim == 3 ? u(gen) : 0.0);
   return s;
 }
@@ -62,6 +63,7 @@ FaceGeometry<cplx> lift(const FaceGeometry<double> &g) {
 FluxParameters<cplx> lift(const FluxParameters<double> &p) {
   FluxParameters<cplx> o;
   o.rho = p.rho, o.nu = p.nu, o.u_ref = p.u_ref, o.c_stab = p.c_stab, o.eps = p.eps;
+  o.upwind = p.upwind;
   return o;
 }
 
@@ -103,9 +105,9 @@ void compare(int dim, const Sample &s, const Kernel &kernel, const FluxJacobian 
 
 TEST_CASE("flux kernel derivatives equal complex step", "[kernels]") {
   for (int dim = 2; dim <= 3; ++dim)
-    for (unsigned seed = 1; seed <= 4; ++seed) {
-      // flux_scale small: exercise the smoothed |F| near F = 0 too
-      const Sample s = random_sample(dim, seed, seed == 4 ? 1e-4 : 1.0);
+    for (unsigned seed = 1; seed <= 5; ++seed) {
+      // flux_scale small: exercise the smoothed |F| near F = 0 too (seeds 4, 5)
+      const Sample s = random_sample(dim, seed, seed >= 4 ? 1e-4 : 1.0);
       const auto g = lift(s.g);
       const auto p = lift(s.p);
       FluxJacobian J;
@@ -169,6 +171,39 @@ TEST_CASE("interior flux is exact for a uniform flow with linear pressure", "[ke
     for (int m = 1; m <= dim; ++m)
       REQUIRE(M[m] ==
               Approx(s.p.rho * F * U[m - 1] + pf * s.g.S[m - 1]).epsilon(1e-13).margin(1e-14));
+  }
+}
+
+TEST_CASE("the upwind fraction blends the centred and the upwind convected velocity", "[kernels]") {
+  // M(b) = M(0) + b (M(1) - M(0)); with b = 0 the convected velocity is the centred mean
+  // (u_L^f + u_R^f)/2 whatever the smoothing of |F|, and b = 1 takes u_L^f for F >> 0
+  for (int dim = 2; dim <= 3; ++dim) {
+    Sample s = random_sample(dim, 11);
+    double M0[kMaxVars], M1[kMaxVars], Mb[kMaxVars], M0e[kMaxVars], Mc[kMaxVars];
+    s.p.upwind = 0;
+    interior_flux(dim, s.L, s.R, s.g, s.p, M0);
+    s.p.eps = 0.5;
+    interior_flux(dim, s.L, s.R, s.g, s.p, M0e);
+    s.p.eps = 0;
+    s.p.upwind = 1;
+    interior_flux(dim, s.L, s.R, s.g, s.p, M1);
+    s.p.upwind = 0.3;
+    interior_flux(dim, s.L, s.R, s.g, s.p, Mb);
+    // the same face with the convected velocity replaced by the upwind reconstruction:
+    // rho F (u_up - u_mean) is the difference M(1) - M(0)
+    const double F = M0[0];
+    REQUIRE(std::abs(F) > 0.1);
+    for (int m = 1; m <= dim; ++m) {
+      const Vec3<double> rL = s.g.xf - s.g.xL, rR = s.g.xf - s.g.xR;
+      const double fl = s.L.w[m] + dot(Vec3<double>(s.L.g[m][0], s.L.g[m][1], s.L.g[m][2]), rL);
+      const double fr = s.R.w[m] + dot(Vec3<double>(s.R.g[m][0], s.R.g[m][1], s.R.g[m][2]), rR);
+      const double up = F > 0 ? fl : fr;
+      REQUIRE(M0e[m] == Approx(M0[m]).epsilon(1e-14));
+      REQUIRE(M1[m] - M0[m] == Approx(s.p.rho * F * (up - 0.5 * (fl + fr))).epsilon(1e-12));
+      Mc[m] = M0[m] + 0.3 * (M1[m] - M0[m]);
+      REQUIRE(Mb[m] == Approx(Mc[m]).epsilon(1e-13));
+    }
+    REQUIRE(Mb[0] == M0[0]);
   }
 }
 
@@ -247,8 +282,8 @@ TEST_CASE("flux kernel reverse mode (all inputs: states, gradients, geometry, bo
           "[kernels][adjoint]")
 {
   for (int dim = 2; dim <= 3; ++dim)
-    for (unsigned seed = 1; seed <= 4; ++seed) {
-      const Sample s = random_sample(dim, seed, seed == 4 ? 1e-4 : 1.0);
+    for (unsigned seed = 1; seed <= 5; ++seed) {
+      const Sample s = random_sample(dim, seed, seed >= 4 ? 1e-4 : 1.0);
       std::mt19937 gen(seed + 100);
       std::uniform_real_distribution<double> u(-1, 1);
       double lambda[kMaxVars] = {u(gen), u(gen), u(gen), u(gen)};

@@ -10,9 +10,12 @@
 // cell gradient; likewise from R.
 //   u_f   = (u_L^f + u_R^f) / 2,   p_f = (p_L^f + p_R^f) / 2
 //   F     = u_f . S - D alpha [ (p_R - p_L) - (G_L^p + G_R^p)/2 . d ]      (Rhie-Chow-type)
-//   u_up  : rho F u_up = rho [ (F + a)/2 u_L^f + (F - a)/2 u_R^f ],  a = sqrt(F^2 + (eps U_ref
-//   A)^2)
-//           (second-order upwind with a smooth |F|, so the residual stays differentiable)
+//   u_up  : rho F u_up = rho [ (F + b a)/2 u_L^f + (F - b a)/2 u_R^f ],
+//           a = sqrt(F^2 + (eps U_ref A)^2)
+//           (b = 1: second-order upwind with a smooth |F|, so the residual stays
+//           differentiable; b < 1 blends in the centred mean (u_L^f + u_R^f)/2 of the two
+//           reconstructions, which has no numerical dissipation: the upwind part
+//           b a (u_L^f - u_R^f)/2 is the dissipation, O(h^2) times |F| on smooth fields)
 //   (grad u) S = alpha (u_R - u_L) + (G_L^u + G_R^u)/2 . k    (non-orthogonal correction)
 // with d = x_R - x_L, alpha = S.S / d.S, k = S - alpha d (over-relaxed decomposition,
 // Jasak 1996, sec. 3.3.1.3), and the pressure-stabilization coefficient
@@ -59,6 +62,7 @@ template <typename T> struct FluxParameters {
   T u_ref = T(1);  ///< reference velocity of the stabilization coefficient
   T c_stab = T(1); ///< scale of the pressure stabilization
   T eps = T(1e-3); ///< smoothing of |F| in the upwinding, relative to u_ref |S|
+  T upwind = T(1); ///< b: upwind fraction of the convected face velocity (1 upwind, 0 centred)
 };
 
 /// dM/d(inputs): [equation][variable] and [equation][variable][gradient component].
@@ -98,7 +102,7 @@ void interior_flux(int dim, const CellState<T> &L, const CellState<T> &R, const 
   T F = -D * alpha * delta;
   for (int m = 1; m < nv; ++m) F += T(0.5) * (fl[m] + fr[m]) * g.S[m - 1];
   const T e = fp.eps * fp.u_ref * norm(g.S);
-  const T a = sqrt_of(F * F + e * e);
+  const T a = fp.upwind * sqrt_of(F * F + e * e);
   const T bl = T(0.5) * (F + a), br = T(0.5) * (F - a);
   const T pf = T(0.5) * (fl[0] + fr[0]);
   const T mu = fp.rho * fp.nu;
