@@ -131,6 +131,9 @@ TEST_CASE("bad case files give one clear error naming file, line, key and expect
   REQUIRE_THAT(
       load_error("mesh: {file: a.geo}\nfluid: {viscosity: -1e-3}\nboundaries: {a: {type: wall}}\n"),
       Catch::Contains("case.yaml:2") && Catch::Contains("'fluid.viscosity' expected a number > 0"));
+  REQUIRE_THAT(
+      load_error("mesh: {file: a.geo}\nsolver: {upwind: 1.5}\nboundaries: {a: {type: wall}}\n"),
+      Catch::Contains("case.yaml:2") && Catch::Contains("'solver.upwind' expected a number >= 0 and <= 1"));
   // missing required key
   REQUIRE_THAT(load_error("mesh: {level: 1}\nboundaries: {a: {type: wall}}\n"),
                Catch::Contains("missing required key 'mesh.file'"));
