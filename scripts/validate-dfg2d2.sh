@@ -95,8 +95,8 @@ from lift_peaks import extrema  # noqa: E402  peaks located by the parabola thro
 
 
 def maxima(rows, key):
-    """the local maxima of `key` in [4, 6] (summary.json holds the same since solver.upwind
-    existed; older summaries hold the largest sample, up to 1e-3 lower at dt 0.005)"""
+    """the local maxima of `key` in [4, 6], from forces.csv: summaries written before karman
+    refined its max/min by the same parabola hold the largest sample (up to 1e-3 lower at dt 0.005)"""
     return [v for _, v in extrema(rows, key, 4.0, 1)]
 out, runs = sys.argv[1], [a.split("=", 1) for a in sys.argv[2:]]
 bounds = {"cd": (3.22, 3.24), "cl": (0.99, 1.01), "st": (0.295, 0.305)}
@@ -111,16 +111,17 @@ for p, d in runs:
     from_dt, t_start = f[2].split("@") if len(f) == 3 else (None, "0")
     start = "rest" if from_dt is None else f"dt {from_dt} run at t = {t_start}"
     s = json.load(open(f"{d}/summary.json"))
-    up = next((l.split("upwind:")[1].split(",")[0].strip() for l in open(f"{d}/case.resolved.yaml")
-               if "upwind:" in l), "1")  # runs before the key existed: upwind
+    up = next((line.split("upwind:")[1].split(",")[0].strip() for line in open(f"{d}/case.resolved.yaml")
+               if "upwind:" in line), "1")  # runs before the key existed: upwind
     up = f"{float(up):g}"
     history = list(csvmod.DictReader(open(f"{d}/forces.csv")))
     # steps and wall time with this dt (a continuation also holds the rows before its fork,
     # and a restarted run's summary counts only the steps after the restart)
     rows = [r for r in history if float(r["time"]) > float(t_start) + 1e-9]
     steps, wall = len(rows), sum(float(r["wall_time"]) for r in rows)
-    cd, cl, st = max(maxima(history, "cd")), max(maxima(history, "cl")), s["strouhal"]
-    peaks = maxima(history, "cl")  # change of the last two lift maxima: how close to periodic
+    peaks = maxima(history, "cl")
+    cd, cl, st = max(maxima(history, "cd")), max(peaks), s["strouhal"]
+    # change of the last two lift maxima: how close the signal is to periodic
     drift = peaks[-1] - peaks[-2] if len(peaks) >= 2 else float("nan")
     mark = lambda k, v: "✓" if bounds[k][0] <= v <= bounds[k][1] else ""
     lines.append(f"| {l} | {s['cells']} | {dt} | {up} | {start} | {steps} | {cd:.4f}{mark('cd', cd)} | {cl:.4f}{mark('cl', cl)} "
