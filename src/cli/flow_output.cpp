@@ -1,8 +1,11 @@
 // Flow monitors and output (see include/karman/cli/flow_output.hpp).
 #include "karman/cli/flow_output.hpp"
 
+#include "karman/core/logger.hpp"
+#include "karman/io/field_transfer.hpp"
 #include "karman/io/hdf5_fields.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -22,9 +25,42 @@ PetscErrorCode initial_state(const FlowResidual &res, const config::CaseConfig &
     const std::string path = cfg.resolve_path(file);
     PetscCheck(std::filesystem::exists(path), m.comm, PETSC_ERR_FILE_OPEN, "%s: initial.file '%s' not found",
                cfg.file().c_str(), path.c_str());
+    // the same mesh: read the cell values; another mesh: interpolate them (field_transfer.hpp)
+    std::string format, file_hash, mesh_hash;
+    PetscCall(io::read_text_attribute_h5(m.comm, path, "format", &format));
+    PetscCheck(format == "karman-fields", m.comm, PETSC_ERR_FILE_UNEXPECTED,
+               "%s: initial.file '%s' is not a karman fields file (format '%s'); expected the OUTDIR/flow.h5 of a run",
+               cfg.file().c_str(), path.c_str(), format.c_str());
+    PetscCall(io::read_text_attribute_h5(m.comm, path, "mesh_hash", &file_hash));
+    PetscCall(io::mesh_hash(m, m.coordinates, &mesh_hash));
     io::Field u, p;
-    PetscCall(io::read_cell_field_h5(m, path, "velocity", &u));
-    PetscCall(io::read_cell_field_h5(m, path, "pressure", &p));
+    if (file_hash == mesh_hash) {
+      PetscCall(io::read_cell_field_h5(m, path, "velocity", &u));
+      PetscCall(io::read_cell_field_h5(m, path, "pressure", &p));
+    } else {
+      const auto &g = res.geometry();
+      std::vector<Vec3<double>> x(g.cell_centroid.begin(), g.cell_centroid.begin() + m.n_owned_cells);
+      std::vector<double> h(m.n_owned_cells);
+      for (PetscInt c = 0; c < m.n_owned_cells; ++c) h[c] = std::pow(g.cell_volume[c], 1.0 / m.dim);
+      std::vector<io::Field> f;
+      PetscInt source_cells = 0;
+      double gap = 0;
+      PetscCall(io::transfer_cell_fields_h5(m.comm, m.dim, path, {"velocity", "pressure"}, x, h, &f, &source_cells,
+                                            &gap));
+      u = f[0], p = f[1];
+      PetscCheck(u.ncomp == 3 && p.ncomp == 1, m.comm, PETSC_ERR_FILE_UNEXPECTED,
+                 "%s: initial.file '%s' has velocity with %d and pressure with %d components, expected 3 and 1",
+                 cfg.file().c_str(), path.c_str(), u.ncomp, p.ncomp);
+      PetscCall(log_info(m.comm,
+                         "initial state interpolated from %s (another mesh, %d cells) onto %d cells; the farthest "
+                         "cell centre is %.2g cell sizes from a source cell centre",
+                         path.c_str(), (int)source_cells, (int)m.n_global_cells, gap));
+      if (gap > 3)
+        PetscCall(log_warning(m.comm,
+                              "%s: initial.file '%s': some cells lie %.2g cell sizes from the source mesh (another "
+                              "geometry?); their values are extrapolated",
+                              cfg.file().c_str(), path.c_str(), gap));
+    }
     PetscCall(VecGetArray(w, &a));
     for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
       a[c * nv] = p.values[c];

@@ -92,8 +92,9 @@ std::vector<SectionSpec> make_sections() {
                    typed("velocity", KeyType::RealVector, "[0, 0, 0]", "uniform initial velocity"),
                    real("pressure", "0.0", "uniform initial pressure"),
                    typed("file", KeyType::String, "''",
-                         "HDF5 fields of another run (its OUTDIR/flow.h5, same mesh) used as the initial state "
-                         "instead of the uniform values; relative to the case file"),
+                         "HDF5 fields of another run (its OUTDIR/flow.h5) used as the initial state instead of the "
+                         "uniform values; relative to the case file.  A file of another mesh (a coarser level) is "
+                         "interpolated: linear least-squares fit through the nearest source cell centres"),
                }});
   s.push_back(
       {"time",

@@ -80,6 +80,8 @@ for np in 1 2; do
   check $np "adjoint.parameters: the case has no parameter 'fluid.viscocity'" nonzero adjoint ok.yaml -o o --set "adjoint.parameters=[fluid.viscocity]"
   rm -rf o
   check $np "--restart: no complete checkpoint in o/checkpoints" nonzero run ok.yaml -o o --restart --set time.mode=unsteady
+  check $np "initial.file '$work/broken.msh' is not a karman fields file (format '')" nonzero run ok.yaml -o o --set initial.file="$work/broken.msh"
+  check $np "initial.file '$work/nothing.h5' not found" nonzero run ok.yaml -o o --set initial.file="$work/nothing.h5"
   check $np "objective.points: point (5., 5., 0.) is outside the mesh" nonzero run ok.yaml -o o --set "objective.points=[[5, 5], [0.3, 0.2]]"
 done
 # the good case still works
