@@ -13,6 +13,12 @@
 #                              statistics window [4, 6] must lie after T: the periodic state does not
 #                              depend on the way it was reached, and a finer dt then costs (6 - T) / 6
 #                              of a whole run.
+#        | LEVEL:DT<SOURCE         mesh sequencing: the run starts from the final state (flow.h5) of the
+#                              pair SOURCE on another level (e.g. 3:0.005<2:0.005), interpolated
+#                              onto this mesh (initial.file), without the start-up rotation pulse,
+#                              and runs t in [0, ${TRANSFER_T_END:-2.5}] with statistics over
+#                              [${TRANSFER_STATS:-1.0}, t_end] (the new mesh's periodic state settles within
+#                              about three periods); a level-3 run then costs 2.5 / 6 of one from rest.
 #   a suffix /uB sets solver.upwind = B (the upwind fraction of the convected velocity, default 1)
 #   for the run, e.g. 2:0.0025:0.0025@3.25/u0 (centred convection, forked from an upwind run)
 # VALIDATE_ARGS: extra `karman run` arguments, e.g. "--set solver.preconditioner_matrix=exact"
@@ -27,6 +33,12 @@ np=${2:-2}
 out=results/dfg2d2
 mkdir -p "$out"
 run_dir() { # PAIR -> its run directory
+  if [ "${1#*<}" != "$1" ]; then # mesh sequencing: named after the source run
+    local src
+    src=$(run_dir "${1#*<}")
+    echo "$(run_dir "${1%%<*}")-from-${src#$out/}"
+    return
+  fi
   local pair=${1%%/*} up=""
   [ "$pair" = "$1" ] || up="-${1#*/}"
   local l=${pair%%:*} rest=${pair#*:}
@@ -39,15 +51,25 @@ run_dir() { # PAIR -> its run directory
 for p in $pairs; do
   upwind=()
   [ "${p%%/*}" = "$p" ] || upwind=(--set solver.upwind="${p#*/u}")
+  dir=$(run_dir "$p")
+  transfer=()
+  if [ "${p#*<}" != "$p" ]; then
+    src=$(run_dir "${p#*<}")
+    [ -s "$src/flow.h5" ] || { echo "validate-dfg2d2: $p needs the run ${p#*<} ($src/flow.h5) first" >&2; exit 1; }
+    transfer=(--set boundaries.cylinder.omega=0 --set initial.file="$root/$src/flow.h5"
+      --set time.t_end="${TRANSFER_T_END:-2.5}" --set time.statistics_start="${TRANSFER_STATS:-1.0}")
+    p=${p%%<*}
+  fi
   l=${p%%:*} rest=${p#*:}
   rest=${rest%%/*}
   dt=${rest%%:*}
-  dir=$(run_dir "$p")
   if [ -s "$dir/summary.json" ] && [ "${VALIDATE_RERUN:-0}" != 1 ]; then
     echo "validate-dfg2d2: $p: done before ($dir)"
     continue
   fi
   restart=()
+  # an interrupted run (no summary.json) continues from its last checkpoint
+  if [ "$rest" = "$dt" ] && ls "$dir"/checkpoints/run-*.h5 > /dev/null 2>&1; then restart=(--restart); fi
   if [ "$rest" != "$dt" ]; then
     from=${rest#*:}
     src="$out/L$l-dt${from%@*}" # the run from rest, else a continuation with that dt (it may still be running)
@@ -84,43 +106,50 @@ PY
   fi
   echo "validate-dfg2d2: $p on $np rank(s) -> $dir"
   mpirun -n "$np" build/release/karman run cases/dfg-2d2/case.yaml -o "$dir" --set mesh.level="$l" \
-    --set time.dt="$dt" --set output.vtk_every=1000000 "${restart[@]}" "${upwind[@]}" ${VALIDATE_ARGS:-} > "$dir.log" 2>&1 || { tail -5 "$dir.log"; exit 1; }
+    --set time.dt="$dt" --set output.vtk_every=1000000 "${restart[@]}" "${upwind[@]}" "${transfer[@]}" \
+    --set output.checkpoint_every="${VALIDATE_CHECKPOINT_EVERY:-100}" ${VALIDATE_ARGS:-} > "$dir.log" 2>&1 || { tail -5 "$dir.log"; exit 1; }
 done
 dirs=""
 for p in $pairs; do dirs="$dirs $p=$(run_dir "$p")"; done
 /usr/bin/python3 - "$out" $dirs <<'PY'
-import csv as csvmod, json, sys, datetime
+import csv as csvmod, json, os, sys, datetime
+import yaml
 sys.path.insert(0, "postprocess")
 from lift_peaks import extrema  # noqa: E402  peaks located by the parabola through three samples
 
 
-def maxima(rows, key):
-    """the local maxima of `key` in [4, 6], from forces.csv: summaries written before karman
+def maxima(rows, key, t0):
+    """the local maxima of `key` for t >= t0, from forces.csv: summaries written before karman
     refined its max/min by the same parabola hold the largest sample (up to 1e-3 lower at dt 0.005)"""
-    return [v for _, v in extrema(rows, key, 4.0, 1)]
+    return [v for _, v in extrema(rows, key, t0, 1)]
 out, runs = sys.argv[1], [a.split("=", 1) for a in sys.argv[2:]]
 bounds = {"cd": (3.22, 3.24), "cl": (0.99, 1.01), "st": (0.295, 0.305)}
 head = "| level | cells | dt | upwind | start | steps | c_D max | c_L max | St | periods | last c_L peak change | wall time [min] | ranks |"
-lines = [f"DFG 2D-2 validation ({datetime.date.today()}): statistics over t in [4, 6]; published intervals "
+lines = [f"DFG 2D-2 validation ({datetime.date.today()}): statistics over t in [4, 6] (runs from rest and forks), "
+         "[1, 2.5] (runs started from another level's state); published intervals "
          "c_D,max [3.22, 3.24], c_L,max [0.99, 1.01], St [0.295, 0.305] (✓: inside)", "", head,
          "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
 csv = ["level,cells,dt,upwind,start,steps,cd_max,cl_max,strouhal,periods,cl_peak_change,wall_time,ranks"]
 for p, d in runs:
-    f = p.split("/")[0].split(":")
+    base, _, source = p.partition("<")
+    f = base.split("/")[0].split(":")
     l, dt = f[0], f[1]
     from_dt, t_start = f[2].split("@") if len(f) == 3 else (None, "0")
     start = "rest" if from_dt is None else f"dt {from_dt} run at t = {t_start}"
+    if source:
+        sl, sdt = source.split("/")[0].split(":")[:2]
+        start = f"final state of level {sl}, dt {sdt}"
     s = json.load(open(f"{d}/summary.json"))
-    up = next((line.split("upwind:")[1].split(",")[0].strip() for line in open(f"{d}/case.resolved.yaml")
-               if "upwind:" in line), "1")  # runs before the key existed: upwind
-    up = f"{float(up):g}"
+    resolved = yaml.safe_load(open(f"{d}/case.resolved.yaml"))
+    window = float(resolved["time"]["statistics_start"])
+    up = f"{float(resolved['solver'].get('upwind', 1)):g}"  # runs before the key existed: upwind
     history = list(csvmod.DictReader(open(f"{d}/forces.csv")))
     # steps and wall time with this dt (a continuation also holds the rows before its fork,
     # and a restarted run's summary counts only the steps after the restart)
     rows = [r for r in history if float(r["time"]) > float(t_start) + 1e-9]
     steps, wall = len(rows), sum(float(r["wall_time"]) for r in rows)
-    peaks = maxima(history, "cl")
-    cd, cl, st = max(maxima(history, "cd")), max(peaks), s["strouhal"]
+    peaks = maxima(history, "cl", window)
+    cd, cl, st = max(maxima(history, "cd", window)), max(peaks), s["strouhal"]
     # change of the last two lift maxima: how close the signal is to periodic
     drift = peaks[-1] - peaks[-2] if len(peaks) >= 2 else float("nan")
     mark = lambda k, v: "✓" if bounds[k][0] <= v <= bounds[k][1] else ""
