@@ -225,7 +225,8 @@ PetscErrorCode Objective::reverse(const FlowResidual &res, Sensitivities &s, dou
   for (Term t : terms_) {
     t.weight *= scale;
     if (!t.walls.empty()) {
-      // force on face f: F_f = p_f S_f - visc_f;  J = c e . sum F_f  or  c a . sum (x_f - x_0) x F_f
+      // force on face f: F_f = p_f S_f - visc_f + T_f (T_f: rotating walls, physics::rotating_wall_traction);
+      // J = c e . sum F_f  or  c a . sum (x_f - x_0) x F_f
       const bool moment = t.type == "moment";
       const double c = t.weight / (q_ref_ * s_ref_ * (moment ? l_ref_ : 1.0));
       for (int p : t.walls)
@@ -238,9 +239,11 @@ PetscErrorCode Objective::reverse(const FlowResidual &res, Sensitivities &s, dou
           Vec3<double> visc;
           physics::dirichlet_face_stress(m.dim, res.cell_state(m.face_left[f]), g, res.parameters(), bcs.velocity(f),
                                          pf, visc);
+          const Vec3<double> T = physics::rotating_wall_traction(res.parameters(), bcs.rotation(f), g.S);
           s.geom.face_area[f] += pf * Fb;
           s.add_wall_stress(res, f, dot(Fb, g.S), -Fb);
-          if (moment) s.geom.face_centroid[f] += c * cross(pf * g.S - visc, t.direction);
+          s.add_wall_rotation(res, f, Fb);
+          if (moment) s.geom.face_centroid[f] += c * cross(pf * g.S - visc + T, t.direction);
         }
     } else if (t.type == "pressure-difference" || t.type == "probe-match") {
       std::vector<double> v;

@@ -20,6 +20,7 @@ void Sensitivities::reset(const FlowResidual &res)
   geom = geometry::zero_geometry(m);
   ubar.assign(m.n_flux_faces, Vec3<double>());
   pbar.assign(m.n_flux_faces, 0.0);
+  rotbar.assign(m.n_flux_faces, 0.0);
   nu = 0;
 }
 
@@ -105,6 +106,18 @@ void Sensitivities::add_wall_stress(const FlowResidual &res, PetscInt f, double 
   physics::dirichlet_face_stress_reverse(m.dim, res.cell_state(m.face_left[f]), res.face_geometry(f), res.parameters(),
                                          res.boundary_conditions().velocity(f), pf_bar, visc_bar, b);
   scatter(res, f, b, *this);
+}
+
+void Sensitivities::add_wall_rotation(const FlowResidual &res, PetscInt f, const Vec3<double> &traction_bar)
+{
+  // T = rho nu omega e_z x S = rho nu omega (-S_y, S_x, 0)
+  const auto &fp = res.parameters();
+  const Vec3<double> &S = res.geometry().face_area[f];
+  const double omega = res.boundary_conditions().rotation(f);
+  const double ez_cross = -traction_bar[0] * S[1] + traction_bar[1] * S[0]; // traction_bar . (e_z x S)
+  geom.face_area[f] += Vec3<double>(fp.rho * fp.nu * omega * traction_bar[1], -fp.rho * fp.nu * omega * traction_bar[0], 0.0);
+  nu += fp.rho * omega * ez_cross;
+  rotbar[f] += fp.rho * fp.nu * ez_cross;
 }
 
 void Sensitivities::add_point_value(const FlowResidual &res, PetscInt c, int k, const Vec3<double> &x, double bar)
@@ -299,7 +312,7 @@ PetscErrorCode finish(const FlowResidual &res, Sensitivities &s, Gradient *gradi
       for (int d = 0; d < m.dim; ++d) add(base + "velocity." + kAxis[d], ub[d]);
       const double w = pc.omega.value(res.time(), res.level());
       const Vec3<double> r = x - pc.center;
-      add(base + "omega", -r[1] * ub[0] + r[0] * ub[1]);
+      add(base + "omega", -r[1] * ub[0] + r[0] * ub[1] + s.rotbar[f]);
       s.geom.face_centroid[f] += Vec3<double>(w * ub[1], -w * ub[0], 0.0);
     } else if (pc.type == "velocity-inlet") {
       const bool normal = !(norm(pc.velocity) > 0);

@@ -51,7 +51,7 @@ run_dir() { # PAIR -> its run directory
 for p in $pairs; do
   upwind=()
   [ "${p%%/*}" = "$p" ] || upwind=(--set solver.upwind="${p#*/u}")
-  dir=$(run_dir "$p")
+  dir=$(run_dir "$p") pair=$p
   transfer=()
   if [ "${p#*<}" != "$p" ]; then
     src=$(run_dir "${p#*<}")
@@ -64,7 +64,7 @@ for p in $pairs; do
   rest=${rest%%/*}
   dt=${rest%%:*}
   if [ -s "$dir/summary.json" ] && [ "${VALIDATE_RERUN:-0}" != 1 ]; then
-    echo "validate-dfg2d2: $p: done before ($dir)"
+    echo "validate-dfg2d2: $pair: done before ($dir)"
     continue
   fi
   restart=()
@@ -104,7 +104,7 @@ print(f"validate-dfg2d2: fork at record {last[1]} of {last[0]} (t = {last[2]:g})
 PY
     restart=(--restart)
   fi
-  echo "validate-dfg2d2: $p on $np rank(s) -> $dir"
+  echo "validate-dfg2d2: $pair on $np rank(s) -> $dir"
   mpirun -n "$np" build/release/karman run cases/dfg-2d2/case.yaml -o "$dir" --set mesh.level="$l" \
     --set time.dt="$dt" --set output.vtk_every=1000000 "${restart[@]}" "${upwind[@]}" "${transfer[@]}" \
     --set output.checkpoint_every="${VALIDATE_CHECKPOINT_EVERY:-100}" ${VALIDATE_ARGS:-} > "$dir.log" 2>&1 || { tail -5 "$dir.log"; exit 1; }

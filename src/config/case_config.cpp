@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace karman::config {
@@ -44,6 +45,28 @@ std::string where(const std::string &file, const YAML::Node &node) {
   const YAML::Mark mark = node.Mark();
   if (mark.line < 0) return file;
   return file + ":" + std::to_string(mark.line + 1);
+}
+
+// "" or the first key that a mapping (at any depth) repeats: yaml-cpp keeps both entries and
+// looks up the first, so a repeated key would silently lose the later value.
+std::string duplicate_key(const std::string &file, const YAML::Node &node) {
+  if (node.IsSequence())
+    for (const auto &item : node)
+      if (std::string e = duplicate_key(file, item); !e.empty()) return e;
+  if (!node.IsMap()) return "";
+  std::map<std::string, int> seen;
+  for (const auto &kv : node) {
+    if (kv.first.IsScalar()) {
+      const std::string key = kv.first.Scalar();
+      const int line = kv.first.Mark().line + 1;
+      if (auto it = seen.find(key); it != seen.end())
+        return where(file, kv.first) + ": duplicate key '" + key + "' (first given on line " +
+               std::to_string(it->second) + ")";
+      seen[key] = line;
+    }
+    if (std::string e = duplicate_key(file, kv.second); !e.empty()) return e;
+  }
+  return "";
 }
 
 std::string show(const YAML::Node &node) {
@@ -522,6 +545,8 @@ PetscErrorCode CaseConfig::load_text(MPI_Comm comm, const std::string &text,
     SETERRQ(comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: YAML syntax error: %s", name.c_str(),
             e.mark.line + 1, e.mark.column + 1, e.msg.c_str());
   }
+  const std::string duplicate = duplicate_key(name, root);
+  PetscCheck(duplicate.empty(), comm, PETSC_ERR_USER_INPUT, "%s", duplicate.c_str());
   out.file_ = name;
   out.directory_ = directory;
   PetscCall(parse(comm, root, name, directory, overrides, out, &out.resolved_, &out.boundaries_,

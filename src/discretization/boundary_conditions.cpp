@@ -113,6 +113,7 @@ PetscErrorCode BoundaryConditions::evaluate(const mesh::Mesh &mesh, const geomet
   PetscFunctionBeginUser;
   velocity_.assign(mesh.n_flux_faces, Vec3<double>());
   pressure_.assign(mesh.n_flux_faces, 0.0);
+  rotation_.assign(mesh.n_flux_faces, 0.0);
   // the patch parameters at this time (the same on every rank)
   std::vector<double> omega(patches_.size()), speed(patches_.size()), amplitude(patches_.size());
   for (std::size_t p = 0; p < patches_.size(); ++p) {
@@ -137,6 +138,7 @@ PetscErrorCode BoundaryConditions::evaluate(const mesh::Mesh &mesh, const geomet
     } else if (pc.type == "wall") {
       const Vec3<double> r = x - pc.center;
       velocity_[f] = pc.velocity + Vec3<double>(-omega[p] * r[1], omega[p] * r[0], 0.0);
+      rotation_[f] = omega[p];
     } else if (pc.type == "velocity-inlet") {
       const Vec3<double> e = norm(pc.velocity) > 0 ? pc.velocity : -n_out;
       velocity_[f] = (speed[p] * profile_factor(pc, x)) * e;

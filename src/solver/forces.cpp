@@ -12,7 +12,8 @@ using discretization::FaceKind;
 
 namespace {
 
-// Pressure and viscous force of the fluid on boundary face f.
+// Pressure and viscous force of the fluid on boundary face f (on a rotating wall the viscous
+// part is that of the symmetric stress: physics::rotating_wall_traction).
 void face_force(const discretization::FlowResidual &res, PetscInt f, Vec3<double> *fp,
                 Vec3<double> *fv) {
   const auto &bcs = res.boundary_conditions();
@@ -25,7 +26,7 @@ void face_force(const discretization::FlowResidual &res, PetscInt f, Vec3<double
     physics::dirichlet_face_stress(res.mesh().dim, L, g, res.parameters(), bcs.velocity(f), pf,
                                    visc);
     *fp = pf * g.S;
-    *fv = -visc;
+    *fv = physics::rotating_wall_traction(res.parameters(), bcs.rotation(f), g.S) - visc;
     return;
   }
   double pf = bcs.kind(f) == FaceKind::PressureOutlet ? bcs.pressure(f) : L.w[0];

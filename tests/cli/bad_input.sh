@@ -29,6 +29,8 @@ write_case wrong-name.yaml "{viscosity: 1.0e-3}" "${good_bcs/cylinder:/cylindre:
 write_case missing-bc.yaml "{viscosity: 1.0e-3}" "$(echo "$good_bcs" | grep -v cylinder)"
 write_case missing-mesh.yaml "{viscosity: 1.0e-3}" "$good_bcs" "$work/nothing.geo"
 printf 'mesh: {file: a.geo\nfluid: {viscosity: 1}\n' > syntax.yaml
+write_case duplicate.yaml "{viscosity: 1.0e-3}" "$good_bcs
+  outlet: {type: wall}"
 printf 'not a mesh\n' > broken.msh
 write_case broken-mesh.yaml "{viscosity: 1.0e-3}" "$good_bcs" "$work/broken.msh"
 
@@ -63,6 +65,7 @@ check() { # $1 ranks, $2 expected fragment, $3 expected exit status ("nonzero" o
 for np in 1 2; do
   check $np "nonexistent.yaml: case file not found" nonzero mesh nonexistent.yaml -o o
   check $np "syntax.yaml:2:6: YAML syntax error" nonzero mesh syntax.yaml -o o
+  check $np "duplicate.yaml:8: duplicate key 'outlet' (first given on line 5)" nonzero mesh duplicate.yaml -o o
   check $np "unknown key 'viscosty' in 'fluid'" nonzero mesh unknown-key.yaml -o o
   check $np "'fluid.viscosity' expected a number > 0, got '-1.0e-3'" nonzero mesh negative.yaml -o o
   check $np "boundaries.cylindre: the mesh" nonzero mesh wrong-name.yaml -o o

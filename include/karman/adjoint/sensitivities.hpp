@@ -27,6 +27,7 @@ struct Sensitivities {
   geometry::GeometryBar geom;     ///< V, x_c, S_f, x_f
   std::vector<Vec3<double>> ubar; ///< per flux face: prescribed velocity
   std::vector<double> pbar;       ///< per flux face: prescribed pressure
+  std::vector<double> rotbar;     ///< per flux face: rotation rate of its wall
   double nu = 0;                  ///< viscosity
 
   void reset(const discretization::FlowResidual &res);
@@ -34,6 +35,9 @@ struct Sensitivities {
   void add_face(const discretization::FlowResidual &res, PetscInt f, const double *lambda);
   /// Adds the adjoints of the wall stress (p_f, visc) of velocity-Dirichlet face f.
   void add_wall_stress(const discretization::FlowResidual &res, PetscInt f, double pf_bar, const Vec3<double> &visc_bar);
+  /// Adds the adjoints of the rotating-wall traction (physics::rotating_wall_traction) of
+  /// face f for its weights traction_bar: face area, viscosity and the wall's rotation rate.
+  void add_wall_rotation(const discretization::FlowResidual &res, PetscInt f, const Vec3<double> &traction_bar);
   /// Adds pbar * (pressure of cell c reconstructed at point x): w_c + G_c . (x - x_c), for unknown k.
   void add_point_value(const discretization::FlowResidual &res, PetscInt c, int k, const Vec3<double> &x, double bar);
 };

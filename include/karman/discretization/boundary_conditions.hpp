@@ -71,6 +71,8 @@ public:
   FaceKind kind(PetscInt f) const { return kind_[f]; }
   const Vec3<double> &velocity(PetscInt f) const { return velocity_[f]; }
   double pressure(PetscInt f) const { return pressure_[f]; }
+  /// Rotation rate omega(t) of the rigidly moving wall that face f belongs to (0 elsewhere).
+  double rotation(PetscInt f) const { return rotation_[f]; }
   /// Per face: does it prescribe the pressure (set 0) / the velocity (set 1)?
   const std::vector<char> *prescribed() const { return prescribed_; }
   /// True when some face on some rank fixes the pressure level (else it is pinned).
@@ -86,7 +88,7 @@ private:
   std::vector<PatchCondition> patches_;
   std::vector<FaceKind> kind_;
   std::vector<Vec3<double>> velocity_;
-  std::vector<double> pressure_;
+  std::vector<double> pressure_, rotation_;
   std::vector<char> prescribed_[2];
   bool pressure_fixed_ = false;
 };

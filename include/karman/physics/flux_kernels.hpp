@@ -140,6 +140,20 @@ void dirichlet_face_stress(int dim, const CellState<T> &L, const FaceGeometry<T>
   }
 }
 
+/// Viscous traction of a rigidly moving wall (u_b = U + omega e_z x (x - c)) beyond the
+/// flux visc = mu (grad u) S of dirichlet_face_stress: the momentum equations use the
+/// Laplacian form mu (grad u) S, whose cell sums equal those of the stress form
+/// mu (grad u + grad u^T) S for div u = 0, but face by face they differ by mu (grad u)^T S.
+/// On a wall moving as a rigid body, u - u_b vanishes on the wall and is divergence free,
+/// so mu (grad u + grad u^T) S = mu [(grad u) S - (grad u_b) S] = visc - mu omega e_z x S.
+/// The force of the fluid on the face is then p_f S - visc + rotating_wall_traction.  Zero
+/// for fixed and translating walls.  (Linear in mu, omega and S: its reverse mode is inline
+/// in the objectives.)
+template <typename T> Vec3<T> rotating_wall_traction(const FluxParameters<T> &fp, const T &omega, const Vec3<T> &S) {
+  const T c = fp.rho * fp.nu * omega;
+  return Vec3<T>(-c * S[1], c * S[0], T(0));
+}
+
 template <typename T>
 void velocity_dirichlet_flux(int dim, const CellState<T> &L, const FaceGeometry<T> &g,
                              const FluxParameters<T> &fp, const Vec3<T> &ub, T *M) {

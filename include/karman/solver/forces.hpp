@@ -2,7 +2,9 @@
 //
 // Force of the fluid on a set of boundary patches, consistent with the discrete
 // momentum flux (the same face kernels as the residual):
-//   F = sum_f [ p_f S_f - mu (grad u)_f S_f ],   M = sum_f (x_f - x_0) x F_f
+//   F = sum_f [ p_f S_f - mu (grad u)_f S_f + mu omega e_z x S_f ],   M = sum_f (x_f - x_0) x F_f
+// (the last term only on rotating walls: the face traction of the symmetric stress
+// mu (grad u + grad u^T), see physics::rotating_wall_traction)
 // split into its pressure and viscous parts.  Coefficients: c = 2 F . e / (rho U^2 S_ref).
 // Probes interpolate linearly from the cell that contains the point:
 //   phi(x) = phi_c + G_c . (x - x_c).
