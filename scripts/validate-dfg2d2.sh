@@ -126,7 +126,7 @@ out, runs = sys.argv[1], [a.split("=", 1) for a in sys.argv[2:]]
 bounds = {"cd": (3.22, 3.24), "cl": (0.99, 1.01), "st": (0.295, 0.305)}
 head = "| level | cells | dt | upwind | start | steps | c_D max | c_L max | St | periods | last c_L peak change | wall time [min] | ranks |"
 lines = [f"DFG 2D-2 validation ({datetime.date.today()}): statistics over t in [4, 6] (runs from rest and forks), "
-         "[1, 2.5] (runs started from another level's state); published intervals "
+         "[1, t_end] (runs started from another level's state: level 1 t_end 2.5, level 3 t_end 1.7); published intervals "
          "c_D,max [3.22, 3.24], c_L,max [0.99, 1.01], St [0.295, 0.305] (✓: inside)", "", head,
          "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
 csv = ["level,cells,dt,upwind,start,steps,cd_max,cl_max,strouhal,periods,cl_peak_change,wall_time,ranks"]
