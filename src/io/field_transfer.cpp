@@ -1,6 +1,9 @@
 // Cell fields from a file of another mesh (see include/karman/io/field_transfer.hpp).
 #include "karman/io/field_transfer.hpp"
 
+#include "karman/core/parallel.hpp"
+#include "karman/io/hdf5_fields.hpp"
+
 #include <hdf5.h>
 
 #include <algorithm>
@@ -12,18 +15,17 @@ namespace karman::io {
 
 namespace {
 
-constexpr int kMaxCellVertices = 8; // row length of /mesh/cells (hdf5_fields.hpp)
-
 double distance2(int dim, const Vec3<double> &a, const Vec3<double> &b) {
   double s = 0;
   for (int d = 0; d < dim; ++d) s += (a[d] - b[d]) * (a[d] - b[d]);
   return s;
 }
 
-// Whole dataset `name` of an open file as doubles; dims[1] = 1 for a 1-D dataset.  Returns
-// the empty string or what went wrong.
-std::string read_dataset(hid_t file, const std::string &name, hid_t type,
-                         void *(*resize)(void *, std::size_t), void *vec, hsize_t dims[2]) {
+// Whole dataset `name` of an open file, read as `type` into *data; dims[1] = 1 for a 1-D
+// dataset.  Returns the empty string or what went wrong.
+template <typename T>
+std::string read_dataset(hid_t file, const std::string &name, hid_t type, std::vector<T> *data,
+                         hsize_t dims[2]) {
   hid_t dset = H5Dopen2(file, name.c_str(), H5P_DEFAULT);
   if (dset < 0) return "no dataset '" + name + "'";
   hid_t space = H5Dget_space(dset);
@@ -35,19 +37,15 @@ std::string read_dataset(hid_t file, const std::string &name, hid_t type,
   if (rank < 1 || rank > 2) {
     error = "dataset '" + name + "' is not a table";
   } else {
-    void *data = resize(vec, dims[0] * dims[1]);
-    if (dims[0] * dims[1] > 0 && H5Dread(dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    data->resize(dims[0] * dims[1]);
+    if (dims[0] * dims[1] > 0 &&
+        H5Dread(dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data->data()) < 0)
       error = "reading dataset '" + name + "' failed";
   }
   H5Dclose(dset);
   return error;
 }
 
-template <typename T> void *resize_vector(void *v, std::size_t n) {
-  auto *vec = static_cast<std::vector<T> *>(v);
-  vec->resize(n);
-  return vec->data();
-}
 
 } // namespace
 
@@ -211,10 +209,8 @@ PetscErrorCode transfer_cell_fields_h5(MPI_Comm comm, int dim, const std::string
       std::vector<double> vertices;
       std::vector<int> cells;
       hsize_t vd[2], cd[2];
-      error = read_dataset(file, "/mesh/vertices", H5T_NATIVE_DOUBLE, resize_vector<double>,
-                           &vertices, vd);
-      if (error.empty())
-        error = read_dataset(file, "/mesh/cells", H5T_NATIVE_INT, resize_vector<int>, &cells, cd);
+      error = read_dataset(file, "/mesh/vertices", H5T_NATIVE_DOUBLE, &vertices, vd);
+      if (error.empty()) error = read_dataset(file, "/mesh/cells", H5T_NATIVE_INT, &cells, cd);
       if (error.empty() && (vd[1] != 3 || cd[1] != kMaxCellVertices))
         error = "/mesh/vertices or /mesh/cells has the wrong shape (not a karman-fields file)";
       n_cells = error.empty() ? static_cast<long long>(cd[0]) : 0;
@@ -236,8 +232,7 @@ PetscErrorCode transfer_cell_fields_h5(MPI_Comm comm, int dim, const std::string
       }
       for (std::size_t f = 0; f < names.size() && error.empty(); ++f) {
         hsize_t fd[2];
-        error = read_dataset(file, "/fields/" + names[f], H5T_NATIVE_DOUBLE, resize_vector<double>,
-                             &data[f], fd);
+        error = read_dataset(file, "/fields/" + names[f], H5T_NATIVE_DOUBLE, &data[f], fd);
         if (error.empty() && static_cast<long long>(fd[0]) != n_cells)
           error = "field '" + names[f] + "' has " + std::to_string(fd[0]) + " rows, the mesh " +
                   std::to_string(n_cells) + " cells";
@@ -247,10 +242,7 @@ PetscErrorCode transfer_cell_fields_h5(MPI_Comm comm, int dim, const std::string
       if (!error.empty() && error.rfind(path, 0) != 0) error = path + ": " + error;
     }
   }
-  int len = static_cast<int>(error.size());
-  PetscCallMPI(MPI_Bcast(&len, 1, MPI_INT, 0, comm));
-  error.resize(len);
-  PetscCallMPI(MPI_Bcast(error.data(), len, MPI_CHAR, 0, comm));
+  PetscCall(broadcast_string(comm, &error));
   PetscCheck(error.empty(), comm, PETSC_ERR_FILE_READ, "%s", error.c_str());
   PetscCallMPI(MPI_Bcast(&n_cells, 1, MPI_LONG_LONG, 0, comm));
   PetscCallMPI(MPI_Bcast(ncomp.data(), static_cast<int>(ncomp.size()), MPI_INT, 0, comm));

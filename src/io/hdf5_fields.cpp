@@ -13,7 +13,6 @@
 namespace karman::io {
 namespace {
 
-constexpr int kMaxCellVertices = 8;
 
 struct H5Handles {
   hid_t file = -1, fapl = -1, dxpl = -1;

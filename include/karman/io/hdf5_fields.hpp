@@ -17,6 +17,9 @@
 
 namespace karman::io {
 
+/// Row length of /mesh/cells (vertex ids, -1 padded).
+constexpr int kMaxCellVertices = 8;
+
 /// Partition-independent fingerprint of the mesh (vertex coordinates and cell connectivity
 /// in serial numbering), as 16 hex digits.  Collective.
 PetscErrorCode mesh_hash(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
