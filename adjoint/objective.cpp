@@ -3,7 +3,6 @@
 
 #include "karman/core/numeric_table.hpp"
 #include "karman/core/parallel.hpp"
-#include "karman/io/vtk_writer.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -23,7 +22,7 @@ namespace {
 void patch_pressure_sums(const FlowResidual &res, int patch, double *pA, double *A)
 {
   const auto &bcs = res.boundary_conditions();
-  for (PetscInt f : io::VtkSeries::surface_faces(res.mesh(), patch)) {
+  for (PetscInt f : res.mesh().boundary_faces(patch)) {
     const physics::FaceGeometry<double> g = res.face_geometry(f);
     const physics::CellState<double> L = res.cell_state(res.mesh().face_left[f]);
     double pf = L.w[0] + L.g[0][0] * (g.xf[0] - g.xL[0]) + L.g[0][1] * (g.xf[1] - g.xL[1]) +
@@ -57,10 +56,10 @@ PetscErrorCode Objective::parse_term(const FlowResidual &res, const config::Case
     PetscCheck(!t->walls.empty(), m.comm, PETSC_ERR_USER_INPUT, "%s: %s: no walls to measure the force on", file,
                where.c_str());
     for (int p : t->walls) {
-      const std::string &type = res.boundary_conditions().patch(p).type;
-      PetscCheck(type == "wall" || type == "blowing-suction", m.comm, PETSC_ERR_USER_INPUT,
+      const physics::BoundaryType type = res.boundary_conditions().patch(p).type();
+      PetscCheck(physics::is_wall(type), m.comm, PETSC_ERR_USER_INPUT,
                  "%s: %s.walls: '%s' is a %s boundary; forces are measured on wall or blowing-suction boundaries",
-                 file, where.c_str(), m.patch_names[p].c_str(), type.c_str());
+                 file, where.c_str(), m.patch_names[p].c_str(), physics::boundary_type_name(type));
     }
     const char *key = t->type == "drag" ? "drag_direction" : t->type == "lift" ? "lift_direction" : "direction";
     t->direction = Vec3<double>::from(sec.vector(key));
@@ -230,7 +229,7 @@ PetscErrorCode Objective::reverse(const FlowResidual &res, Sensitivities &s, dou
       const bool moment = t.type == "moment";
       const double c = t.weight / (q_ref_ * s_ref_ * (moment ? l_ref_ : 1.0));
       for (int p : t.walls)
-        for (PetscInt f : io::VtkSeries::surface_faces(m, p)) {
+        for (PetscInt f : m.boundary_faces(p)) {
           const physics::FaceGeometry<double> g = res.face_geometry(f);
           const Vec3<double> r = g.xf - moment_center_;
           // dJ/dF_f
@@ -268,7 +267,7 @@ PetscErrorCode Objective::reverse(const FlowResidual &res, Sensitivities &s, dou
         const int patch = side == 0 ? t.patch_a : t.patch_b;
         const double sign = side == 0 ? t.weight : -t.weight;
         const double pA = sums[2 * side], A = sums[2 * side + 1], avg = pA / A;
-        for (PetscInt f : io::VtkSeries::surface_faces(m, patch)) {
+        for (PetscInt f : m.boundary_faces(patch)) {
           const physics::FaceGeometry<double> g = res.face_geometry(f);
           const PetscInt L = m.face_left[f];
           const physics::CellState<double> st = res.cell_state(L);

@@ -46,7 +46,7 @@ PetscErrorCode UnsteadyAdjoint::setup(FlowResidual &res, const config::CaseConfi
   PetscCheck(beta_ == 0 || control_patch_ >= 0, res.mesh().comm, PETSC_ERR_USER_INPUT,
              "%s: objective.control_cost needs objective.control_wall (a rotating wall), got '%s'", cfg.file().c_str(),
              wall.c_str());
-  PetscCheck(control_patch_ < 0 || res.boundary_conditions().patch(control_patch_).type == "wall", res.mesh().comm,
+  PetscCheck(control_patch_ < 0 || res.boundary_conditions().patch(control_patch_).type() == physics::BoundaryType::Wall, res.mesh().comm,
              PETSC_ERR_USER_INPUT, "%s: objective.control_wall '%s' is not a wall", cfg.file().c_str(), wall.c_str());
   PetscFunctionReturn(0);
 }
@@ -84,7 +84,7 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
     traj = make_revolve(ts, o.forward_only ? 0 : o.snapshots);
   } else {
     std::string mesh_hash;
-    PetscCall(io::mesh_hash(m, m.coordinates, &mesh_hash));
+    PetscCall(io::mesh_hash(m, res.coordinates(), &mesh_hash));
     traj = make_store_all(ts, m, o.trajectory_directory, mesh_hash, cfg_->problem_hash(), nv);
   }
   std::vector<TimeLevel> levels(steps_ + 1);
@@ -430,7 +430,7 @@ PetscErrorCode UnsteadyAdjoint::load_state(const UnsteadyAdjointOptions &o, long
     by_gid[static_cast<PetscInt>(xs[i])] = Vec3<double>(xs[i + 1], xs[i + 2], xs[i + 3]);
   for (PetscInt v = 0; v < m.n_vertices; ++v)
     r->X[v] = m.vertex_owned[v] && by_gid.count(m.vertex_gid[v]) ? by_gid[m.vertex_gid[v]] : Vec3<double>();
-  PetscCall(sum_vertex_copies(m, r->X));
+  PetscCall(mesh::sum_vertex_copies(m, r->X));
   PetscFunctionReturn(0);
 }
 

@@ -2,7 +2,6 @@
 // (see include/karman/adjoint/verification.hpp).
 #include "karman/adjoint/verification.hpp"
 
-#include "karman/io/vtk_writer.hpp"
 
 #include <cmath>
 
@@ -36,7 +35,7 @@ PetscErrorCode bump_displacement(const discretization::FlowResidual &res, int pa
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
   const auto &g = res.geometry();
-  const std::vector<PetscInt> faces = io::VtkSeries::surface_faces(m, patch);
+  const std::vector<PetscInt> faces = m.boundary_faces(patch);
   // centre of the wall (area-weighted face centroids)
   double loc[4] = {0, 0, 0, 0};
   for (PetscInt f : faces) {

@@ -14,6 +14,7 @@ packages=(
   catch2                               # unit tests (Catch2 v2)
   libyaml-cpp-dev nlohmann-json3-dev   # case files, JSON summaries
   gmsh                                 # meshing of .geo files
+  clang-format                         # the format check (ctest format)
   python3 python3-h5py python3-matplotlib   # post-processing scripts
 )
 

@@ -11,10 +11,12 @@
 //                          fluid (positive: moving the wall into the fluid increases J),
 //                          and its density per unit wall area.
 #include "karman/adjoint/adjoint_solver.hpp"
+#include "karman/adjoint/surface_sensitivity.hpp"
 #include "karman/adjoint/unsteady_adjoint.hpp"
 #include "karman/cli/commands.hpp"
 #include "karman/core/logger.hpp"
 #include "karman/io/hdf5_fields.hpp"
+#include "karman/io/state_fields.hpp"
 #include "karman/solver/steady_solver.hpp"
 
 #include <nlohmann/json.hpp>
@@ -36,7 +38,7 @@ PetscErrorCode load_forward_state(const FlowResidual &res, const config::CaseCon
   *loaded = false;
   const mesh::Mesh &m = res.mesh();
   std::string mesh_hash, file_mesh, file_case;
-  PetscCall(io::mesh_hash(m, m.coordinates, &mesh_hash));
+  PetscCall(io::mesh_hash(m, res.coordinates(), &mesh_hash));
   PetscCall(io::read_text_attribute_h5(m.comm, file, "mesh_hash", &file_mesh));
   PetscCall(io::read_text_attribute_h5(m.comm, file, "case_hash", &file_case));
   if (file_mesh != mesh_hash || file_case != cfg.problem_hash()) PetscFunctionReturn(0);
@@ -45,44 +47,9 @@ PetscErrorCode load_forward_state(const FlowResidual &res, const config::CaseCon
   PetscCall(io::read_cell_field_h5(m, file, "pressure", &p));
   PetscScalar *a;
   PetscCall(VecGetArray(w, &a));
-  for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
-    a[c * res.nv()] = p.values[c];
-    for (int d = 0; d < m.dim; ++d) a[c * res.nv() + 1 + d] = u.values[3 * c + d];
-  }
+  io::join_state(m, res.nv(), p, u, a);
   PetscCall(VecRestoreArray(w, &a));
   *loaded = true;
-  PetscFunctionReturn(0);
-}
-
-/// Unit normals into the fluid and dual areas of the vertices of `patch` (summed over ranks).
-PetscErrorCode wall_vertex_normals(const FlowResidual &res, int patch, std::vector<Vec3<double>> *normal,
-                                   std::vector<double> *area)
-{
-  PetscFunctionBeginUser;
-  const mesh::Mesh &m = res.mesh();
-  std::vector<Vec3<double>> acc(m.n_vertices);
-  for (PetscInt f : io::VtkSeries::surface_faces(m, patch)) {
-    const PetscInt n = m.face_vertex_ptr[f + 1] - m.face_vertex_ptr[f];
-    const Vec3<double> &S = res.geometry().face_area[f];
-    for (PetscInt i = m.face_vertex_ptr[f]; i < m.face_vertex_ptr[f + 1]; ++i) {
-      acc[m.face_vertex[i]] -= (1.0 / n) * S; // into the fluid, weighted by the face's share
-    }
-  }
-  std::vector<Vec3<double>> dual(m.n_vertices);
-  for (PetscInt f : io::VtkSeries::surface_faces(m, patch)) {
-    const PetscInt n = m.face_vertex_ptr[f + 1] - m.face_vertex_ptr[f];
-    for (PetscInt i = m.face_vertex_ptr[f]; i < m.face_vertex_ptr[f + 1]; ++i)
-      dual[m.face_vertex[i]][0] += norm(res.geometry().face_area[f]) / n;
-  }
-  PetscCall(adjoint::sum_vertex_copies(m, acc));
-  PetscCall(adjoint::sum_vertex_copies(m, dual));
-  normal->assign(m.n_vertices, Vec3<double>());
-  area->assign(m.n_vertices, 0.0);
-  for (PetscInt v = 0; v < m.n_vertices; ++v) {
-    const double a = norm(acc[v]);
-    if (a > 0) (*normal)[v] = (1.0 / a) * acc[v];
-    (*area)[v] = dual[v][0];
-  }
   PetscFunctionReturn(0);
 }
 
@@ -101,26 +68,14 @@ PetscErrorCode write_surface_sensitivity(const FlowResidual &res, const std::vec
   PetscFunctionBeginUser;
   const mesh::Mesh &mesh = res.mesh();
   for (int p : res.boundary_conditions().wall_patches()) {
-    std::vector<Vec3<double>> normal;
-    std::vector<double> area;
-    PetscCall(wall_vertex_normals(res, p, &normal, &area));
-    io::Field sens{"surface_sensitivity", 1, {}}, density{"sensitivity_density", 1, {}}, nf{"normal", 3, {}};
-    for (PetscInt v = 0; v < mesh.n_vertices; ++v) {
-      const double s = dot(X[v], normal[v]);
-      sens.values.push_back(s);
-      density.values.push_back(area[v] > 0 ? s / area[v] : 0.0);
-      for (int d = 0; d < 3; ++d) nf.values.push_back(normal[v][d]);
-    }
-    io::Field face_density{"sensitivity_density", 1, {}};
-    for (PetscInt f : io::VtkSeries::surface_faces(mesh, p)) {
-      double sum = 0;
-      const PetscInt n = mesh.face_vertex_ptr[f + 1] - mesh.face_vertex_ptr[f];
-      for (PetscInt i = mesh.face_vertex_ptr[f]; i < mesh.face_vertex_ptr[f + 1]; ++i)
-        sum += density.values[mesh.face_vertex[i]];
-      face_density.values.push_back(sum / n);
-    }
+    adjoint::SurfaceSensitivity s;
+    PetscCall(adjoint::surface_sensitivity(res, p, X, &s));
+    io::Field sens{"surface_sensitivity", 1, s.value}, density{"sensitivity_density", 1, s.density};
+    io::Field nf{"normal", 3, {}}, face_density{"sensitivity_density", 1, s.face_density};
+    for (const auto &n : s.normal)
+      for (int d = 0; d < 3; ++d) nf.values.push_back(n[d]);
     io::VtkSeries surface(mesh.comm, dir, "sensitivity_" + mesh.patch_names[p]);
-    PetscCall(surface.write_surface(mesh, mesh.coordinates, p, 0.0, {face_density}, {sens, density, nf}));
+    PetscCall(surface.write_surface(mesh, res.coordinates(), p, 0.0, {face_density}, {sens, density, nf}));
   }
   PetscFunctionReturn(0);
 }
@@ -145,12 +100,9 @@ PetscErrorCode run_unsteady_adjoint(MPI_Comm comm, const CliArgs &args, const co
     o.snapshot_every = cfg.section("output").integer("vtk_every");
     o.snapshot = [&](long, double t, const std::vector<double> &psi) -> PetscErrorCode {
       PetscFunctionBeginUser;
-      io::Field psi_u{"adjoint_velocity", 3, {}}, psi_p{"adjoint_pressure", 1, {}};
-      for (PetscInt c = 0; c < mesh.n_owned_cells; ++c) {
-        psi_p.values.push_back(psi[c * nv]);
-        for (int d = 0; d < 3; ++d) psi_u.values.push_back(d < mesh.dim ? psi[c * nv + 1 + d] : 0.0);
-      }
-      PetscCall(series.write_volume(mesh, mesh.coordinates, t, {psi_u, psi_p}));
+      io::Field psi_u, psi_p;
+      io::split_state(mesh, nv, psi.data(), "adjoint_pressure", "adjoint_velocity", &psi_p, &psi_u);
+      PetscCall(series.write_volume(mesh, res.coordinates(), t, {psi_u, psi_p}));
       PetscFunctionReturn(0);
     };
   }
@@ -203,14 +155,13 @@ PetscErrorCode run_unsteady_adjoint(MPI_Comm comm, const CliArgs &args, const co
     }
   }
   io::Field ic{"initial_condition_gradient", nv, r.initial};
-  PetscCall(io::write_fields_h5(mesh, mesh.coordinates, (fs::path(args.output_dir) / "initial_gradient.h5").string(),
+  PetscCall(io::write_fields_h5(mesh, res.coordinates(), (fs::path(args.output_dir) / "initial_gradient.h5").string(),
                                 {ic}, {}));
   if (cfg.section("output").flag("vtk")) {
     io::VtkSeries icv(comm, args.output_dir, "initial_gradient");
-    io::Field icu{"initial_velocity_gradient", 3, {}};
-    for (PetscInt c = 0; c < mesh.n_owned_cells; ++c)
-      for (int d = 0; d < 3; ++d) icu.values.push_back(d < mesh.dim ? r.initial[c * nv + 1 + d] : 0.0);
-    PetscCall(icv.write_volume(mesh, mesh.coordinates, 0.0, {icu}, {shape_field(r.X)}));
+    io::Field icu, icp;
+    io::split_state(mesh, nv, r.initial.data(), "initial_pressure_gradient", "initial_velocity_gradient", &icp, &icu);
+    PetscCall(icv.write_volume(mesh, res.coordinates(), 0.0, {icu}, {shape_field(r.X)}));
     PetscCall(write_surface_sensitivity(res, r.X, args.output_dir));
   }
   PetscFunctionReturn(0);
@@ -237,7 +188,7 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args)
   adjoint::Objective objective;
   PetscCall(objective.setup(res, cfg));
   {
-    std::vector<adjoint::ParameterGradient> all = adjoint::case_parameters(res); // check the names early
+    std::vector<adjoint::ParameterGradient> all = adjoint::ParameterRegistry(res).gradients(res, false); // check the names early
     PetscCall(adjoint::select_parameters(res, cfg, &all));
   }
   PetscMPIInt rank, size;
@@ -296,14 +247,10 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args)
     PetscCall(log_info(comm, "  dJ/d(%s) = %.12g   (value %g)", p.name.c_str(), p.gradient, p.value));
 
   if (cfg.section("output").flag("vtk")) {
-    io::Field psi_u{"adjoint_velocity", 3, {}}, psi_p{"adjoint_pressure", 1, {}};
-    const int nv = res.nv();
-    for (PetscInt c = 0; c < mesh.n_owned_cells; ++c) {
-      psi_p.values.push_back(result.psi[c * nv]);
-      for (int d = 0; d < 3; ++d) psi_u.values.push_back(d < mesh.dim ? result.psi[c * nv + 1 + d] : 0.0);
-    }
+    io::Field psi_u, psi_p;
+    io::split_state(mesh, res.nv(), result.psi.data(), "adjoint_pressure", "adjoint_velocity", &psi_p, &psi_u);
     io::VtkSeries volume(comm, args.output_dir, "adjoint");
-    PetscCall(volume.write_volume(mesh, mesh.coordinates, 0.0, {psi_u, psi_p}, {shape_field(result.gradient.X)}));
+    PetscCall(volume.write_volume(mesh, res.coordinates(), 0.0, {psi_u, psi_p}, {shape_field(result.gradient.X)}));
     PetscCall(write_surface_sensitivity(res, result.gradient.X, args.output_dir));
   }
 

@@ -87,7 +87,7 @@ PetscErrorCode run_mesh_command(MPI_Comm comm, const CliArgs &args) {
   std::vector<double> patch_size(mesh.patch_names.size(), 0.0);
   std::vector<PetscInt> patch_count(mesh.patch_names.size(), 0);
   for (std::size_t b = 0; b < mesh.patch_names.size(); ++b)
-    for (PetscInt f : io::VtkSeries::surface_faces(mesh, static_cast<int>(b))) {
+    for (PetscInt f : mesh.boundary_faces(static_cast<int>(b))) {
       patch_size[b] += norm(g.face_area[f]);
       ++patch_count[b];
     }
@@ -156,7 +156,7 @@ PetscErrorCode run_mesh_command(MPI_Comm comm, const CliArgs &args) {
     io::VtkSeries volume_series(comm, args.output_dir, "mesh");
     PetscCall(volume_series.write_volume(mesh, mesh.coordinates, 0.0, fields));
     for (std::size_t b = 0; b < mesh.patch_names.size(); ++b) {
-      const std::vector<PetscInt> faces = io::VtkSeries::surface_faces(mesh, static_cast<int>(b));
+      const std::vector<PetscInt> faces = mesh.boundary_faces(static_cast<int>(b));
       io::Field size_field{boundary_measure, 1, {}}, normal{"normal", 3, {}};
       for (PetscInt f : faces) {
         const double a = norm(g.face_area[f]);

@@ -208,7 +208,7 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
   const std::string csv_path = (fs::path(args.output_dir) / "forces.csv").string();
   const std::string ck_dir = (fs::path(args.output_dir) / "checkpoints").string();
   std::string mesh_hash;
-  PetscCall(io::mesh_hash(mesh, mesh.coordinates, &mesh_hash));
+  PetscCall(io::mesh_hash(mesh, res.coordinates(), &mesh_hash));
   const std::string case_hash = cfg.problem_hash();
 
   solver::UnsteadySolver ts;

@@ -55,7 +55,7 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args)
   adjoint::Objective objective;
   PetscCall(objective.setup(res, cfg));
   {
-    std::vector<adjoint::ParameterGradient> all = adjoint::case_parameters(res); // check the names early
+    std::vector<adjoint::ParameterGradient> all = adjoint::ParameterRegistry(res).gradients(res, false); // check the names early
     PetscCall(adjoint::select_parameters(res, cfg, &all));
   }
   Vec w, w1;
@@ -82,6 +82,7 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args)
   nlohmann::json report;
   report["objective"] = {{"description", objective.description()}, {"value", r.J}};
   int failures = 0;
+  const adjoint::ParameterRegistry registry(res);
   PetscCall(log_info(comm, "%-36s %16s %16s %10s  %s", "parameter", "adjoint", "best FD", "rel. diff",
                      "FD (step): rel. diff"));
   for (const auto &par : r.gradient.parameters) {
@@ -93,11 +94,11 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args)
     for (double rel : {1e-3, 1e-4, 1e-5, 1e-6}) {
       const double h = rel * scale;
       double Jp, Jm;
-      PetscCall(adjoint::set_parameter(res, par.name, par.value + h));
+      PetscCall(registry.set(res, par.name, par.value + h));
       PetscCall(adjoint::resolve_objective(res, cfg, objective, w, w1, &Jp, nullptr));
-      PetscCall(adjoint::set_parameter(res, par.name, par.value - h));
+      PetscCall(registry.set(res, par.name, par.value - h));
       PetscCall(adjoint::resolve_objective(res, cfg, objective, w, w1, &Jm, nullptr));
-      PetscCall(adjoint::set_parameter(res, par.name, par.value));
+      PetscCall(registry.set(res, par.name, par.value));
       const double fd = (Jp - Jm) / (2 * h);
       const double diff = std::abs(fd - par.gradient);
       const double floor = 1e-13 * std::abs(r.J) / h; // round-off of the difference quotient
@@ -130,7 +131,7 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args)
     PetscCall(adjoint::vertex_dot(mesh, r.gradient.X, dX, &dJ));
     // steps from the size of the wall cells, so that no cell inverts
     double h = 1e300;
-    for (PetscInt f : io::VtkSeries::surface_faces(mesh, patch))
+    for (PetscInt f : mesh.boundary_faces(patch))
       h = std::min(h, norm(res.geometry().face_centroid[f] - res.geometry().cell_centroid[mesh.face_left[f]]));
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &h, 1, MPI_DOUBLE, MPI_MIN, comm));
     const std::vector<Vec3<double>> X0 = res.coordinates();

@@ -4,6 +4,7 @@
 #include "karman/core/logger.hpp"
 #include "karman/io/field_transfer.hpp"
 #include "karman/io/hdf5_fields.hpp"
+#include "karman/io/state_fields.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -32,7 +33,7 @@ PetscErrorCode initial_state(const FlowResidual &res, const config::CaseConfig &
                "%s: initial.file '%s' is not a karman fields file (format '%s'); expected the OUTDIR/flow.h5 of a run",
                cfg.file().c_str(), path.c_str(), format.c_str());
     PetscCall(io::read_text_attribute_h5(m.comm, path, "mesh_hash", &file_hash));
-    PetscCall(io::mesh_hash(m, m.coordinates, &mesh_hash));
+    PetscCall(io::mesh_hash(m, res.coordinates(), &mesh_hash));
     io::Field u, p;
     if (file_hash == mesh_hash) {
       PetscCall(io::read_cell_field_h5(m, path, "velocity", &u));
@@ -62,10 +63,7 @@ PetscErrorCode initial_state(const FlowResidual &res, const config::CaseConfig &
                               cfg.file().c_str(), path.c_str(), gap));
     }
     PetscCall(VecGetArray(w, &a));
-    for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
-      a[c * nv] = p.values[c];
-      for (int d = 0; d < m.dim; ++d) a[c * nv + 1 + d] = u.values[3 * c + d];
-    }
+    io::join_state(m, nv, p, u, a);
     PetscCall(VecRestoreArray(w, &a));
     PetscFunctionReturn(0);
   }
@@ -205,10 +203,9 @@ PetscErrorCode FlowWriter::write_vtk(const FlowResidual &res, double time)
   const int nv = res.nv();
   const auto &w = res.local_state();
   const auto &G = res.gradients();
-  io::Field velocity{"velocity", 3, {}}, pressure{"pressure", 1, {}}, vorticity{"vorticity", m.dim == 2 ? 1 : 3, {}};
+  io::Field velocity, pressure, vorticity{"vorticity", m.dim == 2 ? 1 : 3, {}};
+  io::split_state(m, nv, w.data(), "pressure", "velocity", &pressure, &velocity);
   for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
-    pressure.values.push_back(w[c * nv]);
-    for (int d = 0; d < 3; ++d) velocity.values.push_back(d < m.dim ? w[c * nv + 1 + d] : 0.0);
     auto grad = [&](int k, int i) { return G[(c * nv + k) * 3 + i]; }; // d u_{k-1} / d x_i
     if (m.dim == 2) {
       vorticity.values.push_back(grad(2, 0) - grad(1, 1));
@@ -218,14 +215,14 @@ PetscErrorCode FlowWriter::write_vtk(const FlowResidual &res, double time)
       vorticity.values.push_back(grad(2, 0) - grad(1, 1));
     }
   }
-  PetscCall(volume_->write_volume(m, m.coordinates, time, {velocity, pressure, vorticity}));
+  PetscCall(volume_->write_volume(m, res.coordinates(), time, {velocity, pressure, vorticity}));
   for (std::size_t i = 0; i < surface_patches_.size(); ++i) {
     const int p = surface_patches_[i];
     std::vector<double> pf;
     std::vector<Vec3<double>> tau;
     solver::wall_stress(res, p, &pf, &tau);
     io::Field cp{"pressure_coefficient", 1, {}}, cf{"skin_friction", 1, {}}, shear{"wall_shear_stress", 3, {}};
-    const std::vector<PetscInt> faces = io::VtkSeries::surface_faces(m, p);
+    const std::vector<PetscInt> faces = m.boundary_faces(p);
     for (std::size_t k = 0; k < faces.size(); ++k) {
       const Vec3<double> &S = res.geometry().face_area[faces[k]];
       const Vec3<double> n = (1.0 / norm(S)) * S; // out of the fluid
@@ -235,7 +232,7 @@ PetscErrorCode FlowWriter::write_vtk(const FlowResidual &res, double time)
                           mon_->dynamic_pressure());
       for (int d = 0; d < 3; ++d) shear.values.push_back(tau[k][d]);
     }
-    PetscCall(surfaces_[i]->write_surface(m, m.coordinates, p, time, {cp, cf, shear}));
+    PetscCall(surfaces_[i]->write_surface(m, res.coordinates(), p, time, {cp, cf, shear}));
   }
   PetscFunctionReturn(0);
 }
@@ -247,12 +244,9 @@ PetscErrorCode FlowWriter::write_hdf5(const FlowResidual &res, double time)
   const mesh::Mesh &m = res.mesh();
   const int nv = res.nv();
   const auto &w = res.local_state();
-  io::Field velocity{"velocity", 3, {}}, pressure{"pressure", 1, {}};
-  for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
-    pressure.values.push_back(w[c * nv]);
-    for (int d = 0; d < 3; ++d) velocity.values.push_back(d < m.dim ? w[c * nv + 1 + d] : 0.0);
-  }
-  PetscCall(io::write_fields_h5(m, m.coordinates, (std::filesystem::path(directory_) / (name_ + ".h5")).string(),
+  io::Field velocity, pressure;
+  io::split_state(m, nv, w.data(), "pressure", "velocity", &pressure, &velocity);
+  PetscCall(io::write_fields_h5(m, res.coordinates(), (std::filesystem::path(directory_) / (name_ + ".h5")).string(),
                                 {velocity, pressure}, {{"time", time}}, {{"case_hash", problem_hash_}}));
   PetscFunctionReturn(0);
 }

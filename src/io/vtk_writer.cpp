@@ -57,13 +57,6 @@ PetscErrorCode VtkSeries::resume(double t_max)
   PetscFunctionReturn(0);
 }
 
-std::vector<PetscInt> VtkSeries::surface_faces(const mesh::Mesh &mesh, int patch) {
-  std::vector<PetscInt> faces;
-  for (PetscInt f : mesh.patch_faces[patch])
-    if (mesh.owned(mesh.face_left[f])) faces.push_back(f);
-  return faces;
-}
-
 PetscErrorCode VtkSeries::write_volume(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
                                        double time, const std::vector<Field> &fields,
                                        const std::vector<Field> &point_fields) {
@@ -86,7 +79,7 @@ PetscErrorCode VtkSeries::write_surface(const mesh::Mesh &mesh, const std::vecto
   PetscFunctionBeginUser;
   std::vector<PetscInt> vertices, offsets{0};
   std::vector<int> types;
-  for (PetscInt f : surface_faces(mesh, patch)) {
+  for (PetscInt f : mesh.boundary_faces(patch)) {
     const PetscInt n = mesh.face_vertex_ptr[f + 1] - mesh.face_vertex_ptr[f];
     for (PetscInt i = mesh.face_vertex_ptr[f]; i < mesh.face_vertex_ptr[f + 1]; ++i)
       vertices.push_back(mesh.face_vertex[i]);

@@ -242,6 +242,54 @@ std::vector<PetscInt> vtk_order_3d(CellShape shape, const std::vector<std::vecto
 
 } // namespace
 
+std::vector<PetscInt> Mesh::boundary_faces(int patch) const {
+  std::vector<PetscInt> faces;
+  for (PetscInt f : patch_faces[patch])
+    if (owned(face_left[f])) faces.push_back(f);
+  return faces;
+}
+
+PetscErrorCode sum_vertex_copies(const Mesh &mesh, std::vector<Vec3<double>> &values)
+{
+  PetscFunctionBeginUser;
+  PetscMPIInt size, rank;
+  PetscCallMPI(MPI_Comm_size(mesh.comm, &size));
+  PetscCallMPI(MPI_Comm_rank(mesh.comm, &rank));
+  if (size == 1) PetscFunctionReturn(0);
+  const PetscInt N = mesh.n_global_vertices;
+  auto begin = [&](PetscMPIInt r) { return static_cast<PetscInt>((static_cast<long long>(N) * r) / size); };
+  const PetscInt nroots = begin(rank + 1) - begin(rank);
+  PetscSFNode *remote;
+  PetscCall(PetscMalloc1(mesh.n_vertices, &remote));
+  for (PetscInt v = 0; v < mesh.n_vertices; ++v) {
+    const PetscInt g = mesh.vertex_gid[v];
+    PetscMPIInt r = static_cast<PetscMPIInt>((static_cast<long long>(g) * size) / N);
+    while (r + 1 < size && begin(r + 1) <= g) ++r;
+    while (r > 0 && begin(r) > g) --r;
+    remote[v].rank = r;
+    remote[v].index = g - begin(r);
+  }
+  PetscSF sf;
+  PetscCall(PetscSFCreate(mesh.comm, &sf));
+  PetscCall(PetscSFSetGraph(sf, nroots, mesh.n_vertices, nullptr, PETSC_COPY_VALUES, remote, PETSC_OWN_POINTER));
+  PetscCall(PetscSFSetUp(sf));
+  MPI_Datatype unit;
+  PetscCallMPI(MPI_Type_contiguous(3, MPI_DOUBLE, &unit));
+  PetscCallMPI(MPI_Type_commit(&unit));
+  std::vector<double> roots(3 * nroots, 0.0), leaves(3 * mesh.n_vertices);
+  for (PetscInt v = 0; v < mesh.n_vertices; ++v)
+    for (int d = 0; d < 3; ++d) leaves[3 * v + d] = values[v][d];
+  PetscCall(PetscSFReduceBegin(sf, unit, leaves.data(), roots.data(), MPI_SUM));
+  PetscCall(PetscSFReduceEnd(sf, unit, leaves.data(), roots.data(), MPI_SUM));
+  PetscCall(PetscSFBcastBegin(sf, unit, roots.data(), leaves.data(), MPI_REPLACE));
+  PetscCall(PetscSFBcastEnd(sf, unit, roots.data(), leaves.data(), MPI_REPLACE));
+  for (PetscInt v = 0; v < mesh.n_vertices; ++v)
+    for (int d = 0; d < 3; ++d) values[v][d] = leaves[3 * v + d];
+  PetscCallMPI(MPI_Type_free(&unit));
+  PetscCall(PetscSFDestroy(&sf));
+  PetscFunctionReturn(0);
+}
+
 int vtk_cell_type(CellShape shape) {
   switch (shape) {
   case CellShape::Triangle:

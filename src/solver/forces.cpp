@@ -1,7 +1,6 @@
 // Forces, wall stresses and probes (see include/karman/solver/forces.hpp).
 #include "karman/solver/forces.hpp"
 
-#include "karman/io/vtk_writer.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -43,7 +42,7 @@ PetscErrorCode wall_force(const discretization::FlowResidual &res, const std::ve
   const mesh::Mesh &m = res.mesh();
   double local[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
   for (int p : patches)
-    for (PetscInt f : io::VtkSeries::surface_faces(m, p)) {
+    for (PetscInt f : m.boundary_faces(p)) {
       Vec3<double> fp, fv;
       face_force(res, f, &fp, &fv);
       const Vec3<double> mom = cross(res.geometry().face_centroid[f] - center, fp + fv);
@@ -63,7 +62,7 @@ void wall_stress(const discretization::FlowResidual &res, int patch, std::vector
                  std::vector<Vec3<double>> *shear) {
   pressure->clear();
   shear->clear();
-  for (PetscInt f : io::VtkSeries::surface_faces(res.mesh(), patch)) {
+  for (PetscInt f : res.mesh().boundary_faces(patch)) {
     Vec3<double> fp, fv;
     face_force(res, f, &fp, &fv);
     const Vec3<double> &S = res.geometry().face_area[f];

@@ -103,14 +103,15 @@ void check_parameters(Problem &p, const std::string &objective_yaml, double tol)
   REQUIRE(r.relative_residual < 1e-10);
   Vec w1;
   REQUIRE(VecDuplicate(p.w, &w1) == 0);
+  const adjoint::ParameterRegistry registry(p.res);
   for (const auto &par : r.gradient.parameters) {
     const double h = 1e-5 * std::max(std::abs(par.value), 1e-3);
     double Jp, Jm;
-    REQUIRE(adjoint::set_parameter(p.res, par.name, par.value + h) == 0);
+    REQUIRE(registry.set(p.res, par.name, par.value + h) == 0);
     REQUIRE(adjoint::resolve_objective(p.res, cfg, obj, p.w, w1, &Jp, nullptr) == 0);
-    REQUIRE(adjoint::set_parameter(p.res, par.name, par.value - h) == 0);
+    REQUIRE(registry.set(p.res, par.name, par.value - h) == 0);
     REQUIRE(adjoint::resolve_objective(p.res, cfg, obj, p.w, w1, &Jm, nullptr) == 0);
-    REQUIRE(adjoint::set_parameter(p.res, par.name, par.value) == 0);
+    REQUIRE(registry.set(p.res, par.name, par.value) == 0);
     const double fd = (Jp - Jm) / (2 * h);
     CAPTURE(objective_yaml, par.name, par.value, r.J, par.gradient, fd);
     // tolerance: relative, plus the round-off of the differences (1e-13 |J| / h)

@@ -54,11 +54,11 @@ TEST_CASE("VTK: .pvd/.pvtu written on P ranks read back with the VTK reader", "[
   REQUIRE(series.write_volume(m, m.coordinates, 0.0, {id, vec}) == 0);
   REQUIRE(series.write_volume(m, m.coordinates, 0.5, {id, vec}) == 0);
   io::VtkSeries surface(PETSC_COMM_WORLD, dir, "boundary_left");
-  int left_faces = static_cast<int>(io::VtkSeries::surface_faces(m, m.patch_index("left")).size());
+  int left_faces = static_cast<int>(m.boundary_faces(m.patch_index("left")).size());
   MPI_Allreduce(MPI_IN_PLACE, &left_faces, 1, MPI_INT, MPI_SUM, PETSC_COMM_WORLD);
   io::Field sid{
       "id", 1,
-      std::vector<double>(io::VtkSeries::surface_faces(m, m.patch_index("left")).size(), 1.0)};
+      std::vector<double>(m.boundary_faces(m.patch_index("left")).size(), 1.0)};
   REQUIRE(surface.write_surface(m, m.coordinates, m.patch_index("left"), 0.0, {sid}) == 0);
   MPI_Barrier(PETSC_COMM_WORLD);
 

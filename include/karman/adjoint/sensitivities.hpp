@@ -13,6 +13,7 @@
 // vertex.
 #pragma once
 
+#include "karman/adjoint/parameters.hpp"
 #include "karman/discretization/flow_residual.hpp"
 
 #include <string>
@@ -46,40 +47,16 @@ struct Sensitivities {
 /// psi_R [R owned]; psi holds nv values per local cell (ghosts updated).
 void add_residual(const discretization::FlowResidual &res, const std::vector<double> &psi, Sensitivities &s);
 
-/// A named differentiable parameter of the case and its gradient.
-struct ParameterGradient {
-  std::string name;  ///< e.g. fluid.viscosity, boundaries.cylinder.omega
-  double value = 0;  ///< the parameter's value
-  double gradient = 0;
-};
-
 struct Gradient {
   std::vector<ParameterGradient> parameters;
   std::vector<Vec3<double>> X; ///< dJ/dX per local vertex (summed over all ranks' contributions)
 };
 
-/// The parameters this case has (names and values at the FlowResidual's current time), in
-/// a fixed order.  Time-dependent boundary parameters (omega(t), U(t), A(t)) are included
-/// only with `time_dependent` (their value at this time: the unsteady adjoint's per-step
-/// control gradients).
-std::vector<ParameterGradient> case_parameters(const discretization::FlowResidual &res,
-                                               bool time_dependent = false);
-
-/// Keeps the gradients of the parameters named in the case's adjoint.parameters (all if
-/// empty); a name the case does not have is an error listing the ones it has.
-PetscErrorCode select_parameters(const discretization::FlowResidual &res, const config::CaseConfig &cfg,
-                                 std::vector<ParameterGradient> *parameters);
-
-/// Sets parameter `name` to `value` in the FlowResidual (and re-evaluates boundary values).
-PetscErrorCode set_parameter(discretization::FlowResidual &res, const std::string &name, double value);
-
 /// Chains G -> (w, geometry, boundary data), boundary data -> (parameters, geometry),
-/// geometry -> X, and sums over ranks.  After it, s.wbar holds dScalar/dw (local cells,
+/// geometry -> X (the parameters of the ParameterRegistry: the constant ones, with
+/// `time_dependent` all), and sums over ranks.  After it, s.wbar holds dScalar/dw (local cells,
 /// this rank's share).  Collective.
 PetscErrorCode finish(const discretization::FlowResidual &res, Sensitivities &s, Gradient *gradient,
                       bool time_dependent = false);
-
-/// Sums per-vertex values over all ranks that hold a copy of the vertex.  Collective.
-PetscErrorCode sum_vertex_copies(const mesh::Mesh &mesh, std::vector<Vec3<double>> &values);
 
 } // namespace karman::adjoint

@@ -1,20 +1,20 @@
 // Boundary conditions by Gmsh physical name: what each boundary face imposes and the
-// values it imposes (at time t).
+// values it imposes (at time t).  The boundary types and the prescribed velocity of each
+// (wall, velocity-inlet, blowing-suction, far-field) are the kernels of
+// physics/boundary_kernels.hpp, with their reverse mode beside them; this class parses the
+// case once into those types and evaluates the kernels on the local boundary faces.
 //
-//   wall             u_b = U_wall + omega(t) e_z x (x_f - c)         (velocity Dirichlet)
-//   velocity-inlet   u_b = U(t) profile(x_f) e,  e = direction or -n  (velocity Dirichlet)
-//   blowing-suction  u_b = -A(t) profile(x_f) n  (A > 0 blows into the fluid)
 //   pressure-outlet  p_b, du/dn = 0                                   (pressure outlet)
 //   symmetry         u . n = 0, no shear                              (slip)
 //   far-field        u_b = U_inf where U_inf . n < 0, else p_b = p_inf
-// profile(x) = 1 (uniform) or prod_axes 4 s (1 - s), s = (x_axis - lo) / (hi - lo)
-// (parabolic, peak 1 at the centre).  The kind of a far-field face is decided once from
-// the geometry, so the residual stays smooth in the state.
+// The kind of a far-field face is decided once from the geometry, so the residual stays
+// smooth in the state.
 #pragma once
 
 #include "karman/config/case_config.hpp"
 #include "karman/geometry/mesh_geometry.hpp"
 #include "karman/mesh/mesh.hpp"
+#include "karman/physics/boundary_kernels.hpp"
 #include "karman/physics/time_function.hpp"
 
 #include <functional>
@@ -27,32 +27,21 @@ enum class FaceKind : char { Interior, VelocityDirichlet, PressureOutlet, Slip }
 
 /// One boundary's condition with its parameters, resolved from the case file.
 struct PatchCondition {
-  std::string name, type;
-  Vec3<double>
-      velocity;        ///< wall translation, far-field U_inf, or inlet direction (0: inward normal)
+  std::string name;
+  physics::BoundaryShape shape;    ///< type, centre of rotation, inlet direction, profile
+  Vec3<double> velocity;           ///< wall translation, or far-field U_inf
   physics::TimeFunction omega;     ///< wall rotation rate about e_z
-  Vec3<double> center; ///< centre of rotation
   physics::TimeFunction speed;     ///< inlet speed (uniform value or parabolic peak)
   physics::TimeFunction amplitude; ///< jet normal velocity
-  double pressure = 0;  ///< outlet / far-field pressure
-  bool parabolic = false;
-  int axis[2] = {-1, -1}; ///< profile axes (-1: unused)
-  double lo[2] = {0, 0}, hi[2] = {1, 1};
+  double pressure = 0;             ///< outlet / far-field pressure
   /// Replaces the velocity of a velocity-Dirichlet patch (tests with exact solutions).
   std::function<Vec3<double>(const Vec3<double> &x, double t)> custom_velocity;
-};
 
-/// Profile factor of a patch at point x (1 for uniform profiles).
-template <typename T> T profile_factor(const PatchCondition &pc, const Vec3<T> &x) {
-  T f = T(1);
-  if (!pc.parabolic) return f;
-  for (int i = 0; i < 2; ++i) {
-    if (pc.axis[i] < 0) continue;
-    const T s = (x[pc.axis[i]] - T(pc.lo[i])) / T(pc.hi[i] - pc.lo[i]);
-    f *= T(4) * s * (T(1) - s);
-  }
-  return f;
-}
+  physics::BoundaryType type() const { return shape.type; }
+  /// The differentiable parameters of the prescribed velocity at time t, level n; *beyond is
+  /// set when a per-step function has no value for level n.
+  physics::BoundaryParameters<double> parameters(double t, long n, bool *beyond) const;
+};
 
 class BoundaryConditions {
 public:
@@ -81,7 +70,7 @@ public:
   PatchCondition &patch(int p) { return patches_[p]; }
   const PatchCondition &patch(int p) const { return patches_[p]; }
   std::size_t n_patches() const { return patches_.size(); }
-  /// Patch indices of wall-type boundaries (wall, blowing-suction).
+  /// Patch indices of wall-type boundaries (wall, blowing-suction: physics::is_wall).
   std::vector<int> wall_patches() const;
 
 private:

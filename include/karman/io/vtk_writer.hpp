@@ -35,7 +35,7 @@ public:
                               const std::vector<Field> &point_fields = {});
 
   /// Writes the faces of boundary `patch` whose cell is owned; `fields` have one value set per
-  /// such face, in the order of surface_faces().
+  /// such face, in the order of mesh::Mesh::boundary_faces().
   PetscErrorCode write_surface(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
                                int patch, double time, const std::vector<Field> &fields,
                                const std::vector<Field> &point_fields = {});
@@ -43,9 +43,6 @@ public:
   /// Continues an existing series (restart): keeps the entries of OUTDIR/name.pvd with
   /// time <= t_max; later snapshots are written after them.  Collective.
   PetscErrorCode resume(double t_max);
-
-  /// The local faces that write_surface() writes for `patch`, in order.
-  static std::vector<PetscInt> surface_faces(const mesh::Mesh &mesh, int patch);
 
   const std::string &pvd_path() const { return pvd_; }
 

@@ -71,7 +71,14 @@ struct Mesh {
 
   bool owned(PetscInt cell) const { return cell < n_owned_cells; }
   int patch_index(const std::string &name) const;
+  /// The faces of boundary `patch` whose cell this rank owns (each boundary face is listed
+  /// by exactly one rank): the faces that forces, objectives and surface output sum over.
+  std::vector<PetscInt> boundary_faces(int patch) const;
 };
+
+/// Sums per-vertex values over all ranks that hold a copy of the vertex (by serial vertex
+/// index), so that every copy holds the total.  Collective.
+PetscErrorCode sum_vertex_copies(const Mesh &mesh, std::vector<Vec3<double>> &values);
 
 /// Reads `msh_file` (rank 0), checks that every name in `boundary_names` is a boundary
 /// physical group of the mesh and that every boundary face belongs to exactly one of

@@ -1,0 +1,143 @@
+// The parameter registry (see include/karman/adjoint/parameters.hpp).
+#include "karman/adjoint/parameters.hpp"
+
+namespace karman::adjoint {
+
+using discretization::FlowResidual;
+using discretization::PatchCondition;
+using physics::BoundaryType;
+
+namespace {
+const char *kAxis[3] = {"x", "y", "z"};
+} // namespace
+
+ParameterRegistry::ParameterRegistry(const FlowResidual &res) {
+  specs_.push_back({"fluid.viscosity", ParameterKind::Viscosity, -1, 0, false});
+  const auto &bcs = res.boundary_conditions();
+  const int dim = res.mesh().dim;
+  for (std::size_t p = 0; p < bcs.n_patches(); ++p) {
+    const PatchCondition &pc = bcs.patch(static_cast<int>(p));
+    const std::string base = "boundaries." + pc.name + ".";
+    const int patch = static_cast<int>(p);
+    if (pc.custom_velocity) continue;
+    switch (pc.type()) {
+    case BoundaryType::Wall:
+      if (dim == 2)
+        specs_.push_back({base + "omega", ParameterKind::Omega, patch, 0, !pc.omega.is_constant()});
+      for (int d = 0; d < dim; ++d)
+        specs_.push_back({base + "velocity." + kAxis[d], ParameterKind::WallVelocity, patch, d});
+      break;
+    case BoundaryType::VelocityInlet:
+      specs_.push_back(
+          {base + "velocity", ParameterKind::InletSpeed, patch, 0, !pc.speed.is_constant()});
+      break;
+    case BoundaryType::BlowingSuction:
+      specs_.push_back({base + "amplitude", ParameterKind::Amplitude, patch, 0,
+                        !pc.amplitude.is_constant()});
+      break;
+    case BoundaryType::FarField:
+      for (int d = 0; d < dim; ++d)
+        specs_.push_back(
+            {base + "velocity." + kAxis[d], ParameterKind::FarFieldVelocity, patch, d});
+      specs_.push_back({base + "pressure", ParameterKind::Pressure, patch, 0});
+      break;
+    case BoundaryType::PressureOutlet:
+      specs_.push_back({base + "pressure", ParameterKind::Pressure, patch, 0});
+      break;
+    case BoundaryType::Symmetry: break;
+    }
+  }
+}
+
+int ParameterRegistry::find(const std::string &name) const {
+  for (std::size_t i = 0; i < specs_.size(); ++i)
+    if (specs_[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+int ParameterRegistry::index(int patch, ParameterKind kind, int component) const {
+  for (std::size_t i = 0; i < specs_.size(); ++i)
+    if (specs_[i].patch == patch && specs_[i].kind == kind && specs_[i].component == component)
+      return static_cast<int>(i);
+  return -1;
+}
+
+std::string ParameterRegistry::names(bool time_dependent) const {
+  std::string out;
+  for (std::size_t i = 0; i < specs_.size(); ++i)
+    if (listed(i, time_dependent)) out += (out.empty() ? "" : ", ") + specs_[i].name;
+  return out;
+}
+
+double ParameterRegistry::value(const FlowResidual &res, std::size_t i) const {
+  const ParameterSpec &s = specs_[i];
+  if (s.kind == ParameterKind::Viscosity) return res.parameters().nu;
+  const PatchCondition &pc = res.boundary_conditions().patch(s.patch);
+  const double t = res.time();
+  const long n = res.level();
+  switch (s.kind) {
+  case ParameterKind::WallVelocity:
+  case ParameterKind::FarFieldVelocity: return pc.velocity[s.component];
+  case ParameterKind::Omega: return pc.omega.value(t, n);
+  case ParameterKind::InletSpeed: return pc.speed.value(t, n);
+  case ParameterKind::Amplitude: return pc.amplitude.value(t, n);
+  case ParameterKind::Pressure: return pc.pressure;
+  case ParameterKind::Viscosity: break;
+  }
+  return 0;
+}
+
+PetscErrorCode ParameterRegistry::set(FlowResidual &res, const std::string &name,
+                                      double value) const {
+  PetscFunctionBeginUser;
+  const int i = find(name);
+  PetscCheck(i >= 0, res.mesh().comm, PETSC_ERR_USER_INPUT,
+             "unknown parameter '%s' (the case has: %s)", name.c_str(), names(true).c_str());
+  const ParameterSpec &s = specs_[i];
+  if (s.kind == ParameterKind::Viscosity) {
+    res.parameters().nu = value;
+    PetscFunctionReturn(0);
+  }
+  PatchCondition &pc = res.boundary_conditions().patch(s.patch);
+  switch (s.kind) {
+  case ParameterKind::WallVelocity:
+  case ParameterKind::FarFieldVelocity: pc.velocity[s.component] = value; break;
+  case ParameterKind::Omega: pc.omega = physics::TimeFunction::constant(value); break;
+  case ParameterKind::InletSpeed: pc.speed = physics::TimeFunction::constant(value); break;
+  case ParameterKind::Amplitude: pc.amplitude = physics::TimeFunction::constant(value); break;
+  case ParameterKind::Pressure: pc.pressure = value; break;
+  case ParameterKind::Viscosity: break;
+  }
+  PetscCall(res.update_boundary_values(res.time(), res.level()));
+  PetscFunctionReturn(0);
+}
+
+std::vector<ParameterGradient> ParameterRegistry::gradients(const FlowResidual &res,
+                                                            bool time_dependent) const {
+  std::vector<ParameterGradient> out;
+  for (std::size_t i = 0; i < specs_.size(); ++i)
+    if (listed(i, time_dependent)) out.push_back({specs_[i].name, value(res, i), 0.0});
+  return out;
+}
+
+PetscErrorCode select_parameters(const FlowResidual &res, const config::CaseConfig &cfg,
+                                 std::vector<ParameterGradient> *parameters) {
+  PetscFunctionBeginUser;
+  const std::vector<std::string> wanted = cfg.section("adjoint").names("parameters");
+  if (wanted.empty()) PetscFunctionReturn(0);
+  std::vector<ParameterGradient> kept;
+  std::string known;
+  for (const auto &p : *parameters) known += (known.empty() ? "" : ", ") + p.name;
+  for (const auto &name : wanted) {
+    bool found = false;
+    for (const auto &p : *parameters)
+      if (p.name == name) kept.push_back(p), found = true;
+    PetscCheck(found, res.mesh().comm, PETSC_ERR_USER_INPUT,
+               "%s: adjoint.parameters: the case has no parameter '%s' (it has: %s)",
+               cfg.file().c_str(), name.c_str(), known.c_str());
+  }
+  *parameters = kept;
+  PetscFunctionReturn(0);
+}
+
+} // namespace karman::adjoint

@@ -1,0 +1,83 @@
+// The registry of a case's differentiable parameters: one list, in one fixed order, that the
+// adjoint accumulates into, verification perturbs, and the optimizer and the Python bindings
+// read and set by name.
+//
+//   fluid.viscosity                                     nu
+//   boundaries.<wall>.omega (2D), .velocity.{x,y,z}     rotation rate, translation
+//   boundaries.<inlet>.velocity                         inflow speed (value or parabolic peak)
+//   boundaries.<jet>.amplitude                          blowing/suction velocity
+//   boundaries.<far-field>.velocity.{x,y,z}, .pressure  U_inf, p_inf
+//   boundaries.<outlet>.pressure                        p_b
+// A parameter given by a time function that is not constant (omega(t), U(t), A(t)) is
+// "time dependent": it has a value per time level (the unsteady adjoint's per-step control
+// gradients), no single value, and cannot be set as a constant here.
+#pragma once
+
+#include "karman/discretization/flow_residual.hpp"
+
+#include <string>
+#include <vector>
+
+namespace karman::adjoint {
+
+/// A named differentiable parameter of the case and its gradient.
+struct ParameterGradient {
+  std::string name; ///< e.g. fluid.viscosity, boundaries.cylinder.omega
+  double value = 0; ///< the parameter's value
+  double gradient = 0;
+};
+
+enum class ParameterKind { Viscosity, WallVelocity, Omega, InletSpeed, Amplitude, FarFieldVelocity, Pressure };
+
+struct ParameterSpec {
+  std::string name;
+  ParameterKind kind = ParameterKind::Viscosity;
+  int patch = -1;              ///< boundary patch (-1 for fluid parameters)
+  int component = 0;           ///< velocity component
+  bool time_dependent = false; ///< given by a time function that is not constant
+};
+
+class ParameterRegistry {
+public:
+  /// Every differentiable parameter of the residual's case (its boundary conditions and
+  /// fluid), in the order above.
+  explicit ParameterRegistry(const discretization::FlowResidual &res);
+
+  std::size_t size() const { return specs_.size(); }
+  const ParameterSpec &spec(std::size_t i) const { return specs_[i]; }
+  /// Index of the parameter called `name`, or -1.
+  int find(const std::string &name) const;
+  /// Index of the parameter of boundary `patch` of `kind` (velocity `component`), or -1.
+  int index(int patch, ParameterKind kind, int component = 0) const;
+  /// Index of fluid.viscosity.
+  int viscosity() const { return 0; }
+  /// The names, comma separated (time-dependent ones only with `time_dependent`).
+  std::string names(bool time_dependent) const;
+
+  /// Value of parameter i at the residual's current time and level.
+  double value(const discretization::FlowResidual &res, std::size_t i) const;
+  /// Sets parameter `name` to a constant `value` and re-evaluates the boundary values at the
+  /// residual's time; an unknown name is an error listing the known ones.  Collective.
+  PetscErrorCode set(discretization::FlowResidual &res, const std::string &name,
+                     double value) const;
+
+  /// The parameters with their values and zero gradients: the constant ones, and with
+  /// `time_dependent` also the time-dependent ones (value at the current time).
+  std::vector<ParameterGradient> gradients(const discretization::FlowResidual &res,
+                                           bool time_dependent) const;
+  /// True if parameter i is listed by gradients(res, time_dependent).
+  bool listed(std::size_t i, bool time_dependent) const {
+    return time_dependent || !specs_[i].time_dependent;
+  }
+
+private:
+  std::vector<ParameterSpec> specs_;
+};
+
+/// Keeps the gradients of the parameters named in the case's adjoint.parameters (all if
+/// empty); a name the case does not have is an error listing the ones it has.
+PetscErrorCode select_parameters(const discretization::FlowResidual &res,
+                                 const config::CaseConfig &cfg,
+                                 std::vector<ParameterGradient> *parameters);
+
+} // namespace karman::adjoint

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Regression comparison of two karman builds: runs the same cases with both and compares
+# every number of summary.json / gradient.json / control_gradient.csv (wall times, memory
+# and paths excluded).  Used to show that a refactoring leaves results unchanged.
+# usage: scripts/regression-compare.sh OLD_KARMAN NEW_KARMAN [WORK_DIR]
+#   (either binary may be "-" to reuse its outputs from an earlier run in WORK_DIR)
+# Prints the largest relative difference per file and overall; writes
+# results/regression-compare.md.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+old=$1 new=$2 work=${3:-$root/out/regression}
+. "$root/scripts/mpi-env.sh"
+mkdir -p "$work"
+cat > "$work/unsteady.yaml" <<YAML
+mesh: {file: $root/cases/dfg-2d1/dfg-channel.geo, level: 0}
+fluid: {viscosity: 1.0e-3}
+reference: {velocity: 1.0, length: 0.1}
+boundaries:
+  inlet: {type: velocity-inlet, velocity: 1.5, direction: [1, 0], profile: parabolic, profile_range: [0, 0.41]}
+  outlet: {type: pressure-outlet}
+  walls: {type: wall}
+  cylinder: {type: wall, center: [0.2, 0.2], omega: {type: sine, amplitude: 0.5, frequency: 2.0, phase: 0.3}}
+initial: {velocity: [1, 0]}
+time: {mode: unsteady, dt: 0.02, t_end: 0.2}
+solver: {rtol: 1e-13, atol: 1e-15}
+objective: {type: drag, walls: [cylinder], time: average, window: [0.1, 0.2]}
+output: {vtk: false}
+YAML
+run_all() { # BINARY TAG
+  local k=$1 d=$work/$2
+  rm -rf "$d" && mkdir -p "$d"
+  local dfg=$root/cases/dfg-2d1/case.yaml
+  mpirun -n 2 "$k" run "$dfg" -o "$d/dfg-l1-np2" --set mesh.level=1 > "$d/log" 2>&1
+  mpirun -n 2 "$k" adjoint "$dfg" -o "$d/dfg-l1-np2" --set mesh.level=1 >> "$d/log" 2>&1
+  "$k" adjoint "$dfg" -o "$d/dfg-l0-lift" --set mesh.level=0 --set objective.type=lift >> "$d/log" 2>&1
+  "$k" adjoint "$work/unsteady.yaml" -o "$d/unsteady-np1" >> "$d/log" 2>&1
+  mpirun -n 2 "$k" adjoint "$work/unsteady.yaml" -o "$d/unsteady-np2" >> "$d/log" 2>&1
+  "$k" run "$work/unsteady.yaml" -o "$d/unsteady-run" --set output.vtk=false >> "$d/log" 2>&1
+}
+[ "$old" = - ] || run_all "$old" old
+[ "$new" = - ] || run_all "$new" new
+/usr/bin/python3 - "$work" "$root/results/regression-compare.md" <<'PY'
+import csv, json, os, sys
+work, report = sys.argv[1], sys.argv[2]
+skip = ("time", "memory", "mib", "case", "file", "reused", "forward_state", "bytes", "ratio", "over")
+def leaves(x, path=""):
+    if isinstance(x, dict):
+        for k, v in x.items():
+            if not any(s in k.lower() for s in skip) or k in ("t_end", "time_average"):
+                yield from leaves(v, path + "/" + k)
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            yield from leaves(v, f"{path}[{i}]")
+    elif isinstance(x, (int, float)) and not isinstance(x, bool):
+        yield path, float(x)
+def numbers(path):
+    if path.endswith(".json"):
+        return dict(leaves(json.load(open(path))))
+    rows = list(csv.reader(open(path)))
+    return {f"{r}:{rows[0][c]}": float(v) for r, row in enumerate(rows[1:]) for c, v in enumerate(row)
+            if rows[0][c] not in ("wall_time",)}
+lines, worst = [], 0.0
+for d in sorted(os.listdir(os.path.join(work, "old"))):
+    for name in ("summary.json", "gradient.json", "control_gradient.csv", "forces.csv"):
+        a, b = (os.path.join(work, t, d, name) for t in ("old", "new"))
+        if not os.path.exists(a):
+            continue
+        if not os.path.exists(b):
+            lines.append(f"| {d}/{name} | missing in new | | |"); worst = float("inf"); continue
+        x, y = numbers(a), numbers(b)
+        common = set(x) & set(y)
+        scale = max([abs(v) for v in x.values()] + [1e-300])
+        rel, where = 0.0, ""
+        for k in common:
+            den = max(abs(x[k]), 1e-8 * scale)
+            r = abs(x[k] - y[k]) / den
+            if r > rel: rel, where = r, k
+        only = sorted(set(x) ^ set(y))
+        worst = max(worst, rel)
+        lines.append(f"| {d}/{name} | {len(common)} | {rel:.2e} | {where} | {', '.join(only[:4])} |")
+out = ["| file | numbers compared | max relative difference | where | keys in one only |", "|---|---|---|---|---|"] + lines
+print("\n".join(out)); print(f"overall max relative difference: {worst:.2e}")
+os.makedirs(os.path.dirname(report), exist_ok=True)
+open(report, "w").write("# Regression comparison\n\n" + "\n".join(out) + f"\n\noverall max relative difference: {worst:.2e}\n")
+PY
