@@ -45,4 +45,16 @@ void load(MPI_Comm comm, const std::string &geo, int level, int dim,
   REQUIRE(ierr == 0);
 }
 
+std::string work_dir(const std::string &name, bool clean) {
+  const std::string d = std::string(KARMAN_TEST_WORK_DIR) + "/" + name;
+  int rank;
+  MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
+  if (rank == 0) {
+    if (clean) std::filesystem::remove_all(d);
+    std::filesystem::create_directories(d);
+  }
+  MPI_Barrier(PETSC_COMM_WORLD);
+  return d;
+}
+
 } // namespace karman::test

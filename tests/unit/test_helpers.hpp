@@ -19,4 +19,10 @@ std::string mesh_file(MPI_Comm comm, const std::string &geo, int level, int dim)
 void load(MPI_Comm comm, const std::string &geo, int level, int dim,
           const std::vector<std::string> &boundaries, mesh::Mesh *mesh);
 
+/// An empty (clean) or existing directory under the test work directory; collective.
+std::string work_dir(const std::string &name, bool clean = true);
+
+/// A known function of the serial cell index for round-trip tests.
+inline double serial_value(PetscInt gid, int comp) { return 0.25 * gid + comp; }
+
 } // namespace karman::test

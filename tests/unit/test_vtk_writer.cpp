@@ -1,6 +1,4 @@
-// Output round trips: ParaView files read back with VTK's own XML reader, and HDF5
-// field files read back, also on a different number of ranks (each rank alone reads
-// the file written by all ranks).
+// ParaView output round trip: files written on P ranks read back with VTK's own XML reader.
 #include "karman/core/error.hpp"
 #include "karman/geometry/mesh_geometry.hpp"
 #include "karman/io/hdf5_fields.hpp"
@@ -21,34 +19,17 @@
 
 using namespace karman;
 
-namespace {
-
-std::string work_dir(const std::string &name) {
-  const std::string d = std::string(KARMAN_TEST_WORK_DIR) + "/" + name;
-  int rank;
-  MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
-  if (rank == 0) std::filesystem::create_directories(d);
-  MPI_Barrier(PETSC_COMM_WORLD);
-  return d;
-}
-
-// A field that is a known function of the serial cell index.
-double value_of(PetscInt gid, int comp) {
-  return 0.25 * gid + comp;
-}
-
-} // namespace
 
 TEST_CASE("VTK: .pvd/.pvtu written on P ranks read back with the VTK reader", "[io][mpi]") {
   mesh::Mesh m;
   test::load(PETSC_COMM_WORLD, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"}, &m);
   int size;
   MPI_Comm_size(PETSC_COMM_WORLD, &size);
-  const std::string dir = work_dir("vtk-np" + std::to_string(size));
+  const std::string dir = test::work_dir("vtk-np" + std::to_string(size), false);
   io::Field id{"id", 1, {}}, vec{"vector", 3, {}};
   for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
-    id.values.push_back(value_of(m.cell_gid[c], 0));
-    for (int d = 0; d < 3; ++d) vec.values.push_back(value_of(m.cell_gid[c], d));
+    id.values.push_back(test::serial_value(m.cell_gid[c], 0));
+    for (int d = 0; d < 3; ++d) vec.values.push_back(test::serial_value(m.cell_gid[c], d));
   }
   io::VtkSeries series(PETSC_COMM_WORLD, dir, "flow");
   REQUIRE(series.write_volume(m, m.coordinates, 0.0, {id, vec}) == 0);
@@ -86,7 +67,7 @@ TEST_CASE("VTK: .pvd/.pvtu written on P ranks read back with the VTK reader", "[
     double sum = 0, expected = 0, vsum = 0;
     for (vtkIdType i = 0; i < grid->GetNumberOfCells(); ++i)
       sum += a->GetComponent(i, 0), vsum += v->GetComponent(i, 2);
-    for (PetscInt g = 0; g < m.n_global_cells; ++g) expected += value_of(g, 0);
+    for (PetscInt g = 0; g < m.n_global_cells; ++g) expected += test::serial_value(g, 0);
     REQUIRE(sum == Approx(expected).epsilon(1e-14));
     REQUIRE(vsum == Approx(expected + 2.0 * m.n_global_cells).epsilon(1e-14));
     vtkNew<vtkXMLPUnstructuredGridReader> sreader;
@@ -97,36 +78,3 @@ TEST_CASE("VTK: .pvd/.pvtu written on P ranks read back with the VTK reader", "[
   }
 }
 
-TEST_CASE("HDF5: fields written on P ranks read back on P and on 1 rank", "[io][mpi]") {
-  mesh::Mesh m, serial;
-  test::load(PETSC_COMM_WORLD, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"}, &m);
-  test::load(PETSC_COMM_SELF, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"},
-             &serial);
-  int size;
-  MPI_Comm_size(PETSC_COMM_WORLD, &size);
-  const std::string file = work_dir("h5-np" + std::to_string(size)) + "/fields.h5";
-  io::Field f{"velocity", 3, {}};
-  for (PetscInt c = 0; c < m.n_owned_cells; ++c)
-    for (int d = 0; d < 3; ++d) f.values.push_back(value_of(m.cell_gid[c], d));
-  REQUIRE(io::write_fields_h5(m, m.coordinates, file, {f}, {{"time", 1.5}}) == 0);
-
-  io::Field back;
-  REQUIRE(io::read_cell_field_h5(m, file, "velocity", &back) == 0);
-  REQUIRE(back.ncomp == 3);
-  REQUIRE(back.values == f.values);
-
-  io::Field alone;
-  REQUIRE(io::read_cell_field_h5(serial, file, "velocity", &alone) == 0);
-  for (PetscInt c = 0; c < serial.n_cells; ++c)
-    for (int d = 0; d < 3; ++d) REQUIRE(alone.values[3 * c + d] == value_of(serial.cell_gid[c], d));
-
-  // the mesh fingerprint is partition independent
-  std::string h_dist, h_serial;
-  REQUIRE(io::mesh_hash(m, m.coordinates, &h_dist) == 0);
-  REQUIRE(io::mesh_hash(serial, serial.coordinates, &h_serial) == 0);
-  REQUIRE(h_dist == h_serial);
-
-  clear_error();
-  REQUIRE(io::read_cell_field_h5(m, file, "pressure", &back) != 0);
-  REQUIRE_THAT(last_error_message(), Catch::Contains("no field 'pressure'"));
-}

@@ -1,0 +1,122 @@
+// The parameter registry: the names and order of a case's parameters, values read and set
+// by name (with the boundary values re-evaluated), time-dependent parameters listed only on
+// request, unknown names refused with the list of known ones; and the boundary conditions
+// built on it: face kinds, prescribed values on the faces equal the boundary kernel.
+#include "karman/adjoint/parameters.hpp"
+#include "karman/core/error.hpp"
+#include "test_helpers.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using namespace karman;
+
+namespace {
+
+const std::string kCase = R"(
+mesh: {file: x.geo}
+fluid: {viscosity: 2.0e-3}
+reference: {velocity: 0.2, length: 0.1}
+boundaries:
+  inlet: {type: velocity-inlet, velocity: 0.3, direction: [1, 0], profile: parabolic, profile_range: [0, 0.41]}
+  outlet: {type: pressure-outlet, pressure: 0.1}
+  walls: {type: blowing-suction, amplitude: {type: sine, amplitude: 0.002, frequency: 1}}
+  cylinder: {type: wall, omega: 0.5, velocity: [0.01, 0.02], center: [0.2, 0.2]}
+)";
+
+struct Setup {
+  config::CaseConfig cfg;
+  mesh::Mesh mesh;
+  discretization::FlowResidual res;
+};
+
+void make(Setup *s) {
+  clear_error();
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kCase, "par.yaml", "/", {}, s->cfg) == 0);
+  test::load(PETSC_COMM_WORLD, std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo", 0,
+             2, {"inlet", "outlet", "walls", "cylinder"}, &s->mesh);
+  REQUIRE(s->res.setup(s->mesh, s->cfg) == 0);
+}
+
+std::string joined(const std::vector<adjoint::ParameterGradient> &v) {
+  std::string out;
+  for (const auto &p : v) out += (out.empty() ? "" : " ") + p.name;
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("parameter registry: names, order, values and setter", "[parameters][mpi]") {
+  Setup s;
+  make(&s);
+  const adjoint::ParameterRegistry reg(s.res);
+  // the patch order is the mesh's; the time-dependent jet amplitude only on request
+  const std::string constant = joined(reg.gradients(s.res, false));
+  const std::string all = joined(reg.gradients(s.res, true));
+  CHECK(constant.rfind("fluid.viscosity ", 0) == 0);
+  CHECK(constant.find("boundaries.walls.amplitude") == std::string::npos);
+  CHECK(all.find("boundaries.walls.amplitude") != std::string::npos);
+  for (const char *name :
+       {"boundaries.inlet.velocity", "boundaries.outlet.pressure", "boundaries.cylinder.omega",
+        "boundaries.cylinder.velocity.x", "boundaries.cylinder.velocity.y"})
+    CHECK(constant.find(name) != std::string::npos);
+  CHECK(reg.size() == 7);
+  CHECK(reg.value(s.res, reg.find("fluid.viscosity")) == Approx(2e-3));
+  CHECK(reg.value(s.res, reg.find("boundaries.cylinder.velocity.y")) == Approx(0.02));
+  CHECK(reg.value(s.res, reg.find("boundaries.outlet.pressure")) == Approx(0.1));
+  CHECK(reg.index(s.mesh.patch_index("cylinder"), adjoint::ParameterKind::Omega) ==
+        reg.find("boundaries.cylinder.omega"));
+
+  // set: the value and the boundary values on the faces change
+  REQUIRE(reg.set(s.res, "boundaries.inlet.velocity", 0.6) == 0);
+  CHECK(reg.value(s.res, reg.find("boundaries.inlet.velocity")) == Approx(0.6));
+  const int inlet = s.mesh.patch_index("inlet");
+  const auto &bcs = s.res.boundary_conditions();
+  double max_u = 0;
+  for (PetscInt f : s.mesh.boundary_faces(inlet)) max_u = std::max(max_u, bcs.velocity(f)[0]);
+  double global_max = 0;
+  MPI_Allreduce(&max_u, &global_max, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD);
+  CHECK(global_max > 0.55); // parabolic profile with peak 0.6, sampled at face centroids
+  CHECK(global_max <= 0.6);
+  REQUIRE(reg.set(s.res, "fluid.viscosity", 1e-3) == 0);
+  CHECK(s.res.parameters().nu == 1e-3);
+
+  // an unknown name names the known ones
+  clear_error();
+  REQUIRE(reg.set(s.res, "boundaries.inlet.speed", 1.0) != 0);
+  REQUIRE_THAT(last_error_message(), Catch::Contains("unknown parameter 'boundaries.inlet.speed'") &&
+                                         Catch::Contains("boundaries.cylinder.omega"));
+  clear_error();
+}
+
+TEST_CASE("boundary conditions: face kinds and prescribed values from the boundary kernel",
+          "[parameters][boundary][mpi]") {
+  Setup s;
+  make(&s);
+  const auto &bcs = s.res.boundary_conditions();
+  const auto &g = s.res.geometry();
+  int checked = 0;
+  for (std::size_t p = 0; p < bcs.n_patches(); ++p) {
+    const auto &pc = bcs.patch(static_cast<int>(p));
+    bool beyond;
+    const physics::BoundaryParameters<double> a = pc.parameters(0.0, 0, &beyond);
+    CHECK_FALSE(beyond);
+    for (PetscInt f : s.mesh.boundary_faces(static_cast<int>(p))) {
+      const bool outlet = pc.type() == physics::BoundaryType::PressureOutlet;
+      CHECK((bcs.kind(f) == discretization::FaceKind::PressureOutlet) == outlet);
+      if (outlet) {
+        CHECK(bcs.pressure(f) == 0.1);
+        continue;
+      }
+      const Vec3<double> u =
+          physics::boundary_velocity(pc.shape, a, g.face_centroid[f], g.face_area[f]);
+      for (int d = 0; d < 3; ++d) CHECK(bcs.velocity(f)[d] == u[d]);
+      if (pc.type() == physics::BoundaryType::Wall) CHECK(bcs.rotation(f) == 0.5);
+      ++checked;
+    }
+  }
+  CHECK(checked > 0);
+  CHECK(bcs.wall_patches().size() == 2); // the blowing walls and the cylinder
+  CHECK(bcs.pressure_level_fixed());
+}

@@ -1,0 +1,129 @@
+// The unsteady solver: variable-step BDF coefficients and BDF2's temporal order on the
+// Taylor-Green vortex.
+#include "karman/core/error.hpp"
+#include "karman/io/checkpoint.hpp"
+#include "karman/io/hdf5_fields.hpp"
+#include "karman/solver/unsteady_solver.hpp"
+#include "test_helpers.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+using namespace karman;
+
+TEST_CASE("variable-step BDF2 differentiates quadratics exactly", "[unsteady]")
+{
+  std::mt19937 gen(4);
+  std::uniform_real_distribution<double> u(0.1, 1.0);
+  for (int trial = 0; trial < 5; ++trial) {
+    const double dt = u(gen), dt_prev = u(gen), t = u(gen);
+    const auto c = solver::bdf_coefficients(2, dt, dt_prev);
+    auto q = [](double s) { return 3 * s * s - s + 2; };
+    const double tn1 = t + dt, tn = t, tm1 = t - dt_prev;
+    REQUIRE(c.a0 * q(tn1) + c.a1 * q(tn) + c.a2 * q(tm1) == Approx(6 * tn1 - 1).epsilon(1e-12));
+    const auto e = solver::bdf_coefficients(1, dt, dt_prev);
+    REQUIRE(e.a0 * (2 * tn1 + 1) + e.a1 * (2 * tn + 1) == Approx(2.0).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("BDF2 is second order in time (Taylor-Green vortex, Dirichlet box)", "[unsteady][verification]")
+{
+  // u = -cos(pi x) sin(pi y) F, v = sin(pi x) cos(pi y) F, F = exp(-2 pi^2 nu t): an exact
+  // Navier-Stokes solution; boundary values from it.  Self-convergence on one mesh: the
+  // error at T against a run with dt / 8 isolates the time discretization.
+  // Also a change of time step at T / 2, as a restart with a new time.dt does it: the second
+  // half with dt / 2 in a new solver started from the checkpointed pair (w^n, w^{n-1}) and
+  // the old step size.  It must equal the same change made inside one solver, and stay
+  // second order (a constant-coefficient BDF2 across the change would be first order).
+  const double nu = 0.05, T = 0.8;
+  auto exact = [&](const Vec3<double> &x, double t) {
+    const double F = std::exp(-2 * M_PI * M_PI * nu * t);
+    return Vec3<double>(-std::cos(M_PI * x[0]) * std::sin(M_PI * x[1]) * F,
+                        std::sin(M_PI * x[0]) * std::cos(M_PI * x[1]) * F, 0.0);
+  };
+  const std::string yaml = "mesh: {file: x.geo}\nfluid: {viscosity: 0.05}\ntime: {mode: unsteady, scheme: bdf2}\n"
+                           "solver: {rtol: 1e-12, atol: 1e-14}\nboundaries:\n  left: {type: wall}\n  right: {type: "
+                           "wall}\n  bottom: {type: wall}\n  top: {type: wall}\n";
+  config::CaseConfig cfg;
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "tg.yaml", "/", {}, cfg) == 0);
+  mesh::Mesh m;
+  test::load(PETSC_COMM_WORLD, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"}, &m);
+  discretization::FlowResidual res;
+  REQUIRE(res.setup(m, cfg) == 0);
+  for (std::size_t p = 0; p < res.boundary_conditions().n_patches(); ++p)
+    res.boundary_conditions().patch(static_cast<int>(p)).custom_velocity = exact;
+  auto values = [&](Vec v, std::vector<double> *out) {
+    const PetscScalar *b;
+    REQUIRE(VecGetArrayRead(v, &b) == 0);
+    out->assign(b, b + 3 * m.n_owned_cells);
+    REQUIRE(VecRestoreArrayRead(v, &b) == 0);
+  };
+  // dt until T / 2, then dt2 (in the same solver, or in a new one when restart is set)
+  auto run = [&](double dt, double dt2, bool restart, std::vector<double> *out) {
+    solver::UnsteadySolver ts;
+    REQUIRE(ts.setup(res, cfg) == 0);
+    Vec w;
+    REQUIRE(res.create_state(&w) == 0);
+    PetscScalar *a;
+    REQUIRE(VecGetArray(w, &a) == 0);
+    for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+      const Vec3<double> u = exact(res.geometry().cell_centroid[c], 0.0);
+      a[3 * c] = 0, a[3 * c + 1] = u[0], a[3 * c + 2] = u[1];
+    }
+    REQUIRE(VecRestoreArray(w, &a) == 0);
+    REQUIRE(ts.set_state(w, w, 0, 0.0, 0.0) == 0);
+    solver::StepReport r;
+    for (int k = 0, n = static_cast<int>(std::lround(T / 2 / dt)); k < n; ++k) {
+      REQUIRE(ts.advance(dt, &r) == 0);
+      REQUIRE(r.converged);
+    }
+    solver::UnsteadySolver fresh;
+    solver::UnsteadySolver *second = &ts;
+    if (restart) {
+      REQUIRE(fresh.setup(res, cfg) == 0);
+      REQUIRE(fresh.set_state(ts.state(), ts.previous_state(), ts.step(), ts.time(), ts.previous_dt()) == 0);
+      second = &fresh;
+    }
+    for (int k = 0, n = static_cast<int>(std::lround(T / 2 / dt2)); k < n; ++k) {
+      REQUIRE(second->advance(dt2, &r) == 0);
+      REQUIRE(r.converged);
+    }
+    REQUIRE(second->time() == Approx(T).epsilon(1e-12));
+    values(second->state(), out);
+    VecDestroy(&w);
+  };
+  auto error = [&](const std::vector<double> &u, const std::vector<double> &ref) {
+    double e = 0;
+    for (PetscInt c = 0; c < m.n_owned_cells; ++c)
+      for (int k = 1; k < 3; ++k) e += (u[3 * c + k] - ref[3 * c + k]) * (u[3 * c + k] - ref[3 * c + k]);
+    MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+    return std::sqrt(e);
+  };
+  std::vector<double> ref;
+  run(0.04 / 32, 0.04 / 32, false, &ref);
+  std::vector<double> err, err_switch;
+  for (double dt : {0.04, 0.02, 0.01}) {
+    std::vector<double> u, v;
+    run(dt, dt, false, &u);
+    err.push_back(error(u, ref));
+    run(dt, dt / 2, true, &v);
+    err_switch.push_back(error(v, ref));
+    if (dt == 0.04) {
+      std::vector<double> same;
+      run(dt, dt / 2, false, &same);
+      CAPTURE(error(v, same), error(same, ref));
+      REQUIRE(error(v, same) <= 1e-10 * error(same, ref) + 1e-13);
+    }
+  }
+  for (std::size_t k = 0; k + 1 < err.size(); ++k) {
+    const double order = std::log2(err[k] / err[k + 1]), order_switch = std::log2(err_switch[k] / err_switch[k + 1]);
+    CAPTURE(k, err[k], err[k + 1], order, err_switch[k], err_switch[k + 1], order_switch);
+    REQUIRE(order >= 1.9);
+    REQUIRE(order_switch >= 1.9);
+    REQUIRE(err_switch[k] < err[k]); // the second half with dt / 2 is more accurate
+  }
+}
