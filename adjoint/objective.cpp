@@ -139,12 +139,8 @@ PetscErrorCode Objective::parse_term(const FlowResidual &res, const config::Case
 PetscErrorCode Objective::setup(const FlowResidual &res, const config::CaseConfig &cfg)
 {
   PetscFunctionBeginUser;
-  const config::Section obj = cfg.section("objective"), ref = cfg.section("reference");
-  const double rho = cfg.section("fluid").real("density"), U = ref.real("velocity");
-  q_ref_ = 0.5 * rho * U * U;
-  l_ref_ = ref.real("length");
-  s_ref_ = res.mesh().dim == 2 ? l_ref_ : (ref.real("area") > 0 ? ref.real("area") : l_ref_ * l_ref_);
-  moment_center_ = Vec3<double>::from(ref.vector("moment_center"));
+  const config::Section obj = cfg.section("objective");
+  scaling_ = solver::force_scaling(cfg, res.mesh().dim);
   terms_.clear();
   std::vector<config::Section> sections;
   if (obj.text("type") == "sum") {
@@ -193,9 +189,9 @@ PetscErrorCode Objective::value(const FlowResidual &res, double *J) const
   for (const Term &t : terms_) {
     if (!t.walls.empty()) {
       solver::ForceReport fr;
-      PetscCall(solver::wall_force(res, t.walls, moment_center_, &fr));
-      if (t.type == "moment") *J += t.weight * dot(fr.moment, t.direction) / (q_ref_ * s_ref_ * l_ref_);
-      else *J += t.weight * dot(fr.total(), t.direction) / (q_ref_ * s_ref_);
+      PetscCall(solver::wall_force(res, t.walls, scaling_.moment_center, &fr));
+      if (t.type == "moment") *J += t.weight * dot(fr.moment, t.direction) / (scaling_.q * scaling_.area * scaling_.length);
+      else *J += t.weight * dot(fr.total(), t.direction) / (scaling_.q * scaling_.area);
     } else if (t.type == "pressure-difference" || t.type == "probe-match") {
       std::vector<double> v;
       PetscCall(t.probes->evaluate(res, &v));
@@ -227,11 +223,11 @@ PetscErrorCode Objective::reverse(const FlowResidual &res, Sensitivities &s, dou
       // force on face f: F_f = p_f S_f - visc_f + T_f (T_f: rotating walls, physics::rotating_wall_traction);
       // J = c e . sum F_f  or  c a . sum (x_f - x_0) x F_f
       const bool moment = t.type == "moment";
-      const double c = t.weight / (q_ref_ * s_ref_ * (moment ? l_ref_ : 1.0));
+      const double c = t.weight / (scaling_.q * scaling_.area * (moment ? scaling_.length : 1.0));
       for (int p : t.walls)
         for (PetscInt f : m.boundary_faces(p)) {
           const physics::FaceGeometry<double> g = res.face_geometry(f);
-          const Vec3<double> r = g.xf - moment_center_;
+          const Vec3<double> r = g.xf - scaling_.moment_center;
           // dJ/dF_f
           const Vec3<double> Fb = moment ? c * cross(t.direction, r) : c * t.direction;
           double pf;

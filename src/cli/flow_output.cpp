@@ -99,11 +99,7 @@ PetscErrorCode FlowMonitors::setup(const FlowResidual &res, const config::CaseCo
   PetscCheck(unit("drag_direction", &drag_dir_) && unit("lift_direction", &lift_dir_), m.comm,
              PETSC_ERR_USER_INPUT, "%s: objective.drag_direction and lift_direction must be non-zero",
              cfg.file().c_str());
-  moment_center_ = Vec3<double>::from(ref.vector("moment_center"));
-  const double rho = cfg.section("fluid").real("density"), U = ref.real("velocity");
-  q_ref_ = 0.5 * rho * U * U;
-  l_ref_ = ref.real("length");
-  s_ref_ = m.dim == 2 ? l_ref_ : (ref.real("area") > 0 ? ref.real("area") : l_ref_ * l_ref_);
+  scaling_ = solver::force_scaling(cfg, m.dim);
   p_ref_ = ref.real("pressure");
   std::vector<Vec3<double>> points;
   for (const auto &p : obj.points("points")) points.push_back(Vec3<double>::from(p));
@@ -122,13 +118,13 @@ PetscErrorCode FlowMonitors::setup(const FlowResidual &res, const config::CaseCo
 PetscErrorCode FlowMonitors::evaluate(const FlowResidual &res, Values *v) const
 {
   PetscFunctionBeginUser;
-  PetscCall(solver::wall_force(res, walls_, moment_center_, &v->force));
-  const double scale = 1.0 / (q_ref_ * s_ref_);
+  PetscCall(solver::wall_force(res, walls_, scaling_.moment_center, &v->force));
+  const double scale = 1.0 / (scaling_.q * scaling_.area);
   v->cd = dot(v->force.total(), drag_dir_) * scale;
   v->cl = dot(v->force.total(), lift_dir_) * scale;
   v->cd_pressure = dot(v->force.pressure, drag_dir_) * scale;
   v->cd_viscous = dot(v->force.viscous, drag_dir_) * scale;
-  v->cm = v->force.moment[2] * scale / l_ref_;
+  v->cm = v->force.moment[2] * scale / scaling_.length;
   v->has_dp = dp_points_.size() == 2;
   if (v->has_dp) {
     std::vector<double> values;

@@ -36,6 +36,17 @@ void face_force(const discretization::FlowResidual &res, PetscInt f, Vec3<double
 
 } // namespace
 
+ForceScaling force_scaling(const config::CaseConfig &cfg, int dim) {
+  const config::Section ref = cfg.section("reference");
+  const double rho = cfg.section("fluid").real("density"), U = ref.real("velocity");
+  ForceScaling s;
+  s.q = 0.5 * rho * U * U;
+  s.length = ref.real("length");
+  s.area = dim == 2 ? s.length : (ref.real("area") > 0 ? ref.real("area") : s.length * s.length);
+  s.moment_center = Vec3<double>::from(ref.vector("moment_center"));
+  return s;
+}
+
 PetscErrorCode wall_force(const discretization::FlowResidual &res, const std::vector<int> &patches,
                           const Vec3<double> &center, ForceReport *report) {
   PetscFunctionBeginUser;

@@ -49,8 +49,7 @@ private:
   PetscErrorCode parse_term(const discretization::FlowResidual &res, const config::CaseConfig &cfg,
                             const config::Section &sec, Term *t);
   std::vector<Term> terms_;
-  Vec3<double> moment_center_;
-  double q_ref_ = 1, s_ref_ = 1, l_ref_ = 1;
+  solver::ForceScaling scaling_;
   std::string description_;
 };
 

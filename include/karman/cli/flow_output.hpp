@@ -37,14 +37,15 @@ public:
   std::string csv_header(int nv) const;
   std::string csv_values(const Values &v) const;
   std::size_t n_probes() const { return output_probes_.size(); }
-  double dynamic_pressure() const { return q_ref_; }
+  double dynamic_pressure() const { return scaling_.q; }
   double reference_pressure() const { return p_ref_; }
   const std::vector<int> &walls() const { return walls_; }
 
 private:
   std::vector<int> walls_;
-  Vec3<double> drag_dir_, lift_dir_, moment_center_;
-  double q_ref_ = 1, s_ref_ = 1, l_ref_ = 1, p_ref_ = 0;
+  Vec3<double> drag_dir_, lift_dir_;
+  solver::ForceScaling scaling_;
+  double p_ref_ = 0;
   solver::PointProbes dp_points_, output_probes_;
 };
 

@@ -23,6 +23,23 @@ struct ForceReport {
   Vec3<double> total() const { return pressure + viscous; }
 };
 
+/// Reference values of the force and moment coefficients (case sections fluid, reference):
+///   c_F = F . e / (q S_ref),  c_M = M . a / (q S_ref L_ref),  q = rho U_ref^2 / 2,
+///   S_ref = L_ref in 2D (per unit depth), reference.area (or L_ref^2) in 3D.
+struct ForceScaling {
+  double q = 1, area = 1, length = 1;
+  Vec3<double> moment_center;
+  double force_coefficient(const Vec3<double> &F, const Vec3<double> &e) const {
+    return dot(F, e) / (q * area);
+  }
+  double moment_coefficient(const Vec3<double> &M, const Vec3<double> &a) const {
+    return dot(M, a) / (q * area * length);
+  }
+};
+
+/// The coefficient scaling of a case on a mesh of dimension `dim`.
+ForceScaling force_scaling(const config::CaseConfig &cfg, int dim);
+
 /// Force and moment on `patches` at the FlowResidual's current local state.  Collective.
 PetscErrorCode wall_force(const discretization::FlowResidual &res, const std::vector<int> &patches,
                           const Vec3<double> &moment_center, ForceReport *report);
