@@ -12,7 +12,9 @@ const std::vector<CommandInfo> &commands() {
       {"mesh",
        "mesh the case geometry, distribute it, check it and write it with cell-quality fields"},
       {"run", "solve the case (steady: Newton with pseudo-transient continuation; unsteady: BDF2) and "
-              "write forces and fields; --restart continues an unsteady run from its last checkpoint"},
+              "write forces and fields; --restart continues an unsteady run from its last checkpoint "
+              "(--accept-case-change: also one written with other fluid, reference, boundaries, "
+              "solver.upwind or solver.stabilization values)"},
       {"adjoint", "discrete adjoint of the objective (steady, or unsteady backwards in time): gradients of "
                   "every parameter, of time-dependent controls, of the mesh coordinates and the initial state, "
                   "surface sensitivities; --restart resumes a killed unsteady adjoint"},
