@@ -104,6 +104,9 @@ print(f"validate-dfg2d2: fork at record {last[1]} of {last[0]} (t = {last[2]:g})
 PY
     restart=(--restart)
   fi
+  # a /uB fork switches the scheme of the run it continues from: say that it is deliberate
+  # (without the flag, karman run --restart refuses checkpoints of another solver.upwind)
+  if [ ${#restart[@]} -gt 0 ] && [ ${#upwind[@]} -gt 0 ]; then restart+=(--accept-case-change); fi
   echo "validate-dfg2d2: $pair on $np rank(s) -> $dir"
   mpirun -n "$np" build/release/karman run cases/dfg-2d2/case.yaml -o "$dir" --set mesh.level="$l" \
     --set time.dt="$dt" --set output.vtk_every=1000000 "${restart[@]}" "${upwind[@]}" "${transfer[@]}" \

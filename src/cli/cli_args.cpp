@@ -12,7 +12,9 @@ const std::vector<CommandInfo> &commands() {
       {"mesh",
        "mesh the case geometry, distribute it, check it and write it with cell-quality fields"},
       {"run", "solve the case (steady: Newton with pseudo-transient continuation; unsteady: BDF2) and "
-              "write forces and fields; --restart continues an unsteady run from its last checkpoint"},
+              "write forces and fields; --restart continues an unsteady run from its last checkpoint "
+              "(--accept-case-change: also one written with other fluid, reference, boundaries, "
+              "solver.upwind or solver.stabilization values)"},
       {"adjoint", "discrete adjoint of the objective (steady, or unsteady backwards in time): gradients of "
                   "every parameter, of time-dependent controls, of the mesh coordinates and the initial state, "
                   "surface sensitivities; --restart resumes a killed unsteady adjoint"},
@@ -47,6 +49,8 @@ std::string parse_args(int argc, char **argv, CliArgs *args) {
       args->overrides.push_back(a.substr(6));
     } else if (a == "--restart") {
       args->restart = true;
+    } else if (a == "--accept-case-change") {
+      args->accept_case_change = true;
     } else if (a.rfind("--", 0) == 0) {
       return "unknown option '" + a + "' (see karman --help)";
     } else if (a[0] == '-') {
@@ -85,6 +89,11 @@ std::string general_help() {
        "mesh.level=2\n"
        "  --restart          unsteady run: continue from the last checkpoint in OUTDIR/checkpoints;\n"
        "                     unsteady adjoint: resume the backward sweep from OUTDIR/adjoint-state.h5\n"
+       "  --accept-case-change\n"
+       "                     with --restart: continue from checkpoints written with other values\n"
+       "                     of the keys that define the problem (fluid, reference, boundaries,\n"
+       "                     solver.upwind, solver.stabilization) with a warning naming them,\n"
+       "                     instead of refusing (a deliberate switch, e.g. of the scheme)\n"
        "  -h, --help         this text; karman <command> --help for one command\n"
        "  -OPTION [VALUE]    any PETSc option (e.g. -ksp_type gmres -pc_type asm -log_view)\n\n";
   s += config::format_case_help();

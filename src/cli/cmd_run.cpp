@@ -209,7 +209,7 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
   const std::string ck_dir = (fs::path(args.output_dir) / "checkpoints").string();
   std::string mesh_hash;
   PetscCall(io::mesh_hash(mesh, res.coordinates(), &mesh_hash));
-  const std::string case_hash = cfg.problem_hash();
+  const std::string case_hash = cfg.problem_hash(), case_keys = cfg.problem_keys();
 
   solver::UnsteadySolver ts;
   PetscCall(ts.setup(res, cfg));
@@ -232,11 +232,29 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
     if (args.restart) {
       io::CheckpointRecord rec;
       bool found = false;
-      PetscCall(io::find_latest_checkpoint(comm, ck_dir, mesh_hash, case_hash, res.nv(), mesh.n_global_cells, &rec,
-                                           &found));
+      PetscCall(io::find_latest_checkpoint(comm, ck_dir, mesh_hash, res.nv(), mesh.n_global_cells,
+                                           &rec, &found));
       PetscCheck(found, comm, PETSC_ERR_USER_INPUT,
                  "--restart: no complete checkpoint in %s (output.checkpoint_every was %ld); start without --restart",
                  ck_dir.c_str(), ck_every);
+      if (rec.case_hash != case_hash) {
+        // a deliberate switch (e.g. of the convection scheme) needs --accept-case-change
+        const std::string changes =
+            rec.case_keys.empty()
+                ? std::string("another case (fluid, reference, solver or boundaries keys; the "
+                              "files predate the stored key list, so the keys are unknown)")
+                : config::describe_key_changes(
+                      config::compare_problem_keys(rec.case_keys, case_keys));
+        PetscCheck(args.accept_case_change, comm, PETSC_ERR_USER_INPUT,
+                   "%s: --restart: the checkpoints in %s were written with %s; restore the case, "
+                   "start without --restart, or add --accept-case-change to continue with this "
+                   "case",
+                   cfg.file().c_str(), ck_dir.c_str(), changes.c_str());
+        PetscCall(log_warning(comm,
+                              "%s: --restart --accept-case-change: the checkpoints in %s were "
+                              "written with %s; continuing with this case",
+                              cfg.file().c_str(), ck_dir.c_str(), changes.c_str()));
+      }
       PetscCall(io::read_checkpoint(mesh, rec, res.nv(), w0, w1));
       PetscCall(ts.set_state(w0, w1, rec.step, rec.time, rec.dt));
       PetscCall(continue_forces_csv(comm, csv_path, rec.step, &series));
@@ -266,7 +284,7 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
     PetscCall(VecDestroy(&w1));
   }
   io::CheckpointWriter ck;
-  if (ck_every > 0) PetscCall(ck.open(mesh, ck_dir, mesh_hash, case_hash, res.nv()));
+  if (ck_every > 0) PetscCall(ck.open(mesh, ck_dir, mesh_hash, case_hash, res.nv(), case_keys));
   // steps left from the time left: after a restart with a new time.dt the step index counts
   // steps of the old size
   auto steps_left = [&](double t) { return std::max(0.0, std::ceil((t_end - t) / dt - 1e-9)); };

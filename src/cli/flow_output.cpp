@@ -34,6 +34,22 @@ PetscErrorCode initial_state(const FlowResidual &res, const config::CaseConfig &
                cfg.file().c_str(), path.c_str(), format.c_str());
     PetscCall(io::read_text_attribute_h5(m.comm, path, "mesh_hash", &file_hash));
     PetscCall(io::mesh_hash(m, res.coordinates(), &mesh_hash));
+    // a state of another problem is a legitimate start (a spin-up without rotation for the
+    // rotary-control case): say which keys differ, do not refuse
+    std::string file_case, file_keys;
+    PetscCall(io::read_text_attribute_h5(m.comm, path, "case_hash", &file_case));
+    PetscCall(io::read_text_attribute_h5(m.comm, path, "case_keys", &file_keys));
+    if (file_case != cfg.problem_hash()) {
+      const std::string changes =
+          file_keys.empty()
+              ? std::string("another case (the file predates the stored key list, so the keys "
+                            "that differ are unknown)")
+              : config::describe_key_changes(
+                    config::compare_problem_keys(file_keys, cfg.problem_keys()));
+      PetscCall(log_warning(
+          m.comm, "%s: initial.file '%s' was written with %s; it is used as the initial state",
+          cfg.file().c_str(), path.c_str(), changes.c_str()));
+    }
     io::Field u, p;
     if (file_hash == mesh_hash) {
       PetscCall(io::read_cell_field_h5(m, path, "velocity", &u));
@@ -167,6 +183,7 @@ PetscErrorCode FlowWriter::setup(const FlowResidual &res, const FlowMonitors &mo
   name_ = name;
   vtk_ = cfg.section("output").flag("vtk");
   problem_hash_ = cfg.problem_hash();
+  problem_keys_ = cfg.problem_keys();
   hdf5_ = cfg.section("output").flag("hdf5");
   volume_ = std::make_unique<io::VtkSeries>(m.comm, directory, name);
   surface_patches_.clear();
@@ -242,8 +259,10 @@ PetscErrorCode FlowWriter::write_hdf5(const FlowResidual &res, double time)
   const auto &w = res.local_state();
   io::Field velocity, pressure;
   io::split_state(m, nv, w.data(), "pressure", "velocity", &pressure, &velocity);
-  PetscCall(io::write_fields_h5(m, res.coordinates(), (std::filesystem::path(directory_) / (name_ + ".h5")).string(),
-                                {velocity, pressure}, {{"time", time}}, {{"case_hash", problem_hash_}}));
+  PetscCall(io::write_fields_h5(m, res.coordinates(),
+                                (std::filesystem::path(directory_) / (name_ + ".h5")).string(),
+                                {velocity, pressure}, {{"time", time}},
+                                {{"case_hash", problem_hash_}, {"case_keys", problem_keys_}}));
   PetscFunctionReturn(0);
 }
 

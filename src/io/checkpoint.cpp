@@ -145,12 +145,13 @@ struct RecordData {
   std::vector<double> state, previous;
   double info[4] = {0, 0, 0, 0};
   std::uint64_t checksum = 0;
+  std::string case_hash, case_keys; ///< the file's attributes
 };
 
 // Rank 0: opens a checkpoint file and reads record `index` (or the last complete one when
 // index < 0).  Returns "" or an error; `warning` collects notes about skipped data.
-std::string read_segment(const std::string &path, const std::string &mesh_hash, const std::string &case_hash,
-                         int nv, PetscInt n_cells, long long index, RecordData *rec, long long *used,
+std::string read_segment(const std::string &path, const std::string &mesh_hash, int nv,
+                         PetscInt n_cells, long long index, RecordData *rec, long long *used,
                          std::string *warning, bool *unreadable)
 {
   *unreadable = false;
@@ -174,10 +175,9 @@ std::string read_segment(const std::string &path, const std::string &mesh_hash, 
   } else if (mh != mesh_hash || cells != n_cells || nvars != nv) {
     error = path + ": checkpoint of another mesh (mesh hash " + mh + ", " + std::to_string(cells) +
             " cells; this run: " + mesh_hash + ", " + std::to_string(n_cells) + " cells)";
-  } else if (ch != case_hash) {
-    error = path + ": checkpoint of a different case (mesh, fluid, reference or boundaries changed since it was "
-                   "written); start a new run without --restart, or restore the case file";
   } else {
+    rec->case_hash = ch;
+    read_attr(f, "case_keys", &rec->case_keys); // absent in files of older karman versions
     st = H5Dopen2(f, "state", H5P_DEFAULT), pr = H5Dopen2(f, "previous", H5P_DEFAULT);
     in = H5Dopen2(f, "info", H5P_DEFAULT), cs = H5Dopen2(f, "checksum", H5P_DEFAULT);
     if (st < 0 || pr < 0 || in < 0 || cs < 0) {
@@ -252,7 +252,8 @@ PetscErrorCode CheckpointWriter::gather(Vec v, std::vector<double> *all) const
 }
 
 PetscErrorCode CheckpointWriter::open(const mesh::Mesh &mesh, const std::string &directory,
-                                      const std::string &mesh_hash, const std::string &case_hash, int nv)
+                                      const std::string &mesh_hash, const std::string &case_hash,
+                                      int nv, const std::string &case_keys)
 {
   PetscFunctionBeginUser;
   PetscCall(close());
@@ -285,6 +286,7 @@ PetscErrorCode CheckpointWriter::open(const mesh::Mesh &mesh, const std::string 
       write_attr(f, "version", static_cast<long long>(kFormatVersion));
       write_attr(f, "mesh_hash", mesh_hash);
       write_attr(f, "case_hash", case_hash);
+      if (!case_keys.empty()) write_attr(f, "case_keys", case_keys);
       write_attr(f, "cells", static_cast<long long>(n_cells_));
       write_attr(f, "nv", static_cast<long long>(nv));
       const hsize_t width = static_cast<hsize_t>(n_cells_) * nv;
@@ -342,14 +344,14 @@ PetscErrorCode CheckpointWriter::close()
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode find_latest_checkpoint(MPI_Comm comm, const std::string &directory, const std::string &mesh_hash,
-                                      const std::string &case_hash, int nv, PetscInt n_cells,
+PetscErrorCode find_latest_checkpoint(MPI_Comm comm, const std::string &directory,
+                                      const std::string &mesh_hash, int nv, PetscInt n_cells,
                                       CheckpointRecord *record, bool *found)
 {
   PetscFunctionBeginUser;
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  std::string error, warning, file;
+  std::string error, warning, file, case_hash, case_keys;
   double info[4] = {0, 0, 0, 0};
   long long index = -1;
   if (rank == 0) {
@@ -359,7 +361,7 @@ PetscErrorCode find_latest_checkpoint(MPI_Comm comm, const std::string &director
       long long used = -1;
       bool unreadable = false;
       const std::string e =
-          read_segment(path, mesh_hash, case_hash, nv, n_cells, -1, &rec, &used, &warning, &unreadable);
+          read_segment(path, mesh_hash, nv, n_cells, -1, &rec, &used, &warning, &unreadable);
       if (unreadable) { // a truncated segment: fall back to the one before
         warning += e + "; trying the previous checkpoint file. ";
         continue;
@@ -370,6 +372,7 @@ PetscErrorCode find_latest_checkpoint(MPI_Comm comm, const std::string &director
       }
       if (used < 0) continue; // no complete record in this segment
       file = path, index = used;
+      case_hash = rec.case_hash, case_keys = rec.case_keys;
       std::copy(rec.info, rec.info + 4, info);
       break;
     }
@@ -379,6 +382,8 @@ PetscErrorCode find_latest_checkpoint(MPI_Comm comm, const std::string &director
   PetscCall(broadcast_string(comm, &error));
   PetscCheck(error.empty(), comm, PETSC_ERR_FILE_UNEXPECTED, "%s", error.c_str());
   PetscCall(broadcast_string(comm, &file));
+  PetscCall(broadcast_string(comm, &case_hash));
+  PetscCall(broadcast_string(comm, &case_keys));
   PetscCallMPI(MPI_Bcast(info, 4, MPI_DOUBLE, 0, comm));
   PetscCallMPI(MPI_Bcast(&index, 1, MPI_LONG_LONG, 0, comm));
   *found = index >= 0;
@@ -388,6 +393,8 @@ PetscErrorCode find_latest_checkpoint(MPI_Comm comm, const std::string &director
   record->time = info[1];
   record->dt = info[2];
   record->dt_prev = info[3];
+  record->case_hash = case_hash;
+  record->case_keys = case_keys;
   PetscFunctionReturn(0);
 }
 
@@ -405,16 +412,15 @@ PetscErrorCode read_checkpoint(const mesh::Mesh &mesh, const CheckpointRecord &r
   if (rank == 0) {
     long long used;
     bool unreadable;
-    // hashes were checked when the record was found: read with the file's own hashes
+    // the mesh hash was checked when the record was found: read with the file's own
     hid_t f = open_for_reading(record.file);
-    std::string mh, ch;
+    std::string mh;
     if (f >= 0) {
       read_attr(f, "mesh_hash", &mh);
-      read_attr(f, "case_hash", &ch);
       H5Fclose(f);
     }
-    error = read_segment(record.file, mh, ch, nv, mesh.n_global_cells, record.index, &rec, &used, &warning,
-                         &unreadable);
+    error = read_segment(record.file, mh, nv, mesh.n_global_cells, record.index, &rec, &used,
+                         &warning, &unreadable);
   }
   PetscCall(broadcast_string(mesh.comm, &error));
   PetscCheck(error.empty(), mesh.comm, PETSC_ERR_FILE_READ, "%s", error.c_str());

@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 
 #include <cmath>
+#include <cstring>
 
 namespace karman::solver {
 
@@ -28,8 +29,20 @@ PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
   PetscCall(residual.create_state(&r_));
   PetscCall(create_newton(residual.mesh().comm, s, r_, J_, J_, form_function, form_jacobian, this, KSPPREONLY,
                           &snes_));
-  PetscCall(SNESMonitorSet(snes_, monitor, this, nullptr));
   PetscCall(SNESSetFromOptions(snes_));
+  // The continuation (CFL update), the history, the best state and the caller's monitor run
+  // in the convergence test, set after SNESSetFromOptions: unlike a monitor, PETSc options
+  // (-snes_monitor_cancel) cannot remove it.  The decision itself stays PETSc's: the default
+  // test, or none with -snes_convergence_test skip.
+  const char *prefix = nullptr;
+  PetscCall(SNESGetOptionsPrefix(snes_, &prefix));
+  char test[64] = "default";
+  PetscCall(PetscOptionsGetString(nullptr, prefix, "-snes_convergence_test", test, sizeof(test), nullptr));
+  PetscCheck(std::strcmp(test, "default") == 0 || std::strcmp(test, "skip") == 0, residual.mesh().comm,
+             PETSC_ERR_USER_INPUT,
+             "PETSc option -snes_convergence_test %s: the steady solver supports default and skip", test);
+  skip_convergence_test_ = std::strcmp(test, "skip") == 0;
+  PetscCall(SNESSetConvergenceTest(snes_, converged, this, nullptr));
   shift_.assign(residual.mesh().n_owned_cells, 0.0);
   PetscFunctionReturn(0);
 }
@@ -69,16 +82,27 @@ PetscErrorCode SteadySolver::form_jacobian(SNES, Vec w, Mat J, Mat, void *ctx) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode SteadySolver::monitor(SNES snes, PetscInt it, PetscReal norm, void *ctx) {
+PetscErrorCode SteadySolver::converged(SNES snes, PetscInt it, PetscReal xnorm, PetscReal snorm, PetscReal norm,
+                                       SNESConvergedReason *reason, void *ctx) {
   PetscFunctionBeginUser;
   auto *self = static_cast<SteadySolver *>(ctx);
+  PetscCall(self->record_iteration(snes, it, norm));
+  if (self->skip_convergence_test_)
+    PetscCall(SNESConvergedSkip(snes, it, xnorm, snorm, norm, reason, nullptr));
+  else
+    PetscCall(SNESConvergedDefault(snes, it, xnorm, snorm, norm, reason, nullptr));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode SteadySolver::record_iteration(SNES snes, PetscInt it, PetscReal norm) {
+  PetscFunctionBeginUser;
   Vec r, w;
   PetscCall(SNESGetFunction(snes, &r, nullptr, nullptr));
   PetscCall(SNESGetSolution(snes, &w));
   NewtonRecord rec;
   rec.iteration = static_cast<int>(it);
   rec.residual = norm;
-  const int nv = self->res_->nv();
+  const int nv = res_->nv();
   PetscReal comp[physics::kMaxVars];
   for (int k = 0; k < nv; ++k) PetscCall(VecStrideNorm(r, k, NORM_2, &comp[k]));
   rec.residual_continuity = comp[0];
@@ -87,15 +111,15 @@ PetscErrorCode SteadySolver::monitor(SNES snes, PetscInt it, PetscReal norm, voi
   rec.residual_momentum = std::sqrt(mom);
   PetscInt lits;
   PetscCall(SNESGetLinearSolveIterations(snes, &lits));
-  rec.linear_iterations = static_cast<int>(lits - self->last_linear_its_);
-  self->last_linear_its_ = lits;
-  rec.wall_time = MPI_Wtime() - self->start_time_;
+  rec.linear_iterations = static_cast<int>(lits - last_linear_its_);
+  last_linear_its_ = lits;
+  rec.wall_time = MPI_Wtime() - start_time_;
   // CFL for the next step (switched evolution relaxation)
-  if (it == 0) self->r0_ = norm;
-  rec.cfl = self->cfl_;
+  if (it == 0) r0_ = norm;
+  rec.cfl = cfl_;
   if (std::isfinite(norm) && norm > 0)
-    self->cfl_ = std::min(self->cfl_max_, std::max(self->cfl0_, self->cfl0_ * self->r0_ / norm));
-  SteadySummary &s = *self->summary_;
+    cfl_ = std::min(cfl_max_, std::max(cfl0_, cfl0_ * r0_ / norm));
+  SteadySummary &s = *summary_;
   s.history.push_back(rec);
   if (it == 0) s.initial_residual = norm;
   s.final_residual = norm;
@@ -103,9 +127,9 @@ PetscErrorCode SteadySolver::monitor(SNES snes, PetscInt it, PetscReal norm, voi
   if (std::isfinite(norm) && (it == 0 || norm < s.best_residual)) {
     s.best_residual = norm;
     s.best_iteration = static_cast<int>(it);
-    if (self->best_) PetscCall(VecCopy(w, self->best_));
+    if (best_) PetscCall(VecCopy(w, best_));
   }
-  if (self->user_monitor_ && *self->user_monitor_) PetscCall((*self->user_monitor_)(rec, w));
+  if (user_monitor_ && *user_monitor_) PetscCall((*user_monitor_)(rec, w));
   PetscFunctionReturn(0);
 }
 

@@ -10,7 +10,10 @@
 #     record; a truncated newest checkpoint file falls back to the previous one;
 #  5. a restart with a new time.dt (the reference forked at its record of t = 0.24, then
 #     dt 0.01): the history up to the fork is kept, the rest continues with the new step
-#     (times 0.25 ... 0.48, no gap, no duplicate) and ends near the reference.
+#     (times 0.25 ... 0.48, no gap, no duplicate) and ends near the reference;
+#  6. a restart with another solver.upwind or solver.stabilization (keys of the residual)
+#     is refused with one line naming the case file and the key with both values; with
+#     --accept-case-change it continues (two more steps) with a warning naming the key.
 # usage: restart.sh KARMAN SOURCE_DIR WORK_DIR
 set -u
 karman=$1 src=$2 work=$3
@@ -105,4 +108,22 @@ d = abs(float(got[-1]["cd"]) - float(ref[-1]["cd"]))
 print(f"new dt: 24 steps of 0.01 after the fork at t = 0.24; c_D(0.48) {got[-1]['cd']} vs dt 0.02 run {ref[-1]['cd']}")
 assert d < 0.05 * abs(float(ref[-1]["cd"])), "the run with the new dt left the reference solution"
 PY
+
+# another discrete problem: refused, unless --accept-case-change
+for change in solver.upwind=0.5 solver.stabilization=2; do
+  key=${change%%=*} value=${change#*=} out=changed-${change%%=*}
+  cp -r ref "$out"
+  "$karman" run "$case" -o "$out" "${opts[@]}" --set "$change" --restart > "$out.log" 2>&1 &&
+    fail "a restart with $change from checkpoints of $key = 1 was accepted"
+  grep -q "karman: error: .*case.yaml: --restart: the checkpoints in $out/checkpoints were written with $key = 1, this case has $value; .*--accept-case-change" "$out.log" ||
+    { tail -3 "$out.log"; fail "no clear error naming $key"; }
+  echo "ok: $(grep 'karman: error' "$out.log")"
+  "$karman" run "$case" -o "$out" "${opts[@]}" --set "$change" --set time.t_end=0.52 --restart --accept-case-change \
+    > "$out-accepted.log" 2>&1 || { tail -5 "$out-accepted.log"; fail "--accept-case-change with $change"; }
+  grep -q "warning: .*--accept-case-change: .* written with $key = 1, this case has $value" "$out-accepted.log" ||
+    { grep -i warning "$out-accepted.log"; fail "no warning naming $key"; }
+  grep -q "restart from .*step 24, t = 0.48" "$out-accepted.log" || { grep restart "$out-accepted.log"; fail "did not restart"; }
+  tail -1 "$out/forces.csv" | grep -q "^26," || { tail -2 "$out/forces.csv"; fail "$change: steps 25, 26 missing"; }
+  echo "ok: $change continued with --accept-case-change"
+done
 echo "all restart checks passed"

@@ -16,6 +16,7 @@ struct CliArgs {
   std::vector<std::string> overrides; ///< --set section.key=value
   bool help = false;
   bool restart = false;
+  bool accept_case_change = false;     ///< --accept-case-change: a restart may change the problem
   std::vector<std::string> petsc_args; ///< forwarded to PetscInitialize (argv[0] first)
 };
 

@@ -16,7 +16,10 @@
 namespace karman::cli {
 
 /// The case's initial state into w (owned cells): initial.file (fields of another run on the
-/// same mesh, any rank count) or the uniform initial.velocity / initial.pressure.  Collective.
+/// same mesh, any rank count, or interpolated from another mesh) or the uniform
+/// initial.velocity / initial.pressure.  A file written by a run of another problem (other
+/// CaseConfig::problem_keys(), e.g. a spin-up without rotation) is used with a warning that
+/// names the keys that differ.  Collective.
 PetscErrorCode initial_state(const discretization::FlowResidual &res, const config::CaseConfig &cfg, Vec w);
 
 /// Force coefficients, delta p and probes of the FlowResidual's current local state.
@@ -59,13 +62,14 @@ public:
   PetscErrorCode resume(double t);
   /// Writes the FlowResidual's current local state as the snapshot at `time`.
   PetscErrorCode write_vtk(const discretization::FlowResidual &res, double time);
-  /// Writes velocity and pressure of the current local state to DIR/NAME.h5.
+  /// Writes velocity and pressure of the current local state to DIR/NAME.h5 (attributes
+  /// time, case_hash and case_keys: CaseConfig::problem_hash() and problem_keys()).
   PetscErrorCode write_hdf5(const discretization::FlowResidual &res, double time);
   const std::string &pvd_path() const { return volume_->pvd_path(); }
 
 private:
   const FlowMonitors *mon_ = nullptr;
-  std::string directory_, name_, problem_hash_;
+  std::string directory_, name_, problem_hash_, problem_keys_;
   bool vtk_ = true, hdf5_ = true;
   std::unique_ptr<io::VtkSeries> volume_;
   std::vector<int> surface_patches_;

@@ -83,9 +83,14 @@ public:
   const std::string &directory() const { return directory_; }
   /// The resolved configuration (defaults filled in) as YAML text.
   std::string resolved_yaml() const;
-  /// Hash (16 hex digits) of the sections that define the discrete problem on a given
-  /// mesh: fluid, reference and boundaries.  Checkpoints carry it (and the mesh's own
-  /// hash); a restart checks both.
+  /// The resolved keys that define the discrete residual R(w) on a given mesh, as YAML text,
+  /// one "section.key: value" line each (numbers in one canonical form): fluid.*, reference.*,
+  /// solver.stabilization, solver.upwind and every boundaries.NAME.* (type and parameters).
+  /// Time-stepping, solver-tolerance, output and objective keys are not part of it; the mesh
+  /// (vertex coordinates and cell connectivity) has its own hash, io::mesh_hash.
+  std::string problem_keys() const;
+  /// Hash (16 hex digits) of problem_keys().  Checkpoints and flow.h5 carry it with the text
+  /// (attributes case_hash and case_keys) and the mesh's own hash; a restart checks both.
   std::string problem_hash() const;
   /// Inserts the `petsc:` block into PETSc's options database; options already set
   /// (command line) take precedence.
@@ -97,5 +102,20 @@ private:
   std::vector<BoundaryConfig> boundaries_;
   std::vector<std::pair<std::string, std::string>> petsc_;
 };
+
+/// A key whose value differs between two problem_keys() texts.
+struct KeyChange {
+  std::string key;     ///< "solver.upwind"
+  std::string stored;  ///< value in the stored text ("(none)": not there)
+  std::string current; ///< value in the current text ("(none)": not there)
+};
+
+/// The keys whose values differ between `stored` (e.g. read from a checkpoint) and `current`
+/// (both CaseConfig::problem_keys() texts), in the order of `stored`, then keys only in
+/// `current`.  A text that is not a YAML map gives one entry saying so.
+std::vector<KeyChange> compare_problem_keys(const std::string &stored, const std::string &current);
+
+/// "solver.upwind = 1, this case has 0; solver.stabilization = ..." for messages.
+std::string describe_key_changes(const std::vector<KeyChange> &changes);
 
 } // namespace karman::config

@@ -6,7 +6,8 @@
 //   /previous  [R][N nv]  w^{n-1}, the BDF2 history
 //   /info      [R][4]     step n, time t^n, dt_{n-1} (the step to t^n), dt_{n-2}
 //   /checksum  [R]        64-bit FNV-1a of the record's state, previous and info
-//   attributes: format "karman-checkpoint", version, mesh_hash, case_hash, cells, nv
+//   attributes: format "karman-checkpoint", version, mesh_hash, case_hash, cells, nv, and
+//               case_keys (the text behind case_hash: CaseConfig::problem_keys())
 // Records are appended with HDF5's single-writer/multiple-reader (SWMR) mode, which
 // keeps the file readable at every instant: a run killed at any moment leaves a file
 // whose complete records can be read.  /checksum is extended last, so a record is
@@ -30,6 +31,8 @@ struct CheckpointRecord {
   long long index = -1; ///< record index in the file
   long step = 0;
   double time = 0, dt = 0, dt_prev = 0;
+  std::string case_hash; ///< of the case that wrote the file
+  std::string case_keys; ///< its CaseConfig::problem_keys() text ("" in files of older versions)
 };
 
 class CheckpointWriter {
@@ -39,9 +42,11 @@ public:
   CheckpointWriter &operator=(const CheckpointWriter &) = delete;
   ~CheckpointWriter();
 
-  /// Creates the next run-NNNN.h5 in `directory`.  Collective.
-  PetscErrorCode open(const mesh::Mesh &mesh, const std::string &directory, const std::string &mesh_hash,
-                      const std::string &case_hash, int nv);
+  /// Creates the next run-NNNN.h5 in `directory`; `case_keys` (if not empty) is stored with
+  /// `case_hash` so that a restart can name the keys that changed.  Collective.
+  PetscErrorCode open(const mesh::Mesh &mesh, const std::string &directory,
+                      const std::string &mesh_hash, const std::string &case_hash, int nv,
+                      const std::string &case_keys = "");
   /// Appends a record with w^n = w and w^{n-1} = w_prev (owned order, nv values per cell).
   /// Returns the seconds spent and the bytes of the record.  Collective.
   PetscErrorCode write(long step, double time, double dt, double dt_prev, Vec w, Vec w_prev, double *seconds,
@@ -60,12 +65,13 @@ private:
   long long file_ = -1, state_ = -1, previous_ = -1, info_ = -1, checksum_ = -1; ///< hid_t (rank 0)
 };
 
-/// Finds the latest complete record in directory/run-*.h5 that belongs to this mesh and
-/// case (collective; rank 0 reads).  Incomplete records and unreadable (truncated)
-/// files are skipped with a warning; a corrupt record, or a checkpoint of another mesh
-/// or case, is an error naming the file and the record.
-PetscErrorCode find_latest_checkpoint(MPI_Comm comm, const std::string &directory, const std::string &mesh_hash,
-                                      const std::string &case_hash, int nv, PetscInt n_cells,
+/// Finds the latest complete record in directory/run-*.h5 (collective; rank 0 reads).
+/// Incomplete records and unreadable (truncated) files are skipped with a warning; a corrupt
+/// record, or a checkpoint of another mesh, is an error naming the file and the record.  The
+/// case that wrote the file is returned in record->case_hash / case_keys: the caller decides
+/// whether a different case may continue (karman run --restart --accept-case-change).
+PetscErrorCode find_latest_checkpoint(MPI_Comm comm, const std::string &directory,
+                                      const std::string &mesh_hash, int nv, PetscInt n_cells,
                                       CheckpointRecord *record, bool *found);
 
 /// Reads a record into w and w_prev (owned order).  Collective.

@@ -1,0 +1,127 @@
+// The steady Newton solver's pseudo-transient continuation (src/solver/steady_solver.cpp):
+//  - PETSc options cannot switch it off: with -snes_monitor_cancel in the options database
+//    the solve takes the same Newton iterations, the same CFL sequence, calls the monitor
+//    callback as often and ends in the same state (to 1e-12) as without it;
+//    on 1 and 2 ranks ([mpi]; serially the two solves are identical to the last bit).
+#include "karman/core/error.hpp"
+#include "karman/discretization/flow_residual.hpp"
+#include "karman/solver/steady_solver.hpp"
+#include "test_helpers.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace karman;
+
+namespace {
+
+const char *kDfgCase = R"(
+mesh: {file: x.geo}
+fluid: {viscosity: 1.0e-3}
+reference: {velocity: 0.2, length: 0.1}
+boundaries:
+  inlet: {type: velocity-inlet, velocity: 0.3, direction: [1, 0], profile: parabolic, profile_range: [0, 0.41]}
+  outlet: {type: pressure-outlet}
+  walls: {type: wall}
+  cylinder: {type: wall}
+)";
+
+// Sets a PETSc option for the lifetime of the object (cleared also when a REQUIRE throws).
+struct ScopedOption {
+  explicit ScopedOption(const char *name) : name_(name) { set = PetscOptionsSetValue(nullptr, name_, nullptr) == 0; }
+  ~ScopedOption() { PetscOptionsClearValue(nullptr, name_); }
+  const char *name_;
+  bool set = false;
+};
+
+struct SolveResult {
+  solver::SteadySummary summary;
+  std::vector<double> monitored_cfl; ///< CFL numbers seen by the monitor callback
+  Vec w = nullptr;
+};
+
+struct Problem {
+  config::CaseConfig cfg;
+  mesh::Mesh mesh;
+  discretization::FlowResidual res;
+};
+
+// The coarse DFG 2D-1 case (one mesh for both solves: their states are compared cell by cell).
+void make_dfg(Problem *p) {
+  clear_error();
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kDfgCase, "test.yaml", "/", {}, p->cfg) == 0);
+  test::load(PETSC_COMM_WORLD, std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo", 0, 2,
+             {"inlet", "outlet", "walls", "cylinder"}, &p->mesh);
+  REQUIRE(p->res.setup(p->mesh, p->cfg) == 0);
+}
+
+// Solves from rest with a new SteadySolver (it reads the PETSc options); the caller destroys
+// result->w.
+void solve_from_rest(Problem &p, SolveResult *result) {
+  clear_error();
+  solver::SteadySolver newton;
+  REQUIRE(newton.setup(p.res, p.cfg) == 0);
+  REQUIRE(p.res.create_state(&result->w) == 0);
+  const std::function<PetscErrorCode(const solver::NewtonRecord &, Vec)> monitor =
+      [&](const solver::NewtonRecord &r, Vec) -> PetscErrorCode {
+    result->monitored_cfl.push_back(r.cfl);
+    return 0;
+  };
+  const PetscErrorCode ierr = newton.solve(result->w, monitor, nullptr, &result->summary);
+  INFO(last_error_message());
+  REQUIRE(ierr == 0);
+}
+
+} // namespace
+
+TEST_CASE("steady solver: -snes_monitor_cancel does not switch pseudo-transient continuation off",
+          "[solver][mpi]") {
+  Problem p;
+  make_dfg(&p);
+  SolveResult plain, cancelled;
+  solve_from_rest(p, &plain);
+  {
+    ScopedOption cancel("-snes_monitor_cancel");
+    REQUIRE(cancel.set);
+    solve_from_rest(p, &cancelled);
+  }
+  REQUIRE(plain.summary.converged);
+  REQUIRE(cancelled.summary.converged);
+  // continuation was active in the reference solve: the CFL number grew from its start value
+  REQUIRE(plain.summary.history.size() >= 3);
+  REQUIRE(plain.summary.history.back().cfl > plain.summary.history.front().cfl);
+
+  REQUIRE(cancelled.summary.iterations == plain.summary.iterations);
+  REQUIRE(cancelled.summary.history.size() == plain.summary.history.size());
+  REQUIRE(cancelled.monitored_cfl.size() == plain.monitored_cfl.size());
+  REQUIRE(plain.monitored_cfl.size() == plain.summary.history.size());
+  // CFL_k = CFL_0 |R_0| / |R_{k-1}|: the same to 1e-12 where |R_{k-1}| is well above round-off;
+  // in the round-off tail the norms (and so the CFL) are the same to 1e-12 |R_0| (on 2 ranks
+  // the parallel LU is not bitwise reproducible)
+  const double cfl0 = plain.summary.history.front().cfl, r0 = plain.summary.initial_residual;
+  for (std::size_t k = 0; k < plain.summary.history.size(); ++k) {
+    const double a = plain.summary.history[k].cfl, b = cancelled.summary.history[k].cfl;
+    const double ra = plain.summary.history[k].residual, rb = cancelled.summary.history[k].residual;
+    CAPTURE(k, a, b, ra, rb, plain.monitored_cfl[k], cancelled.monitored_cfl[k]);
+    REQUIRE(std::abs(a - b) <= 1e-12 * std::abs(a) * std::max(1.0, a / cfl0));
+    REQUIRE(std::abs(ra - rb) <= 1e-12 * r0);
+    REQUIRE(cancelled.monitored_cfl[k] == b);
+    REQUIRE(plain.monitored_cfl[k] == a);
+  }
+  REQUIRE(cancelled.summary.best_iteration == plain.summary.best_iteration);
+
+  double norm = 0, diff = 0;
+  REQUIRE(VecNorm(plain.w, NORM_2, &norm) == 0);
+  REQUIRE(VecAXPY(cancelled.w, -1.0, plain.w) == 0);
+  REQUIRE(VecNorm(cancelled.w, NORM_2, &diff) == 0);
+  CAPTURE(norm, diff);
+  REQUIRE(norm > 0);
+  REQUIRE(diff <= 1e-12 * norm);
+  VecDestroy(&plain.w);
+  VecDestroy(&cancelled.w);
+}
