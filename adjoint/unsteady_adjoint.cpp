@@ -275,7 +275,8 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
     PetscCall(VecCopy(psi, psi1));
     result->parameters.clear();
     for (const auto &[name, value] : sums) result->parameters.push_back({name, 0.0, value});
-    if (o.save_every > 0 && n > 1 && n % o.save_every == 0) PetscCall(save_state(o, n, psi1, psi2, *result));
+    if (o.save_every > 0 && n > 1 && n % o.save_every == 0)
+      PetscCall(save_state(o, n, psi1, psi2, *result));
   }
   // initial condition: dJ/dw^0 = psi . dR/dw^0 = rho V (a1^1 psi^1 + a2^2 psi^2), momentum entries
   {
@@ -356,8 +357,7 @@ constexpr int kStateVersion = 1;
 // kills the process with SIGKILL (as a scheduler or the OOM killer would) while the state of
 // level N is saved, after the complete temporary file is written and before the rename;
 // N:partial kills it after the psi datasets and before the gradient data.  Unset: no effect.
-void kill_if_requested(long level, bool partial)
-{
+void kill_if_requested(long level, bool partial) {
   const char *v = std::getenv("KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE");
   if (!v) return;
   char *end = nullptr;
@@ -368,10 +368,10 @@ void kill_if_requested(long level, bool partial)
 // What an adjoint state depends on besides the mesh, the problem hash (fluid, reference,
 // boundaries) and the time levels: the time scheme, the initial condition and the objective
 // (resolved, as one line of YAML each).
-std::vector<std::pair<std::string, std::string>> case_identity(const config::CaseConfig &cfg)
-{
+std::vector<std::pair<std::string, std::string>> case_identity(const config::CaseConfig &cfg) {
   const YAML::Node resolved = YAML::Load(cfg.resolved_yaml());
-  std::vector<std::pair<std::string, std::string>> id{{"time.scheme", cfg.section("time").text("scheme")}};
+  std::vector<std::pair<std::string, std::string>> id{
+      {"time.scheme", cfg.section("time").text("scheme")}};
   for (const char *name : {"initial", "objective"}) {
     YAML::Emitter e;
     e << YAML::Flow << resolved[name];
@@ -387,9 +387,8 @@ std::vector<std::pair<std::string, std::string>> case_identity(const config::Cas
 // (level, steps, dt, J, the case's identity, parameter sums, per-step control series), all in
 // one HDF5 file that is written under a temporary name and renamed when complete.  The level is
 // stored twice (attribute "level" with the psi datasets, and in the record) and compared on load.
-PetscErrorCode UnsteadyAdjoint::save_state(const UnsteadyAdjointOptions &o, long n, Vec psi1, Vec psi2,
-                                           const UnsteadyAdjointResult &r) const
-{
+PetscErrorCode UnsteadyAdjoint::save_state(const UnsteadyAdjointOptions &o, long n, Vec psi1,
+                                           Vec psi2, const UnsteadyAdjointResult &r) const {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res_->mesh();
   const int nv = res_->nv();
@@ -402,7 +401,8 @@ PetscErrorCode UnsteadyAdjoint::save_state(const UnsteadyAdjointOptions &o, long
   f2.values.assign(b, b + m.n_owned_cells * nv);
   PetscCall(VecRestoreArrayRead(psi1, &a));
   PetscCall(VecRestoreArrayRead(psi2, &b));
-  PetscCall(io::create_fields_h5(m, res_->coordinates(), tmp, {f1, f2}, {{"level", static_cast<double>(n)}},
+  PetscCall(io::create_fields_h5(m, res_->coordinates(), tmp, {f1, f2},
+                                 {{"level", static_cast<double>(n)}},
                                  {{"adjoint_format", kStateFormat}}));
   kill_if_requested(n, true);
   for (PetscInt v = 0; v < m.n_vertices; ++v)
@@ -439,55 +439,62 @@ PetscErrorCode UnsteadyAdjoint::load_state(const UnsteadyAdjointOptions &o, long
   PetscCall(io::read_text_h5(m.comm, o.state_file, "adjoint_state", &text));
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   const auto has = [&](const char *key) { return j.is_object() && j.contains(key); };
-  PetscCheck(has("format") && j["format"] == kStateFormat && has("version") && j["version"] == kStateVersion,
+  PetscCheck(has("format") && j["format"] == kStateFormat && has("version") &&
+                 j["version"] == kStateVersion,
              m.comm, PETSC_ERR_FILE_UNEXPECTED,
-             "%s: not a karman adjoint state (version %d), or corrupt or truncated: no readable /adjoint_state record",
+             "%s: not a karman adjoint state (version %d), or corrupt or truncated: no readable "
+             "/adjoint_state record",
              file, kStateVersion);
   bool complete = true;
   for (const char *key : {"level", "steps", "dt", "problem_hash", "case", "parameters", "control"})
     complete = complete && has(key);
-  PetscCheck(complete && j["level"].is_number_integer() && j["steps"].is_number_integer() && j["dt"].is_number() &&
-                 j["problem_hash"].is_string() && j["case"].is_object() && j["parameters"].is_object() &&
-                 j["control"].is_object(),
-             m.comm, PETSC_ERR_FILE_UNEXPECTED, "%s: corrupt adjoint state record /adjoint_state", file);
+  PetscCheck(complete && j["level"].is_number_integer() && j["steps"].is_number_integer() &&
+                 j["dt"].is_number() && j["problem_hash"].is_string() && j["case"].is_object() &&
+                 j["parameters"].is_object() && j["control"].is_object(),
+             m.comm, PETSC_ERR_FILE_UNEXPECTED, "%s: corrupt adjoint state record /adjoint_state",
+             file);
   // the identity of the case: mesh, problem (fluid, reference, boundaries), time levels, objective
   std::string mesh_hash, file_mesh_hash;
   PetscCall(io::mesh_hash(m, res_->coordinates(), &mesh_hash));
   PetscCall(io::read_text_attribute_h5(m.comm, o.state_file, "mesh_hash", &file_mesh_hash));
   PetscCheck(file_mesh_hash == mesh_hash, m.comm, PETSC_ERR_FILE_UNEXPECTED,
-             "%s: adjoint state of another mesh (mesh hash %s, this run's mesh %s)", file, file_mesh_hash.c_str(),
-             mesh_hash.c_str());
+             "%s: adjoint state of another mesh (mesh hash %s, this run's mesh %s)", file,
+             file_mesh_hash.c_str(), mesh_hash.c_str());
   const std::string problem_hash = j["problem_hash"].get<std::string>();
   PetscCheck(problem_hash == cfg_->problem_hash(), m.comm, PETSC_ERR_FILE_UNEXPECTED,
-             "%s: adjoint state of another problem (hash of fluid, reference and boundaries %s, %s has %s)", file,
-             problem_hash.c_str(), cfg_->file().c_str(), cfg_->problem_hash().c_str());
+             "%s: adjoint state of another problem (hash of fluid, reference and boundaries %s, %s "
+             "has %s)",
+             file, problem_hash.c_str(), cfg_->file().c_str(), cfg_->problem_hash().c_str());
   const long steps = j["steps"].get<long>();
   const double dt = j["dt"].get<double>();
-  PetscCheck(steps == steps_ && std::abs(dt - dt_) <= 1e-12 * dt_, m.comm, PETSC_ERR_FILE_UNEXPECTED,
-             "%s: adjoint state of a run with %ld steps of dt %.17g, %s has %ld steps of dt %.17g (time.t_end, "
-             "time.dt)",
+  PetscCheck(steps == steps_ && std::abs(dt - dt_) <= 1e-12 * dt_, m.comm,
+             PETSC_ERR_FILE_UNEXPECTED,
+             "%s: adjoint state of a run with %ld steps of dt %.17g, %s has %ld steps of dt %.17g "
+             "(time.t_end, time.dt)",
              file, steps, dt, cfg_->file().c_str(), steps_, dt_);
   for (const auto &[key, now] : case_identity(*cfg_)) {
     const std::string saved = j["case"].value(key, std::string());
     PetscCheck(saved == now, m.comm, PETSC_ERR_FILE_UNEXPECTED,
-               "%s: adjoint state of another case: its '%s' was %s, %s has %s", file, key.c_str(), saved.c_str(),
-               cfg_->file().c_str(), now.c_str());
+               "%s: adjoint state of another case: its '%s' was %s, %s has %s", file, key.c_str(),
+               saved.c_str(), cfg_->file().c_str(), now.c_str());
   }
   // the level: the record's (gradient sums) and the psi datasets' must agree
   double psi_level;
   PetscCall(io::read_real_attribute_h5(m.comm, o.state_file, "level", &psi_level));
   *n = j["level"].get<long>();
   PetscCheck(psi_level == static_cast<double>(*n), m.comm, PETSC_ERR_FILE_UNEXPECTED,
-             "%s: inconsistent adjoint state: psi of level %g, gradient sums of level %ld", file, psi_level, *n);
+             "%s: inconsistent adjoint state: psi of level %g, gradient sums of level %ld", file,
+             psi_level, *n);
   PetscCheck(*n >= 2 && *n <= steps_, m.comm, PETSC_ERR_FILE_UNEXPECTED,
              "%s: adjoint state of level %ld, expected a level in [2, %ld]", file, *n, steps_);
   io::Field f1, f2, fx;
   PetscCall(io::read_cell_field_h5(m, o.state_file, "psi1", &f1));
   PetscCall(io::read_cell_field_h5(m, o.state_file, "psi2", &f2));
   PetscCall(io::read_vertex_field_h5(m, o.state_file, "xbar", &fx));
-  PetscCheck(f1.ncomp == nv && f2.ncomp == nv && fx.ncomp == 3, m.comm, PETSC_ERR_FILE_UNEXPECTED,
-             "%s: adjoint state with %d and %d unknowns per cell and %d per vertex, expected %d and 3", file, f1.ncomp,
-             f2.ncomp, fx.ncomp, nv);
+  PetscCheck(
+      f1.ncomp == nv && f2.ncomp == nv && fx.ncomp == 3, m.comm, PETSC_ERR_FILE_UNEXPECTED,
+      "%s: adjoint state with %d and %d unknowns per cell and %d per vertex, expected %d and 3",
+      file, f1.ncomp, f2.ncomp, fx.ncomp, nv);
   PetscScalar *a;
   PetscCall(VecGetArray(psi1, &a));
   std::copy(f1.values.begin(), f1.values.end(), a);
@@ -507,14 +514,15 @@ PetscErrorCode UnsteadyAdjoint::load_state(const UnsteadyAdjointOptions &o, long
     if (numbers) r->control[name] = series.get<std::vector<double>>();
   }
   PetscCheck(numbers, m.comm, PETSC_ERR_FILE_UNEXPECTED,
-             "%s: corrupt adjoint state record: parameter gradients must be numbers and control series have %ld "
-             "values",
+             "%s: corrupt adjoint state record: parameter gradients must be numbers and control "
+             "series have %ld values",
              file, steps_);
   // owned vertices from the file, then every copy gets its owner's value
   std::size_t i = 0;
   for (PetscInt v = 0; v < m.n_vertices; ++v) {
     r->X[v] = Vec3<double>();
-    if (m.vertex_owned[v]) r->X[v] = Vec3<double>(fx.values[i], fx.values[i + 1], fx.values[i + 2]), i += 3;
+    if (m.vertex_owned[v])
+      r->X[v] = Vec3<double>(fx.values[i], fx.values[i + 1], fx.values[i + 2]), i += 3;
   }
   PetscCall(sum_vertex_copies(m, r->X));
   PetscFunctionReturn(0);

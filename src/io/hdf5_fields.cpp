@@ -111,10 +111,11 @@ PetscErrorCode mesh_hash(const mesh::Mesh &mesh, const std::vector<Vec3<double>>
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode create_fields_h5(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
-                                const std::string &path, const std::vector<Field> &fields,
-                                const std::vector<std::pair<std::string, double>> &attributes,
-                                const std::vector<std::pair<std::string, std::string>> &text_attributes) {
+PetscErrorCode
+create_fields_h5(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
+                 const std::string &path, const std::vector<Field> &fields,
+                 const std::vector<std::pair<std::string, double>> &attributes,
+                 const std::vector<std::pair<std::string, std::string>> &text_attributes) {
   PetscFunctionBeginUser;
   std::vector<PetscInt> owned_vertices, vertex_gids;
   for (PetscInt v = 0; v < mesh.n_vertices; ++v)
@@ -222,9 +223,9 @@ PetscErrorCode add_to_fields_h5(const mesh::Mesh &mesh, const std::string &path,
                  "vertex field %s has the wrong size", f.name.c_str());
       std::vector<double> block(vertices.block_size() * f.ncomp);
       PetscCall(vertices.to_natural(f.values.data(), block.data(), f.ncomp));
-      ok = ok && write_rows(h.file, h.dxpl, ("/vertex_fields/" + f.name).c_str(),
-                            H5T_NATIVE_DOUBLE, mesh.n_global_vertices, f.ncomp,
-                            vertices.block_start(), vertices.block_size(), block.data());
+      ok = ok && write_rows(h.file, h.dxpl, ("/vertex_fields/" + f.name).c_str(), H5T_NATIVE_DOUBLE,
+                            mesh.n_global_vertices, f.ncomp, vertices.block_start(),
+                            vertices.block_size(), block.data());
     }
     for (const auto &[name, value] : texts) {
       std::string text = value; // rank 0's text, so that every rank creates the same dataset
@@ -287,8 +288,8 @@ PetscErrorCode read_text_attribute_h5(MPI_Comm comm, const std::string &path, co
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode read_real_attribute_h5(MPI_Comm comm, const std::string &path, const std::string &name,
-                                      double *value) {
+PetscErrorCode read_real_attribute_h5(MPI_Comm comm, const std::string &path,
+                                      const std::string &name, double *value) {
   PetscFunctionBeginUser;
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
@@ -359,10 +360,12 @@ PetscErrorCode read_field(MPI_Comm comm, const std::string &path, const std::str
   const int rank = H5Sget_simple_extent_ndims(space);
   if (rank == 1 || rank == 2) H5Sget_simple_extent_dims(space, dims, nullptr);
   if (rank == 1) dims[1] = 1;
-  const bool matches = (rank == 1 || rank == 2) && dims[0] == static_cast<hsize_t>(layout.n_global());
+  const bool matches =
+      (rank == 1 || rank == 2) && dims[0] == static_cast<hsize_t>(layout.n_global());
   if (!matches) H5Sclose(space), H5Dclose(dset);
-  PetscCheck(matches, comm, PETSC_ERR_FILE_UNEXPECTED, "%s: field '%s' has %llu %s, the mesh has %d",
-             path.c_str(), name.c_str(), (unsigned long long)dims[0], what, (int)layout.n_global());
+  PetscCheck(matches, comm, PETSC_ERR_FILE_UNEXPECTED,
+             "%s: field '%s' has %llu %s, the mesh has %d", path.c_str(), name.c_str(),
+             (unsigned long long)dims[0], what, (int)layout.n_global());
   const hsize_t ncomp = dims[1];
   hsize_t offset[2] = {static_cast<hsize_t>(layout.block_start()), 0},
           block[2] = {static_cast<hsize_t>(layout.block_size()), ncomp};
@@ -408,7 +411,8 @@ PetscErrorCode read_vertex_field_h5(const mesh::Mesh &mesh, const std::string &p
     if (mesh.vertex_owned[v]) vertex_gids.push_back(mesh.vertex_gid[v]);
   NaturalLayout vertices;
   PetscCall(vertices.create(mesh.comm, mesh.n_global_vertices, vertex_gids));
-  PetscCall(read_field(mesh.comm, path, "/vertex_fields/" + name, name, vertices, "vertices", field));
+  PetscCall(
+      read_field(mesh.comm, path, "/vertex_fields/" + name, name, vertices, "vertices", field));
   PetscFunctionReturn(0);
 }
 

@@ -132,7 +132,8 @@ TEST_CASE("HDF5: fields written on P ranks read back on P and on 1 rank", "[io][
   REQUIRE_THAT(last_error_message(), Catch::Contains("no field 'pressure'"));
 }
 
-TEST_CASE("HDF5: a file completed with vertex fields and text, published by a rename", "[io][mpi]") {
+TEST_CASE("HDF5: a file completed with vertex fields and text, published by a rename",
+          "[io][mpi]") {
   mesh::Mesh m, serial;
   test::load(PETSC_COMM_WORLD, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"}, &m);
   test::load(PETSC_COMM_SELF, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"},
@@ -176,7 +177,8 @@ TEST_CASE("HDF5: a file completed with vertex fields and text, published by a re
   REQUIRE(io::read_vertex_field_h5(serial, file, "xv", &alone) == 0);
   REQUIRE(alone.values.size() == static_cast<std::size_t>(2 * serial.n_vertices));
   for (PetscInt v = 0; v < serial.n_vertices; ++v)
-    for (int d = 0; d < 2; ++d) REQUIRE(alone.values[2 * v + d] == value_of(serial.vertex_gid[v], d));
+    for (int d = 0; d < 2; ++d)
+      REQUIRE(alone.values[2 * v + d] == value_of(serial.vertex_gid[v], d));
   REQUIRE(io::read_cell_field_h5(serial, file, "p", &alone) == 0);
   for (PetscInt c = 0; c < serial.n_cells; ++c)
     REQUIRE(alone.values[c] == value_of(serial.cell_gid[c], 0));

@@ -38,10 +38,11 @@ PetscErrorCode write_fields_h5(const mesh::Mesh &mesh, const std::vector<Vec3<do
 
 /// Writes `fields` and the mesh to exactly `path` (no temporary name, no rename): the first
 /// part of a file completed by add_to_fields_h5 and published by replace_file.  Collective.
-PetscErrorCode create_fields_h5(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
-                                const std::string &path, const std::vector<Field> &fields,
-                                const std::vector<std::pair<std::string, double>> &attributes,
-                                const std::vector<std::pair<std::string, std::string>> &text_attributes = {});
+PetscErrorCode
+create_fields_h5(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
+                 const std::string &path, const std::vector<Field> &fields,
+                 const std::vector<std::pair<std::string, double>> &attributes,
+                 const std::vector<std::pair<std::string, std::string>> &text_attributes = {});
 
 /// Adds to the file `path` (from create_fields_h5) vertex fields given in owned-vertex order
 /// (local vertex order, owned vertices only), written as /vertex_fields/NAME in serial vertex
@@ -61,8 +62,8 @@ PetscErrorCode read_text_attribute_h5(MPI_Comm comm, const std::string &path, co
 
 /// Reads a numeric attribute of the file's root group (NaN when the file or attribute is
 /// missing).  Collective (rank 0 reads).
-PetscErrorCode read_real_attribute_h5(MPI_Comm comm, const std::string &path, const std::string &name,
-                                      double *value);
+PetscErrorCode read_real_attribute_h5(MPI_Comm comm, const std::string &path,
+                                      const std::string &name, double *value);
 
 /// Reads the text record /NAME written by add_to_fields_h5 ("" when the file or record is
 /// missing or unreadable).  Collective (rank 0 reads).
