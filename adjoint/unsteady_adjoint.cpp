@@ -10,11 +10,13 @@
 #include "karman/solver/steady_solver.hpp"
 
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace karman::adjoint {
 
@@ -73,6 +75,19 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
   const double rho = res.parameters().rho;
   *result = UnsteadyAdjointResult();
   result->steps = steps_;
+  result->X.assign(m.n_vertices, Vec3<double>());
+  // psi^{n+1}, psi^{n+2} of the level being solved; a saved state is read before the forward run,
+  // so that a state of another case is refused at once
+  Vec psi1, psi2;
+  PetscCall(res.create_state(&psi1));
+  PetscCall(res.create_state(&psi2));
+  PetscCall(VecSet(psi1, 0.0));
+  PetscCall(VecSet(psi2, 0.0));
+  long n = steps_;
+  if (o.resume && !o.forward_only) {
+    PetscCall(load_state(o, &n, psi1, psi2, result));
+    result->resumed_from = n;
+  }
 
   // ------------------------------------------------------------------ forward
   const double t_start = MPI_Wtime();
@@ -111,7 +126,11 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
   result->forward_time = MPI_Wtime() - t_start;
   double forward_memory_max;
   PetscCall(solver::peak_memory(m.comm, &result->forward_memory, &forward_memory_max));
-  if (o.forward_only) PetscFunctionReturn(0);
+  if (o.forward_only) {
+    PetscCall(VecDestroy(&psi1));
+    PetscCall(VecDestroy(&psi2));
+    PetscFunctionReturn(0);
+  }
 
   // BDF coefficients of every level
   const bool bdf1 = cfg_->section("time").text("scheme") == "bdf1";
@@ -123,7 +142,7 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
   const double a_start = MPI_Wtime();
   Mat J_, P_ = nullptr;
   KSP ksp;
-  Vec w, w_prev, g, psi, psi1, psi2, rs;
+  Vec w, w_prev, g, psi, rs;
   PetscCall(res.create_jacobian(&J_));
   // GMRES with the exact Jacobian of each level, preconditioned by an LU factorization that is
   // reused across levels (policy below): of the full Jacobian (exact: one iteration right after a
@@ -131,9 +150,7 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
   // (smaller factors, more iterations)
   const bool compact = cfg_->section("adjoint").text("preconditioner_matrix") == "compact";
   if (compact) PetscCall(res.create_jacobian(&P_, true));
-  for (Vec *v : {&w, &w_prev, &g, &psi, &psi1, &psi2, &rs}) PetscCall(res.create_state(v));
-  PetscCall(VecSet(psi1, 0.0));
-  PetscCall(VecSet(psi2, 0.0));
+  for (Vec *v : {&w, &w_prev, &g, &psi, &rs}) PetscCall(res.create_state(v));
   PetscCall(KSPCreate(m.comm, &ksp));
   PetscCall(KSPSetOptionsPrefix(ksp, "adj_"));
   PetscCall(solver::use_mumps_lu(ksp, KSPGMRES));
@@ -149,13 +166,9 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
 
   std::vector<std::string> names;
   std::map<std::string, double> sums;
-  result->X.assign(m.n_vertices, Vec3<double>());
   result->times.assign(steps_, 0.0);
-  for (long n = 1; n <= steps_; ++n) result->times[n - 1] = levels[n].time;
-  long n = steps_;
+  for (long k = 1; k <= steps_; ++k) result->times[k - 1] = levels[k].time;
   if (o.resume) {
-    PetscCall(load_state(o, &n, psi1, psi2, result));
-    result->resumed_from = n;
     for (const auto &p : result->parameters) sums[p.name] = p.gradient;
     PetscCall(log_info(m.comm, "adjoint: resuming at level %ld from %s", n, o.state_file.c_str()));
     --n;
@@ -262,7 +275,8 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
     PetscCall(VecCopy(psi, psi1));
     result->parameters.clear();
     for (const auto &[name, value] : sums) result->parameters.push_back({name, 0.0, value});
-    if (o.save_every > 0 && n > 1 && n % o.save_every == 0) PetscCall(save_state(o, n, psi1, psi2, *result, {}, {}));
+    if (o.save_every > 0 && n > 1 && n % o.save_every == 0)
+      PetscCall(save_state(o, n, psi1, psi2, *result));
   }
   // initial condition: dJ/dw^0 = psi . dR/dw^0 = rho V (a1^1 psi^1 + a2^2 psi^2), momentum entries
   {
@@ -334,16 +348,52 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
   PetscFunctionReturn(0);
 }
 
-// The adjoint state: psi^n, psi^{n+1} (cell fields) and the gradients accumulated so far,
-// in HDF5 (serial cell order, any rank count) with a JSON sidecar; both replaced atomically.
-PetscErrorCode UnsteadyAdjoint::save_state(const UnsteadyAdjointOptions &o, long n, Vec psi1, Vec psi2,
-                                           const UnsteadyAdjointResult &r, const std::vector<double> &,
-                                           const std::vector<double> &) const
-{
+namespace {
+
+constexpr const char *kStateFormat = "karman-adjoint-state";
+constexpr int kStateVersion = 1;
+
+// Fault injection for tests/cli/unsteady_adjoint.sh: KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE=N
+// kills the process with SIGKILL (as a scheduler or the OOM killer would) while the state of
+// level N is saved, after the complete temporary file is written and before the rename;
+// N:partial kills it after the psi datasets and before the gradient data.  Unset: no effect.
+void kill_if_requested(long level, bool partial) {
+  const char *v = std::getenv("KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE");
+  if (!v) return;
+  char *end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (end != v && n == level && partial == (std::strcmp(end, ":partial") == 0)) std::raise(SIGKILL);
+}
+
+// What an adjoint state depends on besides the mesh, the problem hash (fluid, reference,
+// boundaries) and the time levels: the time scheme, the initial condition and the objective
+// (resolved, as one line of YAML each).
+std::vector<std::pair<std::string, std::string>> case_identity(const config::CaseConfig &cfg) {
+  const YAML::Node resolved = YAML::Load(cfg.resolved_yaml());
+  std::vector<std::pair<std::string, std::string>> id{
+      {"time.scheme", cfg.section("time").text("scheme")}};
+  for (const char *name : {"initial", "objective"}) {
+    YAML::Emitter e;
+    e << YAML::Flow << resolved[name];
+    id.emplace_back(name, e.c_str());
+  }
+  return id;
+}
+
+} // namespace
+
+// The adjoint state after level n: psi^n, psi^{n+1} (cell fields, /fields/psi1, psi2), dJ/dX
+// summed so far (/vertex_fields/xbar, serial vertex order) and a JSON record /adjoint_state
+// (level, steps, dt, J, the case's identity, parameter sums, per-step control series), all in
+// one HDF5 file that is written under a temporary name and renamed when complete.  The level is
+// stored twice (attribute "level" with the psi datasets, and in the record) and compared on load.
+PetscErrorCode UnsteadyAdjoint::save_state(const UnsteadyAdjointOptions &o, long n, Vec psi1,
+                                           Vec psi2, const UnsteadyAdjointResult &r) const {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res_->mesh();
   const int nv = res_->nv();
-  io::Field f1{"psi1", nv, {}}, f2{"psi2", nv, {}}, fx{"xbar_owned_vertices", 1, {}};
+  const std::string tmp = o.state_file + ".tmp";
+  io::Field f1{"psi1", nv, {}}, f2{"psi2", nv, {}}, fx{"xbar", 3, {}};
   const PetscScalar *a, *b;
   PetscCall(VecGetArrayRead(psi1, &a));
   PetscCall(VecGetArrayRead(psi2, &b));
@@ -351,37 +401,28 @@ PetscErrorCode UnsteadyAdjoint::save_state(const UnsteadyAdjointOptions &o, long
   f2.values.assign(b, b + m.n_owned_cells * nv);
   PetscCall(VecRestoreArrayRead(psi1, &a));
   PetscCall(VecRestoreArrayRead(psi2, &b));
-  PetscCall(io::write_fields_h5(m, res_->coordinates(), o.state_file, {f1, f2}, {{"level", static_cast<double>(n)}}));
-  // X adjoint of owned vertices, parameters and control series: JSON keyed by serial vertex index
-  nlohmann::json j;
-  j["level"] = n;
-  j["J"] = r.J;
-  for (const auto &p : r.parameters) j["parameters"][p.name] = p.gradient;
-  for (const auto &[name, series] : r.control) j["control"][name] = series;
-  std::vector<double> xs;
+  PetscCall(io::create_fields_h5(m, res_->coordinates(), tmp, {f1, f2},
+                                 {{"level", static_cast<double>(n)}},
+                                 {{"adjoint_format", kStateFormat}}));
+  kill_if_requested(n, true);
   for (PetscInt v = 0; v < m.n_vertices; ++v)
-    if (m.vertex_owned[v]) xs.insert(xs.end(), {double(m.vertex_gid[v]), r.X[v][0], r.X[v][1], r.X[v][2]});
-  // gather the owned-vertex adjoints on rank 0
-  PetscMPIInt rank, size;
-  PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
-  PetscCallMPI(MPI_Comm_size(m.comm, &size));
-  int mine = static_cast<int>(xs.size());
-  std::vector<int> counts(size), displs(size, 0);
-  PetscCallMPI(MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, m.comm));
-  std::vector<double> all;
-  if (rank == 0) {
-    for (int q = 1; q < size; ++q) displs[q] = displs[q - 1] + counts[q - 1];
-    all.resize(displs[size - 1] + counts[size - 1]);
-  }
-  PetscCallMPI(MPI_Gatherv(xs.data(), mine, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0, m.comm));
-  if (rank == 0) {
-    j["xbar"] = all;
-    const std::string path = o.state_file + ".json";
-    std::ofstream out(path + ".tmp");
-    out << j.dump() << "\n";
-    out.close();
-    std::filesystem::rename(path + ".tmp", path);
-  }
+    if (m.vertex_owned[v]) fx.values.insert(fx.values.end(), {r.X[v][0], r.X[v][1], r.X[v][2]});
+  nlohmann::json j;
+  j["format"] = kStateFormat;
+  j["version"] = kStateVersion;
+  j["level"] = n;
+  j["steps"] = steps_;
+  j["dt"] = dt_;
+  j["J"] = r.J;
+  j["problem_hash"] = cfg_->problem_hash();
+  for (const auto &[key, value] : case_identity(*cfg_)) j["case"][key] = value;
+  j["parameters"] = nlohmann::json::object();
+  for (const auto &p : r.parameters) j["parameters"][p.name] = p.gradient;
+  j["control"] = nlohmann::json::object();
+  for (const auto &[name, series] : r.control) j["control"][name] = series;
+  PetscCall(io::add_to_fields_h5(m, tmp, {fx}, {{"adjoint_state", j.dump()}}));
+  kill_if_requested(n, false);
+  PetscCall(io::replace_file(m.comm, tmp, o.state_file));
   PetscFunctionReturn(0);
 }
 
@@ -391,27 +432,69 @@ PetscErrorCode UnsteadyAdjoint::load_state(const UnsteadyAdjointOptions &o, long
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res_->mesh();
   const int nv = res_->nv();
-  PetscCheck(std::filesystem::exists(o.state_file) && std::filesystem::exists(o.state_file + ".json"), m.comm,
-             PETSC_ERR_FILE_OPEN, "--restart: no saved adjoint state %s (adjoint.save_every was 0?)",
-             o.state_file.c_str());
+  const char *file = o.state_file.c_str();
+  PetscCheck(std::filesystem::exists(o.state_file), m.comm, PETSC_ERR_FILE_OPEN,
+             "--restart: no saved adjoint state %s (adjoint.save_every was 0?)", file);
   std::string text;
-  PetscMPIInt rank;
-  PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
-  if (rank == 0) {
-    std::ifstream in(o.state_file + ".json");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
-  }
-  PetscCall(broadcast_string(m.comm, &text));
+  PetscCall(io::read_text_h5(m.comm, o.state_file, "adjoint_state", &text));
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  PetscCheck(!j.is_discarded() && j.contains("level"), m.comm, PETSC_ERR_FILE_READ, "%s.json: corrupt adjoint state",
-             o.state_file.c_str());
+  const auto has = [&](const char *key) { return j.is_object() && j.contains(key); };
+  PetscCheck(has("format") && j["format"] == kStateFormat && has("version") &&
+                 j["version"] == kStateVersion,
+             m.comm, PETSC_ERR_FILE_UNEXPECTED,
+             "%s: not a karman adjoint state (version %d), or corrupt or truncated: no readable "
+             "/adjoint_state record",
+             file, kStateVersion);
+  bool complete = true;
+  for (const char *key : {"level", "steps", "dt", "problem_hash", "case", "parameters", "control"})
+    complete = complete && has(key);
+  PetscCheck(complete && j["level"].is_number_integer() && j["steps"].is_number_integer() &&
+                 j["dt"].is_number() && j["problem_hash"].is_string() && j["case"].is_object() &&
+                 j["parameters"].is_object() && j["control"].is_object(),
+             m.comm, PETSC_ERR_FILE_UNEXPECTED, "%s: corrupt adjoint state record /adjoint_state",
+             file);
+  // the identity of the case: mesh, problem (fluid, reference, boundaries), time levels, objective
+  std::string mesh_hash, file_mesh_hash;
+  PetscCall(io::mesh_hash(m, res_->coordinates(), &mesh_hash));
+  PetscCall(io::read_text_attribute_h5(m.comm, o.state_file, "mesh_hash", &file_mesh_hash));
+  PetscCheck(file_mesh_hash == mesh_hash, m.comm, PETSC_ERR_FILE_UNEXPECTED,
+             "%s: adjoint state of another mesh (mesh hash %s, this run's mesh %s)", file,
+             file_mesh_hash.c_str(), mesh_hash.c_str());
+  const std::string problem_hash = j["problem_hash"].get<std::string>();
+  PetscCheck(problem_hash == cfg_->problem_hash(), m.comm, PETSC_ERR_FILE_UNEXPECTED,
+             "%s: adjoint state of another problem (hash of fluid, reference and boundaries %s, %s "
+             "has %s)",
+             file, problem_hash.c_str(), cfg_->file().c_str(), cfg_->problem_hash().c_str());
+  const long steps = j["steps"].get<long>();
+  const double dt = j["dt"].get<double>();
+  PetscCheck(steps == steps_ && std::abs(dt - dt_) <= 1e-12 * dt_, m.comm,
+             PETSC_ERR_FILE_UNEXPECTED,
+             "%s: adjoint state of a run with %ld steps of dt %.17g, %s has %ld steps of dt %.17g "
+             "(time.t_end, time.dt)",
+             file, steps, dt, cfg_->file().c_str(), steps_, dt_);
+  for (const auto &[key, now] : case_identity(*cfg_)) {
+    const std::string saved = j["case"].value(key, std::string());
+    PetscCheck(saved == now, m.comm, PETSC_ERR_FILE_UNEXPECTED,
+               "%s: adjoint state of another case: its '%s' was %s, %s has %s", file, key.c_str(),
+               saved.c_str(), cfg_->file().c_str(), now.c_str());
+  }
+  // the level: the record's (gradient sums) and the psi datasets' must agree
+  double psi_level;
+  PetscCall(io::read_real_attribute_h5(m.comm, o.state_file, "level", &psi_level));
   *n = j["level"].get<long>();
-  io::Field f1, f2;
+  PetscCheck(psi_level == static_cast<double>(*n), m.comm, PETSC_ERR_FILE_UNEXPECTED,
+             "%s: inconsistent adjoint state: psi of level %g, gradient sums of level %ld", file,
+             psi_level, *n);
+  PetscCheck(*n >= 2 && *n <= steps_, m.comm, PETSC_ERR_FILE_UNEXPECTED,
+             "%s: adjoint state of level %ld, expected a level in [2, %ld]", file, *n, steps_);
+  io::Field f1, f2, fx;
   PetscCall(io::read_cell_field_h5(m, o.state_file, "psi1", &f1));
   PetscCall(io::read_cell_field_h5(m, o.state_file, "psi2", &f2));
-  PetscCheck(f1.ncomp == nv, m.comm, PETSC_ERR_FILE_READ, "%s: adjoint state of another problem", o.state_file.c_str());
+  PetscCall(io::read_vertex_field_h5(m, o.state_file, "xbar", &fx));
+  PetscCheck(
+      f1.ncomp == nv && f2.ncomp == nv && fx.ncomp == 3, m.comm, PETSC_ERR_FILE_UNEXPECTED,
+      "%s: adjoint state with %d and %d unknowns per cell and %d per vertex, expected %d and 3",
+      file, f1.ncomp, f2.ncomp, fx.ncomp, nv);
   PetscScalar *a;
   PetscCall(VecGetArray(psi1, &a));
   std::copy(f1.values.begin(), f1.values.end(), a);
@@ -419,17 +502,28 @@ PetscErrorCode UnsteadyAdjoint::load_state(const UnsteadyAdjointOptions &o, long
   PetscCall(VecGetArray(psi2, &a));
   std::copy(f2.values.begin(), f2.values.end(), a);
   PetscCall(VecRestoreArray(psi2, &a));
-  if (j.contains("parameters"))
-    for (const auto &[name, value] : j["parameters"].items()) r->parameters.push_back({name, 0.0, value.get<double>()});
-  if (j.contains("control"))
-    for (const auto &[name, series] : j["control"].items()) r->control[name] = series.get<std::vector<double>>();
+  bool numbers = true;
+  for (const auto &[name, value] : j["parameters"].items()) {
+    numbers = numbers && value.is_number();
+    if (value.is_number()) r->parameters.push_back({name, 0.0, value.get<double>()});
+  }
+  for (const auto &[name, series] : j["control"].items()) {
+    numbers = numbers && series.is_array() && series.size() == static_cast<std::size_t>(steps_);
+    if (numbers)
+      for (const auto &x : series) numbers = numbers && x.is_number();
+    if (numbers) r->control[name] = series.get<std::vector<double>>();
+  }
+  PetscCheck(numbers, m.comm, PETSC_ERR_FILE_UNEXPECTED,
+             "%s: corrupt adjoint state record: parameter gradients must be numbers and control "
+             "series have %ld values",
+             file, steps_);
   // owned vertices from the file, then every copy gets its owner's value
-  std::map<PetscInt, Vec3<double>> by_gid;
-  const std::vector<double> xs = j["xbar"].get<std::vector<double>>();
-  for (std::size_t i = 0; i + 3 < xs.size(); i += 4)
-    by_gid[static_cast<PetscInt>(xs[i])] = Vec3<double>(xs[i + 1], xs[i + 2], xs[i + 3]);
-  for (PetscInt v = 0; v < m.n_vertices; ++v)
-    r->X[v] = m.vertex_owned[v] && by_gid.count(m.vertex_gid[v]) ? by_gid[m.vertex_gid[v]] : Vec3<double>();
+  std::size_t i = 0;
+  for (PetscInt v = 0; v < m.n_vertices; ++v) {
+    r->X[v] = Vec3<double>();
+    if (m.vertex_owned[v])
+      r->X[v] = Vec3<double>(fx.values[i], fx.values[i + 1], fx.values[i + 2]), i += 3;
+  }
   PetscCall(mesh::sum_vertex_copies(m, r->X));
   PetscFunctionReturn(0);
 }

@@ -7,6 +7,10 @@
 
 #include <hdf5.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 
@@ -107,13 +111,12 @@ PetscErrorCode mesh_hash(const mesh::Mesh &mesh, const std::vector<Vec3<double>>
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode write_fields_h5(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
-                               const std::string &path, const std::vector<Field> &fields,
-                               const std::vector<std::pair<std::string, double>> &attributes,
-                               const std::vector<std::pair<std::string, std::string>> &text_attributes) {
+PetscErrorCode
+create_fields_h5(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
+                 const std::string &path, const std::vector<Field> &fields,
+                 const std::vector<std::pair<std::string, double>> &attributes,
+                 const std::vector<std::pair<std::string, std::string>> &text_attributes) {
   PetscFunctionBeginUser;
-  PetscMPIInt rank;
-  PetscCallMPI(MPI_Comm_rank(mesh.comm, &rank));
   std::vector<PetscInt> owned_vertices, vertex_gids;
   for (PetscInt v = 0; v < mesh.n_vertices; ++v)
     if (mesh.vertex_owned[v])
@@ -146,11 +149,10 @@ PetscErrorCode write_fields_h5(const mesh::Mesh &mesh, const std::vector<Vec3<do
   std::string hash;
   PetscCall(mesh_hash(mesh, X, &hash));
 
-  const std::string tmp = path + ".tmp";
   bool ok = true;
   {
     H5Handles h;
-    PetscCall(open_parallel(mesh.comm, tmp, true, &h));
+    PetscCall(open_parallel(mesh.comm, path, true, &h));
     const hsize_t cs = cells.block_start(), cn = cells.block_size();
     ok = ok &&
          write_rows(h.file, h.dxpl, "/mesh/vertices", H5T_NATIVE_DOUBLE, mesh.n_global_vertices, 3,
@@ -179,9 +181,83 @@ PetscErrorCode write_fields_h5(const mesh::Mesh &mesh, const std::vector<Vec3<do
   int all_ok = ok ? 1 : 0, global_ok = 0;
   PetscCallMPI(MPI_Allreduce(&all_ok, &global_ok, 1, MPI_INT, MPI_MIN, mesh.comm));
   PetscCheck(global_ok, mesh.comm, PETSC_ERR_FILE_WRITE, "%s: writing the HDF5 file failed",
-             tmp.c_str());
-  if (rank == 0) std::filesystem::rename(tmp, path);
-  PetscCallMPI(MPI_Barrier(mesh.comm));
+             path.c_str());
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode write_fields_h5(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
+                               const std::string &path, const std::vector<Field> &fields,
+                               const std::vector<std::pair<std::string, double>> &attributes,
+                               const std::vector<std::pair<std::string, std::string>> &text_attributes) {
+  PetscFunctionBeginUser;
+  const std::string tmp = path + ".tmp";
+  PetscCall(create_fields_h5(mesh, X, tmp, fields, attributes, text_attributes));
+  PetscCall(replace_file(mesh.comm, tmp, path));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode add_to_fields_h5(const mesh::Mesh &mesh, const std::string &path,
+                                const std::vector<Field> &vertex_fields,
+                                const std::vector<std::pair<std::string, std::string>> &texts) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(mesh.comm, &rank));
+  std::vector<PetscInt> vertex_gids;
+  for (PetscInt v = 0; v < mesh.n_vertices; ++v)
+    if (mesh.vertex_owned[v]) vertex_gids.push_back(mesh.vertex_gid[v]);
+  NaturalLayout vertices;
+  PetscCall(vertices.create(mesh.comm, mesh.n_global_vertices, vertex_gids));
+  bool ok = true;
+  {
+    H5Handles h;
+    h.fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_fapl_mpio(h.fapl, mesh.comm, MPI_INFO_NULL);
+    h.dxpl = H5Pcreate(H5P_DATASET_XFER);
+    H5Pset_dxpl_mpio(h.dxpl, H5FD_MPIO_COLLECTIVE);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    h.file = H5Fopen(path.c_str(), H5F_ACC_RDWR, h.fapl);
+    PetscCheck(h.file >= 0, mesh.comm, PETSC_ERR_FILE_OPEN, "%s: cannot open HDF5 file for writing",
+               path.c_str());
+    for (const auto &f : vertex_fields) {
+      PetscCheck(f.values.size() == vertex_gids.size() * f.ncomp, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+                 "vertex field %s has the wrong size", f.name.c_str());
+      std::vector<double> block(vertices.block_size() * f.ncomp);
+      PetscCall(vertices.to_natural(f.values.data(), block.data(), f.ncomp));
+      ok = ok && write_rows(h.file, h.dxpl, ("/vertex_fields/" + f.name).c_str(), H5T_NATIVE_DOUBLE,
+                            mesh.n_global_vertices, f.ncomp, vertices.block_start(),
+                            vertices.block_size(), block.data());
+    }
+    for (const auto &[name, value] : texts) {
+      std::string text = value; // rank 0's text, so that every rank creates the same dataset
+      PetscCall(broadcast_string(mesh.comm, &text));
+      ok = ok && write_rows(h.file, h.dxpl, ("/" + name).c_str(), H5T_NATIVE_CHAR, text.size(), 1,
+                            0, rank == 0 ? text.size() : 0, text.data());
+    }
+  }
+  int all_ok = ok ? 1 : 0, global_ok = 0;
+  PetscCallMPI(MPI_Allreduce(&all_ok, &global_ok, 1, MPI_INT, MPI_MIN, mesh.comm));
+  PetscCheck(global_ok, mesh.comm, PETSC_ERR_FILE_WRITE, "%s: writing the HDF5 file failed",
+             path.c_str());
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode replace_file(MPI_Comm comm, const std::string &from, const std::string &to) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Barrier(comm)); // every rank has closed the file: all its data is in it
+  std::string error;
+  if (rank == 0) {
+    // on disk before the rename, so that a crash of the machine cannot publish a partial file
+    const int fd = ::open(from.c_str(), O_RDONLY);
+    if (fd < 0 || ::fsync(fd) != 0) error = from + ": cannot flush to disk";
+    if (fd >= 0) ::close(fd);
+    std::error_code ec;
+    if (error.empty()) std::filesystem::rename(from, to, ec);
+    if (ec) error = from + ": cannot rename to " + to + " (" + ec.message() + ")";
+  }
+  PetscCall(broadcast_string(comm, &error));
+  PetscCheck(error.empty(), comm, PETSC_ERR_FILE_WRITE, "%s", error.c_str());
   PetscFunctionReturn(0);
 }
 
@@ -212,32 +288,87 @@ PetscErrorCode read_text_attribute_h5(MPI_Comm comm, const std::string &path, co
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode read_cell_field_h5(const mesh::Mesh &mesh, const std::string &path,
-                                  const std::string &name, Field *field) {
+PetscErrorCode read_real_attribute_h5(MPI_Comm comm, const std::string &path,
+                                      const std::string &name, double *value) {
   PetscFunctionBeginUser;
-  std::vector<PetscInt> cell_gids(mesh.cell_gid.begin(),
-                                  mesh.cell_gid.begin() + mesh.n_owned_cells);
-  NaturalLayout cells;
-  PetscCall(cells.create(mesh.comm, mesh.n_global_cells, cell_gids));
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  double v = NAN;
+  if (rank == 0) {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f >= 0) {
+      if (H5Aexists(f, name.c_str()) > 0) {
+        hid_t a = H5Aopen(f, name.c_str(), H5P_DEFAULT);
+        if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) < 0) v = NAN;
+        H5Aclose(a);
+      }
+      H5Fclose(f);
+    }
+  }
+  PetscCallMPI(MPI_Bcast(&v, 1, MPI_DOUBLE, 0, comm));
+  *value = v;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode read_text_h5(MPI_Comm comm, const std::string &path, const std::string &name,
+                            std::string *value) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  std::string v;
+  if (rank == 0) {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f >= 0) {
+      hid_t d = H5Lexists(f, ("/" + name).c_str(), H5P_DEFAULT) > 0
+                    ? H5Dopen2(f, ("/" + name).c_str(), H5P_DEFAULT)
+                    : -1;
+      if (d >= 0) {
+        hid_t space = H5Dget_space(d);
+        const hssize_t n = H5Sget_simple_extent_npoints(space);
+        std::string buf(n > 0 ? n : 0, '\0');
+        if (n > 0 && H5Dread(d, H5T_NATIVE_CHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) >= 0)
+          v = buf;
+        H5Sclose(space);
+        H5Dclose(d);
+      }
+      H5Fclose(f);
+    }
+  }
+  PetscCall(broadcast_string(comm, &v));
+  *value = v;
+  PetscFunctionReturn(0);
+}
+
+namespace {
+
+// Reads dataset `dname` ([n_global][ncomp] in serial order) into the owned order of `layout`;
+// `what` names the items in messages ("cells", "vertices").  Collective.
+PetscErrorCode read_field(MPI_Comm comm, const std::string &path, const std::string &dname,
+                          const std::string &name, const NaturalLayout &layout, const char *what,
+                          Field *field) {
+  PetscFunctionBeginUser;
   H5Handles h;
-  PetscCall(open_parallel(mesh.comm, path, false, &h));
-  const std::string dname = "/fields/" + name;
-  hid_t dset = H5Dopen2(h.file, dname.c_str(), H5P_DEFAULT);
-  PetscCheck(dset >= 0, mesh.comm, PETSC_ERR_FILE_READ, "%s: no field '%s'", path.c_str(),
-             name.c_str());
+  PetscCall(open_parallel(comm, path, false, &h));
+  hid_t dset = H5Lexists(h.file, dname.c_str(), H5P_DEFAULT) > 0
+                   ? H5Dopen2(h.file, dname.c_str(), H5P_DEFAULT)
+                   : -1;
+  PetscCheck(dset >= 0, comm, PETSC_ERR_FILE_READ, "%s: no field '%s'", path.c_str(), name.c_str());
   hid_t space = H5Dget_space(dset);
   hsize_t dims[2] = {0, 1};
   const int rank = H5Sget_simple_extent_ndims(space);
-  H5Sget_simple_extent_dims(space, dims, nullptr);
+  if (rank == 1 || rank == 2) H5Sget_simple_extent_dims(space, dims, nullptr);
   if (rank == 1) dims[1] = 1;
-  const bool matches = dims[0] == static_cast<hsize_t>(mesh.n_global_cells);
+  const bool matches =
+      (rank == 1 || rank == 2) && dims[0] == static_cast<hsize_t>(layout.n_global());
   if (!matches) H5Sclose(space), H5Dclose(dset);
-  PetscCheck(matches, mesh.comm, PETSC_ERR_FILE_UNEXPECTED,
-             "%s: field '%s' has %llu cells, the mesh has %d", path.c_str(), name.c_str(),
-             (unsigned long long)dims[0], (int)mesh.n_global_cells);
+  PetscCheck(matches, comm, PETSC_ERR_FILE_UNEXPECTED,
+             "%s: field '%s' has %llu %s, the mesh has %d", path.c_str(), name.c_str(),
+             (unsigned long long)dims[0], what, (int)layout.n_global());
   const hsize_t ncomp = dims[1];
-  hsize_t offset[2] = {static_cast<hsize_t>(cells.block_start()), 0},
-          block[2] = {static_cast<hsize_t>(cells.block_size()), ncomp};
+  hsize_t offset[2] = {static_cast<hsize_t>(layout.block_start()), 0},
+          block[2] = {static_cast<hsize_t>(layout.block_size()), ncomp};
   hid_t mem = H5Screate_simple(rank, block, nullptr);
   if (block[0] > 0)
     H5Sselect_hyperslab(space, H5S_SELECT_SET, offset, nullptr, block, nullptr);
@@ -248,12 +379,40 @@ PetscErrorCode read_cell_field_h5(const mesh::Mesh &mesh, const std::string &pat
   H5Sclose(mem);
   H5Sclose(space);
   H5Dclose(dset);
-  PetscCheck(ok, mesh.comm, PETSC_ERR_FILE_READ, "%s: reading field '%s' failed", path.c_str(),
+  int all_ok = ok ? 1 : 0, global_ok = 0;
+  PetscCallMPI(MPI_Allreduce(&all_ok, &global_ok, 1, MPI_INT, MPI_MIN, comm));
+  PetscCheck(global_ok, comm, PETSC_ERR_FILE_READ, "%s: reading field '%s' failed", path.c_str(),
              name.c_str());
   field->name = name;
   field->ncomp = static_cast<int>(ncomp);
-  field->values.assign(mesh.n_owned_cells * ncomp, 0.0);
-  PetscCall(cells.from_natural(data.data(), field->values.data(), field->ncomp));
+  field->values.assign(layout.n_owned() * ncomp, 0.0);
+  PetscCall(layout.from_natural(data.data(), field->values.data(), field->ncomp));
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+PetscErrorCode read_cell_field_h5(const mesh::Mesh &mesh, const std::string &path,
+                                  const std::string &name, Field *field) {
+  PetscFunctionBeginUser;
+  std::vector<PetscInt> cell_gids(mesh.cell_gid.begin(),
+                                  mesh.cell_gid.begin() + mesh.n_owned_cells);
+  NaturalLayout cells;
+  PetscCall(cells.create(mesh.comm, mesh.n_global_cells, cell_gids));
+  PetscCall(read_field(mesh.comm, path, "/fields/" + name, name, cells, "cells", field));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode read_vertex_field_h5(const mesh::Mesh &mesh, const std::string &path,
+                                    const std::string &name, Field *field) {
+  PetscFunctionBeginUser;
+  std::vector<PetscInt> vertex_gids;
+  for (PetscInt v = 0; v < mesh.n_vertices; ++v)
+    if (mesh.vertex_owned[v]) vertex_gids.push_back(mesh.vertex_gid[v]);
+  NaturalLayout vertices;
+  PetscCall(vertices.create(mesh.comm, mesh.n_global_vertices, vertex_gids));
+  PetscCall(
+      read_field(mesh.comm, path, "/vertex_fields/" + name, name, vertices, "vertices", field));
   PetscFunctionReturn(0);
 }
 

@@ -4,6 +4,13 @@
 # 2 levels):
 #  - an adjoint killed with SIGKILL during the backward sweep and continued with
 #    `karman adjoint --restart` gives the gradient of an uninterrupted run (1e-10);
+#  - killed by the fault injection KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE while a state is
+#    written (level 6: temporary file complete, not renamed), resumed and killed again (level 4:
+#    between the psi datasets and the gradient data), resumed again: the gradient and the
+#    control gradient of an uninterrupted run (1e-10), resumed from the last complete states;
+#  - a state saved on 2 ranks resumes on 1 rank (1e-8);
+#  - a state of another case (t_end, viscosity) and a truncated state are refused, naming the file
+#    and what differs;
 #  - store-all on 2 ranks equals store-all on 1 rank (1e-8), and revolve with 3 snapshots
 #    equals store-all (1e-9) while keeping at most 3 snapshots;
 #  - control_gradient.csv has one row per step; the outputs exist.
@@ -46,15 +53,48 @@ grep -q "adjoint level     1 " killed.log && fail "the adjoint finished before i
 "$karman" adjoint case.yaml -o killed --restart > resumed.log 2>&1 || { tail -3 resumed.log; fail "resume"; }
 grep -q "resuming at level" resumed.log || fail "did not resume"
 
+# ({ } 2> /dev/null: no "Killed" notice from bash)
+{ KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE=6 "$karman" adjoint case.yaml -o injected --set output.vtk=false \
+  > injected.log 2>&1; } 2> /dev/null && fail "the fault injection at level 6 did not kill the adjoint"
+[ -s injected/adjoint-state.h5.tmp ] || fail "no temporary state file after the kill at level 6"
+{ KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE=4:partial "$karman" adjoint case.yaml -o injected --restart \
+  --set output.vtk=false > injected2.log 2>&1; } 2> /dev/null &&
+  fail "the fault injection at level 4 did not kill the adjoint"
+grep -q "resuming at level 8 from" injected2.log || fail "the first resume did not start from level 8"
+"$karman" adjoint case.yaml -o injected --restart --set output.vtk=false > injected3.log 2>&1 ||
+  { tail -3 injected3.log; fail "resume after the fault injections"; }
+grep -q "resuming at level 6 from" injected3.log || fail "the second resume did not start from level 6"
+
+# a state of another case or a damaged one: refused before the forward run, with a clear message
+mkdir -p other && cp injected/adjoint-state.h5 other/
+refuse() { # OVERRIDE MESSAGE
+  "$karman" adjoint case.yaml -o other --restart --set output.vtk=false $1 > refused.log 2>&1 &&
+    fail "a state of another case was accepted ($1)"
+  grep -qF "$2" refused.log || { tail -2 refused.log; fail "no clear message for a refused state ($1)"; }
+}
+refuse "--set time.t_end=0.16" \
+  "other/adjoint-state.h5: adjoint state of a run with 10 steps of dt 0.02, case.yaml has 8 steps of dt 0.02"
+refuse "--set fluid.viscosity=2e-3" "other/adjoint-state.h5: adjoint state of another problem"
+head -c 100000 injected/adjoint-state.h5 > other/adjoint-state.h5
+refuse "" "other/adjoint-state.h5: not a karman adjoint state (version 1), or corrupt or truncated"
+
 mpirun -n 2 --oversubscribe "$karman" adjoint case.yaml -o np2 --set output.vtk=false > np2.log 2>&1 ||
   { tail -3 np2.log; fail "2 ranks"; }
+# the last state of the 2-rank run (level 2) resumed on 1 rank
+mkdir -p np2to1 && cp np2/adjoint-state.h5 np2to1/
+"$karman" adjoint case.yaml -o np2to1 --restart --set output.vtk=false > np2to1.log 2>&1 ||
+  { tail -3 np2to1.log; fail "resume on 1 rank of a state saved on 2 ranks"; }
+grep -q "resuming at level 2 from" np2to1.log || fail "the 1-rank run did not resume from level 2"
 "$karman" adjoint case.yaml -o revolve --set adjoint.schedule=revolve --set adjoint.snapshots=3 \
   --set output.vtk=false > revolve.log 2>&1 || { tail -3 revolve.log; fail "revolve"; }
 
 /usr/bin/python3 - <<'PY' || exit 1
-import json
+import csv, json
 def load(d):
     return json.load(open(d + "/gradient.json"))
+def load_csv(d):
+    rows = list(csv.reader(open(d + "/control_gradient.csv")))
+    return rows[0], [[float(x) for x in r] for r in rows[1:]]
 full = load("full")
 scale = max(abs(v["gradient"]) for v in full["gradient"].values())
 def compare(name, other, tol):
@@ -69,9 +109,25 @@ def compare(name, other, tol):
     print(f"{name}: {len(full['gradient'])} gradients equal to the uninterrupted store-all run "
           f"(max relative difference {worst:.1e}, tolerance {tol})")
     return g
+def compare_csv(name, other, tol):
+    head, a = load_csv("full")
+    head_b, b = load_csv(other)
+    assert head == head_b and len(a) == len(b), (other, head_b, len(b))
+    # as for gradient.json: relative tolerance, absolute floor 1e-12 of the largest value
+    scale = max(abs(x) for r in a for x in r[2:])
+    for j in range(2, len(head)):
+        for ra, rb in zip(a, b):
+            assert abs(ra[j] - rb[j]) <= tol * abs(ra[j]) + 1e-12 * scale, (other, head[j], ra[0], ra[j], rb[j])
+    print(f"{name}: control_gradient.csv equal to the uninterrupted run ({len(a)} rows, tolerance {tol})")
 g = compare("killed and resumed", "killed", 1e-10)
 assert g.get("resumed_from_level", -1) > 1, "no resume recorded"
+g = compare("killed twice by the fault injection and resumed", "injected", 1e-10)
+assert g.get("resumed_from_level", -1) == 6, g.get("resumed_from_level")
+compare_csv("killed twice by the fault injection and resumed", "injected", 1e-10)
 compare("2 ranks", "np2", 1e-8)
+g = compare("saved on 2 ranks, resumed on 1", "np2to1", 1e-8)
+assert g.get("resumed_from_level", -1) == 2, g.get("resumed_from_level")
+compare_csv("saved on 2 ranks, resumed on 1", "np2to1", 1e-8)
 r = compare("revolve (3 snapshots)", "revolve", 1e-9)
 s = r["schedule"]
 assert s["snapshots_used"] <= 3, s

@@ -12,6 +12,7 @@
 #include <vtkUnstructuredGrid.h>
 #include <vtkXMLPUnstructuredGridReader.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -77,4 +78,3 @@ TEST_CASE("VTK: .pvd/.pvtu written on P ranks read back with the VTK reader", "[
     REQUIRE(sreader->GetOutput()->GetNumberOfCells() == left_faces);
   }
 }
-

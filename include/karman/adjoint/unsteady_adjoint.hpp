@@ -12,8 +12,21 @@
 //   dJ/dw^0 = rho V (a1^1 psi^1 + a2^2 psi^2)                (initial condition, momentum)
 // The per-level derivatives a_n chain to the parameters of the time functions: a sine's
 // amplitude, frequency, phase and offset, a table's knot values, per-step values.
-// The sweep can be interrupted: every `save_every` levels the adjoint state is saved
-// (OUTDIR/adjoint-state.h5, atomically) and `resume` continues from it.
+// The sweep can be interrupted: every `save_every` levels the adjoint state after level n is
+// saved and `resume` continues from it.  The state is ONE HDF5 file (OUTDIR/adjoint-state.h5):
+//   /fields/psi1, /fields/psi2  psi^n, psi^{n+1} in serial cell order; attribute "level" = n
+//   /vertex_fields/xbar         dJ/dX summed over levels N..n, serial vertex order
+//   /adjoint_state              JSON: format, version, level n (again), steps, dt, J, the
+//                               problem hash, time scheme, initial condition and objective,
+//                               parameter gradient sums, per-step control series
+//   root attribute mesh_hash    (io::mesh_hash), as every karman fields file
+// written completely under <state>.tmp and renamed over <state> (after a barrier, by rank 0),
+// so that a kill leaves the previous state whole; partition independent (saved on P ranks,
+// resumed on Q).  A resume refuses, naming the file and what differs, a state of another mesh,
+// problem, number of steps, dt, scheme, initial condition or objective, a state whose two
+// levels disagree, and a corrupt or truncated file.  It reads the state before the forward
+// run.  KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE (unsteady_adjoint.cpp) kills the process
+// in the middle of a save, for tests.
 #pragma once
 
 #include "karman/adjoint/objective.hpp"
@@ -64,8 +77,8 @@ public:
 
 private:
   double weight(long n, double t) const;
-  PetscErrorCode save_state(const UnsteadyAdjointOptions &o, long n, Vec psi1, Vec psi2, const UnsteadyAdjointResult &r,
-                            const std::vector<double> &a1, const std::vector<double> &a2) const;
+  PetscErrorCode save_state(const UnsteadyAdjointOptions &o, long n, Vec psi1, Vec psi2,
+                            const UnsteadyAdjointResult &r) const;
   PetscErrorCode load_state(const UnsteadyAdjointOptions &o, long *n, Vec psi1, Vec psi2, UnsteadyAdjointResult *r) const;
 
   discretization::FlowResidual *res_ = nullptr;
