@@ -96,11 +96,11 @@ PetscErrorCode UnsteadySolver::form_jacobian(SNES snes, Vec w, Mat J, Mat P, voi
   PetscCall(SNESGetKSP(snes, &ksp));
   PetscCall(KSPGetIterationNumber(ksp, &its));
   self->pc_reuse_.record_solve(its, 0.0);
-  const bool setup = self->pc_reuse_.decide_setup();
+  const bool pc_setup = self->pc_reuse_.decide_setup();
   // SNES applies its preconditioner lag right after this callback: -2 rebuilds once, -1 reuses
-  PetscCall(SNESSetLagPreconditioner(snes, setup ? -2 : -1));
-  if (setup && P != J) PetscCall(self->res_->jacobian(w, P, &self->shift_, true));
-  if (setup && self->report_) self->report_->preconditioner_setup = true;
+  PetscCall(SNESSetLagPreconditioner(snes, pc_setup ? -2 : -1));
+  if (pc_setup && P != J) PetscCall(self->res_->jacobian(w, P, &self->shift_, true));
+  if (pc_setup && self->report_) self->report_->preconditioner_setup = true;
   PetscFunctionReturn(0);
 }
 
