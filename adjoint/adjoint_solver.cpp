@@ -16,7 +16,8 @@ AdjointSolver::~AdjointSolver()
     if (*v) VecDestroy(v);
 }
 
-PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res, const config::CaseConfig &cfg)
+PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res,
+                                    const config::CaseConfig &cfg)
 {
   PetscFunctionBeginUser;
   res_ = &res;

@@ -137,7 +137,8 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
   PetscCall(VecSet(psi2, 0.0));
   const solver::LinearTolerances tol{adj.real("rtol"), adj.real("atol"),
                                      static_cast<PetscInt>(adj.integer("level_max_iterations"))};
-  PetscCall(solver::create_linear_solver(m.comm, solver::LinearSolverRole::Adjoint, KSPGMRES, tol, &ksp));
+  PetscCall(
+      solver::create_linear_solver(m.comm, solver::LinearSolverRole::Adjoint, KSPGMRES, tol, &ksp));
   // Reuse policy: a preconditioner is kept while the last level's solve costs less than the mean
   // cost per level since its set-up (set-up included) and takes at most 100 iterations.  Times are
   // the maximum over the ranks, so that every rank takes the same decision.

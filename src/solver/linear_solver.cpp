@@ -50,7 +50,8 @@ PetscErrorCode create_newton(MPI_Comm comm, const config::Section &s, Vec r, Mat
   PetscCall(SNESGetKSP(*snes, &ksp));
   PetscCall(set_default_linear_solver(ksp, ksp_type));
   if (linear)
-    PetscCall(KSPSetTolerances(ksp, linear->rtol, linear->atol, PETSC_DEFAULT, linear->max_iterations));
+    PetscCall(
+        KSPSetTolerances(ksp, linear->rtol, linear->atol, PETSC_DEFAULT, linear->max_iterations));
   PetscFunctionReturn(0);
 }
 
@@ -68,9 +69,9 @@ PetscErrorCode check_transposed_solve(KSP ksp)
   PetscCall(PCApplyTransposeExists(pc, &exists));
   if (!prefix) prefix = "";
   PetscCheck(exists, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,
-             "the adjoint preconditioner -%spc_type %s cannot be applied transposed; use one that can: "
-             "-%spc_type lu (with -%spc_factor_mat_solver_type mumps, the default), ilu, asm, bjacobi, jacobi or "
-             "none",
+             "the adjoint preconditioner -%spc_type %s cannot be applied transposed; use one that "
+             "can: -%spc_type lu (with -%spc_factor_mat_solver_type mumps, the default), ilu, asm, "
+             "bjacobi, jacobi or none",
              prefix, type, prefix, prefix);
   PetscFunctionReturn(0);
 }

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 using namespace karman;
 using solver::PreconditionerReuse;
@@ -33,7 +34,8 @@ struct ScopedOptions {
 Mat tridiagonal(PetscInt n)
 {
   Mat A;
-  MatCreateAIJ(PETSC_COMM_WORLD, n, n, PETSC_DETERMINE, PETSC_DETERMINE, 3, nullptr, 2, nullptr, &A);
+  MatCreateAIJ(PETSC_COMM_WORLD, n, n, PETSC_DETERMINE, PETSC_DETERMINE, 3, nullptr, 2, nullptr,
+               &A);
   PetscInt lo, hi, N;
   MatGetOwnershipRange(A, &lo, &hi);
   MatGetSize(A, &N, nullptr);
@@ -45,6 +47,12 @@ Mat tridiagonal(PetscInt n)
   MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY);
   MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY);
   return A;
+}
+
+PetscErrorCode create(solver::LinearSolverRole role, KSPType type, KSP *ksp)
+{
+  const solver::LinearTolerances tol{1e-12, 1e-30, 500};
+  return solver::create_linear_solver(PETSC_COMM_WORLD, role, type, tol, ksp);
 }
 
 std::string ksp_type(KSP ksp)
@@ -69,9 +77,8 @@ TEST_CASE("linear solver: default, prefix, tolerances", "[linear-solver][mpi]")
 {
   REQUIRE(solver::options_prefix(solver::LinearSolverRole::Newton) == nullptr);
   REQUIRE(std::string(solver::options_prefix(solver::LinearSolverRole::Adjoint)) == "adj_");
-  const solver::LinearTolerances tol{1e-12, 1e-30, 500};
   KSP ksp;
-  REQUIRE(solver::create_linear_solver(PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint, KSPGMRES, tol, &ksp) == 0);
+  REQUIRE(create(solver::LinearSolverRole::Adjoint, KSPGMRES, &ksp) == 0);
   const char *prefix;
   REQUIRE(KSPGetOptionsPrefix(ksp, &prefix) == 0);
   REQUIRE(std::string(prefix) == "adj_");
@@ -93,10 +100,11 @@ TEST_CASE("linear solver: default, prefix, tolerances", "[linear-solver][mpi]")
   // options with the role's prefix override the default and the case's tolerances; options
   // without it (the Newton solver's) do not
   {
-    ScopedOptions o{{"-adj_ksp_type", "bcgs"}, {"-adj_pc_type", "jacobi"}, {"-adj_ksp_rtol", "1e-6"},
+    ScopedOptions o{{"-adj_ksp_type", "bcgs"},
+                    {"-adj_pc_type", "jacobi"},
+                    {"-adj_ksp_rtol", "1e-6"},
                     {"-ksp_type", "cg"}};
-    REQUIRE(solver::create_linear_solver(PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint, KSPGMRES, tol, &ksp) ==
-            0);
+    REQUIRE(create(solver::LinearSolverRole::Adjoint, KSPGMRES, &ksp) == 0);
     CHECK(ksp_type(ksp) == KSPBCGS);
     CHECK(pc_type(ksp) == PCJACOBI);
     REQUIRE(KSPGetTolerances(ksp, &rtol, &atol, &dtol, &maxit) == 0);
@@ -106,8 +114,7 @@ TEST_CASE("linear solver: default, prefix, tolerances", "[linear-solver][mpi]")
   }
   {
     ScopedOptions o{{"-ksp_type", "bcgs"}, {"-adj_ksp_type", "cg"}};
-    REQUIRE(solver::create_linear_solver(PETSC_COMM_WORLD, solver::LinearSolverRole::Newton, KSPPREONLY, tol, &ksp) ==
-            0);
+    REQUIRE(create(solver::LinearSolverRole::Newton, KSPPREONLY, &ksp) == 0);
     REQUIRE(KSPGetOptionsPrefix(ksp, &prefix) == 0);
     CHECK(prefix == nullptr);
     CHECK(ksp_type(ksp) == KSPBCGS);
@@ -120,13 +127,11 @@ TEST_CASE("linear solver: a transposed solve needs a preconditioner that applies
           "[linear-solver][mpi]")
 {
   Mat A = tridiagonal(8);
-  const solver::LinearTolerances tol{1e-12, 1e-30, 500};
   for (const char *type : {"jacobi", "bjacobi", "lu"}) {
     CAPTURE(type);
     ScopedOptions o{{"-adj_pc_type", type}};
     KSP ksp;
-    REQUIRE(solver::create_linear_solver(PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint, KSPGMRES, tol, &ksp) ==
-            0);
+    REQUIRE(create(solver::LinearSolverRole::Adjoint, KSPGMRES, &ksp) == 0);
     REQUIRE(KSPSetOperators(ksp, A, A) == 0);
     clear_error();
     const PetscErrorCode ierr = solver::check_transposed_solve(ksp);
@@ -151,15 +156,14 @@ TEST_CASE("linear solver: a transposed solve needs a preconditioner that applies
   {
     ScopedOptions o{{"-adj_pc_type", "kaczmarz"}};
     KSP ksp;
-    REQUIRE(solver::create_linear_solver(PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint, KSPGMRES, tol, &ksp) ==
-            0);
+    REQUIRE(create(solver::LinearSolverRole::Adjoint, KSPGMRES, &ksp) == 0);
     REQUIRE(KSPSetOperators(ksp, A, A) == 0);
     clear_error();
     REQUIRE(solver::check_transposed_solve(ksp) != 0);
     const std::string message = last_error_message();
     CAPTURE(message);
-    CHECK(message.find("the adjoint preconditioner -adj_pc_type kaczmarz cannot be applied transposed") !=
-          std::string::npos);
+    CHECK(message.find("the adjoint preconditioner -adj_pc_type kaczmarz cannot be applied "
+                       "transposed") != std::string::npos);
     CHECK(message.find("-adj_pc_type lu") != std::string::npos);
     clear_error();
     REQUIRE(KSPDestroy(&ksp) == 0);
@@ -183,7 +187,8 @@ TEST_CASE("preconditioner reuse: iteration limit (unsteady forward)", "[linear-s
   REQUIRE(!reuse.decide_setup()); // the request was served once
   REQUIRE(reuse.setups() == 3);
 
-  PreconditionerReuse never(PreconditionerReuse::Rule::IterationLimit, 20, false); // e.g. -ksp_type preonly
+  // reuse off (e.g. -ksp_type preonly): every solve sets up
+  PreconditionerReuse never(PreconditionerReuse::Rule::IterationLimit, 20, false);
   REQUIRE(!never.reuse_enabled());
   for (int k = 0; k < 3; ++k) {
     never.record_solve(1, 0.0);

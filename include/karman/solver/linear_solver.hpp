@@ -46,10 +46,11 @@ PetscErrorCode create_linear_solver(MPI_Comm comm, LinearSolverRole role, KSPTyp
 /// max_iterations), residual r, Jacobian J (preconditioner matrix P), the default linear
 /// solver (role Newton) with a KSP of type ksp_type and, when given, the linear tolerances.
 /// SNESSetFromOptions is left to the caller.
-PetscErrorCode create_newton(MPI_Comm comm, const config::Section &solver_section, Vec r, Mat J, Mat P,
-                             PetscErrorCode (*function)(SNES, Vec, Vec, void *),
+PetscErrorCode create_newton(MPI_Comm comm, const config::Section &solver_section, Vec r, Mat J,
+                             Mat P, PetscErrorCode (*function)(SNES, Vec, Vec, void *),
                              PetscErrorCode (*jacobian)(SNES, Vec, Mat, Mat, void *), void *ctx,
-                             KSPType ksp_type, SNES *snes, const LinearTolerances *linear = nullptr);
+                             KSPType ksp_type, SNES *snes,
+                             const LinearTolerances *linear = nullptr);
 
 /// Sets up ksp (KSPSetUp, with its operators set) and checks that its preconditioner can be
 /// applied transposed, as KSPSolveTranspose needs; if not, an error naming the -PREFIXpc_type
