@@ -16,7 +16,8 @@ AdjointSolver::~AdjointSolver()
     if (*v) VecDestroy(v);
 }
 
-PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res)
+PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res,
+                                    const config::CaseConfig &cfg)
 {
   PetscFunctionBeginUser;
   res_ = &res;
@@ -24,11 +25,11 @@ PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res)
   PetscCall(res.create_state(&g_));
   PetscCall(res.create_state(&psi_));
   PetscCall(res.create_state(&check_));
-  PetscCall(KSPCreate(res.mesh().comm, &ksp_));
-  PetscCall(KSPSetOptionsPrefix(ksp_, "adj_"));
-  PetscCall(solver::use_mumps_lu(ksp_, KSPPREONLY));
-  PetscCall(KSPSetTolerances(ksp_, 1e-12, 1e-30, PETSC_DEFAULT, 1000));
-  PetscCall(KSPSetFromOptions(ksp_));
+  const config::Section a = cfg.section("adjoint");
+  const solver::LinearTolerances tol{a.real("rtol"), a.real("atol"),
+                                     static_cast<PetscInt>(a.integer("max_iterations"))};
+  PetscCall(solver::create_linear_solver(res.mesh().comm, solver::LinearSolverRole::Adjoint,
+                                         KSPPREONLY, tol, &ksp_));
   PetscFunctionReturn(0);
 }
 
@@ -61,20 +62,9 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
 
   // J^T psi = -g
   PetscCall(KSPSetOperators(ksp_, J_, J_));
-  PetscCall(KSPSetUp(ksp_));
-  PC pc;
-  PCType pctype;
+  PetscCall(solver::check_transposed_solve(ksp_));
   KSPType ksptype;
-  PetscBool transpose_ok;
-  PetscCall(KSPGetPC(ksp_, &pc));
-  PetscCall(PCGetType(pc, &pctype));
   PetscCall(KSPGetType(ksp_, &ksptype));
-  PetscCall(PCApplyTransposeExists(pc, &transpose_ok));
-  PetscCheck(transpose_ok, m.comm, PETSC_ERR_SUP,
-             "the adjoint preconditioner -adj_pc_type %s cannot be applied transposed; use one that can: "
-             "-adj_pc_type lu (with -adj_pc_factor_mat_solver_type mumps, the default), ilu, asm, bjacobi, jacobi or "
-             "none",
-             pctype);
   PetscCall(VecScale(g_, -1.0));
   PetscCall(KSPSolveTranspose(ksp_, g_, psi_));
   KSPConvergedReason reason;

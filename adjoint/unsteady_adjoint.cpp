@@ -144,25 +144,22 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
   KSP ksp;
   Vec w, w_prev, g, psi, rs;
   PetscCall(res.create_jacobian(&J_));
-  // GMRES with the exact Jacobian of each level, preconditioned by an LU factorization that is
-  // reused across levels (policy below): of the full Jacobian (exact: one iteration right after a
-  // factorization, a few while the flow changes little) or of its compact face-neighbour part
-  // (smaller factors, more iterations)
-  const bool compact = cfg_->section("adjoint").text("preconditioner_matrix") == "compact";
+  // GMRES with the exact Jacobian of each level, preconditioned by (default: an LU factorization
+  // of) the full Jacobian (exact: one iteration right after a set-up, a few while the flow changes
+  // little) or its compact face-neighbour part (smaller factors, more iterations), reused across
+  // levels (policy below)
+  const config::Section adj = cfg_->section("adjoint");
+  const bool compact = adj.text("preconditioner_matrix") == "compact";
   if (compact) PetscCall(res.create_jacobian(&P_, true));
   for (Vec *v : {&w, &w_prev, &g, &psi, &rs}) PetscCall(res.create_state(v));
-  PetscCall(KSPCreate(m.comm, &ksp));
-  PetscCall(KSPSetOptionsPrefix(ksp, "adj_"));
-  PetscCall(solver::use_mumps_lu(ksp, KSPGMRES));
-  PetscCall(KSPSetTolerances(ksp, 1e-12, 1e-30, PETSC_DEFAULT, 500));
-  PetscCall(KSPSetFromOptions(ksp));
-  // Refactorization policy: a factorization is kept while the last level's solve costs less than
-  // the mean cost per level since that factorization (factorization included): the mean cost per
-  // level of a cycle is smallest where the marginal cost reaches it.  Times are the maximum over
-  // the ranks, so that every rank takes the same decision.
-  bool refactor = true;
-  double cycle_time = 0;
-  long cycle_levels = 0;
+  const solver::LinearTolerances tol{adj.real("rtol"), adj.real("atol"),
+                                     static_cast<PetscInt>(adj.integer("level_max_iterations"))};
+  PetscCall(
+      solver::create_linear_solver(m.comm, solver::LinearSolverRole::Adjoint, KSPGMRES, tol, &ksp));
+  // Reuse policy: a preconditioner is kept while the last level's solve costs less than the mean
+  // cost per level since its set-up (set-up included) and takes at most 100 iterations.  Times are
+  // the maximum over the ranks, so that every rank takes the same decision.
+  solver::PreconditionerReuse pc_reuse(solver::PreconditionerReuse::Rule::MeanCost, 100);
 
   std::vector<std::string> names;
   std::map<std::string, double> sums;
@@ -212,10 +209,12 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
       PetscCall(VecRestoreArrayRead(psi2, &p2));
     }
     PetscCall(VecScale(g, -1.0));
-    if (compact && refactor) PetscCall(res.jacobian(w, P_, &shift, true));
+    const bool pc_setup = pc_reuse.decide_setup();
+    if (compact && pc_setup) PetscCall(res.jacobian(w, P_, &shift, true));
     PetscCall(KSPSetOperators(ksp, J_, compact ? P_ : J_));
-    PetscCall(KSPSetReusePreconditioner(ksp, refactor ? PETSC_FALSE : PETSC_TRUE));
+    PetscCall(KSPSetReusePreconditioner(ksp, pc_setup ? PETSC_FALSE : PETSC_TRUE));
     double solve_time = MPI_Wtime();
+    PetscCall(solver::check_transposed_solve(ksp));
     PetscCall(KSPSolveTranspose(ksp, g, psi));
     solve_time = MPI_Wtime() - solve_time;
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &solve_time, 1, MPI_DOUBLE, MPI_MAX, m.comm));
@@ -226,10 +225,7 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
     PetscCheck(reason > 0 || reason == KSP_CONVERGED_ITS, m.comm, PETSC_ERR_NOT_CONVERGED,
                "adjoint level %ld: the transposed solve did not converge (%s)", n, KSPConvergedReasons[reason]);
     result->linear_iterations += its;
-    if (refactor) cycle_time = 0, cycle_levels = 0;
-    cycle_time += solve_time;
-    ++cycle_levels;
-    refactor = solve_time > cycle_time / static_cast<double>(cycle_levels) || its > 100;
+    pc_reuse.record_solve(its, solve_time);
     PetscCall(log_info(m.comm, "adjoint level %5ld  t %.6f  linear iterations %d", n, level.time, (int)its));
     // psi^n . dR^n/d(X, a): fluxes, and the time term's dependence on the cell volumes
     PetscCall(ghosted_local_values(psi, &psi_local));
@@ -341,6 +337,7 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
   result->snapshots = traj->snapshots_used();
   result->bytes_written = traj->bytes_written();
   result->adjoint_time = MPI_Wtime() - a_start;
+  result->preconditioner_setups = pc_reuse.setups();
   PetscCall(KSPDestroy(&ksp));
   PetscCall(MatDestroy(&J_));
   if (P_) PetscCall(MatDestroy(&P_));

@@ -135,6 +135,7 @@ PetscErrorCode run_unsteady_adjoint(MPI_Comm comm, const CliArgs &args, const co
   j["schedule"] = {{"type", o.schedule}, {"snapshots_used", r.snapshots}, {"snapshot_budget", o.snapshots},
                    {"recomputed_steps", r.recomputed}, {"bytes_written", r.bytes_written}};
   j["adjoint_linear_iterations"] = r.linear_iterations;
+  j["adjoint_preconditioner_setups"] = r.preconditioner_setups;
   j["forward_wall_time"] = r.forward_time;
   j["adjoint_wall_time"] = r.adjoint_time;
   j["adjoint_over_forward_time"] = r.adjoint_time / r.forward_time;
@@ -234,7 +235,7 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args)
   }
 
   adjoint::AdjointSolver adj;
-  PetscCall(adj.setup(res));
+  PetscCall(adj.setup(res, cfg));
   adjoint::AdjointResult result;
   PetscCall(adj.solve(w, objective, &result));
   PetscCall(adjoint::select_parameters(res, cfg, &result.gradient.parameters));

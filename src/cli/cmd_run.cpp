@@ -222,7 +222,7 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
     if (rank != 0) return;
     char line[256];
     std::snprintf(line, sizeof(line), "%ld,%.12e,%.6e,%d,%d,%.4f,%d,", r.step, r.time, r.dt, r.newton_iterations,
-                  r.linear_iterations, r.wall_time, r.refactored ? 1 : 0);
+                  r.linear_iterations, r.wall_time, r.preconditioner_setup ? 1 : 0);
     csv << line << mon.csv_values(v) << "\n" << std::flush;
   };
   {
@@ -272,7 +272,7 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
       PetscCall(mon.evaluate(res, &v));
       if (rank == 0) {
         csv.open(csv_path);
-        csv << "step,time,dt,newton_iterations,linear_iterations,wall_time,refactored," << mon.csv_header(res.nv())
+        csv << "step,time,dt,newton_iterations,linear_iterations,wall_time,pc_setup," << mon.csv_header(res.nv())
             << "\n";
       }
       solver::StepReport r0;
@@ -293,7 +293,7 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
                      ck_every > 0 ? (", checkpoints in " + ck.path()).c_str() : ""));
 
   double wall = 0, ck_time = 0, ck_bytes = 0;
-  long steps_done = 0, ck_records = 0, factorizations = 0, newton_sum = 0, linear_sum = 0;
+  long steps_done = 0, ck_records = 0, pc_setups = 0, newton_sum = 0, linear_sum = 0;
   long last_ck_step = -1, last_vtk_step = -1;
   while (ts.time() < t_end - 1e-9 * dt) {
     const double h = std::min(dt, t_end - ts.time());
@@ -319,7 +319,7 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
     wall += r.wall_time;
     newton_sum += r.newton_iterations;
     linear_sum += r.linear_iterations;
-    factorizations += r.refactored;
+    pc_setups += r.preconditioner_setup;
     PetscCall(res.update_local(ts.state()));
     FlowMonitors::Values v;
     PetscCall(mon.evaluate(res, &v));
@@ -327,7 +327,7 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
     series.push_back({r.step, r.time, v.cd, v.cl, v.dp});
     const double eta = wall / steps_done * steps_left(r.time);
     PetscCall(log_info(comm, "step %6ld  t %.6f  newton %d  lin %3d%s  %.3f s/step  ETA %.1f min  c_D %.6f  c_L %+.6f",
-                       r.step, r.time, r.newton_iterations, r.linear_iterations, r.refactored ? " LU" : "   ",
+                       r.step, r.time, r.newton_iterations, r.linear_iterations, r.preconditioner_setup ? " PC" : "   ",
                        r.wall_time, eta / 60, v.cd, v.cl));
     const bool last_step = !(ts.time() < t_end - 1e-9 * dt);
     if (r.step % vtk_every == 0 || last_step) {
@@ -337,7 +337,7 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
     if (ck_every > 0 && (r.step % ck_every == 0 || last_step)) {
       double s, b;
       PetscCall(ck.write(ts.step(), ts.time(), ts.previous_dt(), 0.0, ts.state(), ts.previous_state(), &s, &b));
-      ts.force_refactorization();
+      ts.request_preconditioner_setup();
       ck_time += s, ck_bytes = b, ++ck_records;
       last_ck_step = r.step;
     }
@@ -368,7 +368,7 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
   j["wall_time_per_step"] = steps_done ? wall / steps_done : 0.0;
   j["newton_iterations_per_step"] = steps_done ? double(newton_sum) / steps_done : 0.0;
   j["linear_iterations_per_step"] = steps_done ? double(linear_sum) / steps_done : 0.0;
-  j["lu_factorizations"] = factorizations;
+  j["preconditioner_setups"] = pc_setups;
   j["checkpoint"] = {{"file", ck.path()},
                      {"records", ck_records},
                      {"write_time_per_record", ck_records ? ck_time / ck_records : 0.0},

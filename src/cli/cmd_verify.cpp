@@ -73,7 +73,7 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args)
                        s.final_residual));
   }
   adjoint::AdjointSolver adj;
-  PetscCall(adj.setup(res));
+  PetscCall(adj.setup(res, cfg));
   adjoint::AdjointResult r;
   PetscCall(adj.solve(w, objective, &r));
   PetscCall(adjoint::select_parameters(res, cfg, &r.gradient.parameters));

@@ -129,12 +129,21 @@ std::vector<SectionSpec> make_sections() {
                    "between: a blend",
                    {}, 0.0, false, 1.0},
            choice("preconditioner_matrix", "compact",
-                  "matrix factorized for the linear solves: exact (the full Jacobian: GMRES converges in one "
-                  "iteration, large LU factors) or compact (only face-neighbour couplings: several times smaller "
-                  "factors, a few GMRES iterations with the exact Jacobian)",
+                  "unsteady: matrix the preconditioner is built from (default: its LU factors): exact (the full "
+                  "Jacobian: GMRES converges in one iteration, large LU factors) or compact (only face-neighbour "
+                  "couplings: several times smaller factors, a few GMRES iterations with the exact Jacobian)",
                   {"exact", "compact"}),
            integer("refactor_iterations", "20",
-                   "unsteady: reuse the LU factorization until GMRES needs more iterations than this", 1),
+                   "unsteady: reuse the preconditioner (default: LU factors) until GMRES needs more iterations "
+                   "than this, then set it up again",
+                   1),
+           positive("linear_rtol", "1e-4",
+                    "unsteady: relative tolerance of each Newton step's linear solve (inexact Newton; "
+                    "-ksp_rtol overrides it)"),
+           positive("linear_atol", "1e-20",
+                    "unsteady: absolute tolerance of each Newton step's linear solve (-ksp_atol overrides it)"),
+           integer("linear_max_iterations", "200",
+                   "unsteady: maximum iterations of each Newton step's linear solve (-ksp_max_it overrides it)", 1),
            }});
   s.push_back(
       {"output",
@@ -163,9 +172,22 @@ std::vector<SectionSpec> make_sections() {
                    integer("snapshots", "20", "unsteady, revolve: the storage budget in states", 1),
                    choice("preconditioner_matrix", "exact",
                           "unsteady: preconditioner of the transposed GMRES solves (exact Jacobian, relative "
-                          "tolerance 1e-12): LU factors of the full Jacobian (exact) or of its face-neighbour part "
-                          "(compact), reused across levels while that lowers the mean cost per level",
+                          "tolerance adjoint.rtol), built from (default: the LU factors of) the full Jacobian (exact) "
+                          "or its face-neighbour part (compact), reused across levels while that lowers the mean "
+                          "cost per level",
                           {"exact", "compact"}),
+                   positive("rtol", "1e-12",
+                            "relative tolerance of the transposed (adjoint) linear solves (-adj_ksp_rtol overrides it)"),
+                   positive("atol", "1e-30",
+                            "absolute tolerance of the transposed (adjoint) linear solves (-adj_ksp_atol overrides it)"),
+                   integer("max_iterations", "1000",
+                           "steady: maximum iterations of the transposed solve (with a Krylov -adj_ksp_type; the "
+                           "default preonly LU takes one; -adj_ksp_max_it overrides it)",
+                           1),
+                   integer("level_max_iterations", "500",
+                           "unsteady: maximum iterations of each level's transposed GMRES solve (-adj_ksp_max_it "
+                           "overrides it)",
+                           1),
                    integer("save_every", "0",
                            "unsteady: save the adjoint state every N steps so that a killed adjoint resumes "
                            "(karman adjoint --restart); 0: never",

@@ -36,23 +36,27 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual, con
   res_ = &residual;
   const config::Section s = cfg.section("solver");
   scheme_ = cfg.section("time").text("scheme");
-  refactor_iterations_ = static_cast<int>(s.integer("refactor_iterations"));
   PetscCall(residual.create_jacobian(&J_));
   if (s.text("preconditioner_matrix") == "compact") PetscCall(residual.create_jacobian(&P_, true));
   for (Vec *v : {&w_, &w_prev_, &w_new_, &r_}) PetscCall(residual.create_state(v));
+  // inexact Newton: each linear solve gains a few digits (solver.linear_rtol), Newton iterates to
+  // solver.rtol/atol
+  const LinearTolerances linear{s.real("linear_rtol"), s.real("linear_atol"),
+                                static_cast<PetscInt>(s.integer("linear_max_iterations"))};
   PetscCall(create_newton(residual.mesh().comm, s, r_, J_, P_ ? P_ : J_, form_function, form_jacobian, this,
-                          KSPGMRES, &snes_));
+                          KSPGMRES, &snes_, &linear));
   KSP ksp;
   PetscCall(SNESGetKSP(snes_, &ksp));
-  // inexact Newton: each linear solve gains 4 digits, Newton iterates to solver.rtol/atol
-  PetscCall(KSPSetTolerances(ksp, 1e-4, 1e-20, PETSC_DEFAULT, 200));
   PetscCall(SNESMonitorSet(snes_, monitor, this, nullptr));
   PetscCall(SNESSetFromOptions(snes_));
-  // reuse only makes sense with a Krylov method around the factorization
+  // reuse only makes sense with a Krylov method around the preconditioner
   KSPType type;
   PetscCall(KSPGetType(ksp, &type));
-  reuse_enabled_ = std::string(type) != KSPPREONLY;
-  PetscCheck(reuse_enabled_ || !P_, residual.mesh().comm, PETSC_ERR_USER_INPUT,
+  const bool reuse = std::string(type) != KSPPREONLY;
+  pc_reuse_ = PreconditionerReuse(PreconditionerReuse::Rule::IterationLimit,
+                                  static_cast<int>(s.integer("refactor_iterations")), reuse);
+  pc_setup_dt_ = 0;
+  PetscCheck(reuse || !P_, residual.mesh().comm, PETSC_ERR_USER_INPUT,
              "%s: solver.preconditioner_matrix 'compact' needs a Krylov method around the factorization "
              "(-ksp_type gmres, the default); with -ksp_type preonly use solver.preconditioner_matrix: exact",
              cfg.file().c_str());
@@ -85,23 +89,18 @@ PetscErrorCode UnsteadySolver::form_jacobian(SNES snes, Vec w, Mat J, Mat P, voi
   PetscFunctionBeginUser;
   auto *self = static_cast<UnsteadySolver *>(ctx);
   PetscCall(self->res_->jacobian(w, J, &self->shift_));
-  // decide whether the LU factorization of an earlier Jacobian is still good enough
+  // decide whether the preconditioner built from an earlier Jacobian is still good enough, from
+  // the iterations of the last linear solve
   KSP ksp;
+  PetscInt its;
   PetscCall(SNESGetKSP(snes, &ksp));
-  bool refactor = !self->reuse_enabled_ || self->force_refactor_ || !self->have_factorization_;
-  if (!refactor) {
-    PetscInt its;
-    PetscCall(KSPGetIterationNumber(ksp, &its));
-    refactor = its > self->refactor_iterations_;
-  }
+  PetscCall(KSPGetIterationNumber(ksp, &its));
+  self->pc_reuse_.record_solve(its, 0.0);
+  const bool pc_setup = self->pc_reuse_.decide_setup();
   // SNES applies its preconditioner lag right after this callback: -2 rebuilds once, -1 reuses
-  PetscCall(SNESSetLagPreconditioner(snes, refactor ? -2 : -1));
-  if (refactor && P != J) PetscCall(self->res_->jacobian(w, P, &self->shift_, true));
-  if (refactor) {
-    self->have_factorization_ = true;
-    self->force_refactor_ = false;
-    if (self->report_) self->report_->refactored = true;
-  }
+  PetscCall(SNESSetLagPreconditioner(snes, pc_setup ? -2 : -1));
+  if (pc_setup && P != J) PetscCall(self->res_->jacobian(w, P, &self->shift_, true));
+  if (pc_setup && self->report_) self->report_->preconditioner_setup = true;
   PetscFunctionReturn(0);
 }
 
@@ -162,11 +161,11 @@ PetscErrorCode UnsteadySolver::advance(double dt, StepReport *report)
   report->dt = dt;
   report->order = order;
   PetscCall(res_->update_boundary_values(time_ + dt, step_ + 1));
-  if (dt != factorized_dt_) force_refactor_ = true;
+  if (dt != pc_setup_dt_) pc_reuse_.request_setup();
   PetscCall(solve_step(dt, order, report));
-  if (!report->converged && reuse_enabled_ && !report->refactored) {
-    // the reused factorization may have been too old: once more with a fresh one
-    force_refactor_ = true;
+  if (!report->converged && pc_reuse_.reuse_enabled() && !report->preconditioner_setup) {
+    // the reused preconditioner may have been too old: once more with a fresh one
+    pc_reuse_.request_setup();
     report->residual_history.clear();
     PetscCall(solve_step(dt, order, report));
   }
@@ -175,7 +174,7 @@ PetscErrorCode UnsteadySolver::advance(double dt, StepReport *report)
     report->final_residual = report->residual_history.back();
   }
   if (report->converged) {
-    factorized_dt_ = report->refactored ? dt : factorized_dt_;
+    pc_setup_dt_ = report->preconditioner_setup ? dt : pc_setup_dt_;
     PetscCall(VecCopy(w_, w_prev_));
     PetscCall(VecCopy(w_new_, w_));
     step_ += 1;

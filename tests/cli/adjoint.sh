@@ -3,6 +3,8 @@
 #  - gradients (every parameter) and the objective agree between 1 and 2 ranks to 1e-8;
 #  - the ParaView outputs (adjoint fields, surface sensitivity) and gradient.json exist;
 #  - a second `karman adjoint` reuses the converged forward state;
+#  - an adjoint preconditioner that cannot be applied transposed (-adj_pc_type kaczmarz) is
+#    refused with a clear error naming it and the ones that can;
 #  - an unconverged forward state in OUTDIR/flow.h5 is refused with a clear error;
 #  - `karman verify` passes (finite differences for every parameter, shape Taylor test) on
 #    1 and 2 ranks.
@@ -37,6 +39,11 @@ print(f"adjoint / forward wall time: {a['adjoint_over_forward_time']:.3f}")
 PY
 "$karman" adjoint "$case" -o np1 "${opts[@]}" > again.log 2>&1 || fail "second adjoint"
 grep -q "reusing the converged forward state" again.log || fail "the forward state was not reused"
+"$karman" adjoint "$case" -o np1 "${opts[@]}" -adj_pc_type kaczmarz > notranspose.log 2>&1 &&
+  fail "a preconditioner without a transposed apply was accepted"
+grep -q "karman: error: the adjoint preconditioner -adj_pc_type kaczmarz cannot be applied transposed; use one that can: -adj_pc_type lu" \
+  notranspose.log || { tail -2 notranspose.log; fail "no clear error for -adj_pc_type kaczmarz"; }
+echo "ok: $(grep 'karman: error' notranspose.log | cut -c1-120)..."
 /usr/bin/python3 - <<'PY' || exit 1
 import h5py
 with h5py.File("np1/flow.h5", "r+") as h:

@@ -13,7 +13,9 @@
 #    and what differs;
 #  - store-all on 2 ranks equals store-all on 1 rank (1e-8), and revolve with 3 snapshots
 #    equals store-all (1e-9) while keeping at most 3 snapshots;
-#  - control_gradient.csv has one row per step; the outputs exist.
+#  - control_gradient.csv has one row per step; the outputs exist;
+#  - an adjoint preconditioner that cannot be applied transposed (-adj_pc_type kaczmarz) is
+#    refused with a clear error before the first level, as in the steady adjoint.
 # usage: unsteady_adjoint.sh KARMAN SOURCE_DIR WORK_DIR
 set -u
 karman=$1 src=$2 work=$3
@@ -77,6 +79,13 @@ refuse "--set time.t_end=0.16" \
 refuse "--set fluid.viscosity=2e-3" "other/adjoint-state.h5: adjoint state of another problem"
 head -c 100000 injected/adjoint-state.h5 > other/adjoint-state.h5
 refuse "" "other/adjoint-state.h5: not a karman adjoint state (version 1), or corrupt or truncated"
+
+"$karman" adjoint case.yaml -o notranspose --set output.vtk=false -adj_pc_type kaczmarz > notranspose.log 2>&1 &&
+  fail "a preconditioner without a transposed apply was accepted"
+grep -q "karman: error: the adjoint preconditioner -adj_pc_type kaczmarz cannot be applied transposed; use one that can: -adj_pc_type lu" \
+  notranspose.log || { tail -2 notranspose.log; fail "no clear error for -adj_pc_type kaczmarz"; }
+grep -q "adjoint level" notranspose.log && fail "a level was solved with -adj_pc_type kaczmarz"
+echo "ok: $(grep 'karman: error' notranspose.log | cut -c1-120)..."
 
 mpirun -n 2 --oversubscribe "$karman" adjoint case.yaml -o np2 --set output.vtk=false > np2.log 2>&1 ||
   { tail -3 np2.log; fail "2 ranks"; }

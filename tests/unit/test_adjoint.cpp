@@ -97,7 +97,7 @@ void check_parameters(Problem &p, const std::string &objective_yaml, double tol)
   INFO(last_error_message());
   REQUIRE(ierr == 0);
   adjoint::AdjointSolver adj;
-  REQUIRE(adj.setup(p.res) == 0);
+  REQUIRE(adj.setup(p.res, cfg) == 0);
   adjoint::AdjointResult r;
   REQUIRE(adj.solve(p.w, obj, &r) == 0);
   REQUIRE(r.relative_residual < 1e-10);
@@ -254,7 +254,7 @@ TEST_CASE("shape gradient: Taylor test for a smooth bump on the cylinder", "[adj
   adjoint::Objective obj;
   REQUIRE(obj.setup(p.res, cfg) == 0);
   adjoint::AdjointSolver adj;
-  REQUIRE(adj.setup(p.res) == 0);
+  REQUIRE(adj.setup(p.res, cfg) == 0);
   adjoint::AdjointResult r;
   REQUIRE(adj.solve(p.w, obj, &r) == 0);
   std::vector<Vec3<double>> dX;

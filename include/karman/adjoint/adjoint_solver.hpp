@@ -3,8 +3,9 @@
 //   dJ/da = dJ/da|_explicit + psi^T dR/da for every named parameter a,
 //   dJ/dX = dJ/dX|_explicit + psi^T dR/dX for the vertex coordinates X.
 // The transposed solve uses the exact Jacobian (the Newton matrix) through
-// KSPSolveTranspose with the options prefix adj_ (default: LU with MUMPS); a
-// preconditioner that cannot be applied transposed is reported with the options that can.
+// KSPSolveTranspose with the options prefix adj_ (default: LU with MUMPS, tolerances
+// adjoint.rtol, atol, max_iterations; solver/linear_solver.hpp); a preconditioner that cannot
+// be applied transposed is reported with the options that can.
 #pragma once
 
 #include "karman/adjoint/objective.hpp"
@@ -29,8 +30,9 @@ public:
   AdjointSolver &operator=(const AdjointSolver &) = delete;
   ~AdjointSolver();
 
-  /// Creates the matrix and the transposed solver (-adj_ksp_type, -adj_pc_type ...).  Collective.
-  PetscErrorCode setup(discretization::FlowResidual &res);
+  /// Creates the matrix and the transposed solver (-adj_ksp_type, -adj_pc_type ...; tolerances
+  /// from the case's adjoint section).  Collective.
+  PetscErrorCode setup(discretization::FlowResidual &res, const config::CaseConfig &cfg);
   /// Objective, adjoint and gradient at the converged state w.  Collective.
   PetscErrorCode solve(Vec w, const Objective &objective, AdjointResult *result);
   Mat jacobian() const { return J_; }

@@ -49,6 +49,7 @@ struct UnsteadyAdjointResult {
   std::vector<Vec3<double>> X;      ///< dJ/dX per local vertex
   std::vector<double> initial;      ///< dJ/dw^0, nv per owned cell
   long steps = 0, recomputed = 0, snapshots = 0, linear_iterations = 0;
+  long preconditioner_setups = 0; ///< of the backward sweep (this run: a resumed sweep counts anew)
   double bytes_written = 0, forward_time = 0, adjoint_time = 0;
   double forward_memory = 0; ///< peak memory [MiB, sum over ranks] at the end of the forward run
   long resumed_from = -1;

@@ -6,14 +6,17 @@
 //   a2 = omega^2 / ((1 + omega) dt_n)          (Hairer, Norsett & Wanner I, sec. III.5)
 // so a restart with a different dt continues at second order.  The Jacobian is exact
 // (steady Jacobian + rho V a0 on the momentum diagonal).  The linear solver defaults to
-// GMRES with the exact Jacobian, preconditioned by an LU factorization (MUMPS) of either
-// the exact Jacobian or its compact (face-neighbour) part (solver.preconditioner_matrix),
-// reused across Newton iterations and time steps and refreshed when GMRES needs more
-// than solver.refactor_iterations iterations or the step size changes; Newton stops on
-// the residual, so these choices change the cost, not the answer.
+// GMRES with the exact Jacobian (tolerances solver.linear_rtol, linear_atol,
+// linear_max_iterations), preconditioned by an LU factorization (MUMPS) of either the exact
+// Jacobian or its compact (face-neighbour) part (solver.preconditioner_matrix).  The
+// preconditioner is reused across Newton iterations and time steps and set up again when
+// GMRES needs more than solver.refactor_iterations iterations or the step size changes
+// (PreconditionerReuse, rule IterationLimit); Newton stops on the residual, so these choices
+// change the cost, not the answer.
 #pragma once
 
 #include "karman/discretization/flow_residual.hpp"
+#include "karman/solver/linear_solver.hpp"
 
 #include <petscsnes.h>
 
@@ -36,7 +39,7 @@ struct StepReport {
   int order = 0;       ///< BDF order used
   int newton_iterations = 0;
   int linear_iterations = 0;
-  bool refactored = false; ///< a new LU factorization was computed in this step
+  bool preconditioner_setup = false; ///< the preconditioner was set up (not reused) in this step
   double initial_residual = 0, final_residual = 0;
   std::vector<double> residual_history;
   double wall_time = 0;
@@ -65,9 +68,11 @@ public:
   /// when `step` = 0), the time level n, t^n and dt_{n-1} (the step that led to w^n).
   PetscErrorCode set_state(Vec w, Vec w_prev, long step, double time, double dt_prev);
 
-  /// The next step computes a fresh LU factorization (called after each checkpoint, so that a
+  /// The next step sets the preconditioner up afresh (called after each checkpoint, so that a
   /// run restarted from it repeats exactly the same operations).
-  void force_refactorization() { force_refactor_ = true; }
+  void request_preconditioner_setup() { pc_reuse_.request_setup(); }
+  /// Preconditioner set-ups so far.
+  long preconditioner_setups() const { return pc_reuse_.setups(); }
 
   /// Advances one step of size dt (boundary values evaluated at t^{n+1}).  On failure the
   /// state is left at t^n and report->converged is false.  Collective.
@@ -91,11 +96,9 @@ private:
   std::vector<double> history_, shift_;
   discretization::FlowResidual::TimeTerm term_;
   StepReport *report_ = nullptr;
-  // preconditioner reuse
-  bool have_factorization_ = false, force_refactor_ = true;
-  double factorized_dt_ = 0;
-  int refactor_iterations_ = 20;
-  bool reuse_enabled_ = true;
+  // preconditioner reuse (set by setup) and the step size of the last set-up
+  PreconditionerReuse pc_reuse_{PreconditionerReuse::Rule::IterationLimit, 0};
+  double pc_setup_dt_ = 0;
 };
 
 } // namespace karman::solver
