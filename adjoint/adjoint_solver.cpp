@@ -8,8 +8,7 @@
 
 namespace karman::adjoint {
 
-AdjointSolver::~AdjointSolver()
-{
+AdjointSolver::~AdjointSolver() {
   if (ksp_) KSPDestroy(&ksp_);
   if (J_) MatDestroy(&J_);
   for (Vec *v : {&g_, &psi_, &check_})
@@ -17,8 +16,7 @@ AdjointSolver::~AdjointSolver()
 }
 
 PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res,
-                                    const config::CaseConfig &cfg)
-{
+                                    const config::CaseConfig &cfg) {
   PetscFunctionBeginUser;
   res_ = &res;
   PetscCall(res.create_jacobian(&J_));
@@ -33,8 +31,7 @@ PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res,
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointResult *result)
-{
+PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointResult *result) {
   PetscFunctionBeginUser;
   const double start = MPI_Wtime();
   discretization::FlowResidual &res = *res_;
@@ -71,8 +68,9 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
   PetscInt its;
   PetscCall(KSPGetConvergedReason(ksp_, &reason));
   PetscCall(KSPGetIterationNumber(ksp_, &its));
-  PetscCheck(reason > 0 || (reason == KSP_CONVERGED_ITS && std::string(ksptype) == KSPPREONLY), m.comm,
-             PETSC_ERR_NOT_CONVERGED, "the adjoint linear solve did not converge (%s after %d iterations); try "
+  PetscCheck(reason > 0 || (reason == KSP_CONVERGED_ITS && std::string(ksptype) == KSPPREONLY),
+             m.comm, PETSC_ERR_NOT_CONVERGED,
+             "the adjoint linear solve did not converge (%s after %d iterations); try "
              "-adj_ksp_type gmres with a stronger -adj_pc_type, or the default LU",
              KSPConvergedReasons[reason], (int)its);
   result->linear_iterations = static_cast<int>(its);

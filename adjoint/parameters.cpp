@@ -32,8 +32,8 @@ ParameterRegistry::ParameterRegistry(const FlowResidual &res) {
           {base + "velocity", ParameterKind::InletSpeed, patch, 0, !pc.speed.is_constant()});
       break;
     case BoundaryType::BlowingSuction:
-      specs_.push_back({base + "amplitude", ParameterKind::Amplitude, patch, 0,
-                        !pc.amplitude.is_constant()});
+      specs_.push_back(
+          {base + "amplitude", ParameterKind::Amplitude, patch, 0, !pc.amplitude.is_constant()});
       break;
     case BoundaryType::FarField:
       for (int d = 0; d < dim; ++d)
@@ -44,7 +44,8 @@ ParameterRegistry::ParameterRegistry(const FlowResidual &res) {
     case BoundaryType::PressureOutlet:
       specs_.push_back({base + "pressure", ParameterKind::Pressure, patch, 0});
       break;
-    case BoundaryType::Symmetry: break;
+    case BoundaryType::Symmetry:
+      break;
     }
   }
 }
@@ -77,12 +78,18 @@ double ParameterRegistry::value(const FlowResidual &res, std::size_t i) const {
   const long n = res.level();
   switch (s.kind) {
   case ParameterKind::WallVelocity:
-  case ParameterKind::FarFieldVelocity: return pc.velocity[s.component];
-  case ParameterKind::Omega: return pc.omega.value(t, n);
-  case ParameterKind::InletSpeed: return pc.speed.value(t, n);
-  case ParameterKind::Amplitude: return pc.amplitude.value(t, n);
-  case ParameterKind::Pressure: return pc.pressure;
-  case ParameterKind::Viscosity: break;
+  case ParameterKind::FarFieldVelocity:
+    return pc.velocity[s.component];
+  case ParameterKind::Omega:
+    return pc.omega.value(t, n);
+  case ParameterKind::InletSpeed:
+    return pc.speed.value(t, n);
+  case ParameterKind::Amplitude:
+    return pc.amplitude.value(t, n);
+  case ParameterKind::Pressure:
+    return pc.pressure;
+  case ParameterKind::Viscosity:
+    break;
   }
   return 0;
 }
@@ -101,12 +108,23 @@ PetscErrorCode ParameterRegistry::set(FlowResidual &res, const std::string &name
   PatchCondition &pc = res.boundary_conditions().patch(s.patch);
   switch (s.kind) {
   case ParameterKind::WallVelocity:
-  case ParameterKind::FarFieldVelocity: pc.velocity[s.component] = value; break;
-  case ParameterKind::Omega: pc.omega = physics::TimeFunction::constant(value); break;
-  case ParameterKind::InletSpeed: pc.speed = physics::TimeFunction::constant(value); break;
-  case ParameterKind::Amplitude: pc.amplitude = physics::TimeFunction::constant(value); break;
-  case ParameterKind::Pressure: pc.pressure = value; break;
-  case ParameterKind::Viscosity: break;
+  case ParameterKind::FarFieldVelocity:
+    pc.velocity[s.component] = value;
+    break;
+  case ParameterKind::Omega:
+    pc.omega = physics::TimeFunction::constant(value);
+    break;
+  case ParameterKind::InletSpeed:
+    pc.speed = physics::TimeFunction::constant(value);
+    break;
+  case ParameterKind::Amplitude:
+    pc.amplitude = physics::TimeFunction::constant(value);
+    break;
+  case ParameterKind::Pressure:
+    pc.pressure = value;
+    break;
+  case ParameterKind::Viscosity:
+    break;
   }
   PetscCall(res.update_boundary_values(res.time(), res.level()));
   PetscFunctionReturn(0);

@@ -1,7 +1,6 @@
 // Reverse-mode accumulation (see include/karman/adjoint/sensitivities.hpp).
 #include "karman/adjoint/sensitivities.hpp"
 
-
 #include <cmath>
 
 namespace karman::adjoint {
@@ -11,8 +10,7 @@ using discretization::FlowResidual;
 using discretization::PatchCondition;
 using physics::BoundaryType;
 
-void Sensitivities::reset(const FlowResidual &res)
-{
+void Sensitivities::reset(const FlowResidual &res) {
   const mesh::Mesh &m = res.mesh();
   const int nv = res.nv();
   wbar.assign(m.n_cells * nv, 0.0);
@@ -26,8 +24,7 @@ void Sensitivities::reset(const FlowResidual &res)
 
 namespace {
 
-void scatter(const FlowResidual &res, PetscInt f, const physics::FluxBar &b, Sensitivities &s)
-{
+void scatter(const FlowResidual &res, PetscInt f, const physics::FluxBar &b, Sensitivities &s) {
   const mesh::Mesh &m = res.mesh();
   const int nv = res.nv();
   const PetscInt L = m.face_left[f], R = m.face_right[f];
@@ -50,8 +47,7 @@ void scatter(const FlowResidual &res, PetscInt f, const physics::FluxBar &b, Sen
 
 } // namespace
 
-void Sensitivities::add_face(const FlowResidual &res, PetscInt f, const double *lambda)
-{
+void Sensitivities::add_face(const FlowResidual &res, PetscInt f, const double *lambda) {
   const mesh::Mesh &m = res.mesh();
   const auto &bcs = res.boundary_conditions();
   const physics::CellState<double> L = res.cell_state(m.face_left[f]);
@@ -59,42 +55,50 @@ void Sensitivities::add_face(const FlowResidual &res, PetscInt f, const double *
   physics::FluxBar b;
   switch (bcs.kind(f)) {
   case FaceKind::Interior:
-    physics::interior_flux_reverse(m.dim, L, res.cell_state(m.face_right[f]), g, res.parameters(), lambda, b);
+    physics::interior_flux_reverse(m.dim, L, res.cell_state(m.face_right[f]), g, res.parameters(),
+                                   lambda, b);
     break;
   case FaceKind::VelocityDirichlet:
-    physics::velocity_dirichlet_flux_reverse(m.dim, L, g, res.parameters(), bcs.velocity(f), lambda, b);
+    physics::velocity_dirichlet_flux_reverse(m.dim, L, g, res.parameters(), bcs.velocity(f), lambda,
+                                             b);
     break;
   case FaceKind::PressureOutlet:
-    physics::pressure_outlet_flux_reverse(m.dim, L, g, res.parameters(), bcs.pressure(f), lambda, b);
+    physics::pressure_outlet_flux_reverse(m.dim, L, g, res.parameters(), bcs.pressure(f), lambda,
+                                          b);
     break;
-  case FaceKind::Slip: physics::slip_flux_reverse(m.dim, L, g, res.parameters(), lambda, b); break;
+  case FaceKind::Slip:
+    physics::slip_flux_reverse(m.dim, L, g, res.parameters(), lambda, b);
+    break;
   }
   scatter(res, f, b, *this);
 }
 
-void Sensitivities::add_wall_stress(const FlowResidual &res, PetscInt f, double pf_bar, const Vec3<double> &visc_bar)
-{
+void Sensitivities::add_wall_stress(const FlowResidual &res, PetscInt f, double pf_bar,
+                                    const Vec3<double> &visc_bar) {
   const mesh::Mesh &m = res.mesh();
   physics::FluxBar b;
-  physics::dirichlet_face_stress_reverse(m.dim, res.cell_state(m.face_left[f]), res.face_geometry(f), res.parameters(),
-                                         res.boundary_conditions().velocity(f), pf_bar, visc_bar, b);
+  physics::dirichlet_face_stress_reverse(
+      m.dim, res.cell_state(m.face_left[f]), res.face_geometry(f), res.parameters(),
+      res.boundary_conditions().velocity(f), pf_bar, visc_bar, b);
   scatter(res, f, b, *this);
 }
 
-void Sensitivities::add_wall_rotation(const FlowResidual &res, PetscInt f, const Vec3<double> &traction_bar)
-{
+void Sensitivities::add_wall_rotation(const FlowResidual &res, PetscInt f,
+                                      const Vec3<double> &traction_bar) {
   // T = rho nu omega e_z x S = rho nu omega (-S_y, S_x, 0)
   const auto &fp = res.parameters();
   const Vec3<double> &S = res.geometry().face_area[f];
   const double omega = res.boundary_conditions().rotation(f);
-  const double ez_cross = -traction_bar[0] * S[1] + traction_bar[1] * S[0]; // traction_bar . (e_z x S)
-  geom.face_area[f] += Vec3<double>(fp.rho * fp.nu * omega * traction_bar[1], -fp.rho * fp.nu * omega * traction_bar[0], 0.0);
+  const double ez_cross =
+      -traction_bar[0] * S[1] + traction_bar[1] * S[0]; // traction_bar . (e_z x S)
+  geom.face_area[f] += Vec3<double>(fp.rho * fp.nu * omega * traction_bar[1],
+                                    -fp.rho * fp.nu * omega * traction_bar[0], 0.0);
   nu += fp.rho * omega * ez_cross;
   rotbar[f] += fp.rho * fp.nu * ez_cross;
 }
 
-void Sensitivities::add_point_value(const FlowResidual &res, PetscInt c, int k, const Vec3<double> &x, double bar)
-{
+void Sensitivities::add_point_value(const FlowResidual &res, PetscInt c, int k,
+                                    const Vec3<double> &x, double bar) {
   const int nv = res.nv();
   const Vec3<double> &xc = res.geometry().cell_centroid[c];
   const physics::CellState<double> s = res.cell_state(c);
@@ -105,8 +109,7 @@ void Sensitivities::add_point_value(const FlowResidual &res, PetscInt c, int k, 
   }
 }
 
-void add_residual(const FlowResidual &res, const std::vector<double> &psi, Sensitivities &s)
-{
+void add_residual(const FlowResidual &res, const std::vector<double> &psi, Sensitivities &s) {
   const mesh::Mesh &m = res.mesh();
   const int nv = res.nv();
   double lambda[physics::kMaxVars];
@@ -123,11 +126,12 @@ void add_residual(const FlowResidual &res, const std::vector<double> &psi, Sensi
     }
     s.add_face(res, f, lambda);
   }
-  if (res.pressure_pinned() && m.global_cell_offset == 0 && m.n_owned_cells > 0) s.wbar[0] += psi[0]; // R_0 = p_0
+  if (res.pressure_pinned() && m.global_cell_offset == 0 && m.n_owned_cells > 0)
+    s.wbar[0] += psi[0]; // R_0 = p_0
 }
 
-PetscErrorCode finish(const FlowResidual &res, Sensitivities &s, Gradient *gradient, bool time_dependent)
-{
+PetscErrorCode finish(const FlowResidual &res, Sensitivities &s, Gradient *gradient,
+                      bool time_dependent) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
   const int nv = res.nv();
@@ -135,10 +139,13 @@ PetscErrorCode finish(const FlowResidual &res, Sensitivities &s, Gradient *gradi
   // least-squares gradients -> w, centroids, boundary data
   res.gradient_operator().reverse(
       m, res.geometry(), nv, res.local_state().data(),
-      [&](int k, PetscInt f) { return k == 0 ? bcs.pressure(f) : bcs.velocity(f)[k - 1]; }, s.Gbar.data(),
-      s.wbar.data(), &s.geom, [&](int k, PetscInt f, double a) {
-        if (k == 0) s.pbar[f] += a;
-        else s.ubar[f][k - 1] += a;
+      [&](int k, PetscInt f) { return k == 0 ? bcs.pressure(f) : bcs.velocity(f)[k - 1]; },
+      s.Gbar.data(), s.wbar.data(), &s.geom,
+      [&](int k, PetscInt f, double a) {
+        if (k == 0)
+          s.pbar[f] += a;
+        else
+          s.ubar[f][k - 1] += a;
       });
   std::fill(s.Gbar.begin(), s.Gbar.end(), 0.0);
   // boundary data -> parameters (registry order) and geometry
@@ -169,19 +176,24 @@ PetscErrorCode finish(const FlowResidual &res, Sensitivities &s, Gradient *gradi
         add(registry.index(p, ParameterKind::WallVelocity, d), abar.velocity[d]);
       add(registry.index(p, ParameterKind::Omega), abar.omega + s.rotbar[f]);
       break;
-    case BoundaryType::VelocityInlet: add(registry.index(p, ParameterKind::InletSpeed), abar.speed); break;
-    case BoundaryType::BlowingSuction: add(registry.index(p, ParameterKind::Amplitude), abar.amplitude); break;
+    case BoundaryType::VelocityInlet:
+      add(registry.index(p, ParameterKind::InletSpeed), abar.speed);
+      break;
+    case BoundaryType::BlowingSuction:
+      add(registry.index(p, ParameterKind::Amplitude), abar.amplitude);
+      break;
     case BoundaryType::FarField:
       for (int d = 0; d < m.dim; ++d)
         add(registry.index(p, ParameterKind::FarFieldVelocity, d), abar.velocity[d]);
       break;
     case BoundaryType::PressureOutlet:
-    case BoundaryType::Symmetry: break;
+    case BoundaryType::Symmetry:
+      break;
     }
   }
   // sums over ranks
-  PetscCallMPI(MPI_Allreduce(local.data(), global.data(), static_cast<int>(local.size()), MPI_DOUBLE,
-                             MPI_SUM, m.comm));
+  PetscCallMPI(MPI_Allreduce(local.data(), global.data(), static_cast<int>(local.size()),
+                             MPI_DOUBLE, MPI_SUM, m.comm));
   gradient->parameters.clear();
   for (std::size_t i = 0; i < registry.size(); ++i)
     if (registry.listed(i, time_dependent))

@@ -7,8 +7,7 @@
 
 namespace karman::adjoint {
 
-long binomial_beta(long s, long t)
-{
+long binomial_beta(long s, long t) {
   // (s + t choose s), computed incrementally; saturate instead of overflowing
   long double b = 1;
   for (long i = 1; i <= s; ++i) {
@@ -18,8 +17,7 @@ long binomial_beta(long s, long t)
   return static_cast<long>(b + 0.5);
 }
 
-long binomial_split(long l, long s)
-{
+long binomial_split(long l, long s) {
   if (l <= 1 || s <= 0) return l;
   long t = 0;
   while (binomial_beta(s, t) < l) ++t;
@@ -31,15 +29,13 @@ namespace {
 
 class StoreAll : public Trajectory {
 public:
-  StoreAll(solver::UnsteadySolver &solver, const mesh::Mesh &mesh, std::string dir, std::string mesh_hash,
-           std::string case_hash, int nv)
+  StoreAll(solver::UnsteadySolver &solver, const mesh::Mesh &mesh, std::string dir,
+           std::string mesh_hash, std::string case_hash, int nv)
       : solver_(solver), mesh_(mesh), dir_(std::move(dir)), mesh_hash_(std::move(mesh_hash)),
-        case_hash_(std::move(case_hash)), nv_(nv)
-  {
-  }
+        case_hash_(std::move(case_hash)), nv_(nv) {}
 
-  PetscErrorCode forward(long steps, double dt, const std::function<PetscErrorCode(const TimeLevel &)> &on_step) override
-  {
+  PetscErrorCode forward(long steps, double dt,
+                         const std::function<PetscErrorCode(const TimeLevel &)> &on_step) override {
     PetscFunctionBeginUser;
     io::CheckpointWriter writer;
     PetscCall(writer.open(mesh_, dir_, mesh_hash_, case_hash_, nv_));
@@ -49,13 +45,13 @@ public:
     for (long k = 0; k < steps; ++k) {
       solver::StepReport r;
       PetscCall(solver_.advance(dt, &r));
-      PetscCheck(r.converged, mesh_.comm, PETSC_ERR_NOT_CONVERGED, "forward step %ld did not converge (%s)", r.step,
-                 r.reason.c_str());
+      PetscCheck(r.converged, mesh_.comm, PETSC_ERR_NOT_CONVERGED,
+                 "forward step %ld did not converge (%s)", r.step, r.reason.c_str());
       const TimeLevel level{solver_.step(), solver_.time(), dt, levels_.back().dt};
       levels_.push_back(level);
       double bytes;
-      PetscCall(writer.write(level.step, level.time, level.dt, level.dt_prev, solver_.state(), solver_.previous_state(),
-                             nullptr, &bytes));
+      PetscCall(writer.write(level.step, level.time, level.dt, level.dt_prev, solver_.state(),
+                             solver_.previous_state(), nullptr, &bytes));
       bytes_ += bytes;
       PetscCall(on_step(level));
     }
@@ -64,12 +60,11 @@ public:
     PetscFunctionReturn(0);
   }
 
-  PetscErrorCode get(long n, Vec w, Vec w_prev, TimeLevel *level) override
-  {
+  PetscErrorCode get(long n, Vec w, Vec w_prev, TimeLevel *level) override {
     PetscFunctionBeginUser;
     const long k = n - first_step_;
-    PetscCheck(k >= 1 && k < static_cast<long>(levels_.size()), mesh_.comm, PETSC_ERR_ARG_OUTOFRANGE,
-               "trajectory: no level %ld", n);
+    PetscCheck(k >= 1 && k < static_cast<long>(levels_.size()), mesh_.comm,
+               PETSC_ERR_ARG_OUTOFRANGE, "trajectory: no level %ld", n);
     io::CheckpointRecord rec;
     rec.file = file_;
     rec.index = k - 1;
@@ -89,30 +84,31 @@ private:
 
 class Revolve : public Trajectory {
 public:
-  Revolve(solver::UnsteadySolver &solver, long snapshots) : solver_(solver), snapshots_(snapshots) {}
-  ~Revolve() override
-  {
+  Revolve(solver::UnsteadySolver &solver, long snapshots)
+      : solver_(solver), snapshots_(snapshots) {}
+  ~Revolve() override {
     for (auto &[k, s] : store_) {
       VecDestroy(&s.w);
       VecDestroy(&s.w_prev);
     }
   }
 
-  PetscErrorCode forward(long steps, double dt, const std::function<PetscErrorCode(const TimeLevel &)> &on_step) override
-  {
+  PetscErrorCode forward(long steps, double dt,
+                         const std::function<PetscErrorCode(const TimeLevel &)> &on_step) override {
     PetscFunctionBeginUser;
     dt_ = dt;
     first_ = solver_.step();
     last_ = first_ + steps;
-    PetscCall(keep(TimeLevel{solver_.step(), solver_.time(), solver_.previous_dt(), 0.0})); // level 0, not counted
+    PetscCall(keep(TimeLevel{solver_.step(), solver_.time(), solver_.previous_dt(),
+                             0.0})); // level 0, not counted
     // first sweep: snapshots at the binomial positions
     long next = first_ + binomial_split(steps, snapshots_);
     for (long k = 0; k < steps; ++k) {
       solver::StepReport r;
       const double dt_prev = solver_.previous_dt();
       PetscCall(solver_.advance(dt, &r));
-      PetscCheck(r.converged, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "forward step %ld did not converge (%s)",
-                 r.step, r.reason.c_str());
+      PetscCheck(r.converged, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED,
+                 "forward step %ld did not converge (%s)", r.step, r.reason.c_str());
       const TimeLevel level{solver_.step(), solver_.time(), dt, dt_prev};
       if (level.step == next && level.step < last_ && used() < snapshots_) {
         PetscCall(keep(level));
@@ -124,8 +120,7 @@ public:
     PetscFunctionReturn(0);
   }
 
-  PetscErrorCode get(long n, Vec w, Vec w_prev, TimeLevel *level) override
-  {
+  PetscErrorCode get(long n, Vec w, Vec w_prev, TimeLevel *level) override {
     PetscFunctionBeginUser;
     if (n == last_ && solver_.step() == last_) { // the forward just ended there
       PetscCall(VecCopy(solver_.state(), w));
@@ -145,15 +140,16 @@ public:
       }
       const long free = snapshots_ - used();
       const long m = (free == 0 || n - k == 1) ? n : k + binomial_split(n - k, free);
-      PetscCall(solver_.set_state(it->second.w, it->second.w_prev, k, it->second.level.time, it->second.level.dt));
+      PetscCall(solver_.set_state(it->second.w, it->second.w_prev, k, it->second.level.time,
+                                  it->second.level.dt));
       solver_.request_preconditioner_setup();
       TimeLevel level_m;
       for (long j = k; j < m; ++j) {
         solver::StepReport r;
         const double dt_prev = solver_.previous_dt();
         PetscCall(solver_.advance(dt_, &r));
-        PetscCheck(r.converged, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "recomputed step %ld did not converge (%s)",
-                   r.step, r.reason.c_str());
+        PetscCheck(r.converged, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED,
+                   "recomputed step %ld did not converge (%s)", r.step, r.reason.c_str());
         ++recomputed_;
         level_m = TimeLevel{solver_.step(), solver_.time(), dt_, dt_prev};
       }
@@ -184,8 +180,7 @@ private:
     TimeLevel level;
   };
   long used() const { return static_cast<long>(store_.size()) - 1; }
-  PetscErrorCode keep(const TimeLevel &level)
-  {
+  PetscErrorCode keep(const TimeLevel &level) {
     PetscFunctionBeginUser;
     Snapshot s;
     s.level = level;
@@ -208,14 +203,13 @@ private:
 } // namespace
 
 std::unique_ptr<Trajectory> make_store_all(solver::UnsteadySolver &solver, const mesh::Mesh &mesh,
-                                           const std::string &directory, const std::string &mesh_hash,
-                                           const std::string &case_hash, int nv)
-{
+                                           const std::string &directory,
+                                           const std::string &mesh_hash,
+                                           const std::string &case_hash, int nv) {
   return std::make_unique<StoreAll>(solver, mesh, directory, mesh_hash, case_hash, nv);
 }
 
-std::unique_ptr<Trajectory> make_revolve(solver::UnsteadySolver &solver, long snapshots)
-{
+std::unique_ptr<Trajectory> make_revolve(solver::UnsteadySolver &solver, long snapshots) {
   return std::make_unique<Revolve>(solver, snapshots);
 }
 

@@ -23,8 +23,7 @@ namespace karman::adjoint {
 using discretization::FlowResidual;
 using discretization::PatchCondition;
 
-PetscErrorCode UnsteadyAdjoint::setup(FlowResidual &res, const config::CaseConfig &cfg)
-{
+PetscErrorCode UnsteadyAdjoint::setup(FlowResidual &res, const config::CaseConfig &cfg) {
   PetscFunctionBeginUser;
   res_ = &res;
   cfg_ = &cfg;
@@ -33,30 +32,34 @@ PetscErrorCode UnsteadyAdjoint::setup(FlowResidual &res, const config::CaseConfi
   t_end_ = time.real("t_end");
   dt_ = time.real("dt");
   steps_ = std::lround(t_end_ / dt_);
-  PetscCheck(steps_ >= 2 && std::abs(steps_ * dt_ - t_end_) < 1e-9 * t_end_, res.mesh().comm, PETSC_ERR_USER_INPUT,
-             "%s: the unsteady adjoint needs time.t_end to be a multiple (>= 2) of time.dt (got %g and %g)",
+  PetscCheck(steps_ >= 2 && std::abs(steps_ * dt_ - t_end_) < 1e-9 * t_end_, res.mesh().comm,
+             PETSC_ERR_USER_INPUT,
+             "%s: the unsteady adjoint needs time.t_end to be a multiple (>= 2) of time.dt (got %g "
+             "and %g)",
              cfg.file().c_str(), t_end_, dt_);
   final_time_ = obj.text("time") == "final";
   const std::vector<double> window = obj.reals("window");
-  PetscCheck(window.empty() || (window.size() == 2 && window[1] > window[0]), res.mesh().comm, PETSC_ERR_USER_INPUT,
-             "%s: objective.window must be [t0, t1] with t1 > t0", cfg.file().c_str());
+  PetscCheck(window.empty() || (window.size() == 2 && window[1] > window[0]), res.mesh().comm,
+             PETSC_ERR_USER_INPUT, "%s: objective.window must be [t0, t1] with t1 > t0",
+             cfg.file().c_str());
   t0_ = window.empty() ? 0.0 : window[0];
   t1_ = window.empty() ? t_end_ : std::min(window[1], t_end_);
   beta_ = obj.real("control_cost");
   const std::string wall = obj.text("control_wall");
   control_patch_ = wall.empty() ? -1 : res.mesh().patch_index(wall);
   PetscCheck(beta_ == 0 || control_patch_ >= 0, res.mesh().comm, PETSC_ERR_USER_INPUT,
-             "%s: objective.control_cost needs objective.control_wall (a rotating wall), got '%s'", cfg.file().c_str(),
-             wall.c_str());
-  PetscCheck(control_patch_ < 0 || res.boundary_conditions().patch(control_patch_).type() == physics::BoundaryType::Wall, res.mesh().comm,
-             PETSC_ERR_USER_INPUT, "%s: objective.control_wall '%s' is not a wall", cfg.file().c_str(), wall.c_str());
+             "%s: objective.control_cost needs objective.control_wall (a rotating wall), got '%s'",
+             cfg.file().c_str(), wall.c_str());
+  PetscCheck(control_patch_ < 0 || res.boundary_conditions().patch(control_patch_).type() ==
+                                       physics::BoundaryType::Wall,
+             res.mesh().comm, PETSC_ERR_USER_INPUT, "%s: objective.control_wall '%s' is not a wall",
+             cfg.file().c_str(), wall.c_str());
   PetscFunctionReturn(0);
 }
 
 // Trapezoidal weight of level n in the time average over the levels with t^n in [t0, t1]
 // (uniform steps): q = dt / span inside, dt / (2 span) at both ends, span = t_last - t_first.
-double UnsteadyAdjoint::weight(long n, double) const
-{
+double UnsteadyAdjoint::weight(long n, double) const {
   if (final_time_) return n == steps_ ? 1.0 : 0.0;
   const long first = std::max(1L, static_cast<long>(std::ceil(t0_ / dt_ - 1e-9)));
   const long last = std::min(steps_, static_cast<long>(std::floor(t1_ / dt_ + 1e-9)));
@@ -66,8 +69,8 @@ double UnsteadyAdjoint::weight(long n, double) const
   return (n == first || n == last) ? 0.5 * q : q;
 }
 
-PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, UnsteadyAdjointResult *result)
-{
+PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
+                                    UnsteadyAdjointResult *result) {
   PetscFunctionBeginUser;
   FlowResidual &res = *res_;
   const mesh::Mesh &m = res.mesh();
@@ -104,7 +107,8 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
   }
   std::vector<TimeLevel> levels(steps_ + 1);
   double J = 0;
-  const std::function<PetscErrorCode(const TimeLevel &)> on_step = [&](const TimeLevel &l) -> PetscErrorCode {
+  const std::function<PetscErrorCode(const TimeLevel &)> on_step =
+      [&](const TimeLevel &l) -> PetscErrorCode {
     PetscFunctionBeginUser;
     levels[l.step] = l;
     const double q = weight(l.step, l.time);
@@ -175,7 +179,8 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
     TimeLevel level;
     PetscCall(traj->get(n, w, w_prev, &level));
     PetscCall(res.update_boundary_values(level.time, n));
-    for (PetscInt c = 0; c < m.n_owned_cells; ++c) shift[c] = rho * res.geometry().cell_volume[c] * bdf[n].a0;
+    for (PetscInt c = 0; c < m.n_owned_cells; ++c)
+      shift[c] = rho * res.geometry().cell_volume[c] * bdf[n].a0;
     PetscCall(res.jacobian(w, J_, &shift));
     // explicit objective part at this level
     const double q = weight(n, level.time);
@@ -192,17 +197,20 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
           PetscCall(VecSetValue(g, m.cell_global[c] * nv + k, so.wbar[c * nv + k], ADD_VALUES));
     PetscCall(VecAssemblyBegin(g));
     PetscCall(VecAssemblyEnd(g));
-    // coupling to the later levels: rho V (a1^{n+1} psi^{n+1} + a2^{n+2} psi^{n+2}) on momentum rows
+    // coupling to the later levels: rho V (a1^{n+1} psi^{n+1} + a2^{n+2} psi^{n+2}) on momentum
+    // rows
     {
       PetscScalar *ga;
       const PetscScalar *p1, *p2;
       PetscCall(VecGetArray(g, &ga));
       PetscCall(VecGetArrayRead(psi1, &p1));
       PetscCall(VecGetArrayRead(psi2, &p2));
-      const double c1 = n + 1 <= steps_ ? bdf[n + 1].a1 : 0.0, c2 = n + 2 <= steps_ ? bdf[n + 2].a2 : 0.0;
+      const double c1 = n + 1 <= steps_ ? bdf[n + 1].a1 : 0.0,
+                   c2 = n + 2 <= steps_ ? bdf[n + 2].a2 : 0.0;
       for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
         const double rv = rho * res.geometry().cell_volume[c];
-        for (int k = 1; k < nv; ++k) ga[c * nv + k] += rv * (c1 * p1[c * nv + k] + c2 * p2[c * nv + k]);
+        for (int k = 1; k < nv; ++k)
+          ga[c * nv + k] += rv * (c1 * p1[c * nv + k] + c2 * p2[c * nv + k]);
       }
       PetscCall(VecRestoreArray(g, &ga));
       PetscCall(VecRestoreArrayRead(psi1, &p1));
@@ -223,17 +231,20 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
     PetscCall(KSPGetConvergedReason(ksp, &reason));
     PetscCall(KSPGetIterationNumber(ksp, &its));
     PetscCheck(reason > 0 || reason == KSP_CONVERGED_ITS, m.comm, PETSC_ERR_NOT_CONVERGED,
-               "adjoint level %ld: the transposed solve did not converge (%s)", n, KSPConvergedReasons[reason]);
+               "adjoint level %ld: the transposed solve did not converge (%s)", n,
+               KSPConvergedReasons[reason]);
     result->linear_iterations += its;
     pc_reuse.record_solve(its, solve_time);
-    PetscCall(log_info(m.comm, "adjoint level %5ld  t %.6f  linear iterations %d", n, level.time, (int)its));
+    PetscCall(log_info(m.comm, "adjoint level %5ld  t %.6f  linear iterations %d", n, level.time,
+                       (int)its));
     // psi^n . dR^n/d(X, a): fluxes, and the time term's dependence on the cell volumes
     PetscCall(ghosted_local_values(psi, &psi_local));
     PetscCall(res.update_local(w));
     Sensitivities sr;
     sr.reset(res);
     add_residual(res, psi_local, sr);
-    PetscCall(res.residual(w, rs)); // R_s(w^n): rho V (a0 w^n + a1 w^{n-1} + a2 w^{n-2}) = -R_s at convergence
+    PetscCall(res.residual(
+        w, rs)); // R_s(w^n): rho V (a0 w^n + a1 w^{n-1} + a2 w^{n-2}) = -R_s at convergence
     {
       const PetscScalar *r;
       PetscCall(VecGetArrayRead(rs, &r));
@@ -244,7 +255,8 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
       }
       PetscCall(VecRestoreArrayRead(rs, &r));
     }
-    PetscCall(res.update_local(w)); // residual() refreshed it already; keep the state at w^n explicit
+    PetscCall(
+        res.update_local(w)); // residual() refreshed it already; keep the state at w^n explicit
     Gradient gres;
     PetscCall(finish(res, sr, &gres, true));
     for (std::size_t i = 0; i < gres.parameters.size(); ++i) {
@@ -283,14 +295,15 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
     for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
       const double rv = rho * res.geometry().cell_volume[c];
       for (int k = 1; k < nv; ++k)
-        result->initial[c * nv + k] = rv * (bdf[1].a1 * p1[c * nv + k] + (steps_ >= 2 ? bdf[2].a2 : 0.0) * p2[c * nv + k]);
+        result->initial[c * nv + k] =
+            rv * (bdf[1].a1 * p1[c * nv + k] + (steps_ >= 2 ? bdf[2].a2 : 0.0) * p2[c * nv + k]);
     }
     PetscCall(VecRestoreArrayRead(psi1, &p1));
     PetscCall(VecRestoreArrayRead(psi2, &p2));
   }
 
-  // ------------------------------------------------------------------ parameters of the time functions
-  // per-level values -> the parameters that define them
+  // ------------------------------------------------------------------ parameters of the time
+  // functions per-level values -> the parameters that define them
   std::map<std::string, double> out;
   for (const auto &[name, value] : sums) out[name] = value;
   const auto &bcs = res.boundary_conditions();
@@ -317,16 +330,20 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o, Uns
         std::vector<double> dk(f->times.size(), 0.0);
         for (long k = 0; k < steps_; ++k) {
           const double t = result->times[k];
-          if (t <= f->times.front()) dk.front() += g[k];
-          else if (t >= f->times.back()) dk.back() += g[k];
+          if (t <= f->times.front())
+            dk.front() += g[k];
+          else if (t >= f->times.back())
+            dk.back() += g[k];
           else {
-            const std::size_t j = std::upper_bound(f->times.begin(), f->times.end(), t) - f->times.begin();
+            const std::size_t j =
+                std::upper_bound(f->times.begin(), f->times.end(), t) - f->times.begin();
             const double s = (t - f->times[j - 1]) / (f->times[j] - f->times[j - 1]);
             dk[j - 1] += (1 - s) * g[k];
             dk[j] += s * g[k];
           }
         }
-        for (std::size_t j = 0; j < dk.size(); ++j) out[name + ".knot[" + std::to_string(j) + "]"] = dk[j];
+        for (std::size_t j = 0; j < dk.size(); ++j)
+          out[name + ".knot[" + std::to_string(j) + "]"] = dk[j];
       }
       out.erase(name); // a value that changes in time has no single derivative
     }
@@ -423,9 +440,8 @@ PetscErrorCode UnsteadyAdjoint::save_state(const UnsteadyAdjointOptions &o, long
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode UnsteadyAdjoint::load_state(const UnsteadyAdjointOptions &o, long *n, Vec psi1, Vec psi2,
-                                           UnsteadyAdjointResult *r) const
-{
+PetscErrorCode UnsteadyAdjoint::load_state(const UnsteadyAdjointOptions &o, long *n, Vec psi1,
+                                           Vec psi2, UnsteadyAdjointResult *r) const {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res_->mesh();
   const int nv = res_->nv();

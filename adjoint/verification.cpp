@@ -2,26 +2,27 @@
 // (see include/karman/adjoint/verification.hpp).
 #include "karman/adjoint/verification.hpp"
 
-
 #include <cmath>
 
 namespace karman::adjoint {
 
 PetscErrorCode resolve_objective(discretization::FlowResidual &res, const config::CaseConfig &cfg,
-                                 const Objective &objective, Vec w0, Vec w, double *J, int *newton_iterations)
-{
+                                 const Objective &objective, Vec w0, Vec w, double *J,
+                                 int *newton_iterations) {
   PetscFunctionBeginUser;
   // plain Newton: the perturbed state is close to w0
   config::CaseConfig newton_cfg;
-  PetscCall(config::CaseConfig::load_text(res.mesh().comm, cfg.resolved_yaml(), cfg.file(), cfg.directory(),
-                                          {"solver.cfl_initial=1e300", "solver.cfl_max=1e300"}, newton_cfg));
+  PetscCall(config::CaseConfig::load_text(
+      res.mesh().comm, cfg.resolved_yaml(), cfg.file(), cfg.directory(),
+      {"solver.cfl_initial=1e300", "solver.cfl_max=1e300"}, newton_cfg));
   solver::SteadySolver newton;
   PetscCall(newton.setup(res, newton_cfg));
   PetscCall(VecCopy(w0, w));
   solver::SteadySummary s;
   PetscCall(newton.solve(w, {}, nullptr, &s));
   PetscCheck(s.converged, res.mesh().comm, PETSC_ERR_NOT_CONVERGED,
-             "verification: the perturbed forward problem did not converge (%s, |R| %.3e -> %.3e); use smaller steps",
+             "verification: the perturbed forward problem did not converge (%s, |R| %.3e -> %.3e); "
+             "use smaller steps",
              s.reason.c_str(), s.initial_residual, s.final_residual);
   PetscCall(res.update_local(w));
   PetscCall(objective.value(res, J));
@@ -29,9 +30,8 @@ PetscErrorCode resolve_objective(discretization::FlowResidual &res, const config
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode bump_displacement(const discretization::FlowResidual &res, int patch, const Vec3<double> &towards,
-                                 std::vector<Vec3<double>> *dX)
-{
+PetscErrorCode bump_displacement(const discretization::FlowResidual &res, int patch,
+                                 const Vec3<double> &towards, std::vector<Vec3<double>> *dX) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
   const auto &g = res.geometry();
@@ -44,7 +44,8 @@ PetscErrorCode bump_displacement(const discretization::FlowResidual &res, int pa
     loc[3] += a;
   }
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, loc, 4, MPI_DOUBLE, MPI_SUM, m.comm));
-  PetscCheck(loc[3] > 0, m.comm, PETSC_ERR_USER_INPUT, "bump: boundary %s has no faces", m.patch_names[patch].c_str());
+  PetscCheck(loc[3] > 0, m.comm, PETSC_ERR_USER_INPUT, "bump: boundary %s has no faces",
+             m.patch_names[patch].c_str());
   const Vec3<double> centre(loc[0] / loc[3], loc[1] / loc[3], loc[2] / loc[3]);
   // the face furthest along `towards`, and the wall's radius
   struct {
@@ -63,7 +64,8 @@ PetscErrorCode bump_displacement(const discretization::FlowResidual &res, int pa
   PetscCallMPI(MPI_Allreduce(&best, &global, 1, MPI_DOUBLE_INT, MPI_MAXLOC, m.comm));
   double x0n0[6] = {0, 0, 0, 0, 0, 0};
   if (global.rank == best.rank && best_face >= 0) {
-    const Vec3<double> n = (-1.0 / norm(g.face_area[best_face])) * g.face_area[best_face]; // into the fluid
+    const Vec3<double> n =
+        (-1.0 / norm(g.face_area[best_face])) * g.face_area[best_face]; // into the fluid
     for (int d = 0; d < 3; ++d) x0n0[d] = g.face_centroid[best_face][d], x0n0[3 + d] = n[d];
   }
   PetscCallMPI(MPI_Bcast(x0n0, 6, MPI_DOUBLE, global.rank, m.comm));
@@ -78,8 +80,7 @@ PetscErrorCode bump_displacement(const discretization::FlowResidual &res, int pa
 }
 
 PetscErrorCode vertex_dot(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &a,
-                          const std::vector<Vec3<double>> &b, double *value)
-{
+                          const std::vector<Vec3<double>> &b, double *value) {
   PetscFunctionBeginUser;
   double s = 0;
   for (PetscInt v = 0; v < mesh.n_vertices; ++v)

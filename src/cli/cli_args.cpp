@@ -11,14 +11,18 @@ const std::vector<CommandInfo> &commands() {
   static const std::vector<CommandInfo> list = {
       {"mesh",
        "mesh the case geometry, distribute it, check it and write it with cell-quality fields"},
-      {"run", "solve the case (steady: Newton with pseudo-transient continuation; unsteady: BDF2) and "
-              "write forces and fields; --restart continues an unsteady run from its last checkpoint "
-              "(--accept-case-change: also one written with other fluid, reference, boundaries, "
-              "solver.upwind or solver.stabilization values)"},
-      {"adjoint", "discrete adjoint of the objective (steady, or unsteady backwards in time): gradients of "
-                  "every parameter, of time-dependent controls, of the mesh coordinates and the initial state, "
-                  "surface sensitivities; --restart resumes a killed unsteady adjoint"},
-      {"verify", "check the steady adjoint gradients against finite differences and a shape Taylor test"},
+      {"run",
+       "solve the case (steady: Newton with pseudo-transient continuation; unsteady: BDF2) and "
+       "write forces and fields; --restart continues an unsteady run from its last checkpoint "
+       "(--accept-case-change: also one written with other fluid, reference, boundaries, "
+       "solver.upwind or solver.stabilization values)"},
+      {"adjoint",
+       "discrete adjoint of the objective (steady, or unsteady backwards in time): gradients of "
+       "every parameter, of time-dependent controls, of the mesh coordinates and the initial "
+       "state, "
+       "surface sensitivities; --restart resumes a killed unsteady adjoint"},
+      {"verify",
+       "check the steady adjoint gradients against finite differences and a shape Taylor test"},
   };
   return list;
 }
@@ -87,8 +91,10 @@ std::string general_help() {
        "  -o, --output DIR   output folder (default: out)\n"
        "  --set KEY=VALUE    override a case key, e.g. --set fluid.viscosity=0.01 --set "
        "mesh.level=2\n"
-       "  --restart          unsteady run: continue from the last checkpoint in OUTDIR/checkpoints;\n"
-       "                     unsteady adjoint: resume the backward sweep from OUTDIR/adjoint-state.h5\n"
+       "  --restart          unsteady run: continue from the last checkpoint in "
+       "OUTDIR/checkpoints;\n"
+       "                     unsteady adjoint: resume the backward sweep from "
+       "OUTDIR/adjoint-state.h5\n"
        "  --accept-case-change\n"
        "                     with --restart: continue from checkpoints written with other values\n"
        "                     of the keys that define the problem (fluid, reference, boundaries,\n"

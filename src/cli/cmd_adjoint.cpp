@@ -31,9 +31,8 @@ using discretization::FlowResidual;
 namespace {
 
 /// Loads OUTDIR/flow.h5 into w if it belongs to this mesh and case; *loaded tells.
-PetscErrorCode load_forward_state(const FlowResidual &res, const config::CaseConfig &cfg, const std::string &file,
-                                  Vec w, bool *loaded)
-{
+PetscErrorCode load_forward_state(const FlowResidual &res, const config::CaseConfig &cfg,
+                                  const std::string &file, Vec w, bool *loaded) {
   PetscFunctionBeginUser;
   *loaded = false;
   const mesh::Mesh &m = res.mesh();
@@ -53,8 +52,7 @@ PetscErrorCode load_forward_state(const FlowResidual &res, const config::CaseCon
   PetscFunctionReturn(0);
 }
 
-io::Field shape_field(const std::vector<Vec3<double>> &X)
-{
+io::Field shape_field(const std::vector<Vec3<double>> &X) {
   io::Field dX{"shape_sensitivity", 3, {}};
   for (const auto &x : X)
     for (int d = 0; d < 3; ++d) dX.values.push_back(x[d]);
@@ -62,9 +60,9 @@ io::Field shape_field(const std::vector<Vec3<double>> &X)
 }
 
 /// OUTDIR/sensitivity_<wall>.pvd for every wall: dJ/dn per vertex and per unit area (eq. 13).
-PetscErrorCode write_surface_sensitivity(const FlowResidual &res, const std::vector<Vec3<double>> &X,
-                                         const std::string &dir)
-{
+PetscErrorCode write_surface_sensitivity(const FlowResidual &res,
+                                         const std::vector<Vec3<double>> &X,
+                                         const std::string &dir) {
   PetscFunctionBeginUser;
   const mesh::Mesh &mesh = res.mesh();
   for (int p : res.boundary_conditions().wall_patches()) {
@@ -75,14 +73,15 @@ PetscErrorCode write_surface_sensitivity(const FlowResidual &res, const std::vec
     for (const auto &n : s.normal)
       for (int d = 0; d < 3; ++d) nf.values.push_back(n[d]);
     io::VtkSeries surface(mesh.comm, dir, "sensitivity_" + mesh.patch_names[p]);
-    PetscCall(surface.write_surface(mesh, res.coordinates(), p, 0.0, {face_density}, {sens, density, nf}));
+    PetscCall(surface.write_surface(mesh, res.coordinates(), p, 0.0, {face_density},
+                                    {sens, density, nf}));
   }
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode run_unsteady_adjoint(MPI_Comm comm, const CliArgs &args, const config::CaseConfig &cfg,
-                                    const mesh::Mesh &mesh, FlowResidual &res)
-{
+PetscErrorCode run_unsteady_adjoint(MPI_Comm comm, const CliArgs &args,
+                                    const config::CaseConfig &cfg, const mesh::Mesh &mesh,
+                                    FlowResidual &res) {
   PetscFunctionBeginUser;
   adjoint::UnsteadyAdjoint ua;
   PetscCall(ua.setup(res, cfg));
@@ -114,11 +113,14 @@ PetscErrorCode run_unsteady_adjoint(MPI_Comm comm, const CliArgs &args, const co
   PetscCall(VecDestroy(&w0));
   double mem_total, mem_max;
   PetscCall(solver::peak_memory(comm, &mem_total, &mem_max));
-  PetscCall(log_info(comm, "objective = %.12g over %ld steps; forward %.1f s, adjoint %.1f s (ratio %.2f)", r.J,
-                     r.steps, r.forward_time, r.adjoint_time, r.adjoint_time / r.forward_time));
-  PetscCall(log_info(comm, "schedule %s: %ld snapshots used, %ld recomputed steps, %.1f MiB written", o.schedule.c_str(),
-                     r.snapshots, r.recomputed, r.bytes_written / 1048576.0));
-  for (const auto &p : r.parameters) PetscCall(log_info(comm, "  dJ/d(%s) = %.12g", p.name.c_str(), p.gradient));
+  PetscCall(log_info(
+      comm, "objective = %.12g over %ld steps; forward %.1f s, adjoint %.1f s (ratio %.2f)", r.J,
+      r.steps, r.forward_time, r.adjoint_time, r.adjoint_time / r.forward_time));
+  PetscCall(log_info(comm,
+                     "schedule %s: %ld snapshots used, %ld recomputed steps, %.1f MiB written",
+                     o.schedule.c_str(), r.snapshots, r.recomputed, r.bytes_written / 1048576.0));
+  for (const auto &p : r.parameters)
+    PetscCall(log_info(comm, "  dJ/d(%s) = %.12g", p.name.c_str(), p.gradient));
 
   // outputs: gradient.json, control_gradient.csv, initial-condition gradient, surface sensitivity
   PetscMPIInt rank;
@@ -132,8 +134,11 @@ PetscErrorCode run_unsteady_adjoint(MPI_Comm comm, const CliArgs &args, const co
   j["objective"] = {{"value", r.J}, {"time", cfg.section("objective").text("time")}};
   for (const auto &p : r.parameters) j["gradient"][p.name] = {{"gradient", p.gradient}};
   j["steps"] = r.steps;
-  j["schedule"] = {{"type", o.schedule}, {"snapshots_used", r.snapshots}, {"snapshot_budget", o.snapshots},
-                   {"recomputed_steps", r.recomputed}, {"bytes_written", r.bytes_written}};
+  j["schedule"] = {{"type", o.schedule},
+                   {"snapshots_used", r.snapshots},
+                   {"snapshot_budget", o.snapshots},
+                   {"recomputed_steps", r.recomputed},
+                   {"bytes_written", r.bytes_written}};
   j["adjoint_linear_iterations"] = r.linear_iterations;
   j["adjoint_preconditioner_setups"] = r.preconditioner_setups;
   j["forward_wall_time"] = r.forward_time;
@@ -156,12 +161,14 @@ PetscErrorCode run_unsteady_adjoint(MPI_Comm comm, const CliArgs &args, const co
     }
   }
   io::Field ic{"initial_condition_gradient", nv, r.initial};
-  PetscCall(io::write_fields_h5(mesh, res.coordinates(), (fs::path(args.output_dir) / "initial_gradient.h5").string(),
-                                {ic}, {}));
+  PetscCall(io::write_fields_h5(mesh, res.coordinates(),
+                                (fs::path(args.output_dir) / "initial_gradient.h5").string(), {ic},
+                                {}));
   if (cfg.section("output").flag("vtk")) {
     io::VtkSeries icv(comm, args.output_dir, "initial_gradient");
     io::Field icu, icp;
-    io::split_state(mesh, nv, r.initial.data(), "initial_pressure_gradient", "initial_velocity_gradient", &icp, &icu);
+    io::split_state(mesh, nv, r.initial.data(), "initial_pressure_gradient",
+                    "initial_velocity_gradient", &icp, &icu);
     PetscCall(icv.write_volume(mesh, res.coordinates(), 0.0, {icu}, {shape_field(r.X)}));
     PetscCall(write_surface_sensitivity(res, r.X, args.output_dir));
   }
@@ -170,8 +177,7 @@ PetscErrorCode run_unsteady_adjoint(MPI_Comm comm, const CliArgs &args, const co
 
 } // namespace
 
-PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args)
-{
+PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args) {
   PetscFunctionBeginUser;
   config::CaseConfig cfg;
   PetscCall(start_command(comm, args, &cfg));
@@ -183,13 +189,15 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args)
     PetscCall(run_unsteady_adjoint(comm, args, cfg, mesh, res));
     PetscFunctionReturn(0);
   }
-  PetscCheck(!args.restart, comm, PETSC_ERR_USER_INPUT, "--restart applies to unsteady adjoints only");
+  PetscCheck(!args.restart, comm, PETSC_ERR_USER_INPUT,
+             "--restart applies to unsteady adjoints only");
   FlowMonitors mon;
   PetscCall(mon.setup(res, cfg));
   adjoint::Objective objective;
   PetscCall(objective.setup(res, cfg));
   {
-    std::vector<adjoint::ParameterGradient> all = adjoint::ParameterRegistry(res).gradients(res, false); // check the names early
+    std::vector<adjoint::ParameterGradient> all =
+        adjoint::ParameterRegistry(res).gradients(res, false); // check the names early
     PetscCall(adjoint::select_parameters(res, cfg, &all));
   }
   PetscMPIInt rank, size;
@@ -217,16 +225,19 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args)
     PetscCall(VecDestroy(&w0));
     const double tol = std::max(100 * cfg.section("solver").real("atol"), 1e-8 * r0);
     PetscCheck(rnorm <= tol, comm, PETSC_ERR_NOT_CONVERGED,
-               "%s holds an unconverged forward state (|R| = %.3e, needed <= %.3e): the adjoint is only meaningful at "
+               "%s holds an unconverged forward state (|R| = %.3e, needed <= %.3e): the adjoint is "
+               "only meaningful at "
                "a converged state; run `karman run` to convergence or remove the file",
                flow.c_str(), rnorm, tol);
     std::ifstream in(fs::path(args.output_dir) / "summary.json");
     if (in.good()) {
       const nlohmann::json s = nlohmann::json::parse(in, nullptr, false);
       if (!s.is_discarded() && s.contains("wall_time")) forward_time = s["wall_time"].get<double>();
-      if (!s.is_discarded() && s.contains("peak_memory_mib")) forward_memory = s["peak_memory_mib"].get<double>();
+      if (!s.is_discarded() && s.contains("peak_memory_mib"))
+        forward_memory = s["peak_memory_mib"].get<double>();
     }
-    PetscCall(log_info(comm, "reusing the converged forward state in %s (|R| = %.3e)", flow.c_str(), rnorm));
+    PetscCall(log_info(comm, "reusing the converged forward state in %s (|R| = %.3e)", flow.c_str(),
+                       rnorm));
   } else {
     SteadyRunInfo info;
     PetscCall(solve_steady_case(comm, args, cfg, res, mon, w, &info));
@@ -242,16 +253,20 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args)
   double mem_total, mem_max;
   PetscCall(solver::peak_memory(comm, &mem_total, &mem_max));
   PetscCall(log_info(comm, "objective %s = %.12g", objective.description().c_str(), result.J));
-  PetscCall(log_info(comm, "adjoint: %d linear iteration(s), relative residual %.2e, %.2f s (forward %.2f s)",
-                     result.linear_iterations, result.relative_residual, result.wall_time, forward_time));
+  PetscCall(log_info(
+      comm, "adjoint: %d linear iteration(s), relative residual %.2e, %.2f s (forward %.2f s)",
+      result.linear_iterations, result.relative_residual, result.wall_time, forward_time));
   for (const auto &p : result.gradient.parameters)
-    PetscCall(log_info(comm, "  dJ/d(%s) = %.12g   (value %g)", p.name.c_str(), p.gradient, p.value));
+    PetscCall(
+        log_info(comm, "  dJ/d(%s) = %.12g   (value %g)", p.name.c_str(), p.gradient, p.value));
 
   if (cfg.section("output").flag("vtk")) {
     io::Field psi_u, psi_p;
-    io::split_state(mesh, res.nv(), result.psi.data(), "adjoint_pressure", "adjoint_velocity", &psi_p, &psi_u);
+    io::split_state(mesh, res.nv(), result.psi.data(), "adjoint_pressure", "adjoint_velocity",
+                    &psi_p, &psi_u);
     io::VtkSeries volume(comm, args.output_dir, "adjoint");
-    PetscCall(volume.write_volume(mesh, res.coordinates(), 0.0, {psi_u, psi_p}, {shape_field(result.gradient.X)}));
+    PetscCall(volume.write_volume(mesh, res.coordinates(), 0.0, {psi_u, psi_p},
+                                  {shape_field(result.gradient.X)}));
     PetscCall(write_surface_sensitivity(res, result.gradient.X, args.output_dir));
   }
 

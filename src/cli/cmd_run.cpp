@@ -37,17 +37,14 @@ using discretization::FlowResidual;
 
 namespace {
 
-std::string history_text(const std::vector<double> &h)
-{
+std::string history_text(const std::vector<double> &h) {
   std::ostringstream out;
   out.precision(3);
   for (std::size_t i = 0; i < h.size(); ++i) out << (i ? ", " : "") << h[i];
   return out.str();
 }
 
-
-PetscErrorCode write_json(MPI_Comm comm, const std::string &path, const nlohmann::json &j)
-{
+PetscErrorCode write_json(MPI_Comm comm, const std::string &path, const nlohmann::json &j) {
   PetscFunctionBeginUser;
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
@@ -60,8 +57,7 @@ PetscErrorCode write_json(MPI_Comm comm, const std::string &path, const nlohmann
   PetscFunctionReturn(0);
 }
 
-nlohmann::json base_summary(const FlowResidual &res, const config::CaseConfig &cfg)
-{
+nlohmann::json base_summary(const FlowResidual &res, const config::CaseConfig &cfg) {
   nlohmann::json j;
   int size;
   MPI_Comm_size(res.mesh().comm, &size);
@@ -72,8 +68,8 @@ nlohmann::json base_summary(const FlowResidual &res, const config::CaseConfig &c
   return j;
 }
 
-void add_values(nlohmann::json &j, const FlowMonitors::Values &v, const config::CaseConfig &cfg, int nv)
-{
+void add_values(nlohmann::json &j, const FlowMonitors::Values &v, const config::CaseConfig &cfg,
+                int nv) {
   j["cd"] = v.cd;
   j["cl"] = v.cl;
   j["cd_pressure"] = v.cd_pressure;
@@ -86,7 +82,8 @@ void add_values(nlohmann::json &j, const FlowMonitors::Values &v, const config::
     nlohmann::json pr;
     pr["point"] = pts[i];
     pr["p"] = v.probes[i * nv];
-    pr["velocity"] = std::vector<double>(v.probes.begin() + i * nv + 1, v.probes.begin() + (i + 1) * nv);
+    pr["velocity"] =
+        std::vector<double>(v.probes.begin() + i * nv + 1, v.probes.begin() + (i + 1) * nv);
     j["probes"].push_back(pr);
   }
 }
@@ -103,8 +100,8 @@ struct SeriesPoint {
 /// of frequency f lies up to (2 pi f dt)^2 / 8 of its amplitude below the true one),
 /// time_average by the trapezoidal rule (the discretization of the unsteady adjoint's
 /// time-averaged objectives).
-nlohmann::json statistics(const std::vector<SeriesPoint> &s, double t0, double SeriesPoint::*field)
-{
+nlohmann::json statistics(const std::vector<SeriesPoint> &s, double t0,
+                          double SeriesPoint::*field) {
   std::vector<double> t, v;
   for (const auto &p : s) {
     if (p.time < t0 || p.step == 0) continue; // the initial state is data, not a result
@@ -123,8 +120,7 @@ nlohmann::json statistics(const std::vector<SeriesPoint> &s, double t0, double S
 }
 
 /// Frequency of the lift from its upward mean crossings over whole periods in [t0, end].
-double lift_frequency(const std::vector<SeriesPoint> &s, double t0, int *periods)
-{
+double lift_frequency(const std::vector<SeriesPoint> &s, double t0, int *periods) {
   double sum = 0;
   int n = 0;
   for (const auto &p : s)
@@ -145,8 +141,8 @@ double lift_frequency(const std::vector<SeriesPoint> &s, double t0, int *periods
 
 // forces.csv of an earlier run: keeps the header and the rows up to `step` (rank 0),
 // returns the kept series on all ranks.
-PetscErrorCode continue_forces_csv(MPI_Comm comm, const std::string &path, long step, std::vector<SeriesPoint> *series)
-{
+PetscErrorCode continue_forces_csv(MPI_Comm comm, const std::string &path, long step,
+                                   std::vector<SeriesPoint> *series) {
   PetscFunctionBeginUser;
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
@@ -155,7 +151,8 @@ PetscErrorCode continue_forces_csv(MPI_Comm comm, const std::string &path, long 
   if (rank == 0) {
     std::ifstream in(path);
     std::string header, line, kept;
-    if (!std::getline(in, header)) error = path + ": missing or empty (cannot continue the force history)";
+    if (!std::getline(in, header))
+      error = path + ": missing or empty (cannot continue the force history)";
     std::vector<std::string> cols;
     {
       std::stringstream ss(header);
@@ -164,8 +161,10 @@ PetscErrorCode continue_forces_csv(MPI_Comm comm, const std::string &path, long 
     auto col = [&](const char *name) {
       return static_cast<int>(std::find(cols.begin(), cols.end(), name) - cols.begin());
     };
-    const int is = col("step"), it = col("time"), icd = col("cd"), icl = col("cl"), idp = col("delta_p");
-    if (error.empty() && (is >= (int)cols.size() || it >= (int)cols.size() || icd >= (int)cols.size()))
+    const int is = col("step"), it = col("time"), icd = col("cd"), icl = col("cl"),
+              idp = col("delta_p");
+    if (error.empty() &&
+        (is >= (int)cols.size() || it >= (int)cols.size() || icd >= (int)cols.size()))
       error = path + ": not an unsteady force history (no step/time/cd columns)";
     kept = header + "\n";
     while (error.empty() && std::getline(in, line)) {
@@ -175,7 +174,8 @@ PetscErrorCode continue_forces_csv(MPI_Comm comm, const std::string &path, long 
       if (v.size() != cols.size()) continue; // a row cut by the crash
       if (static_cast<long>(v[is]) > step) break;
       kept += line + "\n";
-      flat.insert(flat.end(), {v[is], v[it], v[icd], v[icl], idp < (int)cols.size() ? v[idp] : 0.0});
+      flat.insert(flat.end(),
+                  {v[is], v[it], v[icd], v[icl], idp < (int)cols.size() ? v[idp] : 0.0});
     }
     if (error.empty()) {
       std::ofstream out(path + ".tmp");
@@ -192,13 +192,13 @@ PetscErrorCode continue_forces_csv(MPI_Comm comm, const std::string &path, long 
   if (m) PetscCallMPI(MPI_Bcast(flat.data(), m, MPI_DOUBLE, 0, comm));
   series->clear();
   for (int i = 0; i + 4 < m + 1; i += 5)
-    series->push_back({static_cast<long>(flat[i]), flat[i + 1], flat[i + 2], flat[i + 3], flat[i + 4]});
+    series->push_back(
+        {static_cast<long>(flat[i]), flat[i + 1], flat[i + 2], flat[i + 3], flat[i + 4]});
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::CaseConfig &cfg, mesh::Mesh &mesh,
-                            FlowResidual &res, const FlowMonitors &mon)
-{
+PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::CaseConfig &cfg,
+                            mesh::Mesh &mesh, FlowResidual &res, const FlowMonitors &mon) {
   PetscFunctionBeginUser;
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
@@ -221,8 +221,9 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
   auto csv_row = [&](const solver::StepReport &r, const FlowMonitors::Values &v) {
     if (rank != 0) return;
     char line[256];
-    std::snprintf(line, sizeof(line), "%ld,%.12e,%.6e,%d,%d,%.4f,%d,", r.step, r.time, r.dt, r.newton_iterations,
-                  r.linear_iterations, r.wall_time, r.preconditioner_setup ? 1 : 0);
+    std::snprintf(line, sizeof(line), "%ld,%.12e,%.6e,%d,%d,%.4f,%d,", r.step, r.time, r.dt,
+                  r.newton_iterations, r.linear_iterations, r.wall_time,
+                  r.preconditioner_setup ? 1 : 0);
     csv << line << mon.csv_values(v) << "\n" << std::flush;
   };
   {
@@ -235,7 +236,8 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
       PetscCall(io::find_latest_checkpoint(comm, ck_dir, mesh_hash, res.nv(), mesh.n_global_cells,
                                            &rec, &found));
       PetscCheck(found, comm, PETSC_ERR_USER_INPUT,
-                 "--restart: no complete checkpoint in %s (output.checkpoint_every was %ld); start without --restart",
+                 "--restart: no complete checkpoint in %s (output.checkpoint_every was %ld); start "
+                 "without --restart",
                  ck_dir.c_str(), ck_every);
       if (rec.case_hash != case_hash) {
         // a deliberate switch (e.g. of the convection scheme) needs --accept-case-change
@@ -260,8 +262,8 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
       PetscCall(continue_forces_csv(comm, csv_path, rec.step, &series));
       PetscCall(writer.resume(rec.time));
       restarted_from = rec.step;
-      PetscCall(log_info(comm, "restart from %s, record %lld: step %ld, t = %.10g", rec.file.c_str(), rec.index,
-                         rec.step, rec.time));
+      PetscCall(log_info(comm, "restart from %s, record %lld: step %ld, t = %.10g",
+                         rec.file.c_str(), rec.index, rec.step, rec.time));
       if (rank == 0) csv.open(csv_path, std::ios::app);
     } else {
       PetscCall(initial_state(res, cfg, w0));
@@ -272,8 +274,8 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
       PetscCall(mon.evaluate(res, &v));
       if (rank == 0) {
         csv.open(csv_path);
-        csv << "step,time,dt,newton_iterations,linear_iterations,wall_time,pc_setup," << mon.csv_header(res.nv())
-            << "\n";
+        csv << "step,time,dt,newton_iterations,linear_iterations,wall_time,pc_setup,"
+            << mon.csv_header(res.nv()) << "\n";
       }
       solver::StepReport r0;
       csv_row(r0, v);
@@ -288,8 +290,9 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
   // steps left from the time left: after a restart with a new time.dt the step index counts
   // steps of the old size
   auto steps_left = [&](double t) { return std::max(0.0, std::ceil((t_end - t) / dt - 1e-9)); };
-  PetscCall(log_info(comm, "unsteady %s, dt %g, t = %g -> %g (%ld steps)%s", time.text("scheme").c_str(), dt,
-                     ts.time(), t_end, static_cast<long>(steps_left(ts.time())),
+  PetscCall(log_info(comm, "unsteady %s, dt %g, t = %g -> %g (%ld steps)%s",
+                     time.text("scheme").c_str(), dt, ts.time(), t_end,
+                     static_cast<long>(steps_left(ts.time())),
                      ck_every > 0 ? (", checkpoints in " + ck.path()).c_str() : ""));
 
   double wall = 0, ck_time = 0, ck_bytes = 0;
@@ -306,14 +309,17 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
       PetscCall(last.write_vtk(res, ts.time()));
       PetscCall(last.write_hdf5(res, ts.time()));
       if (ck_every > 0 && last_ck_step != ts.step())
-        PetscCall(ck.write(ts.step(), ts.time(), ts.previous_dt(), 0.0, ts.state(), ts.previous_state(), nullptr,
-                           nullptr));
+        PetscCall(ck.write(ts.step(), ts.time(), ts.previous_dt(), 0.0, ts.state(),
+                           ts.previous_state(), nullptr, nullptr));
       SETERRQ(comm, PETSC_ERR_NOT_CONVERGED,
-              "%s: time step %ld (t = %g -> %g) did not converge (%s); Newton residual history: %s. The last good "
-              "state (t = %g) is in %s/last_good.pvd%s. Try a smaller time.dt, more solver.max_iterations or a finer "
+              "%s: time step %ld (t = %g -> %g) did not converge (%s); Newton residual history: "
+              "%s. The last good "
+              "state (t = %g) is in %s/last_good.pvd%s. Try a smaller time.dt, more "
+              "solver.max_iterations or a finer "
               "mesh",
-              cfg.file().c_str(), r.step, ts.time(), r.time, r.reason.c_str(), history_text(r.residual_history).c_str(),
-              ts.time(), args.output_dir.c_str(), ck_every > 0 ? " and in the last checkpoint (--restart)" : "");
+              cfg.file().c_str(), r.step, ts.time(), r.time, r.reason.c_str(),
+              history_text(r.residual_history).c_str(), ts.time(), args.output_dir.c_str(),
+              ck_every > 0 ? " and in the last checkpoint (--restart)" : "");
     }
     ++steps_done;
     wall += r.wall_time;
@@ -326,9 +332,11 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
     csv_row(r, v);
     series.push_back({r.step, r.time, v.cd, v.cl, v.dp});
     const double eta = wall / steps_done * steps_left(r.time);
-    PetscCall(log_info(comm, "step %6ld  t %.6f  newton %d  lin %3d%s  %.3f s/step  ETA %.1f min  c_D %.6f  c_L %+.6f",
-                       r.step, r.time, r.newton_iterations, r.linear_iterations, r.preconditioner_setup ? " PC" : "   ",
-                       r.wall_time, eta / 60, v.cd, v.cl));
+    PetscCall(log_info(
+        comm,
+        "step %6ld  t %.6f  newton %d  lin %3d%s  %.3f s/step  ETA %.1f min  c_D %.6f  c_L %+.6f",
+        r.step, r.time, r.newton_iterations, r.linear_iterations,
+        r.preconditioner_setup ? " PC" : "   ", r.wall_time, eta / 60, v.cd, v.cl));
     const bool last_step = !(ts.time() < t_end - 1e-9 * dt);
     if (r.step % vtk_every == 0 || last_step) {
       PetscCall(writer.write_vtk(res, r.time));
@@ -336,7 +344,8 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
     }
     if (ck_every > 0 && (r.step % ck_every == 0 || last_step)) {
       double s, b;
-      PetscCall(ck.write(ts.step(), ts.time(), ts.previous_dt(), 0.0, ts.state(), ts.previous_state(), &s, &b));
+      PetscCall(ck.write(ts.step(), ts.time(), ts.previous_dt(), 0.0, ts.state(),
+                         ts.previous_state(), &s, &b));
       ts.request_preconditioner_setup();
       ck_time += s, ck_bytes = b, ++ck_records;
       last_ck_step = r.step;
@@ -387,15 +396,18 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
   j["final"] = final_values;
   PetscCall(write_json(comm, (fs::path(args.output_dir) / "summary.json").string(), j));
   const auto cd = j["cd_stats"], cl = j["cl_stats"];
-  PetscCall(log_info(comm, "done: %ld steps in %.1f s (%.3f s/step, %.2f Newton and %.1f linear iterations per step), "
-                           "peak memory %.0f MiB",
-                     steps_done, wall, steps_done ? wall / steps_done : 0.0,
-                     steps_done ? double(newton_sum) / steps_done : 0.0,
-                     steps_done ? double(linear_sum) / steps_done : 0.0, mem_total));
+  PetscCall(log_info(
+      comm,
+      "done: %ld steps in %.1f s (%.3f s/step, %.2f Newton and %.1f linear iterations per step), "
+      "peak memory %.0f MiB",
+      steps_done, wall, steps_done ? wall / steps_done : 0.0,
+      steps_done ? double(newton_sum) / steps_done : 0.0,
+      steps_done ? double(linear_sum) / steps_done : 0.0, mem_total));
   if (!cd.is_null())
-    PetscCall(log_info(comm, "over t >= %g: c_D max %.6f mean %.6f, c_L max %.6f min %.6f, St %.6f (%d periods)", t0,
-                       cd["max"].get<double>(), cd["mean"].get<double>(), cl["max"].get<double>(),
-                       cl["min"].get<double>(), strouhal, periods));
+    PetscCall(log_info(
+        comm, "over t >= %g: c_D max %.6f mean %.6f, c_L max %.6f min %.6f, St %.6f (%d periods)",
+        t0, cd["max"].get<double>(), cd["mean"].get<double>(), cl["max"].get<double>(),
+        cl["min"].get<double>(), strouhal, periods));
   PetscFunctionReturn(0);
 }
 
@@ -403,9 +415,9 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
 
 } // namespace
 
-PetscErrorCode solve_steady_case(MPI_Comm comm, const CliArgs &args, const config::CaseConfig &cfg, FlowResidual &res,
-                                 const FlowMonitors &mon, Vec w, SteadyRunInfo *info)
-{
+PetscErrorCode solve_steady_case(MPI_Comm comm, const CliArgs &args, const config::CaseConfig &cfg,
+                                 FlowResidual &res, const FlowMonitors &mon, Vec w,
+                                 SteadyRunInfo *info) {
   PetscFunctionBeginUser;
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
@@ -415,7 +427,8 @@ PetscErrorCode solve_steady_case(MPI_Comm comm, const CliArgs &args, const confi
   std::ofstream csv;
   if (rank == 0) {
     csv.open(fs::path(args.output_dir) / "forces.csv");
-    csv << "iteration,residual,residual_continuity,residual_momentum,cfl,linear_iterations,wall_time,"
+    csv << "iteration,residual,residual_continuity,residual_momentum,cfl,linear_iterations,wall_"
+           "time,"
         << mon.csv_header(res.nv()) << "\n";
   }
   solver::SteadySolver newton;
@@ -429,14 +442,16 @@ PetscErrorCode solve_steady_case(MPI_Comm comm, const CliArgs &args, const confi
     char dp[64] = "";
     if (v.has_dp) std::snprintf(dp, sizeof(dp), "  dp %.6f", v.dp);
     PetscCall(log_info(comm,
-                       "newton %3d  |R| %.3e (continuity %.2e, momentum %.2e)  CFL %.1e  lin %d  %.2f s  c_D %.6f  "
+                       "newton %3d  |R| %.3e (continuity %.2e, momentum %.2e)  CFL %.1e  lin %d  "
+                       "%.2f s  c_D %.6f  "
                        "c_L %.6f%s",
                        r.iteration, r.residual, r.residual_continuity, r.residual_momentum, r.cfl,
                        r.linear_iterations, r.wall_time, v.cd, v.cl, dp));
     if (rank == 0) {
       char line[256];
-      std::snprintf(line, sizeof(line), "%d,%.10e,%.10e,%.10e,%.4e,%d,%.4f,", r.iteration, r.residual,
-                    r.residual_continuity, r.residual_momentum, r.cfl, r.linear_iterations, r.wall_time);
+      std::snprintf(line, sizeof(line), "%d,%.10e,%.10e,%.10e,%.4e,%d,%.4f,", r.iteration,
+                    r.residual, r.residual_continuity, r.residual_momentum, r.cfl,
+                    r.linear_iterations, r.wall_time);
       csv << line << mon.csv_values(v) << "\n" << std::flush;
     }
     PetscFunctionReturn(0);
@@ -455,8 +470,10 @@ PetscErrorCode solve_steady_case(MPI_Comm comm, const CliArgs &args, const confi
     std::vector<double> h;
     for (const auto &r : summary.history) h.push_back(r.residual);
     SETERRQ(comm, PETSC_ERR_NOT_CONVERGED,
-            "%s: the steady solve did not converge (%s) after %d Newton iterations; residual history: %s. The best "
-            "state (iteration %d, |R| %.3e) is in %s/last_good.pvd. Try a smaller solver.cfl_initial, a better "
+            "%s: the steady solve did not converge (%s) after %d Newton iterations; residual "
+            "history: %s. The best "
+            "state (iteration %d, |R| %.3e) is in %s/last_good.pvd. Try a smaller "
+            "solver.cfl_initial, a better "
             "initial state (initial.velocity), a coarser mesh or more solver.max_iterations",
             cfg.file().c_str(), summary.reason.c_str(), summary.iterations, history_text(h).c_str(),
             summary.best_iteration, summary.best_residual, args.output_dir.c_str());
@@ -469,11 +486,13 @@ PetscErrorCode solve_steady_case(MPI_Comm comm, const CliArgs &args, const confi
   PetscCall(writer.setup(res, mon, cfg, args.output_dir, "flow"));
   PetscCall(writer.write_vtk(res, 0.0));
   PetscCall(writer.write_hdf5(res, 0.0));
-  PetscCall(log_info(comm, "converged (%s) in %d Newton iterations, |R| %.3e -> %.3e, %.2f s, peak memory %.0f MiB",
-                     summary.reason.c_str(), summary.iterations, summary.initial_residual, summary.final_residual,
-                     summary.wall_time, mem_total));
-  PetscCall(log_info(comm, "c_D %.10f  (pressure %.10f, viscous %.10f)  c_L %.10f  c_M %.10f", v.cd, v.cd_pressure,
-                     v.cd_viscous, v.cl, v.cm));
+  PetscCall(log_info(
+      comm,
+      "converged (%s) in %d Newton iterations, |R| %.3e -> %.3e, %.2f s, peak memory %.0f MiB",
+      summary.reason.c_str(), summary.iterations, summary.initial_residual, summary.final_residual,
+      summary.wall_time, mem_total));
+  PetscCall(log_info(comm, "c_D %.10f  (pressure %.10f, viscous %.10f)  c_L %.10f  c_M %.10f", v.cd,
+                     v.cd_pressure, v.cd_viscous, v.cl, v.cm));
   if (v.has_dp) PetscCall(log_info(comm, "delta_p %.10f", v.dp));
 
   nlohmann::json j = base_summary(res, cfg);
@@ -498,8 +517,7 @@ PetscErrorCode solve_steady_case(MPI_Comm comm, const CliArgs &args, const confi
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode run_run_command(MPI_Comm comm, const CliArgs &args)
-{
+PetscErrorCode run_run_command(MPI_Comm comm, const CliArgs &args) {
   PetscFunctionBeginUser;
   config::CaseConfig cfg;
   PetscCall(start_command(comm, args, &cfg));
@@ -514,9 +532,10 @@ PetscErrorCode run_run_command(MPI_Comm comm, const CliArgs &args)
   PetscCall(mon.setup(res, cfg));
   PetscMPIInt size;
   PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCall(log_info(comm, "%d cells, %d unknowns on %d rank%s; pressure level %s", (int)mesh.n_global_cells,
-                     (int)(mesh.n_global_cells * res.nv()), size, size > 1 ? "s" : "",
-                     res.pressure_pinned() ? "pinned (p = 0 in the first cell)" : "set by the boundaries"));
+  PetscCall(log_info(
+      comm, "%d cells, %d unknowns on %d rank%s; pressure level %s", (int)mesh.n_global_cells,
+      (int)(mesh.n_global_cells * res.nv()), size, size > 1 ? "s" : "",
+      res.pressure_pinned() ? "pinned (p = 0 in the first cell)" : "set by the boundaries"));
   if (unsteady) {
     PetscCall(run_unsteady(comm, args, cfg, mesh, res, mon));
   } else {

@@ -23,10 +23,10 @@ using discretization::FlowResidual;
 namespace {
 
 // A typical size of a parameter, to scale the finite-difference steps when it is zero.
-double parameter_scale(const std::string &name, double value, const config::CaseConfig &cfg)
-{
+double parameter_scale(const std::string &name, double value, const config::CaseConfig &cfg) {
   if (value != 0) return std::abs(value);
-  const double U = cfg.section("reference").real("velocity"), L = cfg.section("reference").real("length");
+  const double U = cfg.section("reference").real("velocity"),
+               L = cfg.section("reference").real("length");
   const double rho = cfg.section("fluid").real("density");
   if (name.find(".omega") != std::string::npos) return U / L;
   if (name.find(".pressure") != std::string::npos) return rho * U * U;
@@ -36,13 +36,13 @@ double parameter_scale(const std::string &name, double value, const config::Case
 
 } // namespace
 
-PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args)
-{
+PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args) {
   PetscFunctionBeginUser;
   config::CaseConfig cfg0;
   PetscCall(start_command(comm, args, &cfg0));
   PetscCheck(cfg0.section("time").text("mode") == "steady", comm, PETSC_ERR_SUP,
-             "%s: karman verify checks the steady adjoint (time.mode: steady)", cfg0.file().c_str());
+             "%s: karman verify checks the steady adjoint (time.mode: steady)",
+             cfg0.file().c_str());
   // converge the forward problem to round-off: finite differences need it
   std::vector<std::string> overrides = args.overrides;
   overrides.push_back("solver.rtol=1e-14");
@@ -55,7 +55,8 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args)
   adjoint::Objective objective;
   PetscCall(objective.setup(res, cfg));
   {
-    std::vector<adjoint::ParameterGradient> all = adjoint::ParameterRegistry(res).gradients(res, false); // check the names early
+    std::vector<adjoint::ParameterGradient> all =
+        adjoint::ParameterRegistry(res).gradients(res, false); // check the names early
     PetscCall(adjoint::select_parameters(res, cfg, &all));
   }
   Vec w, w1;
@@ -67,10 +68,11 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args)
     PetscCall(newton.setup(res, cfg));
     solver::SteadySummary s;
     PetscCall(newton.solve(w, {}, nullptr, &s));
-    PetscCheck(s.converged, comm, PETSC_ERR_NOT_CONVERGED, "%s: the forward problem did not converge (%s)",
-               cfg.file().c_str(), s.reason.c_str());
-    PetscCall(log_info(comm, "forward: %d Newton iterations, |R| %.2e -> %.2e", s.iterations, s.initial_residual,
-                       s.final_residual));
+    PetscCheck(s.converged, comm, PETSC_ERR_NOT_CONVERGED,
+               "%s: the forward problem did not converge (%s)", cfg.file().c_str(),
+               s.reason.c_str());
+    PetscCall(log_info(comm, "forward: %d Newton iterations, |R| %.2e -> %.2e", s.iterations,
+                       s.initial_residual, s.final_residual));
   }
   adjoint::AdjointSolver adj;
   PetscCall(adj.setup(res, cfg));
@@ -83,8 +85,8 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args)
   report["objective"] = {{"description", objective.description()}, {"value", r.J}};
   int failures = 0;
   const adjoint::ParameterRegistry registry(res);
-  PetscCall(log_info(comm, "%-36s %16s %16s %10s  %s", "parameter", "adjoint", "best FD", "rel. diff",
-                     "FD (step): rel. diff"));
+  PetscCall(log_info(comm, "%-36s %16s %16s %10s  %s", "parameter", "adjoint", "best FD",
+                     "rel. diff", "FD (step): rel. diff"));
   for (const auto &par : r.gradient.parameters) {
     const double scale = parameter_scale(par.name, par.value, cfg);
     double best_fd = 0, best_err = 1e300;
@@ -113,9 +115,10 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args)
     }
     failures += ok ? 0 : 1;
     const double best_rel = best_err;
-    PetscCall(log_info(comm, "%-36s %16.9e %16.9e %10.2e %s%s", par.name.c_str(), par.gradient, best_fd, best_rel,
-                       ok ? "" : "FAILED ", sweep.c_str()));
-    report["parameters"][par.name] = {{"adjoint", par.gradient}, {"best_fd", best_fd}, {"sweep", steps}, {"ok", ok}};
+    PetscCall(log_info(comm, "%-36s %16.9e %16.9e %10.2e %s%s", par.name.c_str(), par.gradient,
+                       best_fd, best_rel, ok ? "" : "FAILED ", sweep.c_str()));
+    report["parameters"][par.name] = {
+        {"adjoint", par.gradient}, {"best_fd", best_fd}, {"sweep", steps}, {"ok", ok}};
   }
   PetscCall(res.update_local(w));
 
@@ -132,7 +135,8 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args)
     // steps from the size of the wall cells, so that no cell inverts
     double h = 1e300;
     for (PetscInt f : mesh.boundary_faces(patch))
-      h = std::min(h, norm(res.geometry().face_centroid[f] - res.geometry().cell_centroid[mesh.face_left[f]]));
+      h = std::min(h, norm(res.geometry().face_centroid[f] -
+                           res.geometry().cell_centroid[mesh.face_left[f]]));
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &h, 1, MPI_DOUBLE, MPI_MIN, comm));
     const std::vector<Vec3<double>> X0 = res.coordinates();
     std::vector<double> eps, rem;
@@ -146,18 +150,20 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args)
       rem.push_back(std::abs(J - r.J - f * h * dJ));
     }
     PetscCall(res.set_coordinates(X0, "verify: restore"));
-    PetscCall(log_info(comm, "shape: bump on %s, dJ/dX . dX = %.9e", mesh.patch_names[patch].c_str(), dJ));
+    PetscCall(log_info(comm, "shape: bump on %s, dJ/dX . dX = %.9e",
+                       mesh.patch_names[patch].c_str(), dJ));
     PetscCall(log_info(comm, "%14s %16s %8s", "eps", "remainder", "rate"));
     nlohmann::json taylor = nlohmann::json::array();
     for (std::size_t k = 0; k < eps.size(); ++k) {
       const double rate = k ? std::log(rem[k - 1] / rem[k]) / std::log(eps[k - 1] / eps[k]) : 0.0;
       const bool ok = k == 0 || rate >= 1.9;
       failures += ok ? 0 : 1;
-      PetscCall(log_info(comm, "%14.4e %16.6e %8s%s", eps[k], rem[k], k ? std::to_string(rate).substr(0, 6).c_str() : "",
-                         ok ? "" : "  FAILED"));
+      PetscCall(log_info(comm, "%14.4e %16.6e %8s%s", eps[k], rem[k],
+                         k ? std::to_string(rate).substr(0, 6).c_str() : "", ok ? "" : "  FAILED"));
       taylor.push_back({{"eps", eps[k]}, {"remainder", rem[k]}, {"rate", rate}});
     }
-    report["taylor"] = {{"wall", mesh.patch_names[patch]}, {"directional_derivative", dJ}, {"steps", taylor}};
+    report["taylor"] = {
+        {"wall", mesh.patch_names[patch]}, {"directional_derivative", dJ}, {"steps", taylor}};
   }
   report["failures"] = failures;
   PetscMPIInt rank;
@@ -169,7 +175,8 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args)
   PetscCall(VecDestroy(&w));
   PetscCall(VecDestroy(&w1));
   PetscCheck(failures == 0, comm, PETSC_ERR_NOT_CONVERGED,
-             "verify: %d check(s) failed (see the table above and %s/verify.json)", failures, args.output_dir.c_str());
+             "verify: %d check(s) failed (see the table above and %s/verify.json)", failures,
+             args.output_dir.c_str());
   PetscCall(log_info(comm, "verify: all checks passed"));
   PetscFunctionReturn(0);
 }

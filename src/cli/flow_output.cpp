@@ -14,8 +14,7 @@ namespace karman::cli {
 
 using discretization::FlowResidual;
 
-PetscErrorCode initial_state(const FlowResidual &res, const config::CaseConfig &cfg, Vec w)
-{
+PetscErrorCode initial_state(const FlowResidual &res, const config::CaseConfig &cfg, Vec w) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
   const config::Section init = cfg.section("initial");
@@ -24,13 +23,14 @@ PetscErrorCode initial_state(const FlowResidual &res, const config::CaseConfig &
   PetscScalar *a;
   if (!file.empty()) {
     const std::string path = cfg.resolve_path(file);
-    PetscCheck(std::filesystem::exists(path), m.comm, PETSC_ERR_FILE_OPEN, "%s: initial.file '%s' not found",
-               cfg.file().c_str(), path.c_str());
+    PetscCheck(std::filesystem::exists(path), m.comm, PETSC_ERR_FILE_OPEN,
+               "%s: initial.file '%s' not found", cfg.file().c_str(), path.c_str());
     // the same mesh: read the cell values; another mesh: interpolate them (field_transfer.hpp)
     std::string format, file_hash, mesh_hash;
     PetscCall(io::read_text_attribute_h5(m.comm, path, "format", &format));
     PetscCheck(format == "karman-fields", m.comm, PETSC_ERR_FILE_UNEXPECTED,
-               "%s: initial.file '%s' is not a karman fields file (format '%s'); expected the OUTDIR/flow.h5 of a run",
+               "%s: initial.file '%s' is not a karman fields file (format '%s'); expected the "
+               "OUTDIR/flow.h5 of a run",
                cfg.file().c_str(), path.c_str(), format.c_str());
     PetscCall(io::read_text_attribute_h5(m.comm, path, "mesh_hash", &file_hash));
     PetscCall(io::mesh_hash(m, res.coordinates(), &mesh_hash));
@@ -56,27 +56,31 @@ PetscErrorCode initial_state(const FlowResidual &res, const config::CaseConfig &
       PetscCall(io::read_cell_field_h5(m, path, "pressure", &p));
     } else {
       const auto &g = res.geometry();
-      std::vector<Vec3<double>> x(g.cell_centroid.begin(), g.cell_centroid.begin() + m.n_owned_cells);
+      std::vector<Vec3<double>> x(g.cell_centroid.begin(),
+                                  g.cell_centroid.begin() + m.n_owned_cells);
       std::vector<double> h(m.n_owned_cells);
       for (PetscInt c = 0; c < m.n_owned_cells; ++c) h[c] = std::pow(g.cell_volume[c], 1.0 / m.dim);
       std::vector<io::Field> f;
       PetscInt source_cells = 0;
       double gap = 0;
-      PetscCall(io::transfer_cell_fields_h5(m.comm, m.dim, path, {"velocity", "pressure"}, x, h, &f, &source_cells,
-                                            &gap));
+      PetscCall(io::transfer_cell_fields_h5(m.comm, m.dim, path, {"velocity", "pressure"}, x, h, &f,
+                                            &source_cells, &gap));
       u = f[0], p = f[1];
       PetscCheck(u.ncomp == 3 && p.ncomp == 1, m.comm, PETSC_ERR_FILE_UNEXPECTED,
-                 "%s: initial.file '%s' has velocity with %d and pressure with %d components, expected 3 and 1",
+                 "%s: initial.file '%s' has velocity with %d and pressure with %d components, "
+                 "expected 3 and 1",
                  cfg.file().c_str(), path.c_str(), u.ncomp, p.ncomp);
-      PetscCall(log_info(m.comm,
-                         "initial state interpolated from %s (another mesh, %d cells) onto %d cells; the farthest "
-                         "cell centre is %.2g cell sizes from a source cell centre",
-                         path.c_str(), (int)source_cells, (int)m.n_global_cells, gap));
+      PetscCall(log_info(
+          m.comm,
+          "initial state interpolated from %s (another mesh, %d cells) onto %d cells; the farthest "
+          "cell centre is %.2g cell sizes from a source cell centre",
+          path.c_str(), (int)source_cells, (int)m.n_global_cells, gap));
       if (gap > 3)
-        PetscCall(log_warning(m.comm,
-                              "%s: initial.file '%s': some cells lie %.2g cell sizes from the source mesh (another "
-                              "geometry?); their values are extrapolated",
-                              cfg.file().c_str(), path.c_str(), gap));
+        PetscCall(log_warning(
+            m.comm,
+            "%s: initial.file '%s': some cells lie %.2g cell sizes from the source mesh (another "
+            "geometry?); their values are extrapolated",
+            cfg.file().c_str(), path.c_str(), gap));
     }
     PetscCall(VecGetArray(w, &a));
     io::join_state(m, nv, p, u, a);
@@ -93,8 +97,7 @@ PetscErrorCode initial_state(const FlowResidual &res, const config::CaseConfig &
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FlowMonitors::setup(const FlowResidual &res, const config::CaseConfig &cfg)
-{
+PetscErrorCode FlowMonitors::setup(const FlowResidual &res, const config::CaseConfig &cfg) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
   const config::Section obj = cfg.section("objective"), ref = cfg.section("reference");
@@ -113,26 +116,29 @@ PetscErrorCode FlowMonitors::setup(const FlowResidual &res, const config::CaseCo
     return n > 0;
   };
   PetscCheck(unit("drag_direction", &drag_dir_) && unit("lift_direction", &lift_dir_), m.comm,
-             PETSC_ERR_USER_INPUT, "%s: objective.drag_direction and lift_direction must be non-zero",
+             PETSC_ERR_USER_INPUT,
+             "%s: objective.drag_direction and lift_direction must be non-zero",
              cfg.file().c_str());
   scaling_ = solver::force_scaling(cfg, m.dim);
   p_ref_ = ref.real("pressure");
   std::vector<Vec3<double>> points;
   for (const auto &p : obj.points("points")) points.push_back(Vec3<double>::from(p));
   PetscCheck(points.empty() || points.size() == 2, m.comm, PETSC_ERR_USER_INPUT,
-             "%s: objective.points: give two points for the pressure difference (got %zu)", cfg.file().c_str(),
-             points.size());
-  PetscCheck(obj.text("type") != "pressure-difference" || points.size() == 2, m.comm, PETSC_ERR_USER_INPUT,
-             "%s: objective.type pressure-difference needs objective.points (two points)", cfg.file().c_str());
+             "%s: objective.points: give two points for the pressure difference (got %zu)",
+             cfg.file().c_str(), points.size());
+  PetscCheck(obj.text("type") != "pressure-difference" || points.size() == 2, m.comm,
+             PETSC_ERR_USER_INPUT,
+             "%s: objective.type pressure-difference needs objective.points (two points)",
+             cfg.file().c_str());
   PetscCall(dp_points_.setup(res, points, cfg.file() + ": objective.points"));
   points.clear();
-  for (const auto &p : cfg.section("output").points("probes")) points.push_back(Vec3<double>::from(p));
+  for (const auto &p : cfg.section("output").points("probes"))
+    points.push_back(Vec3<double>::from(p));
   PetscCall(output_probes_.setup(res, points, cfg.file() + ": output.probes"));
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FlowMonitors::evaluate(const FlowResidual &res, Values *v) const
-{
+PetscErrorCode FlowMonitors::evaluate(const FlowResidual &res, Values *v) const {
   PetscFunctionBeginUser;
   PetscCall(solver::wall_force(res, walls_, scaling_.moment_center, &v->force));
   const double scale = 1.0 / (scaling_.q * scaling_.area);
@@ -151,8 +157,7 @@ PetscErrorCode FlowMonitors::evaluate(const FlowResidual &res, Values *v) const
   PetscFunctionReturn(0);
 }
 
-std::string FlowMonitors::csv_header(int nv) const
-{
+std::string FlowMonitors::csv_header(int nv) const {
   std::string h = "cd,cl,cd_pressure,cd_viscous,cm,delta_p";
   const char *names[] = {"p", "u", "v", "w"};
   for (std::size_t i = 0; i < output_probes_.size(); ++i)
@@ -160,11 +165,10 @@ std::string FlowMonitors::csv_header(int nv) const
   return h;
 }
 
-std::string FlowMonitors::csv_values(const Values &v) const
-{
+std::string FlowMonitors::csv_values(const Values &v) const {
   char line[512];
-  std::snprintf(line, sizeof(line), "%.12e,%.12e,%.12e,%.12e,%.12e,%.12e", v.cd, v.cl, v.cd_pressure, v.cd_viscous,
-                v.cm, v.has_dp ? v.dp : 0.0);
+  std::snprintf(line, sizeof(line), "%.12e,%.12e,%.12e,%.12e,%.12e,%.12e", v.cd, v.cl,
+                v.cd_pressure, v.cd_viscous, v.cm, v.has_dp ? v.dp : 0.0);
   std::string row(line);
   for (double x : v.probes) {
     std::snprintf(line, sizeof(line), ",%.12e", x);
@@ -173,9 +177,9 @@ std::string FlowMonitors::csv_values(const Values &v) const
   return row;
 }
 
-PetscErrorCode FlowWriter::setup(const FlowResidual &res, const FlowMonitors &mon, const config::CaseConfig &cfg,
-                                 const std::string &directory, const std::string &name)
-{
+PetscErrorCode FlowWriter::setup(const FlowResidual &res, const FlowMonitors &mon,
+                                 const config::CaseConfig &cfg, const std::string &directory,
+                                 const std::string &name) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
   mon_ = &mon;
@@ -196,20 +200,19 @@ PetscErrorCode FlowWriter::setup(const FlowResidual &res, const FlowMonitors &mo
   if (surface_patches_.empty()) surface_patches_ = res.boundary_conditions().wall_patches();
   surfaces_.clear();
   for (int p : surface_patches_)
-    surfaces_.push_back(std::make_unique<io::VtkSeries>(m.comm, directory, name + "_" + m.patch_names[p]));
+    surfaces_.push_back(
+        std::make_unique<io::VtkSeries>(m.comm, directory, name + "_" + m.patch_names[p]));
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FlowWriter::resume(double t)
-{
+PetscErrorCode FlowWriter::resume(double t) {
   PetscFunctionBeginUser;
   PetscCall(volume_->resume(t));
   for (auto &s : surfaces_) PetscCall(s->resume(t));
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FlowWriter::write_vtk(const FlowResidual &res, double time)
-{
+PetscErrorCode FlowWriter::write_vtk(const FlowResidual &res, double time) {
   PetscFunctionBeginUser;
   if (!vtk_) PetscFunctionReturn(0);
   const mesh::Mesh &m = res.mesh();
@@ -234,7 +237,8 @@ PetscErrorCode FlowWriter::write_vtk(const FlowResidual &res, double time)
     std::vector<double> pf;
     std::vector<Vec3<double>> tau;
     solver::wall_stress(res, p, &pf, &tau);
-    io::Field cp{"pressure_coefficient", 1, {}}, cf{"skin_friction", 1, {}}, shear{"wall_shear_stress", 3, {}};
+    io::Field cp{"pressure_coefficient", 1, {}}, cf{"skin_friction", 1, {}},
+        shear{"wall_shear_stress", 3, {}};
     const std::vector<PetscInt> faces = m.boundary_faces(p);
     for (std::size_t k = 0; k < faces.size(); ++k) {
       const Vec3<double> &S = res.geometry().face_area[faces[k]];
@@ -250,8 +254,7 @@ PetscErrorCode FlowWriter::write_vtk(const FlowResidual &res, double time)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FlowWriter::write_hdf5(const FlowResidual &res, double time)
-{
+PetscErrorCode FlowWriter::write_hdf5(const FlowResidual &res, double time) {
   PetscFunctionBeginUser;
   if (!hdf5_) PetscFunctionReturn(0);
   const mesh::Mesh &m = res.mesh();

@@ -99,22 +99,26 @@ bool is_number_list(const YAML::Node &node, std::size_t min_len, std::size_t max
 }
 
 // A time function: a number or {type: sine|table|steps, ...}.
-std::string check_time_function(const YAML::Node &value, const std::string &expected)
-{
+std::string check_time_function(const YAML::Node &value, const std::string &expected) {
   if (is_number(value, nullptr)) return "";
   if (!value.IsMap() || !value["type"] || !value["type"].IsScalar()) return "expected " + expected;
   const std::string type = value["type"].Scalar();
   std::vector<std::string> allowed;
-  if (type == "sine") allowed = {"type", "amplitude", "frequency", "phase", "offset"};
-  else if (type == "table") allowed = {"type", "points", "file"};
-  else if (type == "steps") allowed = {"type", "file"};
-  else return "has unknown time-function type '" + type + "' (sine, table, steps)";
+  if (type == "sine")
+    allowed = {"type", "amplitude", "frequency", "phase", "offset"};
+  else if (type == "table")
+    allowed = {"type", "points", "file"};
+  else if (type == "steps")
+    allowed = {"type", "file"};
+  else
+    return "has unknown time-function type '" + type + "' (sine, table, steps)";
   for (const auto &item : value) {
     const std::string k = item.first.Scalar();
     if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
       return "has unknown key '" + k + "' for a " + type + " time function";
     if (k == "type" || k == "file") {
-      if (!item.second.IsScalar() || item.second.Scalar().empty()) return "'" + k + "' must be a name";
+      if (!item.second.IsScalar() || item.second.Scalar().empty())
+        return "'" + k + "' must be a name";
     } else if (k != "points" && !is_number(item.second, nullptr)) {
       return "'" + k + "' must be a number";
     }
@@ -189,13 +193,15 @@ std::string check_value(const KeySpec &spec, const YAML::Node &value) {
     for (const auto &item : value)
       if (!is_number_list(item, 2, 3)) return "expected " + expected;
     return "";
-  case KeyType::TimeFunction: return check_time_function(value, expected);
+  case KeyType::TimeFunction:
+    return check_time_function(value, expected);
   case KeyType::RealTable:
     if (!value.IsSequence()) return "expected " + expected;
     for (const auto &item : value)
       if (!is_number_list(item, 1, 1u << 20)) return "expected " + expected;
     return "";
-  case KeyType::TermList: return value.IsSequence() ? "" : "expected " + expected;
+  case KeyType::TermList:
+    return value.IsSequence() ? "" : "expected " + expected;
   }
   return "unknown key type";
 }
@@ -236,11 +242,11 @@ PetscErrorCode resolve_section(MPI_Comm comm, const std::string &file, const Sec
       YAML::Node list(YAML::NodeType::Sequence);
       for (std::size_t i = 0; i < value.size(); ++i) {
         YAML::Node term;
-        PetscCall(resolve_section(comm, file, spec, value[i], label + "." + k.name + "[" + std::to_string(i) + "]",
-                                  {}, &term));
+        PetscCall(resolve_section(comm, file, spec, value[i],
+                                  label + "." + k.name + "[" + std::to_string(i) + "]", {}, &term));
         PetscCheck(!term["terms"] || term["terms"].size() == 0, comm, PETSC_ERR_USER_INPUT,
-                   "%s: '%s.%s[%zu]': terms cannot be nested", where(file, value[i]).c_str(), label.c_str(),
-                   k.name.c_str(), i);
+                   "%s: '%s.%s[%zu]': terms cannot be nested", where(file, value[i]).c_str(),
+                   label.c_str(), k.name.c_str(), i);
         list.push_back(term);
       }
       out[k.name] = list;
@@ -437,19 +443,20 @@ std::vector<std::string> Section::names(const std::string &key) const {
 
 namespace {
 
-PetscErrorCode read_columns(MPI_Comm comm, const std::string &path, const std::string &what, std::size_t ncol,
-                            std::vector<double> *a, std::vector<double> *b)
-{
+PetscErrorCode read_columns(MPI_Comm comm, const std::string &path, const std::string &what,
+                            std::size_t ncol, std::vector<double> *a, std::vector<double> *b) {
   PetscFunctionBeginUser;
   std::ifstream in(path);
-  PetscCheck(in.good(), comm, PETSC_ERR_FILE_OPEN, "%s: file '%s' not found or not readable", what.c_str(),
-             path.c_str());
+  PetscCheck(in.good(), comm, PETSC_ERR_FILE_OPEN, "%s: file '%s' not found or not readable",
+             what.c_str(), path.c_str());
   std::stringstream text;
   text << in.rdbuf();
   std::vector<std::vector<double>> rows;
   const std::string problem = parse_numeric_rows(text.str(), ncol, &rows);
-  PetscCheck(problem.empty(), comm, PETSC_ERR_USER_INPUT, "%s: %s: %s", what.c_str(), path.c_str(), problem.c_str());
-  PetscCheck(!rows.empty(), comm, PETSC_ERR_USER_INPUT, "%s: %s holds no values", what.c_str(), path.c_str());
+  PetscCheck(problem.empty(), comm, PETSC_ERR_USER_INPUT, "%s: %s: %s", what.c_str(), path.c_str(),
+             problem.c_str());
+  PetscCheck(!rows.empty(), comm, PETSC_ERR_USER_INPUT, "%s: %s holds no values", what.c_str(),
+             path.c_str());
   for (const auto &row : rows) {
     a->push_back(row[0]);
     if (ncol > 1) b->push_back(row[1]);
@@ -459,9 +466,9 @@ PetscErrorCode read_columns(MPI_Comm comm, const std::string &path, const std::s
 
 } // namespace
 
-PetscErrorCode Section::time_function(MPI_Comm comm, const std::string &key, const std::string &directory,
-                                      physics::TimeFunction *f) const
-{
+PetscErrorCode Section::time_function(MPI_Comm comm, const std::string &key,
+                                      const std::string &directory,
+                                      physics::TimeFunction *f) const {
   PetscFunctionBeginUser;
   const YAML::Node v = get(key, KeyType::TimeFunction);
   const std::string what = label_ + "." + key;
@@ -472,8 +479,8 @@ PetscErrorCode Section::time_function(MPI_Comm comm, const std::string &key, con
   const std::string type = v["type"].Scalar();
   auto number = [&](const char *k, double def) { return v[k] ? v[k].as<double>() : def; };
   if (type == "sine") {
-    *f = physics::TimeFunction::sine(number("amplitude", 0), number("frequency", 0), number("phase", 0),
-                                     number("offset", 0));
+    *f = physics::TimeFunction::sine(number("amplitude", 0), number("frequency", 0),
+                                     number("phase", 0), number("offset", 0));
   } else {
     std::vector<double> a, b;
     if (v["file"]) {
@@ -481,12 +488,13 @@ PetscErrorCode Section::time_function(MPI_Comm comm, const std::string &key, con
       if (p.is_relative()) p = std::filesystem::path(directory) / p;
       PetscCall(read_columns(comm, p.string(), what, type == "table" ? 2 : 1, &a, &b));
     } else {
-      for (const auto &pt : v["points"]) a.push_back(pt[0].as<double>()), b.push_back(pt[1].as<double>());
+      for (const auto &pt : v["points"])
+        a.push_back(pt[0].as<double>()), b.push_back(pt[1].as<double>());
     }
     if (type == "table") {
       for (std::size_t i = 1; i < a.size(); ++i)
-        PetscCheck(a[i] > a[i - 1], comm, PETSC_ERR_USER_INPUT, "%s: table times must increase (%g after %g)",
-                   what.c_str(), a[i], a[i - 1]);
+        PetscCheck(a[i] > a[i - 1], comm, PETSC_ERR_USER_INPUT,
+                   "%s: table times must increase (%g after %g)", what.c_str(), a[i], a[i - 1]);
       *f = physics::TimeFunction::table(a, b);
     } else {
       *f = physics::TimeFunction::steps(a);
@@ -495,15 +503,13 @@ PetscErrorCode Section::time_function(MPI_Comm comm, const std::string &key, con
   PetscFunctionReturn(0);
 }
 
-std::vector<std::vector<double>> Section::table(const std::string &key) const
-{
+std::vector<std::vector<double>> Section::table(const std::string &key) const {
   std::vector<std::vector<double>> out;
   for (const auto &row : get(key, KeyType::RealTable)) out.push_back(row.as<std::vector<double>>());
   return out;
 }
 
-std::vector<Section> Section::terms(const std::string &key) const
-{
+std::vector<Section> Section::terms(const std::string &key) const {
   std::vector<Section> out;
   const YAML::Node list = get(key, KeyType::TermList);
   for (std::size_t i = 0; i < list.size(); ++i)

@@ -86,16 +86,19 @@ std::vector<SectionSpec> make_sections() {
                          "point about which moments are taken"),
                    real("pressure", "0.0", "reference pressure of the pressure coefficient"),
                }});
-  s.push_back({"initial",
-               "initial state (steady: the first Newton iterate)",
-               {
-                   typed("velocity", KeyType::RealVector, "[0, 0, 0]", "uniform initial velocity"),
-                   real("pressure", "0.0", "uniform initial pressure"),
-                   typed("file", KeyType::String, "''",
-                         "HDF5 fields of another run (its OUTDIR/flow.h5) used as the initial state instead of the "
-                         "uniform values; relative to the case file.  A file of another mesh (a coarser level) is "
-                         "interpolated: linear least-squares fit through the nearest source cell centres"),
-               }});
+  s.push_back(
+      {"initial",
+       "initial state (steady: the first Newton iterate)",
+       {
+           typed("velocity", KeyType::RealVector, "[0, 0, 0]", "uniform initial velocity"),
+           real("pressure", "0.0", "uniform initial pressure"),
+           typed("file", KeyType::String, "''",
+                 "HDF5 fields of another run (its OUTDIR/flow.h5) used as the initial state "
+                 "instead of the "
+                 "uniform values; relative to the case file.  A file of another mesh (a coarser "
+                 "level) is "
+                 "interpolated: linear least-squares fit through the nearest source cell centres"),
+       }});
   s.push_back(
       {"time",
        "time integration",
@@ -109,7 +112,8 @@ std::vector<SectionSpec> make_sections() {
            positive("dt", "0.01", "time step [s] (unsteady)"),
            nonnegative("t_end", "1.0", "final time [s] (unsteady)"),
            nonnegative("statistics_start", "0.0",
-                       "unsteady: start of the window for the force statistics and the Strouhal number [s]"),
+                       "unsteady: start of the window for the force statistics and the Strouhal "
+                       "number [s]"),
        }});
   s.push_back(
       {"solver",
@@ -123,28 +127,43 @@ std::vector<SectionSpec> make_sections() {
            positive(
                "stabilization", "1.0",
                "scale of the pressure-stabilising (Rhie-Chow-type) term of the face mass flux"),
-           KeySpec{"upwind", KeyType::Real, "1.0",
-                   "upwind fraction of the convected face velocity: 1 second-order upwind (most robust), "
-                   "0 the centred mean of the two linear reconstructions (no numerical dissipation), "
-                   "between: a blend",
-                   {}, 0.0, false, 1.0},
+           KeySpec{
+               "upwind",
+               KeyType::Real,
+               "1.0",
+               "upwind fraction of the convected face velocity: 1 second-order upwind (most "
+               "robust), "
+               "0 the centred mean of the two linear reconstructions (no numerical dissipation), "
+               "between: a blend",
+               {},
+               0.0,
+               false,
+               1.0},
            choice("preconditioner_matrix", "compact",
-                  "unsteady: matrix the preconditioner is built from (default: its LU factors): exact (the full "
-                  "Jacobian: GMRES converges in one iteration, large LU factors) or compact (only face-neighbour "
-                  "couplings: several times smaller factors, a few GMRES iterations with the exact Jacobian)",
+                  "unsteady: matrix the preconditioner is built from (default: its LU factors): "
+                  "exact (the full "
+                  "Jacobian: GMRES converges in one iteration, large LU factors) or compact (only "
+                  "face-neighbour "
+                  "couplings: several times smaller factors, a few GMRES iterations with the exact "
+                  "Jacobian)",
                   {"exact", "compact"}),
            integer("refactor_iterations", "20",
-                   "unsteady: reuse the preconditioner (default: LU factors) until GMRES needs more iterations "
+                   "unsteady: reuse the preconditioner (default: LU factors) until GMRES needs "
+                   "more iterations "
                    "than this, then set it up again",
                    1),
-           positive("linear_rtol", "1e-4",
-                    "unsteady: relative tolerance of each Newton step's linear solve (inexact Newton; "
-                    "-ksp_rtol overrides it)"),
+           positive(
+               "linear_rtol", "1e-4",
+               "unsteady: relative tolerance of each Newton step's linear solve (inexact Newton; "
+               "-ksp_rtol overrides it)"),
            positive("linear_atol", "1e-20",
-                    "unsteady: absolute tolerance of each Newton step's linear solve (-ksp_atol overrides it)"),
+                    "unsteady: absolute tolerance of each Newton step's linear solve (-ksp_atol "
+                    "overrides it)"),
            integer("linear_max_iterations", "200",
-                   "unsteady: maximum iterations of each Newton step's linear solve (-ksp_max_it overrides it)", 1),
-           }});
+                   "unsteady: maximum iterations of each Newton step's linear solve (-ksp_max_it "
+                   "overrides it)",
+                   1),
+       }});
   s.push_back(
       {"output",
        "what is written to the output folder",
@@ -152,59 +171,75 @@ std::vector<SectionSpec> make_sections() {
            typed("vtk", KeyType::Bool, "true", "write ParaView (.pvd/.pvtu/.vtu) files"),
            integer("vtk_every", "10", "unsteady: write ParaView files every N steps", 1),
            integer("checkpoint_every", "10",
-                   "unsteady: write a restart checkpoint every N steps (0: none) to OUTDIR/checkpoints/", 0),
+                   "unsteady: write a restart checkpoint every N steps (0: none) to "
+                   "OUTDIR/checkpoints/",
+                   0),
            typed("surfaces", KeyType::NameList, "[]",
                  "boundaries written as surface files; empty: every wall-type boundary"),
            typed("hdf5", KeyType::Bool, "true", "write mesh and fields to OUTDIR/flow.h5"),
            typed("probes", KeyType::PointList, "[]",
                  "points where pressure and velocity are reported (forces.csv, summary.json)"),
        }});
-  s.push_back({"adjoint",
-               "the adjoint (karman adjoint, karman verify)",
-               {
-                   typed("parameters", KeyType::NameList, "[]",
-                         "parameters whose gradient is reported and verified, e.g. [fluid.viscosity, "
-                         "boundaries.cylinder.omega]; empty: all the case has"),
-                   choice("schedule", "store-all",
-                          "unsteady: store-all (every state in an HDF5 trajectory file) or revolve (at most "
-                          "`snapshots` states in memory, binomial schedule, the rest recomputed)",
-                          {"store-all", "revolve"}),
-                   integer("snapshots", "20", "unsteady, revolve: the storage budget in states", 1),
-                   choice("preconditioner_matrix", "exact",
-                          "unsteady: preconditioner of the transposed GMRES solves (exact Jacobian, relative "
-                          "tolerance adjoint.rtol), built from (default: the LU factors of) the full Jacobian (exact) "
-                          "or its face-neighbour part (compact), reused across levels while that lowers the mean "
-                          "cost per level",
-                          {"exact", "compact"}),
-                   positive("rtol", "1e-12",
-                            "relative tolerance of the transposed (adjoint) linear solves (-adj_ksp_rtol overrides it)"),
-                   positive("atol", "1e-30",
-                            "absolute tolerance of the transposed (adjoint) linear solves (-adj_ksp_atol overrides it)"),
-                   integer("max_iterations", "1000",
-                           "steady: maximum iterations of the transposed solve (with a Krylov -adj_ksp_type; the "
-                           "default preonly LU takes one; -adj_ksp_max_it overrides it)",
-                           1),
-                   integer("level_max_iterations", "500",
-                           "unsteady: maximum iterations of each level's transposed GMRES solve (-adj_ksp_max_it "
-                           "overrides it)",
-                           1),
-                   integer("save_every", "0",
-                           "unsteady: save the adjoint state every N steps so that a killed adjoint resumes "
-                           "(karman adjoint --restart); 0: never",
-                           0),
-               }});
+  s.push_back(
+      {"adjoint",
+       "the adjoint (karman adjoint, karman verify)",
+       {
+           typed("parameters", KeyType::NameList, "[]",
+                 "parameters whose gradient is reported and verified, e.g. [fluid.viscosity, "
+                 "boundaries.cylinder.omega]; empty: all the case has"),
+           choice(
+               "schedule", "store-all",
+               "unsteady: store-all (every state in an HDF5 trajectory file) or revolve (at most "
+               "`snapshots` states in memory, binomial schedule, the rest recomputed)",
+               {"store-all", "revolve"}),
+           integer("snapshots", "20", "unsteady, revolve: the storage budget in states", 1),
+           choice(
+               "preconditioner_matrix", "exact",
+               "unsteady: preconditioner of the transposed GMRES solves (exact Jacobian, relative "
+               "tolerance adjoint.rtol), built from (default: the LU factors of) the full Jacobian "
+               "(exact) "
+               "or its face-neighbour part (compact), reused across levels while that lowers the "
+               "mean "
+               "cost per level",
+               {"exact", "compact"}),
+           positive("rtol", "1e-12",
+                    "relative tolerance of the transposed (adjoint) linear solves (-adj_ksp_rtol "
+                    "overrides it)"),
+           positive("atol", "1e-30",
+                    "absolute tolerance of the transposed (adjoint) linear solves (-adj_ksp_atol "
+                    "overrides it)"),
+           integer("max_iterations", "1000",
+                   "steady: maximum iterations of the transposed solve (with a Krylov "
+                   "-adj_ksp_type; the "
+                   "default preonly LU takes one; -adj_ksp_max_it overrides it)",
+                   1),
+           integer("level_max_iterations", "500",
+                   "unsteady: maximum iterations of each level's transposed GMRES solve "
+                   "(-adj_ksp_max_it "
+                   "overrides it)",
+                   1),
+           integer(
+               "save_every", "0",
+               "unsteady: save the adjoint state every N steps so that a killed adjoint resumes "
+               "(karman adjoint --restart); 0: never",
+               0),
+       }});
   s.push_back(
       {"objective",
        "quantity of interest (forces are always reported; the objective drives the adjoint)",
        {
-           choice("type", "drag",
-                  "drag or lift: force coefficient along drag_direction / lift_direction on `walls`; "
-                  "force: along `direction`; moment: moment coefficient about reference.moment_center; "
-                  "pressure-difference: p(points[0]) - p(points[1]); pressure-drop: area-averaged pressure "
-                  "of patches[0] minus patches[1]; probe-match: sum of weighted squared differences between the "
-                  "probed (p, u, ...) at `probes` and `observed`; sum: weighted sum of `terms`",
-                  {"drag", "lift", "force", "moment", "pressure-difference", "pressure-drop", "probe-match",
-                   "sum"}),
+           choice(
+               "type", "drag",
+               "drag or lift: force coefficient along drag_direction / lift_direction on `walls`; "
+               "force: along `direction`; moment: moment coefficient about "
+               "reference.moment_center; "
+               "pressure-difference: p(points[0]) - p(points[1]); pressure-drop: area-averaged "
+               "pressure "
+               "of patches[0] minus patches[1]; probe-match: sum of weighted squared differences "
+               "between the "
+               "probed (p, u, ...) at `probes` and `observed`; sum: weighted sum of `terms`",
+               {"drag", "lift", "force", "moment", "pressure-difference", "pressure-drop",
+                "probe-match", "sum"}),
            typed("walls", KeyType::NameList, "[]",
                  "boundaries whose force is measured; empty: every wall-type boundary"),
            typed("drag_direction", KeyType::RealVector, "[1, 0, 0]", "unit direction of drag"),
@@ -217,18 +252,23 @@ std::vector<SectionSpec> make_sections() {
            typed("observed", KeyType::RealTable, "[]",
                  "probe-match: per probe the observed (p, u, v[, w])"),
            typed("observations_file", KeyType::String, "''",
-                 "probe-match, unsteady: CSV of observations in time, rows t, then (p, u, v[, w]) of every "
+                 "probe-match, unsteady: CSV of observations in time, rows t, then (p, u, v[, w]) "
+                 "of every "
                  "probe (linear interpolation in t); replaces `observed`"),
            typed("component_weights", KeyType::RealList, "[1, 1, 1, 1]",
                  "probe-match: weights of the squared differences of p, u, v, w"),
            real("weight", "1.0", "weight of this objective (of this term in a sum)"),
            choice("time", "average",
-                  "unsteady: the time average of the objective over `window`, or its value at the final time",
+                  "unsteady: the time average of the objective over `window`, or its value at the "
+                  "final time",
                   {"average", "final"}),
-           typed("window", KeyType::RealList, "[]", "unsteady: [t0, t1] of the time average; empty: the whole run"),
-           nonnegative("control_cost", "0.0",
-                       "unsteady: adds control_cost * sum_n dt omega(t^n)^2 for the wall `control_wall`"),
-           typed("control_wall", KeyType::String, "''", "unsteady: the rotating wall of the control cost"),
+           typed("window", KeyType::RealList, "[]",
+                 "unsteady: [t0, t1] of the time average; empty: the whole run"),
+           nonnegative(
+               "control_cost", "0.0",
+               "unsteady: adds control_cost * sum_n dt omega(t^n)^2 for the wall `control_wall`"),
+           typed("control_wall", KeyType::String, "''",
+                 "unsteady: the rotating wall of the control cost"),
            typed("terms", KeyType::TermList, "[]",
                  "sum: the terms, each a map with the keys of this section (type, weight, ...)"),
        }});
@@ -243,13 +283,14 @@ std::vector<SectionSpec> make_boundary_types() {
        {
            typed("velocity", KeyType::RealVector, "[0, 0, 0]", "translation velocity [m/s]"),
            typed("omega", KeyType::TimeFunction, "0.0",
-                         "rotation rate [rad/s], counter-clockwise about +z (2D); may depend on time"),
+                 "rotation rate [rad/s], counter-clockwise about +z (2D); may depend on time"),
            typed("center", KeyType::RealVector, "[0, 0, 0]", "centre of rotation"),
        }});
   {
     std::vector<KeySpec> keys = {
         typed("velocity", KeyType::TimeFunction, "",
-              "inflow speed U: the uniform value, or the peak of a parabolic profile; may depend on time"),
+              "inflow speed U: the uniform value, or the peak of a parabolic profile; may depend "
+              "on time"),
         typed("direction", KeyType::RealVector, "[0, 0, 0]",
               "flow direction; [0, 0, 0] means the inward normal of each face"),
     };
@@ -268,8 +309,9 @@ std::vector<SectionSpec> make_boundary_types() {
                }});
   {
     std::vector<KeySpec> keys = {
-        typed("amplitude", KeyType::TimeFunction, "",
-              "normal velocity into the fluid (blowing > 0, suction < 0) [m/s]; may depend on time"),
+        typed(
+            "amplitude", KeyType::TimeFunction, "",
+            "normal velocity into the fluid (blowing > 0, suction < 0) [m/s]; may depend on time"),
     };
     for (auto &k : profile_keys()) keys.push_back(k);
     b.push_back({"blowing-suction", "wall patch with a prescribed normal velocity (a jet)", keys});
@@ -299,10 +341,13 @@ std::string describe_type(KeyType type) {
     return "a list of names";
   case KeyType::PointList:
     return "a list of points [[x, y], ...]";
-  case KeyType::RealTable: return "a list of lists of numbers";
-  case KeyType::TermList: return "a list of objective maps";
+  case KeyType::RealTable:
+    return "a list of lists of numbers";
+  case KeyType::TermList:
+    return "a list of objective maps";
   case KeyType::TimeFunction:
-    return "a number or {type: sine, amplitude, frequency, phase, offset} | {type: table, points: [[t, v], ...] "
+    return "a number or {type: sine, amplitude, frequency, phase, offset} | {type: table, points: "
+           "[[t, v], ...] "
            "or file} | {type: steps, file}";
   }
   return "?";

@@ -6,8 +6,8 @@
 
 namespace karman {
 
-std::string parse_numeric_rows(const std::string &text, std::size_t width, std::vector<std::vector<double>> *rows)
-{
+std::string parse_numeric_rows(const std::string &text, std::size_t width,
+                               std::vector<std::vector<double>> *rows) {
   rows->clear();
   std::stringstream in(text);
   std::string line;
@@ -28,7 +28,8 @@ std::string parse_numeric_rows(const std::string &text, std::size_t width, std::
     }
     if (row.empty() || (words && lineno == 1)) continue;
     if (words || row.size() != width)
-      return "line " + std::to_string(lineno) + ": expected " + std::to_string(width) + " number(s)";
+      return "line " + std::to_string(lineno) + ": expected " + std::to_string(width) +
+             " number(s)";
     rows->push_back(row);
   }
   return "";

@@ -3,8 +3,7 @@
 
 namespace karman {
 
-PetscErrorCode broadcast_string(MPI_Comm comm, std::string *s, int root)
-{
+PetscErrorCode broadcast_string(MPI_Comm comm, std::string *s, int root) {
   PetscFunctionBeginUser;
   int n = static_cast<int>(s->size());
   PetscCallMPI(MPI_Bcast(&n, 1, MPI_INT, root, comm));
@@ -13,8 +12,7 @@ PetscErrorCode broadcast_string(MPI_Comm comm, std::string *s, int root)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode ghosted_local_values(Vec v, std::vector<double> *values)
-{
+PetscErrorCode ghosted_local_values(Vec v, std::vector<double> *values) {
   PetscFunctionBeginUser;
   PetscCall(VecGhostUpdateBegin(v, INSERT_VALUES, SCATTER_FORWARD));
   PetscCall(VecGhostUpdateEnd(v, INSERT_VALUES, SCATTER_FORWARD));

@@ -5,8 +5,7 @@
 
 namespace karman {
 
-double parabola_extremum(double t0, double t1, double t2, double v0, double v1, double v2)
-{
+double parabola_extremum(double t0, double t1, double t2, double v0, double v1, double v2) {
   // v = v1 + B x + A x^2 with x = t - t1
   const double x0 = t0 - t1, x2 = t2 - t1;
   const double s0 = (v0 - v1) / x0, s2 = (v2 - v1) / x2;
@@ -17,8 +16,7 @@ double parabola_extremum(double t0, double t1, double t2, double v0, double v1, 
   return v1 - B * B / (4 * A);
 }
 
-SignalStatistics signal_statistics(const std::vector<double> &t, const std::vector<double> &v)
-{
+SignalStatistics signal_statistics(const std::vector<double> &t, const std::vector<double> &v) {
   SignalStatistics s;
   const std::size_t n = v.size();
   s.samples = static_cast<int>(n);

@@ -11,7 +11,7 @@ int axis_index(const std::string &a) {
 } // namespace
 
 physics::BoundaryParameters<double> PatchCondition::parameters(double t, long n,
-                                                              bool *beyond) const {
+                                                               bool *beyond) const {
   physics::BoundaryParameters<double> a;
   bool b[3];
   a.velocity = velocity;
@@ -66,8 +66,8 @@ PetscErrorCode BoundaryConditions::setup(const mesh::Mesh &mesh, const config::C
                  cfg.file().c_str(), name.c_str());
       pr.lo[0] = r1[0], pr.hi[0] = r1[1], pr.lo[1] = r2[0], pr.hi[1] = r2[1];
       PetscCheck(pr.axis[0] < mesh.dim && pr.axis[1] < mesh.dim, mesh.comm, PETSC_ERR_USER_INPUT,
-                 "%s: boundaries.%s: profile axis beyond the mesh dimension %d",
-                 cfg.file().c_str(), name.c_str(), mesh.dim);
+                 "%s: boundaries.%s: profile axis beyond the mesh dimension %d", cfg.file().c_str(),
+                 name.c_str(), mesh.dim);
     } else if (type == BoundaryType::PressureOutlet) {
       pc.pressure = p.real("pressure");
     } else if (type == BoundaryType::FarField) {
@@ -85,8 +85,7 @@ PetscErrorCode BoundaryConditions::setup(const mesh::Mesh &mesh, const config::C
 std::vector<int> BoundaryConditions::wall_patches() const {
   std::vector<int> w;
   for (std::size_t p = 0; p < patches_.size(); ++p)
-    if (physics::is_wall(patches_[p].type()))
-      w.push_back(static_cast<int>(p));
+    if (physics::is_wall(patches_[p].type())) w.push_back(static_cast<int>(p));
   return w;
 }
 
@@ -117,17 +116,16 @@ void BoundaryConditions::classify(const mesh::Mesh &mesh, const geometry::Geomet
   }
 }
 
-bool BoundaryConditions::time_dependent() const
-{
+bool BoundaryConditions::time_dependent() const {
   for (const auto &pc : patches_)
-    if (pc.custom_velocity || !pc.omega.is_constant() || !pc.speed.is_constant() || !pc.amplitude.is_constant())
+    if (pc.custom_velocity || !pc.omega.is_constant() || !pc.speed.is_constant() ||
+        !pc.amplitude.is_constant())
       return true;
   return false;
 }
 
-PetscErrorCode BoundaryConditions::evaluate(const mesh::Mesh &mesh, const geometry::Geometry<double> &g, double t,
-                                            long n)
-{
+PetscErrorCode BoundaryConditions::evaluate(const mesh::Mesh &mesh,
+                                            const geometry::Geometry<double> &g, double t, long n) {
   PetscFunctionBeginUser;
   velocity_.assign(mesh.n_flux_faces, Vec3<double>());
   pressure_.assign(mesh.n_flux_faces, 0.0);

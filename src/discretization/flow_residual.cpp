@@ -59,8 +59,8 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FlowResidual::set_coordinates(const std::vector<Vec3<double>> &X, const char *context)
-{
+PetscErrorCode FlowResidual::set_coordinates(const std::vector<Vec3<double>> &X,
+                                             const char *context) {
   PetscFunctionBeginUser;
   X_ = X;
   geometry::compute_geometry(*mesh_, X_, geom_);
@@ -70,8 +70,7 @@ PetscErrorCode FlowResidual::set_coordinates(const std::vector<Vec3<double>> &X,
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FlowResidual::update_boundary_values(double t, long n)
-{
+PetscErrorCode FlowResidual::update_boundary_values(double t, long n) {
   PetscFunctionBeginUser;
   time_ = t, level_ = n;
   PetscCall(bcs_.evaluate(*mesh_, geom_, t, n));
@@ -95,8 +94,7 @@ PetscErrorCode FlowResidual::create_jacobian(Mat *J, bool compact) const {
   std::vector<PetscInt> dnnz(n, 0), onnz(n, 0);
   const Stencil &st = compact ? compact_ : full_;
   for (PetscInt c = 0; c < n; ++c)
-    for (PetscInt e = st.ptr[c]; e < st.ptr[c + 1]; ++e)
-      (m.owned(st.col[e]) ? dnnz : onnz)[c]++;
+    for (PetscInt e = st.ptr[c]; e < st.ptr[c + 1]; ++e) (m.owned(st.col[e]) ? dnnz : onnz)[c]++;
   PetscCall(MatCreate(m.comm, J));
   PetscCall(MatSetSizes(*J, n * nv(), n * nv(), PETSC_DETERMINE, PETSC_DETERMINE));
   PetscCall(MatSetBlockSize(*J, nv()));
@@ -218,7 +216,8 @@ double *FlowResidual::slot(Stencil &st, PetscInt row, PetscInt col_cell) {
   return &st.val[(it - st.col.data()) * n * n];
 }
 
-PetscErrorCode FlowResidual::jacobian(Vec w, Mat J, const std::vector<double> *momentum_shift, bool compact) {
+PetscErrorCode FlowResidual::jacobian(Vec w, Mat J, const std::vector<double> *momentum_shift,
+                                      bool compact) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = *mesh_;
   const int n = nv();
@@ -255,7 +254,8 @@ PetscErrorCode FlowResidual::jacobian(Vec w, Mat J, const std::vector<double> *m
       for (int eq = 0; eq < n; ++eq)
         for (int var = 0; var < n; ++var) {
           const Vec3<double> &s = lsq_.self(var == 0 ? kPressureSet : kVelocitySet, c);
-          block[eq][var] = dw[eq][var] + dg[eq][var][0] * s[0] + dg[eq][var][1] * s[1] + dg[eq][var][2] * s[2];
+          block[eq][var] =
+              dw[eq][var] + dg[eq][var][0] * s[0] + dg[eq][var][1] * s[1] + dg[eq][var][2] * s[2];
         }
       add_block(c);
       // columns of c's neighbours, through c's gradient

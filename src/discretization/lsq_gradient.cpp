@@ -6,9 +6,8 @@
 namespace karman::discretization {
 
 void lsq_coefficients_reverse(int dim, const Vec3<double> &xc, const std::vector<Vec3<double>> &p,
-                              std::size_t n_data, const std::vector<Vec3<double>> &cbar, Vec3<double> &xc_bar,
-                              std::vector<Vec3<double>> &p_bar)
-{
+                              std::size_t n_data, const std::vector<Vec3<double>> &cbar,
+                              Vec3<double> &xc_bar, std::vector<Vec3<double>> &p_bar) {
   // replay: M and its inverse
   std::vector<Vec3<double>> c;
   lsq_coefficients(dim, xc, p, n_data, c);
@@ -29,7 +28,8 @@ void lsq_coefficients_reverse(int dim, const Vec3<double> &xc, const std::vector
       z[1] = (-m[1][0] * v[0] + m[0][0] * v[1]) / det;
       return z;
     }
-    const double c00 = m[1][1] * m[2][2] - m[1][2] * m[2][1], c01 = m[1][2] * m[2][0] - m[1][0] * m[2][2],
+    const double c00 = m[1][1] * m[2][2] - m[1][2] * m[2][1],
+                 c01 = m[1][2] * m[2][0] - m[1][0] * m[2][2],
                  c02 = m[1][0] * m[2][1] - m[1][1] * m[2][0];
     const double det = m[0][0] * c00 + m[0][1] * c01 + m[0][2] * c02;
     const double inv[3][3] = {{c00 / det, (m[0][2] * m[2][1] - m[0][1] * m[2][2]) / det,
@@ -74,9 +74,9 @@ void lsq_coefficients_reverse(int dim, const Vec3<double> &xc, const std::vector
   }
 }
 
-PetscErrorCode LeastSquaresGradient::build(const mesh::Mesh &mesh, const geometry::Geometry<double> &g,
-                                           const std::vector<char> prescribed[2])
-{
+PetscErrorCode LeastSquaresGradient::build(const mesh::Mesh &mesh,
+                                           const geometry::Geometry<double> &g,
+                                           const std::vector<char> prescribed[2]) {
   PetscFunctionBeginUser;
   const PetscInt nc = mesh.n_cells;
   nptr_.assign(nc + 1, 0);
@@ -96,8 +96,10 @@ PetscErrorCode LeastSquaresGradient::build(const mesh::Mesh &mesh, const geometr
       for (PetscInt i = mesh.cell_face_ptr[c]; i < mesh.cell_face_ptr[c + 1]; ++i) {
         const PetscInt f = mesh.cell_face[i];
         const PetscInt o = mesh.face_left[f] == c ? mesh.face_right[f] : mesh.face_left[f];
-        if (o >= 0) nbr_.push_back(o);
-        else boundary.push_back(f);
+        if (o >= 0)
+          nbr_.push_back(o);
+        else
+          boundary.push_back(f);
       }
       for (int s = 0; s < 2; ++s) {
         // neighbours and prescribed faces; if they do not span all directions, the other
@@ -107,7 +109,8 @@ PetscErrorCode LeastSquaresGradient::build(const mesh::Mesh &mesh, const geometr
         bool ok = false;
         for (int pass = 0; pass < 2 && !ok; ++pass) {
           points.clear();
-          for (std::size_t e = first; e < nbr_.size(); ++e) points.push_back(g.cell_centroid[nbr_[e]]);
+          for (std::size_t e = first; e < nbr_.size(); ++e)
+            points.push_back(g.cell_centroid[nbr_[e]]);
           for (PetscInt f : data_faces) points.push_back(g.face_centroid[f]);
           const std::size_t n_data = points.size();
           if (pass == 1)
@@ -115,13 +118,16 @@ PetscErrorCode LeastSquaresGradient::build(const mesh::Mesh &mesh, const geometr
           ok = lsq_coefficients(mesh.dim, xc, points, n_data, coef);
           if (ok && pass == 1) ffit_[s].insert(ffit_[s].end(), fit_faces.begin(), fit_faces.end());
         }
-        PetscCheck(ok, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT,
-                   "%s: cell %d at (%g, %g, %g) has too few neighbours for a least-squares gradient",
-                   mesh.source.c_str(), (int)mesh.cell_gid[c], xc[0], xc[1], xc[2]);
+        PetscCheck(
+            ok, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT,
+            "%s: cell %d at (%g, %g, %g) has too few neighbours for a least-squares gradient",
+            mesh.source.c_str(), (int)mesh.cell_gid[c], xc[0], xc[1], xc[2]);
         Vec3<double> self;
         std::size_t j = 0;
-        for (std::size_t e = first; e < nbr_.size(); ++e, ++j) coef_[s].push_back(coef[j]), self -= coef[j];
-        for (PetscInt f : data_faces) bcoef_[s].push_back(coef[j]), bface_[s].push_back(f), self -= coef[j++];
+        for (std::size_t e = first; e < nbr_.size(); ++e, ++j)
+          coef_[s].push_back(coef[j]), self -= coef[j];
+        for (PetscInt f : data_faces)
+          bcoef_[s].push_back(coef[j]), bface_[s].push_back(f), self -= coef[j++];
         self_[s][c] = self;
       }
     }

@@ -19,11 +19,10 @@ namespace {
 
 constexpr int kFormatVersion = 1;
 
-
-hid_t create_records(hid_t file, const char *name, hid_t type, hsize_t width)
-{
+hid_t create_records(hid_t file, const char *name, hid_t type, hsize_t width) {
   const int rank = width > 0 ? 2 : 1;
-  hsize_t dims[2] = {0, width}, maxdims[2] = {H5S_UNLIMITED, width}, chunk[2] = {1, std::max<hsize_t>(width, 1)};
+  hsize_t dims[2] = {0, width}, maxdims[2] = {H5S_UNLIMITED, width},
+          chunk[2] = {1, std::max<hsize_t>(width, 1)};
   if (width == 0) chunk[0] = 256;
   hid_t space = H5Screate_simple(rank, dims, maxdims);
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
@@ -34,8 +33,7 @@ hid_t create_records(hid_t file, const char *name, hid_t type, hsize_t width)
   return d;
 }
 
-bool append_record(hid_t dset, hid_t type, hsize_t index, hsize_t width, const void *data)
-{
+bool append_record(hid_t dset, hid_t type, hsize_t index, hsize_t width, const void *data) {
   const int rank = width > 0 ? 2 : 1;
   hsize_t newdims[2] = {index + 1, width}, offset[2] = {index, 0}, count[2] = {1, width};
   if (H5Dset_extent(dset, newdims) < 0) return false;
@@ -48,8 +46,7 @@ bool append_record(hid_t dset, hid_t type, hsize_t index, hsize_t width, const v
   return ok;
 }
 
-bool read_record(hid_t dset, hid_t type, hsize_t index, hsize_t width, void *data)
-{
+bool read_record(hid_t dset, hid_t type, hsize_t index, hsize_t width, void *data) {
   const int rank = width > 0 ? 2 : 1;
   hsize_t offset[2] = {index, 0}, count[2] = {1, width};
   hid_t fs = H5Dget_space(dset);
@@ -61,8 +58,7 @@ bool read_record(hid_t dset, hid_t type, hsize_t index, hsize_t width, void *dat
   return ok;
 }
 
-hsize_t extent(hid_t dset)
-{
+hsize_t extent(hid_t dset) {
   hid_t fs = H5Dget_space(dset);
   hsize_t dims[2] = {0, 0};
   H5Sget_simple_extent_dims(fs, dims, nullptr);
@@ -70,8 +66,7 @@ hsize_t extent(hid_t dset)
   return dims[0];
 }
 
-void write_attr(hid_t obj, const char *name, const std::string &value)
-{
+void write_attr(hid_t obj, const char *name, const std::string &value) {
   hid_t type = H5Tcopy(H5T_C_S1);
   H5Tset_size(type, value.size() + 1);
   hid_t space = H5Screate(H5S_SCALAR);
@@ -82,8 +77,7 @@ void write_attr(hid_t obj, const char *name, const std::string &value)
   H5Tclose(type);
 }
 
-void write_attr(hid_t obj, const char *name, long long value)
-{
+void write_attr(hid_t obj, const char *name, long long value) {
   hid_t space = H5Screate(H5S_SCALAR);
   hid_t a = H5Acreate2(obj, name, H5T_NATIVE_LLONG, space, H5P_DEFAULT, H5P_DEFAULT);
   H5Awrite(a, H5T_NATIVE_LLONG, &value);
@@ -91,8 +85,7 @@ void write_attr(hid_t obj, const char *name, long long value)
   H5Sclose(space);
 }
 
-bool read_attr(hid_t obj, const char *name, std::string *value)
-{
+bool read_attr(hid_t obj, const char *name, std::string *value) {
   if (H5Aexists(obj, name) <= 0) return false;
   hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
   hid_t type = H5Aget_type(a);
@@ -106,8 +99,7 @@ bool read_attr(hid_t obj, const char *name, std::string *value)
   return ok;
 }
 
-bool read_attr(hid_t obj, const char *name, long long *value)
-{
+bool read_attr(hid_t obj, const char *name, long long *value) {
   if (H5Aexists(obj, name) <= 0) return false;
   hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
   const bool ok = H5Aread(a, H5T_NATIVE_LLONG, value) >= 0;
@@ -116,8 +108,7 @@ bool read_attr(hid_t obj, const char *name, long long *value)
 }
 
 // Checkpoint files of a directory, newest segment first.
-std::vector<std::pair<int, std::string>> segment_files(const std::string &directory)
-{
+std::vector<std::pair<int, std::string>> segment_files(const std::string &directory) {
   std::vector<std::pair<int, std::string>> files;
   std::error_code ec;
   if (!fs::is_directory(directory, ec)) return files;
@@ -125,14 +116,14 @@ std::vector<std::pair<int, std::string>> segment_files(const std::string &direct
   for (const auto &entry : fs::directory_iterator(directory, ec)) {
     std::smatch m;
     const std::string name = entry.path().filename().string();
-    if (std::regex_match(name, m, pattern)) files.emplace_back(std::stoi(m[1]), entry.path().string());
+    if (std::regex_match(name, m, pattern))
+      files.emplace_back(std::stoi(m[1]), entry.path().string());
   }
   std::sort(files.rbegin(), files.rend());
   return files;
 }
 
-hid_t open_for_reading(const std::string &path)
-{
+hid_t open_for_reading(const std::string &path) {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_fapl_sec2(fapl);
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl);
@@ -152,8 +143,7 @@ struct RecordData {
 // index < 0).  Returns "" or an error; `warning` collects notes about skipped data.
 std::string read_segment(const std::string &path, const std::string &mesh_hash, int nv,
                          PetscInt n_cells, long long index, RecordData *rec, long long *used,
-                         std::string *warning, bool *unreadable)
-{
+                         std::string *warning, bool *unreadable) {
   *unreadable = false;
   hid_t f = open_for_reading(path);
   if (f < 0) {
@@ -164,13 +154,14 @@ std::string read_segment(const std::string &path, const std::string &mesh_hash, 
   std::string fmt, mh, ch;
   long long version = 0, cells = 0, nvars = 0;
   hid_t st = -1, pr = -1, in = -1, cs = -1;
-  if (!read_attr(f, "format", &fmt) || fmt != "karman-checkpoint" || !read_attr(f, "version", &version)) {
+  if (!read_attr(f, "format", &fmt) || fmt != "karman-checkpoint" ||
+      !read_attr(f, "version", &version)) {
     error = path + ": not a karman checkpoint";
   } else if (version != kFormatVersion) {
-    error = path + ": checkpoint format version " + std::to_string(version) + ", this karman reads version " +
-            std::to_string(kFormatVersion);
-  } else if (!read_attr(f, "mesh_hash", &mh) || !read_attr(f, "case_hash", &ch) || !read_attr(f, "cells", &cells) ||
-             !read_attr(f, "nv", &nvars)) {
+    error = path + ": checkpoint format version " + std::to_string(version) +
+            ", this karman reads version " + std::to_string(kFormatVersion);
+  } else if (!read_attr(f, "mesh_hash", &mh) || !read_attr(f, "case_hash", &ch) ||
+             !read_attr(f, "cells", &cells) || !read_attr(f, "nv", &nvars)) {
     error = path + ": checkpoint attributes missing";
   } else if (mh != mesh_hash || cells != n_cells || nvars != nv) {
     error = path + ": checkpoint of another mesh (mesh hash " + mh + ", " + std::to_string(cells) +
@@ -204,7 +195,8 @@ std::string read_segment(const std::string &path, const std::string &mesh_hash, 
             !read_record(cs, H5T_NATIVE_UINT64, k, 0, &rec->checksum)) {
           error = path + ": record " + std::to_string(k) + " cannot be read (corrupt file)";
         } else if (record_checksum(rec->state, rec->previous, rec->info) != rec->checksum) {
-          error = path + ": record " + std::to_string(k) + " (step " + std::to_string((long)rec->info[0]) +
+          error = path + ": record " + std::to_string(k) + " (step " +
+                  std::to_string((long)rec->info[0]) +
                   ") is corrupt: its data do not match its checksum";
         }
       }
@@ -219,17 +211,17 @@ std::string read_segment(const std::string &path, const std::string &mesh_hash, 
 } // namespace
 
 std::uint64_t record_checksum(const std::vector<double> &state, const std::vector<double> &previous,
-                              const double info[4])
-{
+                              const double info[4]) {
   std::uint64_t h = hash_bytes(state.data(), state.size() * sizeof(double));
   h = hash_bytes(previous.data(), previous.size() * sizeof(double), h);
   return hash_bytes(info, 4 * sizeof(double), h);
 }
 
-CheckpointWriter::~CheckpointWriter() { close(); }
+CheckpointWriter::~CheckpointWriter() {
+  close();
+}
 
-PetscErrorCode CheckpointWriter::gather(Vec v, std::vector<double> *all) const
-{
+PetscErrorCode CheckpointWriter::gather(Vec v, std::vector<double> *all) const {
   PetscFunctionBeginUser;
   const PetscScalar *a;
   std::vector<double> block(layout_.block_size() * nv_);
@@ -246,15 +238,14 @@ PetscErrorCode CheckpointWriter::gather(Vec v, std::vector<double> *all) const
     for (int r = 1; r < size; ++r) displs[r] = displs[r - 1] + counts[r - 1];
     all->resize(static_cast<std::size_t>(n_cells_) * nv_);
   }
-  PetscCallMPI(MPI_Gatherv(block.data(), mine, MPI_DOUBLE, all->data(), counts.data(), displs.data(), MPI_DOUBLE, 0,
-                           comm_));
+  PetscCallMPI(MPI_Gatherv(block.data(), mine, MPI_DOUBLE, all->data(), counts.data(),
+                           displs.data(), MPI_DOUBLE, 0, comm_));
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode CheckpointWriter::open(const mesh::Mesh &mesh, const std::string &directory,
                                       const std::string &mesh_hash, const std::string &case_hash,
-                                      int nv, const std::string &case_keys)
-{
+                                      int nv, const std::string &case_keys) {
   PetscFunctionBeginUser;
   PetscCall(close());
   comm_ = mesh.comm;
@@ -305,9 +296,8 @@ PetscErrorCode CheckpointWriter::open(const mesh::Mesh &mesh, const std::string 
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode CheckpointWriter::write(long step, double time, double dt, double dt_prev, Vec w, Vec w_prev,
-                                       double *seconds, double *bytes)
-{
+PetscErrorCode CheckpointWriter::write(long step, double time, double dt, double dt_prev, Vec w,
+                                       Vec w_prev, double *seconds, double *bytes) {
   PetscFunctionBeginUser;
   const double start = MPI_Wtime();
   std::vector<double> state, previous;
@@ -327,16 +317,16 @@ PetscErrorCode CheckpointWriter::write(long step, double time, double dt, double
          append_record(checksum_, H5T_NATIVE_UINT64, count_, 0, &sum);
   }
   PetscCallMPI(MPI_Bcast(&ok, 1, MPI_INT, 0, comm_));
-  PetscCheck(ok, comm_, PETSC_ERR_FILE_WRITE, "%s: writing checkpoint record %lld (step %ld) failed (disk full?)",
-             path_.c_str(), count_, step);
+  PetscCheck(ok, comm_, PETSC_ERR_FILE_WRITE,
+             "%s: writing checkpoint record %lld (step %ld) failed (disk full?)", path_.c_str(),
+             count_, step);
   ++count_;
   if (seconds) *seconds = MPI_Wtime() - start;
   if (bytes) *bytes = (2.0 * n_cells_ * nv_ + 4) * sizeof(double) + sizeof(std::uint64_t);
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode CheckpointWriter::close()
-{
+PetscErrorCode CheckpointWriter::close() {
   PetscFunctionBeginUser;
   for (long long *d : {&state_, &previous_, &info_, &checksum_})
     if (*d >= 0) H5Dclose(*d), *d = -1;
@@ -346,8 +336,7 @@ PetscErrorCode CheckpointWriter::close()
 
 PetscErrorCode find_latest_checkpoint(MPI_Comm comm, const std::string &directory,
                                       const std::string &mesh_hash, int nv, PetscInt n_cells,
-                                      CheckpointRecord *record, bool *found)
-{
+                                      CheckpointRecord *record, bool *found) {
   PetscFunctionBeginUser;
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
@@ -398,8 +387,8 @@ PetscErrorCode find_latest_checkpoint(MPI_Comm comm, const std::string &director
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode read_checkpoint(const mesh::Mesh &mesh, const CheckpointRecord &record, int nv, Vec w, Vec w_prev)
-{
+PetscErrorCode read_checkpoint(const mesh::Mesh &mesh, const CheckpointRecord &record, int nv,
+                               Vec w, Vec w_prev) {
   PetscFunctionBeginUser;
   PetscMPIInt rank, size;
   PetscCallMPI(MPI_Comm_rank(mesh.comm, &rank));
@@ -433,8 +422,8 @@ PetscErrorCode read_checkpoint(const mesh::Mesh &mesh, const CheckpointRecord &r
   for (int which = 0; which < 2; ++which) {
     std::vector<double> block(mine), owned(mesh.n_owned_cells * nv);
     const std::vector<double> &all = which == 0 ? rec.state : rec.previous;
-    PetscCallMPI(MPI_Scatterv(all.data(), counts.data(), displs.data(), MPI_DOUBLE, block.data(), mine, MPI_DOUBLE, 0,
-                              mesh.comm));
+    PetscCallMPI(MPI_Scatterv(all.data(), counts.data(), displs.data(), MPI_DOUBLE, block.data(),
+                              mine, MPI_DOUBLE, 0, mesh.comm));
     PetscCall(layout.from_natural(block.data(), owned.data(), nv));
     PetscScalar *a;
     Vec v = which == 0 ? w : w_prev;

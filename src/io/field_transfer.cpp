@@ -46,7 +46,6 @@ std::string read_dataset(hid_t file, const std::string &name, hid_t type, std::v
   return error;
 }
 
-
 } // namespace
 
 void PointCloudInterpolator::build(int dim, std::vector<Vec3<double>> points) {

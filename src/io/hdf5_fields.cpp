@@ -17,7 +17,6 @@
 namespace karman::io {
 namespace {
 
-
 struct H5Handles {
   hid_t file = -1, fapl = -1, dxpl = -1;
   ~H5Handles() {
@@ -185,10 +184,11 @@ create_fields_h5(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode write_fields_h5(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
-                               const std::string &path, const std::vector<Field> &fields,
-                               const std::vector<std::pair<std::string, double>> &attributes,
-                               const std::vector<std::pair<std::string, std::string>> &text_attributes) {
+PetscErrorCode
+write_fields_h5(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X, const std::string &path,
+                const std::vector<Field> &fields,
+                const std::vector<std::pair<std::string, double>> &attributes,
+                const std::vector<std::pair<std::string, std::string>> &text_attributes) {
   PetscFunctionBeginUser;
   const std::string tmp = path + ".tmp";
   PetscCall(create_fields_h5(mesh, X, tmp, fields, attributes, text_attributes));
@@ -261,9 +261,8 @@ PetscErrorCode replace_file(MPI_Comm comm, const std::string &from, const std::s
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode read_text_attribute_h5(MPI_Comm comm, const std::string &path, const std::string &name,
-                                      std::string *value)
-{
+PetscErrorCode read_text_attribute_h5(MPI_Comm comm, const std::string &path,
+                                      const std::string &name, std::string *value) {
   PetscFunctionBeginUser;
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));

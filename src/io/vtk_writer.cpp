@@ -27,8 +27,7 @@
 namespace karman::io {
 namespace fs = std::filesystem;
 
-PetscErrorCode VtkSeries::resume(double t_max)
-{
+PetscErrorCode VtkSeries::resume(double t_max) {
   PetscFunctionBeginUser;
   entries_.clear();
   PetscMPIInt rank;

@@ -42,7 +42,6 @@ std::string gmsh_errors(const std::string &log) {
   return errors;
 }
 
-
 } // namespace
 
 std::string run_gmsh(const std::string &geo_file, long level, long dimension,

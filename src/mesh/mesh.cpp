@@ -28,7 +28,6 @@ bool is_builtin_label(const std::string &name) {
   return builtin.count(name) > 0;
 }
 
-
 std::string join(const std::vector<std::string> &v) {
   std::string s;
   for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
@@ -249,15 +248,16 @@ std::vector<PetscInt> Mesh::boundary_faces(int patch) const {
   return faces;
 }
 
-PetscErrorCode sum_vertex_copies(const Mesh &mesh, std::vector<Vec3<double>> &values)
-{
+PetscErrorCode sum_vertex_copies(const Mesh &mesh, std::vector<Vec3<double>> &values) {
   PetscFunctionBeginUser;
   PetscMPIInt size, rank;
   PetscCallMPI(MPI_Comm_size(mesh.comm, &size));
   PetscCallMPI(MPI_Comm_rank(mesh.comm, &rank));
   if (size == 1) PetscFunctionReturn(0);
   const PetscInt N = mesh.n_global_vertices;
-  auto begin = [&](PetscMPIInt r) { return static_cast<PetscInt>((static_cast<long long>(N) * r) / size); };
+  auto begin = [&](PetscMPIInt r) {
+    return static_cast<PetscInt>((static_cast<long long>(N) * r) / size);
+  };
   const PetscInt nroots = begin(rank + 1) - begin(rank);
   PetscSFNode *remote;
   PetscCall(PetscMalloc1(mesh.n_vertices, &remote));
@@ -271,7 +271,8 @@ PetscErrorCode sum_vertex_copies(const Mesh &mesh, std::vector<Vec3<double>> &va
   }
   PetscSF sf;
   PetscCall(PetscSFCreate(mesh.comm, &sf));
-  PetscCall(PetscSFSetGraph(sf, nroots, mesh.n_vertices, nullptr, PETSC_COPY_VALUES, remote, PETSC_OWN_POINTER));
+  PetscCall(PetscSFSetGraph(sf, nroots, mesh.n_vertices, nullptr, PETSC_COPY_VALUES, remote,
+                            PETSC_OWN_POINTER));
   PetscCall(PetscSFSetUp(sf));
   MPI_Datatype unit;
   PetscCallMPI(MPI_Type_contiguous(3, MPI_DOUBLE, &unit));

@@ -84,9 +84,12 @@ void boundary_velocity_reverse(const BoundaryShape &b, const BoundaryParameters<
     unit_normal_reverse(S, (-a.amplitude * phi) * ubar, *Sbar);
     break;
   }
-  case BoundaryType::FarField: abar->velocity += ubar; break;
+  case BoundaryType::FarField:
+    abar->velocity += ubar;
+    break;
   case BoundaryType::PressureOutlet:
-  case BoundaryType::Symmetry: break;
+  case BoundaryType::Symmetry:
+    break;
   }
 }
 

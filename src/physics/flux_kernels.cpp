@@ -163,25 +163,25 @@ void slip_flux_dw(int dim, const CellState<double> &, const FaceGeometry<double>
 namespace karman::physics {
 namespace {
 
-Vec3<double> grad_of(const CellState<double> &s, int k) { return Vec3<double>(s.g[k][0], s.g[k][1], s.g[k][2]); }
+Vec3<double> grad_of(const CellState<double> &s, int k) {
+  return Vec3<double>(s.g[k][0], s.g[k][1], s.g[k][2]);
+}
 
-void add_grad(CellState<double> &s, int k, const Vec3<double> &v)
-{
+void add_grad(CellState<double> &s, int k, const Vec3<double> &v) {
   for (int c = 0; c < 3; ++c) s.g[k][c] += v[c];
 }
 
 // alpha = S.S / d.S  ->  Sbar, dbar
-void alpha_reverse(const Vec3<double> &S, const Vec3<double> &d, double alpha_bar, Vec3<double> &Sb, Vec3<double> &db)
-{
+void alpha_reverse(const Vec3<double> &S, const Vec3<double> &d, double alpha_bar, Vec3<double> &Sb,
+                   Vec3<double> &db) {
   const double A2 = dot(S, S), q = dot(d, S);
   Sb += alpha_bar * ((2.0 / q) * S - (A2 / (q * q)) * d);
   db += (-alpha_bar * A2 / (q * q)) * S;
 }
 
 // D = c / B, B = rho (U / h + nu / h^2), h = |d|  ->  nubar, dbar
-void stabilization_reverse(const Vec3<double> &d, const FluxParameters<double> &fp, double D_bar, FluxBar &bar,
-                           Vec3<double> &db)
-{
+void stabilization_reverse(const Vec3<double> &d, const FluxParameters<double> &fp, double D_bar,
+                           FluxBar &bar, Vec3<double> &db) {
   const double h = norm(d);
   const double B = fp.rho * (fp.u_ref / h + fp.nu / (h * h));
   const double D = fp.c_stab / B;
@@ -194,13 +194,13 @@ void stabilization_reverse(const Vec3<double> &d, const FluxParameters<double> &
 } // namespace
 
 void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<double> &R,
-                           const FaceGeometry<double> &g, const FluxParameters<double> &fp, const double *lambda,
-                           FluxBar &bar)
-{
+                           const FaceGeometry<double> &g, const FluxParameters<double> &fp,
+                           const double *lambda, FluxBar &bar) {
   const int nv = dim + 1;
   const Vec3<double> rL = g.xf - g.xL, rR = g.xf - g.xR, d = g.xR - g.xL;
   double fl[kMaxVars], fr[kMaxVars];
-  for (int k = 0; k < nv; ++k) fl[k] = L.w[k] + dot(grad_of(L, k), rL), fr[k] = R.w[k] + dot(grad_of(R, k), rR);
+  for (int k = 0; k < nv; ++k)
+    fl[k] = L.w[k] + dot(grad_of(L, k), rL), fr[k] = R.w[k] + dot(grad_of(R, k), rR);
   const double A2 = dot(g.S, g.S), q = dot(d, g.S), alpha = A2 / q;
   const Vec3<double> kv = g.S - alpha * d;
   const double D = stabilization_coefficient(norm(d), fp);
@@ -283,10 +283,10 @@ void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<
   bar.xL -= db;
 }
 
-void dirichlet_face_stress_reverse(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
-                                   const FluxParameters<double> &fp, const Vec3<double> &ub, double pf_bar,
-                                   const Vec3<double> &visc_bar, FluxBar &bar)
-{
+void dirichlet_face_stress_reverse(int dim, const CellState<double> &L,
+                                   const FaceGeometry<double> &g, const FluxParameters<double> &fp,
+                                   const Vec3<double> &ub, double pf_bar,
+                                   const Vec3<double> &visc_bar, FluxBar &bar) {
   const Vec3<double> d = g.xf - g.xL;
   const double alpha = dot(g.S, g.S) / dot(d, g.S);
   const Vec3<double> kv = g.S - alpha * d;
@@ -314,10 +314,10 @@ void dirichlet_face_stress_reverse(int dim, const CellState<double> &L, const Fa
   bar.xL -= db;
 }
 
-void velocity_dirichlet_flux_reverse(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
-                                     const FluxParameters<double> &fp, const Vec3<double> &ub, const double *lambda,
-                                     FluxBar &bar)
-{
+void velocity_dirichlet_flux_reverse(int dim, const CellState<double> &L,
+                                     const FaceGeometry<double> &g,
+                                     const FluxParameters<double> &fp, const Vec3<double> &ub,
+                                     const double *lambda, FluxBar &bar) {
   double pf;
   Vec3<double> visc;
   dirichlet_face_stress(dim, L, g, fp, ub, pf, visc);
@@ -336,9 +336,9 @@ void velocity_dirichlet_flux_reverse(int dim, const CellState<double> &L, const 
   dirichlet_face_stress_reverse(dim, L, g, fp, ub, pfb, viscb, bar);
 }
 
-void pressure_outlet_flux_reverse(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
-                                  const FluxParameters<double> &fp, double pb, const double *lambda, FluxBar &bar)
-{
+void pressure_outlet_flux_reverse(int dim, const CellState<double> &L,
+                                  const FaceGeometry<double> &g, const FluxParameters<double> &fp,
+                                  double pb, const double *lambda, FluxBar &bar) {
   const int nv = dim + 1;
   const Vec3<double> d = g.xf - g.xL;
   const double alpha = dot(g.S, g.S) / dot(d, g.S);
@@ -379,9 +379,9 @@ void pressure_outlet_flux_reverse(int dim, const CellState<double> &L, const Fac
 }
 
 void slip_flux_reverse(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
-                       const FluxParameters<double> &fp, const double *lambda, FluxBar &bar)
-{
-  // M_m = (mu u_n / q + p_f) S_m with u_n = u_L . S, q = d . S (= slip_flux, since alpha / A^2 = 1 / q)
+                       const FluxParameters<double> &fp, const double *lambda, FluxBar &bar) {
+  // M_m = (mu u_n / q + p_f) S_m with u_n = u_L . S, q = d . S (= slip_flux, since alpha / A^2 = 1
+  // / q)
   const int nv = dim + 1;
   const Vec3<double> d = g.xf - g.xL;
   const double q = dot(d, g.S), mu = fp.rho * fp.nu;

@@ -7,24 +7,21 @@
 
 namespace karman::physics {
 
-TimeFunction TimeFunction::constant(double v)
-{
+TimeFunction TimeFunction::constant(double v) {
   TimeFunction f;
   f.kind_ = Kind::Constant;
   f.offset = v;
   return f;
 }
 
-TimeFunction TimeFunction::sine(double amplitude, double frequency, double phase, double offset)
-{
+TimeFunction TimeFunction::sine(double amplitude, double frequency, double phase, double offset) {
   TimeFunction f;
   f.kind_ = Kind::Sine;
   f.amplitude = amplitude, f.frequency = frequency, f.phase = phase, f.offset = offset;
   return f;
 }
 
-TimeFunction TimeFunction::table(std::vector<double> t, std::vector<double> v)
-{
+TimeFunction TimeFunction::table(std::vector<double> t, std::vector<double> v) {
   TimeFunction f;
   f.kind_ = Kind::Table;
   f.times = std::move(t);
@@ -32,20 +29,20 @@ TimeFunction TimeFunction::table(std::vector<double> t, std::vector<double> v)
   return f;
 }
 
-TimeFunction TimeFunction::steps(std::vector<double> v)
-{
+TimeFunction TimeFunction::steps(std::vector<double> v) {
   TimeFunction f;
   f.kind_ = Kind::Steps;
   f.values = std::move(v);
   return f;
 }
 
-double TimeFunction::value(double t, long n, bool *beyond) const
-{
+double TimeFunction::value(double t, long n, bool *beyond) const {
   if (beyond) *beyond = false;
   switch (kind_) {
-  case Kind::Constant: return offset;
-  case Kind::Sine: return offset + amplitude * std::sin(2 * M_PI * frequency * t + phase);
+  case Kind::Constant:
+    return offset;
+  case Kind::Sine:
+    return offset + amplitude * std::sin(2 * M_PI * frequency * t + phase);
   case Kind::Table: {
     if (t <= times.front()) return values.front();
     if (t >= times.back()) return values.back();
@@ -65,16 +62,22 @@ double TimeFunction::value(double t, long n, bool *beyond) const
   return 0;
 }
 
-std::string TimeFunction::describe() const
-{
+std::string TimeFunction::describe() const {
   char buf[256];
   switch (kind_) {
-  case Kind::Constant: std::snprintf(buf, sizeof(buf), "%g", offset); break;
-  case Kind::Sine:
-    std::snprintf(buf, sizeof(buf), "%g + %g sin(2 pi %g t + %g)", offset, amplitude, frequency, phase);
+  case Kind::Constant:
+    std::snprintf(buf, sizeof(buf), "%g", offset);
     break;
-  case Kind::Table: std::snprintf(buf, sizeof(buf), "table of %zu points", times.size()); break;
-  case Kind::Steps: std::snprintf(buf, sizeof(buf), "%zu values, one per time level", values.size()); break;
+  case Kind::Sine:
+    std::snprintf(buf, sizeof(buf), "%g + %g sin(2 pi %g t + %g)", offset, amplitude, frequency,
+                  phase);
+    break;
+  case Kind::Table:
+    std::snprintf(buf, sizeof(buf), "table of %zu points", times.size());
+    break;
+  case Kind::Steps:
+    std::snprintf(buf, sizeof(buf), "%zu values, one per time level", values.size());
+    break;
   }
   return buf;
 }

@@ -1,7 +1,6 @@
 // Forces, wall stresses and probes (see include/karman/solver/forces.hpp).
 #include "karman/solver/forces.hpp"
 
-
 #include <algorithm>
 #include <cmath>
 

@@ -3,13 +3,11 @@
 
 namespace karman::solver {
 
-const char *options_prefix(LinearSolverRole role)
-{
+const char *options_prefix(LinearSolverRole role) {
   return role == LinearSolverRole::Adjoint ? "adj_" : nullptr;
 }
 
-PetscErrorCode set_default_linear_solver(KSP ksp, KSPType type)
-{
+PetscErrorCode set_default_linear_solver(KSP ksp, KSPType type) {
   PetscFunctionBeginUser;
   PC pc;
   PetscCall(KSPSetType(ksp, type));
@@ -20,8 +18,7 @@ PetscErrorCode set_default_linear_solver(KSP ksp, KSPType type)
 }
 
 PetscErrorCode create_linear_solver(MPI_Comm comm, LinearSolverRole role, KSPType type,
-                                    const LinearTolerances &tol, KSP *ksp)
-{
+                                    const LinearTolerances &tol, KSP *ksp) {
   PetscFunctionBeginUser;
   PetscCall(KSPCreate(comm, ksp));
   if (const char *prefix = options_prefix(role)) PetscCall(KSPSetOptionsPrefix(*ksp, prefix));
@@ -34,8 +31,7 @@ PetscErrorCode create_linear_solver(MPI_Comm comm, LinearSolverRole role, KSPTyp
 PetscErrorCode create_newton(MPI_Comm comm, const config::Section &s, Vec r, Mat J, Mat P,
                              PetscErrorCode (*function)(SNES, Vec, Vec, void *),
                              PetscErrorCode (*jacobian)(SNES, Vec, Mat, Mat, void *), void *ctx,
-                             KSPType ksp_type, SNES *snes, const LinearTolerances *linear)
-{
+                             KSPType ksp_type, SNES *snes, const LinearTolerances *linear) {
   PetscFunctionBeginUser;
   PetscCall(SNESCreate(comm, snes));
   PetscCall(SNESSetType(*snes, SNESNEWTONLS));
@@ -55,8 +51,7 @@ PetscErrorCode create_newton(MPI_Comm comm, const config::Section &s, Vec r, Mat
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode check_transposed_solve(KSP ksp)
-{
+PetscErrorCode check_transposed_solve(KSP ksp) {
   PetscFunctionBeginUser;
   PetscCall(KSPSetUp(ksp));
   PC pc;
@@ -76,16 +71,14 @@ PetscErrorCode check_transposed_solve(KSP ksp)
   PetscFunctionReturn(0);
 }
 
-void PreconditionerReuse::record_solve(PetscInt iterations, double seconds)
-{
+void PreconditionerReuse::record_solve(PetscInt iterations, double seconds) {
   last_iterations_ = iterations;
   last_seconds_ = seconds;
   cycle_seconds_ += seconds;
   ++cycle_solves_;
 }
 
-bool PreconditionerReuse::decide_setup()
-{
+bool PreconditionerReuse::decide_setup() {
   bool setup = !reuse_ || requested_ || !have_setup_;
   if (!setup && rule_ == Rule::MeanCost && cycle_solves_ > 0)
     setup = last_seconds_ > cycle_seconds_ / static_cast<double>(cycle_solves_);

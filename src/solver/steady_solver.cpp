@@ -27,8 +27,8 @@ PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
   cfl_max_ = s.real("cfl_max");
   PetscCall(residual.create_jacobian(&J_));
   PetscCall(residual.create_state(&r_));
-  PetscCall(create_newton(residual.mesh().comm, s, r_, J_, J_, form_function, form_jacobian, this, KSPPREONLY,
-                          &snes_));
+  PetscCall(create_newton(residual.mesh().comm, s, r_, J_, J_, form_function, form_jacobian, this,
+                          KSPPREONLY, &snes_));
   PetscCall(SNESSetFromOptions(snes_));
   // The continuation (CFL update), the history, the best state and the caller's monitor run
   // in the convergence test, set after SNESSetFromOptions: unlike a monitor, PETSc options
@@ -37,10 +37,12 @@ PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
   const char *prefix = nullptr;
   PetscCall(SNESGetOptionsPrefix(snes_, &prefix));
   char test[64] = "default";
-  PetscCall(PetscOptionsGetString(nullptr, prefix, "-snes_convergence_test", test, sizeof(test), nullptr));
-  PetscCheck(std::strcmp(test, "default") == 0 || std::strcmp(test, "skip") == 0, residual.mesh().comm,
-             PETSC_ERR_USER_INPUT,
-             "PETSc option -snes_convergence_test %s: the steady solver supports default and skip", test);
+  PetscCall(PetscOptionsGetString(nullptr, prefix, "-snes_convergence_test", test, sizeof(test),
+                                  nullptr));
+  PetscCheck(std::strcmp(test, "default") == 0 || std::strcmp(test, "skip") == 0,
+             residual.mesh().comm, PETSC_ERR_USER_INPUT,
+             "PETSc option -snes_convergence_test %s: the steady solver supports default and skip",
+             test);
   skip_convergence_test_ = std::strcmp(test, "skip") == 0;
   PetscCall(SNESSetConvergenceTest(snes_, converged, this, nullptr));
   shift_.assign(residual.mesh().n_owned_cells, 0.0);
@@ -82,8 +84,8 @@ PetscErrorCode SteadySolver::form_jacobian(SNES, Vec w, Mat J, Mat, void *ctx) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode SteadySolver::converged(SNES snes, PetscInt it, PetscReal xnorm, PetscReal snorm, PetscReal norm,
-                                       SNESConvergedReason *reason, void *ctx) {
+PetscErrorCode SteadySolver::converged(SNES snes, PetscInt it, PetscReal xnorm, PetscReal snorm,
+                                       PetscReal norm, SNESConvergedReason *reason, void *ctx) {
   PetscFunctionBeginUser;
   auto *self = static_cast<SteadySolver *>(ctx);
   PetscCall(self->record_iteration(snes, it, norm));
@@ -154,7 +156,8 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
   PetscInt maxit, maxf;
   PetscCall(SNESGetTolerances(snes_, &atol, &rtol, &stol, &maxit, &maxf));
   if (reason == SNES_DIVERGED_LINE_SEARCH &&
-      (summary->final_residual <= 1e-12 * summary->initial_residual || summary->final_residual <= 100 * atol)) {
+      (summary->final_residual <= 1e-12 * summary->initial_residual ||
+       summary->final_residual <= 100 * atol)) {
     summary->converged = true;
     summary->reason = "CONVERGED_ROUNDOFF (line search at the round-off floor)";
   }

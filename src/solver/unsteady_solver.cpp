@@ -7,8 +7,7 @@
 
 namespace karman::solver {
 
-BdfCoefficients bdf_coefficients(int order, double dt, double dt_prev)
-{
+BdfCoefficients bdf_coefficients(int order, double dt, double dt_prev) {
   BdfCoefficients c;
   if (order == 1 || dt_prev <= 0) {
     c.a0 = 1.0 / dt, c.a1 = -1.0 / dt, c.a2 = 0.0;
@@ -21,8 +20,7 @@ BdfCoefficients bdf_coefficients(int order, double dt, double dt_prev)
   return c;
 }
 
-UnsteadySolver::~UnsteadySolver()
-{
+UnsteadySolver::~UnsteadySolver() {
   if (snes_) SNESDestroy(&snes_);
   if (J_) MatDestroy(&J_);
   if (P_) MatDestroy(&P_);
@@ -30,8 +28,8 @@ UnsteadySolver::~UnsteadySolver()
     if (*v) VecDestroy(v);
 }
 
-PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual, const config::CaseConfig &cfg)
-{
+PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
+                                     const config::CaseConfig &cfg) {
   PetscFunctionBeginUser;
   res_ = &residual;
   const config::Section s = cfg.section("solver");
@@ -43,8 +41,8 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual, con
   // solver.rtol/atol
   const LinearTolerances linear{s.real("linear_rtol"), s.real("linear_atol"),
                                 static_cast<PetscInt>(s.integer("linear_max_iterations"))};
-  PetscCall(create_newton(residual.mesh().comm, s, r_, J_, P_ ? P_ : J_, form_function, form_jacobian, this,
-                          KSPGMRES, &snes_, &linear));
+  PetscCall(create_newton(residual.mesh().comm, s, r_, J_, P_ ? P_ : J_, form_function,
+                          form_jacobian, this, KSPGMRES, &snes_, &linear));
   KSP ksp;
   PetscCall(SNESGetKSP(snes_, &ksp));
   PetscCall(SNESMonitorSet(snes_, monitor, this, nullptr));
@@ -56,17 +54,19 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual, con
   pc_reuse_ = PreconditionerReuse(PreconditionerReuse::Rule::IterationLimit,
                                   static_cast<int>(s.integer("refactor_iterations")), reuse);
   pc_setup_dt_ = 0;
-  PetscCheck(reuse || !P_, residual.mesh().comm, PETSC_ERR_USER_INPUT,
-             "%s: solver.preconditioner_matrix 'compact' needs a Krylov method around the factorization "
-             "(-ksp_type gmres, the default); with -ksp_type preonly use solver.preconditioner_matrix: exact",
-             cfg.file().c_str());
+  PetscCheck(
+      reuse || !P_, residual.mesh().comm, PETSC_ERR_USER_INPUT,
+      "%s: solver.preconditioner_matrix 'compact' needs a Krylov method around the factorization "
+      "(-ksp_type gmres, the default); with -ksp_type preonly use solver.preconditioner_matrix: "
+      "exact",
+      cfg.file().c_str());
   history_.assign(residual.mesh().n_owned_cells * residual.nv(), 0.0);
   shift_.assign(residual.mesh().n_owned_cells, 0.0);
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode UnsteadySolver::set_state(Vec w, Vec w_prev, long step, double time, double dt_prev)
-{
+PetscErrorCode UnsteadySolver::set_state(Vec w, Vec w_prev, long step, double time,
+                                         double dt_prev) {
   PetscFunctionBeginUser;
   PetscCall(VecCopy(w, w_));
   PetscCall(VecCopy(w_prev ? w_prev : w, w_prev_));
@@ -76,16 +76,14 @@ PetscErrorCode UnsteadySolver::set_state(Vec w, Vec w_prev, long step, double ti
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode UnsteadySolver::form_function(SNES, Vec w, Vec R, void *ctx)
-{
+PetscErrorCode UnsteadySolver::form_function(SNES, Vec w, Vec R, void *ctx) {
   PetscFunctionBeginUser;
   auto *self = static_cast<UnsteadySolver *>(ctx);
   PetscCall(self->res_->residual(w, R, &self->term_));
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode UnsteadySolver::form_jacobian(SNES snes, Vec w, Mat J, Mat P, void *ctx)
-{
+PetscErrorCode UnsteadySolver::form_jacobian(SNES snes, Vec w, Mat J, Mat P, void *ctx) {
   PetscFunctionBeginUser;
   auto *self = static_cast<UnsteadySolver *>(ctx);
   PetscCall(self->res_->jacobian(w, J, &self->shift_));
@@ -104,16 +102,14 @@ PetscErrorCode UnsteadySolver::form_jacobian(SNES snes, Vec w, Mat J, Mat P, voi
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode UnsteadySolver::monitor(SNES, PetscInt, PetscReal norm, void *ctx)
-{
+PetscErrorCode UnsteadySolver::monitor(SNES, PetscInt, PetscReal norm, void *ctx) {
   PetscFunctionBeginUser;
   auto *self = static_cast<UnsteadySolver *>(ctx);
   if (self->report_) self->report_->residual_history.push_back(norm);
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode UnsteadySolver::solve_step(double dt, int order, StepReport *report)
-{
+PetscErrorCode UnsteadySolver::solve_step(double dt, int order, StepReport *report) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res_->mesh();
   const int nv = res_->nv();
@@ -150,8 +146,7 @@ PetscErrorCode UnsteadySolver::solve_step(double dt, int order, StepReport *repo
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode UnsteadySolver::advance(double dt, StepReport *report)
-{
+PetscErrorCode UnsteadySolver::advance(double dt, StepReport *report) {
   PetscFunctionBeginUser;
   const double start = MPI_Wtime();
   *report = StepReport();

@@ -29,15 +29,13 @@ struct Problem {
   mesh::Mesh mesh;
   discretization::FlowResidual res;
   Vec w = nullptr;
-  ~Problem()
-  {
+  ~Problem() {
     if (w) VecDestroy(&w);
   }
 };
 
-void make(const std::string &yaml, const std::string &geo, int level, const std::vector<std::string> &bcs, Problem *p,
-          bool solve = true)
-{
+void make(const std::string &yaml, const std::string &geo, int level,
+          const std::vector<std::string> &bcs, Problem *p, bool solve = true) {
   clear_error();
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "adj.yaml", "/", {}, p->cfg) == 0);
   test::load(PETSC_COMM_WORLD, geo, level, 2, bcs, &p->mesh);
@@ -57,7 +55,9 @@ void make(const std::string &yaml, const std::string &geo, int level, const std:
   REQUIRE(s.converged);
 }
 
-std::string dfg_geo() { return std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo"; }
+std::string dfg_geo() {
+  return std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo";
+}
 
 const std::string kDfg = R"(
 mesh: {file: x.geo}
@@ -73,8 +73,7 @@ boundaries:
 
 // The resolved case with its objective section replaced (appending a second `objective:`
 // would be a duplicate key).
-std::string with_objective(const config::CaseConfig &cfg, const std::string &objective_yaml)
-{
+std::string with_objective(const config::CaseConfig &cfg, const std::string &objective_yaml) {
   std::istringstream in(cfg.resolved_yaml());
   std::string out, line;
   bool skip = false;
@@ -86,11 +85,10 @@ std::string with_objective(const config::CaseConfig &cfg, const std::string &obj
 }
 
 // adjoint gradient of every parameter vs central differences
-void check_parameters(Problem &p, const std::string &objective_yaml, double tol)
-{
+void check_parameters(Problem &p, const std::string &objective_yaml, double tol) {
   config::CaseConfig cfg;
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, with_objective(p.cfg, objective_yaml), "adj.yaml", "/", {},
-                                        cfg) == 0);
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, with_objective(p.cfg, objective_yaml),
+                                        "adj.yaml", "/", {}, cfg) == 0);
   adjoint::Objective obj;
   clear_error();
   const PetscErrorCode ierr = obj.setup(p.res, cfg);
@@ -123,8 +121,7 @@ void check_parameters(Problem &p, const std::string &objective_yaml, double tol)
 
 } // namespace
 
-TEST_CASE("least-squares coefficient reverse mode equals complex step", "[adjoint][kernels]")
-{
+TEST_CASE("least-squares coefficient reverse mode equals complex step", "[adjoint][kernels]") {
   std::mt19937 gen(8);
   std::uniform_real_distribution<double> u(-1, 1);
   for (int dim = 2; dim <= 3; ++dim) {
@@ -154,8 +151,8 @@ TEST_CASE("least-squares coefficient reverse mode equals complex step", "[adjoin
   }
 }
 
-TEST_CASE("adjoint building blocks: dot-product test and reverse sweep equal J^T psi", "[adjoint][mpi]")
-{
+TEST_CASE("adjoint building blocks: dot-product test and reverse sweep equal J^T psi",
+          "[adjoint][mpi]") {
   Problem p;
   make(kDfg, dfg_geo(), 0, {"inlet", "outlet", "walls", "cylinder"}, &p);
   Mat J;
@@ -197,7 +194,9 @@ TEST_CASE("adjoint building blocks: dot-product test and reverse sweep equal J^T
   REQUIRE(VecSet(sweep, 0.0) == 0);
   for (PetscInt c = 0; c < p.mesh.n_cells; ++c)
     for (int k = 0; k < 3; ++k)
-      if (s.wbar[c * 3 + k] != 0) REQUIRE(VecSetValue(sweep, p.mesh.cell_global[c] * 3 + k, s.wbar[c * 3 + k], ADD_VALUES) == 0);
+      if (s.wbar[c * 3 + k] != 0)
+        REQUIRE(VecSetValue(sweep, p.mesh.cell_global[c] * 3 + k, s.wbar[c * 3 + k], ADD_VALUES) ==
+                0);
   REQUIRE(VecAssemblyBegin(sweep) == 0);
   REQUIRE(VecAssemblyEnd(sweep) == 0);
   double nref, ndiff;
@@ -210,21 +209,23 @@ TEST_CASE("adjoint building blocks: dot-product test and reverse sweep equal J^T
   MatDestroy(&J);
 }
 
-TEST_CASE("adjoint parameter gradients equal finite differences (DFG 2D-1, coarse)", "[adjoint][verification]")
-{
+TEST_CASE("adjoint parameter gradients equal finite differences (DFG 2D-1, coarse)",
+          "[adjoint][verification]") {
   Problem p;
   make(kDfg, dfg_geo(), 0, {"inlet", "outlet", "walls", "cylinder"}, &p);
   check_parameters(p, "objective: {type: drag, walls: [cylinder]}\n", 1e-6);
-  check_parameters(p, "objective: {type: sum, terms: [{type: lift, walls: [cylinder], weight: 2}, "
-                      "{type: pressure-difference, points: [[0.15, 0.2], [0.25, 0.2]]}, "
-                      "{type: pressure-drop, patches: [inlet, outlet]}, {type: moment, walls: [cylinder], weight: 0.3}, "
-                      "{type: probe-match, probes: [[0.4, 0.25]], observed: [[0.01, 0.2, 0.01]], weight: 10}]}\n",
-                   1e-6);
+  check_parameters(
+      p,
+      "objective: {type: sum, terms: [{type: lift, walls: [cylinder], weight: 2}, "
+      "{type: pressure-difference, points: [[0.15, 0.2], [0.25, 0.2]]}, "
+      "{type: pressure-drop, patches: [inlet, outlet]}, {type: moment, walls: [cylinder], weight: "
+      "0.3}, "
+      "{type: probe-match, probes: [[0.4, 0.25]], observed: [[0.01, 0.2, 0.01]], weight: 10}]}\n",
+      1e-6);
 }
 
 TEST_CASE("adjoint parameter gradients equal finite differences (cylinder, far field, Re 40)",
-          "[adjoint][verification]")
-{
+          "[adjoint][verification]") {
   Problem p;
   make(R"(
 mesh: {file: x.geo}
@@ -235,22 +236,23 @@ boundaries:
   cylinder: {type: wall}
   farfield: {type: far-field, velocity: [1, 0.05]}
 )",
-       std::string(KARMAN_SOURCE_DIR) + "/cases/cylinder-unbounded/cylinder.geo", 0, {"cylinder", "farfield"}, &p);
+       std::string(KARMAN_SOURCE_DIR) + "/cases/cylinder-unbounded/cylinder.geo", 0,
+       {"cylinder", "farfield"}, &p);
   check_parameters(p, "objective: {type: drag, walls: [cylinder]}\n", 1e-6);
 }
 
-TEST_CASE("shape gradient: Taylor test for a smooth bump on the cylinder", "[adjoint][mpi]")
-{
+TEST_CASE("shape gradient: Taylor test for a smooth bump on the cylinder", "[adjoint][mpi]") {
   // drag plus the moment on the rotating cylinder (its rotating-wall traction depends on the
   // face areas and centroids)
   Problem p;
   make(kDfg, dfg_geo(), 0, {"inlet", "outlet", "walls", "cylinder"}, &p);
   config::CaseConfig cfg;
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD,
-                                        with_objective(p.cfg, "objective: {type: sum, terms: [{type: drag, walls: "
-                                                              "[cylinder]}, {type: moment, walls: [cylinder], "
-                                                              "weight: 30}]}\n"),
-                                        "adj.yaml", "/", {}, cfg) == 0);
+  REQUIRE(config::CaseConfig::load_text(
+              PETSC_COMM_WORLD,
+              with_objective(p.cfg, "objective: {type: sum, terms: [{type: drag, walls: "
+                                    "[cylinder]}, {type: moment, walls: [cylinder], "
+                                    "weight: 30}]}\n"),
+              "adj.yaml", "/", {}, cfg) == 0);
   adjoint::Objective obj;
   REQUIRE(obj.setup(p.res, cfg) == 0);
   adjoint::AdjointSolver adj;
@@ -258,7 +260,8 @@ TEST_CASE("shape gradient: Taylor test for a smooth bump on the cylinder", "[adj
   adjoint::AdjointResult r;
   REQUIRE(adj.solve(p.w, obj, &r) == 0);
   std::vector<Vec3<double>> dX;
-  REQUIRE(adjoint::bump_displacement(p.res, p.mesh.patch_index("cylinder"), Vec3<double>(1, 1, 0), &dX) == 0);
+  REQUIRE(adjoint::bump_displacement(p.res, p.mesh.patch_index("cylinder"), Vec3<double>(1, 1, 0),
+                                     &dX) == 0);
   double dJ;
   REQUIRE(adjoint::vertex_dot(p.mesh, r.gradient.X, dX, &dJ) == 0);
   const std::vector<Vec3<double>> X0 = p.res.coordinates();

@@ -30,12 +30,18 @@ double complex_step(const BoundaryShape &b, const BoundaryParameters<double> &a,
   ac.omega = a.omega, ac.speed = a.speed, ac.amplitude = a.amplitude;
   Vec3<cplx> xc = lift(xf), Sc = lift(S);
   const cplx ih(0, h);
-  if (j < 3) ac.velocity[j] += ih;
-  else if (j == 3) ac.omega += ih;
-  else if (j == 4) ac.speed += ih;
-  else if (j == 5) ac.amplitude += ih;
-  else if (j < 9) xc[j - 6] += ih;
-  else Sc[j - 9] += ih;
+  if (j < 3)
+    ac.velocity[j] += ih;
+  else if (j == 3)
+    ac.omega += ih;
+  else if (j == 4)
+    ac.speed += ih;
+  else if (j == 5)
+    ac.amplitude += ih;
+  else if (j < 9)
+    xc[j - 6] += ih;
+  else
+    Sc[j - 9] += ih;
   const Vec3<cplx> u = boundary_velocity(b, ac, xc, Sc);
   return dot(lift(ubar), u).imag() / h;
 }
@@ -93,7 +99,7 @@ TEST_CASE("boundary velocity: closed forms and type names", "[kernels][boundary]
   BoundaryShape inlet;
   inlet.type = BoundaryType::VelocityInlet;
   inlet.profile.parabolic = true, inlet.profile.axis[0] = 0;
-  inlet.profile.lo[0] = 1, inlet.profile.hi[0] = 3; // s = 0.5 at x = 2: peak
+  inlet.profile.lo[0] = 1, inlet.profile.hi[0] = 3;          // s = 0.5 at x = 2: peak
   const Vec3<double> ui = boundary_velocity(inlet, a, x, S); // 3 * 1 * (-S/|S|)
   CHECK(ui[0] == Approx(0.0).margin(1e-15));
   CHECK(ui[1] == Approx(3.0));
@@ -104,9 +110,9 @@ TEST_CASE("boundary velocity: closed forms and type names", "[kernels][boundary]
   BoundaryShape outlet;
   outlet.type = BoundaryType::PressureOutlet;
   CHECK(norm(boundary_velocity(outlet, a, x, S)) == 0.0);
-  for (BoundaryType t : {BoundaryType::Wall, BoundaryType::VelocityInlet,
-                         BoundaryType::BlowingSuction, BoundaryType::PressureOutlet,
-                         BoundaryType::Symmetry, BoundaryType::FarField}) {
+  for (BoundaryType t :
+       {BoundaryType::Wall, BoundaryType::VelocityInlet, BoundaryType::BlowingSuction,
+        BoundaryType::PressureOutlet, BoundaryType::Symmetry, BoundaryType::FarField}) {
     BoundaryType back;
     REQUIRE(parse_boundary_type(boundary_type_name(t), &back));
     CHECK(back == t);

@@ -14,11 +14,12 @@
 
 using namespace karman;
 
-TEST_CASE("checkpoints: written on P ranks, read on P and on 1 rank, checksummed", "[unsteady][io][mpi]")
-{
+TEST_CASE("checkpoints: written on P ranks, read on P and on 1 rank, checksummed",
+          "[unsteady][io][mpi]") {
   mesh::Mesh m, serial;
   test::load(PETSC_COMM_WORLD, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"}, &m);
-  test::load(PETSC_COMM_SELF, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"}, &serial);
+  test::load(PETSC_COMM_SELF, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"},
+             &serial);
   int size;
   MPI_Comm_size(PETSC_COMM_WORLD, &size);
   const std::string dir = test::work_dir("checkpoints-np" + std::to_string(size));
@@ -49,7 +50,8 @@ TEST_CASE("checkpoints: written on P ranks, read on P and on 1 rank, checksummed
   for (const mesh::Mesh *mm : {&m, &serial}) {
     io::CheckpointRecord rec;
     bool found = false;
-    REQUIRE(io::find_latest_checkpoint(mm->comm, dir, hash, nv, mm->n_global_cells, &rec, &found) == 0);
+    REQUIRE(io::find_latest_checkpoint(mm->comm, dir, hash, nv, mm->n_global_cells, &rec, &found) ==
+            0);
     REQUIRE(found);
     REQUIRE(rec.case_hash == "case-1"); // the caller compares the case
     REQUIRE(rec.case_keys == "solver.upwind: 1\n");
@@ -76,6 +78,7 @@ TEST_CASE("checkpoints: written on P ranks, read on P and on 1 rank, checksummed
   io::CheckpointRecord rec;
   bool found;
   clear_error();
-  REQUIRE(io::find_latest_checkpoint(PETSC_COMM_WORLD, dir, "0123", nv, m.n_global_cells, &rec, &found) != 0);
+  REQUIRE(io::find_latest_checkpoint(PETSC_COMM_WORLD, dir, "0123", nv, m.n_global_cells, &rec,
+                                     &found) != 0);
   REQUIRE_THAT(last_error_message(), Catch::Contains("checkpoint of another mesh"));
 }

@@ -78,7 +78,8 @@ TEST_CASE("--set overrides any key, including boundary parameters", "[config]") 
                                         cfg) == 0);
   REQUIRE(cfg.section("fluid").real("viscosity") == 0.5);
   physics::TimeFunction speed;
-  REQUIRE(cfg.boundary("inlet")->parameters.time_function(PETSC_COMM_WORLD, "velocity", "/x", &speed) == 0);
+  REQUIRE(cfg.boundary("inlet")->parameters.time_function(PETSC_COMM_WORLD, "velocity", "/x",
+                                                          &speed) == 0);
   REQUIRE(speed.value(0.0, 0) == 3.0);
   REQUIRE(cfg.section("mesh").integer("level") == 0);
   REQUIRE(cfg.section("time").text("mode") == "unsteady");
@@ -133,7 +134,8 @@ TEST_CASE("bad case files give one clear error naming file, line, key and expect
       Catch::Contains("case.yaml:2") && Catch::Contains("'fluid.viscosity' expected a number > 0"));
   REQUIRE_THAT(
       load_error("mesh: {file: a.geo}\nsolver: {upwind: 1.5}\nboundaries: {a: {type: wall}}\n"),
-      Catch::Contains("case.yaml:2") && Catch::Contains("'solver.upwind' expected a number >= 0 and <= 1"));
+      Catch::Contains("case.yaml:2") &&
+          Catch::Contains("'solver.upwind' expected a number >= 0 and <= 1"));
   // missing required key
   REQUIRE_THAT(load_error("mesh: {level: 1}\nboundaries: {a: {type: wall}}\n"),
                Catch::Contains("missing required key 'mesh.file'"));
@@ -203,7 +205,8 @@ TEST_CASE("problem_hash covers every key that changes the residual, and only tho
     REQUIRE(loaded({key}).problem_hash() == hash);
   }
   // the same value written differently is the same problem
-  REQUIRE(loaded({"solver.upwind=1"}).problem_hash() == loaded({"solver.upwind=1.0"}).problem_hash());
+  REQUIRE(loaded({"solver.upwind=1"}).problem_hash() ==
+          loaded({"solver.upwind=1.0"}).problem_hash());
   REQUIRE(loaded({"fluid.viscosity=1e-2"}).problem_hash() == hash);
 }
 

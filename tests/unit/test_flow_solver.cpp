@@ -171,7 +171,8 @@ boundaries:
 TEST_CASE("Newton converges quadratically on DFG 2D-1 (coarse mesh)", "[solver][mpi]") {
   Problem p;
   make_problem(kDfgCase, dfg_geo(), 0, 2, {"inlet", "outlet", "walls", "cylinder"}, &p);
-  p.res.boundary_conditions().patch(p.mesh.patch_index("cylinder")).omega = physics::TimeFunction::constant(0.0);
+  p.res.boundary_conditions().patch(p.mesh.patch_index("cylinder")).omega =
+      physics::TimeFunction::constant(0.0);
   REQUIRE(p.res.update_boundary_values(0.0, 0) == 0);
   solver::SteadySolver newton;
   REQUIRE(newton.setup(p.res, p.cfg) == 0);
@@ -218,9 +219,10 @@ solver: {rtol: 1e-12, atol: 1e-13, upwind: UPWIND}
 )";
   // full second-order upwind on both meshes; on triangles also blended with the centred
   // mean of the reconstructions (solver.upwind 0.25, less numerical dissipation)
-  for (const auto &[geo, upwind] : {std::pair<const char *, const char *>{"kovasznay-quad.geo", "1"},
-                                    {"kovasznay-tri.geo", "1"},
-                                    {"kovasznay-tri.geo", "0.25"}}) {
+  for (const auto &[geo, upwind] :
+       {std::pair<const char *, const char *>{"kovasznay-quad.geo", "1"},
+        {"kovasznay-tri.geo", "1"},
+        {"kovasznay-tri.geo", "0.25"}}) {
     SECTION(std::string(geo) + " upwind " + upwind) {
       std::string yaml_b = yaml;
       yaml_b.replace(yaml_b.find("UPWIND"), 6, upwind);

@@ -224,8 +224,7 @@ struct Direction {
   double pb = 0, nu = 0;
 };
 
-Direction random_direction(int dim, unsigned seed)
-{
+Direction random_direction(int dim, unsigned seed) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<double> u(-1, 1);
   Direction d;
@@ -240,8 +239,7 @@ Direction random_direction(int dim, unsigned seed)
   return d;
 }
 
-Lifted lift_all(const Sample &s, const Direction &d)
-{
+Lifted lift_all(const Sample &s, const Direction &d) {
   Lifted o;
   for (int k = 0; k < kMaxVars; ++k) {
     o.L.w[k] = cplx(s.L.w[k], h * d.L.w[k]);
@@ -264,8 +262,7 @@ Lifted lift_all(const Sample &s, const Direction &d)
   return o;
 }
 
-double pairing(int dim, const FluxBar &b, const Direction &d)
-{
+double pairing(int dim, const FluxBar &b, const Direction &d) {
   double s = b.pb * d.pb + b.nu * d.nu;
   for (int k = 0; k <= dim; ++k) {
     s += b.L.w[k] * d.L.w[k] + b.R.w[k] * d.R.w[k];
@@ -277,10 +274,10 @@ double pairing(int dim, const FluxBar &b, const Direction &d)
 
 } // namespace
 
-TEST_CASE("flux kernel reverse mode (all inputs: states, gradients, geometry, boundary data, viscosity) equals "
+TEST_CASE("flux kernel reverse mode (all inputs: states, gradients, geometry, boundary data, "
+          "viscosity) equals "
           "complex step",
-          "[kernels][adjoint]")
-{
+          "[kernels][adjoint]") {
   for (int dim = 2; dim <= 3; ++dim)
     for (unsigned seed = 1; seed <= 5; ++seed) {
       const Sample s = random_sample(dim, seed, seed >= 4 ? 1e-4 : 1.0);

@@ -21,7 +21,6 @@
 
 using namespace karman;
 
-
 TEST_CASE("HDF5: fields written on P ranks read back on P and on 1 rank", "[io][mpi]") {
   mesh::Mesh m, serial;
   test::load(PETSC_COMM_WORLD, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"}, &m);
@@ -43,7 +42,8 @@ TEST_CASE("HDF5: fields written on P ranks read back on P and on 1 rank", "[io][
   io::Field alone;
   REQUIRE(io::read_cell_field_h5(serial, file, "velocity", &alone) == 0);
   for (PetscInt c = 0; c < serial.n_cells; ++c)
-    for (int d = 0; d < 3; ++d) REQUIRE(alone.values[3 * c + d] == test::serial_value(serial.cell_gid[c], d));
+    for (int d = 0; d < 3; ++d)
+      REQUIRE(alone.values[3 * c + d] == test::serial_value(serial.cell_gid[c], d));
 
   // the mesh fingerprint is partition independent
   std::string h_dist, h_serial;
@@ -65,12 +65,14 @@ TEST_CASE("HDF5: a file completed with vertex fields and text, published by a re
   int size, rank;
   MPI_Comm_size(PETSC_COMM_WORLD, &size);
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
-  const std::string file = test::work_dir("h5-extra-np" + std::to_string(size), false) + "/state.h5";
+  const std::string file =
+      test::work_dir("h5-extra-np" + std::to_string(size), false) + "/state.h5";
   const std::string tmp = file + ".tmp";
   if (rank == 0) std::filesystem::remove(file);
   MPI_Barrier(PETSC_COMM_WORLD);
   io::Field p{"p", 1, {}}, xv{"xv", 2, {}};
-  for (PetscInt c = 0; c < m.n_owned_cells; ++c) p.values.push_back(test::serial_value(m.cell_gid[c], 0));
+  for (PetscInt c = 0; c < m.n_owned_cells; ++c)
+    p.values.push_back(test::serial_value(m.cell_gid[c], 0));
   for (PetscInt v = 0; v < m.n_vertices; ++v)
     if (m.vertex_owned[v])
       for (int d = 0; d < 2; ++d) xv.values.push_back(test::serial_value(m.vertex_gid[v], d));

@@ -23,6 +23,8 @@ void load(MPI_Comm comm, const std::string &geo, int level, int dim,
 std::string work_dir(const std::string &name, bool clean = true);
 
 /// A known function of the serial cell index for round-trip tests.
-inline double serial_value(PetscInt gid, int comp) { return 0.25 * gid + comp; }
+inline double serial_value(PetscInt gid, int comp) {
+  return 0.25 * gid + comp;
+}
 
 } // namespace karman::test

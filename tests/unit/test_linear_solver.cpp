@@ -17,22 +17,19 @@ namespace {
 // Sets PETSc options for the life of the object (removed again even when a REQUIRE fails).
 struct ScopedOptions {
   std::vector<std::string> names;
-  ScopedOptions(std::initializer_list<std::pair<const char *, const char *>> options)
-  {
+  ScopedOptions(std::initializer_list<std::pair<const char *, const char *>> options) {
     for (const auto &[name, value] : options) {
       PetscOptionsSetValue(nullptr, name, value);
       names.push_back(name);
     }
   }
-  ~ScopedOptions()
-  {
+  ~ScopedOptions() {
     for (const auto &name : names) PetscOptionsClearValue(nullptr, name.c_str());
   }
 };
 
 // A small nonsymmetric tridiagonal system (convection-diffusion-like), n rows per rank.
-Mat tridiagonal(PetscInt n)
-{
+Mat tridiagonal(PetscInt n) {
   Mat A;
   MatCreateAIJ(PETSC_COMM_WORLD, n, n, PETSC_DETERMINE, PETSC_DETERMINE, 3, nullptr, 2, nullptr,
                &A);
@@ -49,21 +46,18 @@ Mat tridiagonal(PetscInt n)
   return A;
 }
 
-PetscErrorCode create(solver::LinearSolverRole role, KSPType type, KSP *ksp)
-{
+PetscErrorCode create(solver::LinearSolverRole role, KSPType type, KSP *ksp) {
   const solver::LinearTolerances tol{1e-12, 1e-30, 500};
   return solver::create_linear_solver(PETSC_COMM_WORLD, role, type, tol, ksp);
 }
 
-std::string ksp_type(KSP ksp)
-{
+std::string ksp_type(KSP ksp) {
   KSPType t;
   KSPGetType(ksp, &t);
   return t;
 }
 
-std::string pc_type(KSP ksp)
-{
+std::string pc_type(KSP ksp) {
   PC pc;
   PCType t;
   KSPGetPC(ksp, &pc);
@@ -73,8 +67,7 @@ std::string pc_type(KSP ksp)
 
 } // namespace
 
-TEST_CASE("linear solver: default, prefix, tolerances", "[linear-solver][mpi]")
-{
+TEST_CASE("linear solver: default, prefix, tolerances", "[linear-solver][mpi]") {
   REQUIRE(solver::options_prefix(solver::LinearSolverRole::Newton) == nullptr);
   REQUIRE(std::string(solver::options_prefix(solver::LinearSolverRole::Adjoint)) == "adj_");
   KSP ksp;
@@ -124,8 +117,7 @@ TEST_CASE("linear solver: default, prefix, tolerances", "[linear-solver][mpi]")
 }
 
 TEST_CASE("linear solver: a transposed solve needs a preconditioner that applies transposed",
-          "[linear-solver][mpi]")
-{
+          "[linear-solver][mpi]") {
   Mat A = tridiagonal(8);
   for (const char *type : {"jacobi", "bjacobi", "lu"}) {
     CAPTURE(type);
@@ -171,8 +163,7 @@ TEST_CASE("linear solver: a transposed solve needs a preconditioner that applies
   MatDestroy(&A);
 }
 
-TEST_CASE("preconditioner reuse: iteration limit (unsteady forward)", "[linear-solver]")
-{
+TEST_CASE("preconditioner reuse: iteration limit (unsteady forward)", "[linear-solver]") {
   PreconditionerReuse reuse(PreconditionerReuse::Rule::IterationLimit, 20);
   REQUIRE(reuse.decide_setup()); // the first solve sets up
   REQUIRE(reuse.setups() == 1);
@@ -197,8 +188,7 @@ TEST_CASE("preconditioner reuse: iteration limit (unsteady forward)", "[linear-s
   REQUIRE(never.setups() == 3);
 }
 
-TEST_CASE("preconditioner reuse: mean cost (unsteady adjoint)", "[linear-solver]")
-{
+TEST_CASE("preconditioner reuse: mean cost (unsteady adjoint)", "[linear-solver]") {
   PreconditionerReuse reuse(PreconditionerReuse::Rule::MeanCost, 100);
   REQUIRE(reuse.decide_setup());
   reuse.record_solve(1, 10.0); // set-up and solve: the cycle's mean is 10

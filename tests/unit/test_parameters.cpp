@@ -85,8 +85,9 @@ TEST_CASE("parameter registry: names, order, values and setter", "[parameters][m
   // an unknown name names the known ones
   clear_error();
   REQUIRE(reg.set(s.res, "boundaries.inlet.speed", 1.0) != 0);
-  REQUIRE_THAT(last_error_message(), Catch::Contains("unknown parameter 'boundaries.inlet.speed'") &&
-                                         Catch::Contains("boundaries.cylinder.omega"));
+  REQUIRE_THAT(last_error_message(),
+               Catch::Contains("unknown parameter 'boundaries.inlet.speed'") &&
+                   Catch::Contains("boundaries.cylinder.omega"));
   clear_error();
 }
 

@@ -33,7 +33,9 @@ boundaries:
 
 // Sets a PETSc option for the lifetime of the object (cleared also when a REQUIRE throws).
 struct ScopedOption {
-  explicit ScopedOption(const char *name) : name_(name) { set = PetscOptionsSetValue(nullptr, name_, nullptr) == 0; }
+  explicit ScopedOption(const char *name) : name_(name) {
+    set = PetscOptionsSetValue(nullptr, name_, nullptr) == 0;
+  }
   ~ScopedOption() { PetscOptionsClearValue(nullptr, name_); }
   const char *name_;
   bool set = false;
@@ -54,9 +56,10 @@ struct Problem {
 // The coarse DFG 2D-1 case (one mesh for both solves: their states are compared cell by cell).
 void make_dfg(Problem *p) {
   clear_error();
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kDfgCase, "test.yaml", "/", {}, p->cfg) == 0);
-  test::load(PETSC_COMM_WORLD, std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo", 0, 2,
-             {"inlet", "outlet", "walls", "cylinder"}, &p->mesh);
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kDfgCase, "test.yaml", "/", {}, p->cfg) ==
+          0);
+  test::load(PETSC_COMM_WORLD, std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo", 0,
+             2, {"inlet", "outlet", "walls", "cylinder"}, &p->mesh);
   REQUIRE(p->res.setup(p->mesh, p->cfg) == 0);
 }
 

@@ -15,11 +15,11 @@
 
 using namespace karman;
 
-TEST_CASE("time functions of boundary parameters", "[unsteady][config]")
-{
+TEST_CASE("time functions of boundary parameters", "[unsteady][config]") {
   using physics::TimeFunction;
   REQUIRE(TimeFunction::constant(2.5).value(7.0, 3) == 2.5);
-  const TimeFunction s = TimeFunction::sine(1.5, 1.0 / 16, 0.0, 0.0); // DFG 2D-3 inflow 1.5 sin(pi t / 8)
+  const TimeFunction s =
+      TimeFunction::sine(1.5, 1.0 / 16, 0.0, 0.0); // DFG 2D-3 inflow 1.5 sin(pi t / 8)
   REQUIRE(s.value(4.0, 0) == Approx(1.5).epsilon(1e-15));
   REQUIRE(s.value(2.0, 0) == Approx(1.5 * std::sin(M_PI / 4)).epsilon(1e-15));
   const TimeFunction t = TimeFunction::table({0, 1, 3}, {0, 2, -2});
@@ -47,9 +47,11 @@ TEST_CASE("time functions of boundary parameters", "[unsteady][config]")
     config::CaseConfig cfg;
     clear_error();
     PetscErrorCode ierr = config::CaseConfig::load_text(
-        PETSC_COMM_WORLD, "mesh: {file: a.geo}\nboundaries:\n  c: {type: wall, omega: " + omega + "}\n", "case.yaml",
+        PETSC_COMM_WORLD,
+        "mesh: {file: a.geo}\nboundaries:\n  c: {type: wall, omega: " + omega + "}\n", "case.yaml",
         dir, {}, cfg);
-    if (!ierr) ierr = cfg.boundary("c")->parameters.time_function(PETSC_COMM_WORLD, "omega", dir, f);
+    if (!ierr)
+      ierr = cfg.boundary("c")->parameters.time_function(PETSC_COMM_WORLD, "omega", dir, f);
     return ierr ? last_error_message() : std::string();
   };
   physics::TimeFunction f;
@@ -62,8 +64,12 @@ TEST_CASE("time functions of boundary parameters", "[unsteady][config]")
   REQUIRE(load("{type: steps, file: steps.csv}", &f).empty());
   REQUIRE(f.value(99.0, 2) == 0.125);
   REQUIRE_THAT(load("{type: cosine}", &f), Catch::Contains("unknown time-function type 'cosine'"));
-  REQUIRE_THAT(load("{type: sine, amplitude: 1}", &f), Catch::Contains("needs amplitude and frequency"));
-  REQUIRE_THAT(load("{type: table, points: [[1, 0], [0, 1]]}", &f), Catch::Contains("increasing times"));
-  REQUIRE_THAT(load("{type: steps, file: missing.csv}", &f), Catch::Contains("missing.csv' not found"));
-  REQUIRE_THAT(load("{type: sine, amplitude: 1, frequency: 2, period: 3}", &f), Catch::Contains("unknown key 'period'"));
+  REQUIRE_THAT(load("{type: sine, amplitude: 1}", &f),
+               Catch::Contains("needs amplitude and frequency"));
+  REQUIRE_THAT(load("{type: table, points: [[1, 0], [0, 1]]}", &f),
+               Catch::Contains("increasing times"));
+  REQUIRE_THAT(load("{type: steps, file: missing.csv}", &f),
+               Catch::Contains("missing.csv' not found"));
+  REQUIRE_THAT(load("{type: sine, amplitude: 1, frequency: 2, period: 3}", &f),
+               Catch::Contains("unknown key 'period'"));
 }

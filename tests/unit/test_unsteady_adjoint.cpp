@@ -41,28 +41,26 @@ struct Setup {
   mesh::Mesh mesh;
   discretization::FlowResidual res;
   Vec w0 = nullptr;
-  ~Setup()
-  {
+  ~Setup() {
     if (w0) VecDestroy(&w0);
   }
 };
 
-void make(Setup *s)
-{
+void make(Setup *s) {
   clear_error();
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kCase, "ua.yaml", "/", {}, s->cfg) == 0);
-  test::load(PETSC_COMM_WORLD, std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo", 0, 2,
-             {"inlet", "outlet", "walls", "cylinder"}, &s->mesh);
+  test::load(PETSC_COMM_WORLD, std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo", 0,
+             2, {"inlet", "outlet", "walls", "cylinder"}, &s->mesh);
   REQUIRE(s->res.setup(s->mesh, s->cfg) == 0);
   REQUIRE(s->res.create_state(&s->w0) == 0);
   PetscScalar *a;
   REQUIRE(VecGetArray(s->w0, &a) == 0);
-  for (PetscInt c = 0; c < s->mesh.n_owned_cells; ++c) a[3 * c] = 0, a[3 * c + 1] = 1, a[3 * c + 2] = 0;
+  for (PetscInt c = 0; c < s->mesh.n_owned_cells; ++c)
+    a[3 * c] = 0, a[3 * c + 1] = 1, a[3 * c + 2] = 0;
   REQUIRE(VecRestoreArray(s->w0, &a) == 0);
 }
 
-double forward(Setup &s, Vec w0)
-{
+double forward(Setup &s, Vec w0) {
   adjoint::UnsteadyAdjoint ua;
   REQUIRE(ua.setup(s.res, s.cfg) == 0);
   adjoint::UnsteadyAdjointOptions o;
@@ -74,8 +72,8 @@ double forward(Setup &s, Vec w0)
   return r.J;
 }
 
-void gradient(Setup &s, const std::string &schedule, long snapshots, adjoint::UnsteadyAdjointResult *r)
-{
+void gradient(Setup &s, const std::string &schedule, long snapshots,
+              adjoint::UnsteadyAdjointResult *r) {
   adjoint::UnsteadyAdjoint ua;
   REQUIRE(ua.setup(s.res, s.cfg) == 0);
   adjoint::UnsteadyAdjointOptions o;
@@ -83,7 +81,8 @@ void gradient(Setup &s, const std::string &schedule, long snapshots, adjoint::Un
   o.snapshots = snapshots;
   int size;
   MPI_Comm_size(PETSC_COMM_WORLD, &size);
-  o.trajectory_directory = std::string(KARMAN_TEST_WORK_DIR) + "/ua-trajectory-np" + std::to_string(size);
+  o.trajectory_directory =
+      std::string(KARMAN_TEST_WORK_DIR) + "/ua-trajectory-np" + std::to_string(size);
   int rank;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
   if (rank == 0) std::filesystem::remove_all(o.trajectory_directory);
@@ -94,16 +93,14 @@ void gradient(Setup &s, const std::string &schedule, long snapshots, adjoint::Un
   REQUIRE(ierr == 0);
 }
 
-double gradient_of(const adjoint::UnsteadyAdjointResult &r, const std::string &name)
-{
+double gradient_of(const adjoint::UnsteadyAdjointResult &r, const std::string &name) {
   for (const auto &p : r.parameters)
     if (p.name == name) return p.gradient;
   FAIL("no gradient " << name);
   return 0;
 }
 
-void check_rates(const std::vector<double> &rem)
-{
+void check_rates(const std::vector<double> &rem) {
   for (std::size_t k = 0; k + 1 < rem.size(); ++k) {
     const double rate = std::log2(rem[k] / rem[k + 1]);
     CAPTURE(k, rem[k], rem[k + 1], rate);
@@ -113,8 +110,8 @@ void check_rates(const std::vector<double> &rem)
 
 } // namespace
 
-TEST_CASE("unsteady adjoint: sine parameters and viscosity vs finite differences", "[unsteady-adjoint]")
-{
+TEST_CASE("unsteady adjoint: sine parameters and viscosity vs finite differences",
+          "[unsteady-adjoint]") {
   Setup s;
   make(&s);
   adjoint::UnsteadyAdjointResult r;
@@ -128,9 +125,13 @@ TEST_CASE("unsteady adjoint: sine parameters and viscosity vs finite differences
   };
   const std::vector<Case> cases = {
       {"boundaries.cylinder.omega.amplitude", base.amplitude,
-       [&](double v) { cyl.omega = physics::TimeFunction::sine(v, base.frequency, base.phase, base.offset); }},
+       [&](double v) {
+         cyl.omega = physics::TimeFunction::sine(v, base.frequency, base.phase, base.offset);
+       }},
       {"boundaries.cylinder.omega.frequency", base.frequency,
-       [&](double v) { cyl.omega = physics::TimeFunction::sine(base.amplitude, v, base.phase, base.offset); }},
+       [&](double v) {
+         cyl.omega = physics::TimeFunction::sine(base.amplitude, v, base.phase, base.offset);
+       }},
       {"fluid.viscosity", s.res.parameters().nu, [&](double v) { s.res.parameters().nu = v; }},
   };
   for (const auto &c : cases) {
@@ -146,9 +147,9 @@ TEST_CASE("unsteady adjoint: sine parameters and viscosity vs finite differences
   }
 }
 
-TEST_CASE("unsteady adjoint: Taylor tests for the rotation history, the shape and the initial condition",
-          "[unsteady-adjoint][mpi]")
-{
+TEST_CASE(
+    "unsteady adjoint: Taylor tests for the rotation history, the shape and the initial condition",
+    "[unsteady-adjoint][mpi]") {
   Setup s;
   make(&s);
   adjoint::UnsteadyAdjointResult r;
@@ -158,8 +159,7 @@ TEST_CASE("unsteady adjoint: Taylor tests for the rotation history, the shape an
   auto &cyl = s.res.boundary_conditions().patch(s.mesh.patch_index("cylinder"));
   const physics::TimeFunction base = cyl.omega;
 
-  SECTION("per-step rotation rate, random direction")
-  {
+  SECTION("per-step rotation rate, random direction") {
     // omega given per level: the sine's values plus eps * delta_n
     std::mt19937 gen(2);
     std::uniform_real_distribution<double> u(-1, 1);
@@ -179,10 +179,10 @@ TEST_CASE("unsteady adjoint: Taylor tests for the rotation history, the shape an
     cyl.omega = base;
     check_rates(rem);
   }
-  SECTION("shape: bump on the cylinder")
-  {
+  SECTION("shape: bump on the cylinder") {
     std::vector<Vec3<double>> dX;
-    REQUIRE(adjoint::bump_displacement(s.res, s.mesh.patch_index("cylinder"), Vec3<double>(1, 1, 0), &dX) == 0);
+    REQUIRE(adjoint::bump_displacement(s.res, s.mesh.patch_index("cylinder"), Vec3<double>(1, 1, 0),
+                                       &dX) == 0);
     double dJ;
     REQUIRE(adjoint::vertex_dot(s.mesh, r.X, dX, &dJ) == 0);
     const auto X0 = s.res.coordinates();
@@ -196,8 +196,7 @@ TEST_CASE("unsteady adjoint: Taylor tests for the rotation history, the shape an
     REQUIRE(s.res.set_coordinates(X0, "restore") == 0);
     check_rates(rem);
   }
-  SECTION("initial condition")
-  {
+  SECTION("initial condition") {
     Vec dw, w;
     REQUIRE(VecDuplicate(s.w0, &dw) == 0);
     REQUIRE(VecDuplicate(s.w0, &w) == 0);
@@ -224,8 +223,8 @@ TEST_CASE("unsteady adjoint: Taylor tests for the rotation history, the shape an
   }
 }
 
-TEST_CASE("unsteady adjoint: store-all and revolve give the same gradient", "[unsteady-adjoint][mpi]")
-{
+TEST_CASE("unsteady adjoint: store-all and revolve give the same gradient",
+          "[unsteady-adjoint][mpi]") {
   Setup s;
   make(&s);
   adjoint::UnsteadyAdjointResult all, rev;
@@ -239,40 +238,42 @@ TEST_CASE("unsteady adjoint: store-all and revolve give the same gradient", "[un
   for (const auto &p : all.parameters) {
     const double a = p.gradient, b = gradient_of(rev, p.name);
     CAPTURE(p.name, a, b);
-    REQUIRE(std::abs(a - b) <= 1e-9 * std::abs(a) + 1e-12 * scale); // (round-off for vanishing gradients)
+    REQUIRE(std::abs(a - b) <=
+            1e-9 * std::abs(a) + 1e-12 * scale); // (round-off for vanishing gradients)
   }
   double na = 0, nd = 0;
-  for (PetscInt v = 0; v < s.mesh.n_vertices; ++v) na += dot(all.X[v], all.X[v]), nd += dot(all.X[v] - rev.X[v], all.X[v] - rev.X[v]);
+  for (PetscInt v = 0; v < s.mesh.n_vertices; ++v)
+    na += dot(all.X[v], all.X[v]), nd += dot(all.X[v] - rev.X[v], all.X[v] - rev.X[v]);
   REQUIRE(std::sqrt(nd) <= 1e-9 * std::sqrt(na));
 }
 
 TEST_CASE("unsteady adjoint: probe matching against observations in time (system identification)",
-          "[unsteady-adjoint]")
-{
+          "[unsteady-adjoint]") {
   const std::string dir = std::string(KARMAN_TEST_WORK_DIR) + "/ua-observations";
   int rank;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
   if (rank == 0) {
     std::filesystem::create_directories(dir);
-    std::ofstream(dir + "/obs.csv") << "t, p0, u0, v0, p1, u1, v1\n0, 0.1, 1.2, 0.0, 0.0, 1.0, 0.1\n"
-                                       "0.1, 0.2, 1.1, 0.05, 0.1, 0.9, -0.1\n";
+    std::ofstream(dir + "/obs.csv")
+        << "t, p0, u0, v0, p1, u1, v1\n0, 0.1, 1.2, 0.0, 0.0, 1.0, 0.1\n"
+           "0.1, 0.2, 1.1, 0.05, 0.1, 0.9, -0.1\n";
   }
   MPI_Barrier(PETSC_COMM_WORLD);
   Setup s;
   clear_error();
   REQUIRE(config::CaseConfig::load_text(
-              PETSC_COMM_WORLD, kCase,
-              "ua.yaml", dir,
+              PETSC_COMM_WORLD, kCase, "ua.yaml", dir,
               {"objective.type=probe-match", "objective.probes=[[0.3, 0.22], [0.5, 0.15]]",
                "objective.observations_file=obs.csv", "objective.window=[0.02, 0.1]"},
               s.cfg) == 0);
-  test::load(PETSC_COMM_WORLD, std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo", 0, 2,
-             {"inlet", "outlet", "walls", "cylinder"}, &s.mesh);
+  test::load(PETSC_COMM_WORLD, std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo", 0,
+             2, {"inlet", "outlet", "walls", "cylinder"}, &s.mesh);
   REQUIRE(s.res.setup(s.mesh, s.cfg) == 0);
   REQUIRE(s.res.create_state(&s.w0) == 0);
   PetscScalar *a;
   REQUIRE(VecGetArray(s.w0, &a) == 0);
-  for (PetscInt c = 0; c < s.mesh.n_owned_cells; ++c) a[3 * c] = 0, a[3 * c + 1] = 1, a[3 * c + 2] = 0;
+  for (PetscInt c = 0; c < s.mesh.n_owned_cells; ++c)
+    a[3 * c] = 0, a[3 * c + 1] = 1, a[3 * c + 2] = 0;
   REQUIRE(VecRestoreArray(s.w0, &a) == 0);
   adjoint::UnsteadyAdjointResult r;
   gradient(s, "store-all", 0, &r);

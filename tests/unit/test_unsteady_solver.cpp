@@ -15,8 +15,7 @@
 
 using namespace karman;
 
-TEST_CASE("variable-step BDF2 differentiates quadratics exactly", "[unsteady]")
-{
+TEST_CASE("variable-step BDF2 differentiates quadratics exactly", "[unsteady]") {
   std::mt19937 gen(4);
   std::uniform_real_distribution<double> u(0.1, 1.0);
   for (int trial = 0; trial < 5; ++trial) {
@@ -30,8 +29,8 @@ TEST_CASE("variable-step BDF2 differentiates quadratics exactly", "[unsteady]")
   }
 }
 
-TEST_CASE("BDF2 is second order in time (Taylor-Green vortex, Dirichlet box)", "[unsteady][verification]")
-{
+TEST_CASE("BDF2 is second order in time (Taylor-Green vortex, Dirichlet box)",
+          "[unsteady][verification]") {
   // u = -cos(pi x) sin(pi y) F, v = sin(pi x) cos(pi y) F, F = exp(-2 pi^2 nu t): an exact
   // Navier-Stokes solution; boundary values from it.  Self-convergence on one mesh: the
   // error at T against a run with dt / 8 isolates the time discretization.
@@ -45,9 +44,10 @@ TEST_CASE("BDF2 is second order in time (Taylor-Green vortex, Dirichlet box)", "
     return Vec3<double>(-std::cos(M_PI * x[0]) * std::sin(M_PI * x[1]) * F,
                         std::sin(M_PI * x[0]) * std::cos(M_PI * x[1]) * F, 0.0);
   };
-  const std::string yaml = "mesh: {file: x.geo}\nfluid: {viscosity: 0.05}\ntime: {mode: unsteady, scheme: bdf2}\n"
-                           "solver: {rtol: 1e-12, atol: 1e-14}\nboundaries:\n  left: {type: wall}\n  right: {type: "
-                           "wall}\n  bottom: {type: wall}\n  top: {type: wall}\n";
+  const std::string yaml =
+      "mesh: {file: x.geo}\nfluid: {viscosity: 0.05}\ntime: {mode: unsteady, scheme: bdf2}\n"
+      "solver: {rtol: 1e-12, atol: 1e-14}\nboundaries:\n  left: {type: wall}\n  right: {type: "
+      "wall}\n  bottom: {type: wall}\n  top: {type: wall}\n";
   config::CaseConfig cfg;
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "tg.yaml", "/", {}, cfg) == 0);
   mesh::Mesh m;
@@ -85,7 +85,8 @@ TEST_CASE("BDF2 is second order in time (Taylor-Green vortex, Dirichlet box)", "
     solver::UnsteadySolver *second = &ts;
     if (restart) {
       REQUIRE(fresh.setup(res, cfg) == 0);
-      REQUIRE(fresh.set_state(ts.state(), ts.previous_state(), ts.step(), ts.time(), ts.previous_dt()) == 0);
+      REQUIRE(fresh.set_state(ts.state(), ts.previous_state(), ts.step(), ts.time(),
+                              ts.previous_dt()) == 0);
       second = &fresh;
     }
     for (int k = 0, n = static_cast<int>(std::lround(T / 2 / dt2)); k < n; ++k) {
@@ -99,7 +100,8 @@ TEST_CASE("BDF2 is second order in time (Taylor-Green vortex, Dirichlet box)", "
   auto error = [&](const std::vector<double> &u, const std::vector<double> &ref) {
     double e = 0;
     for (PetscInt c = 0; c < m.n_owned_cells; ++c)
-      for (int k = 1; k < 3; ++k) e += (u[3 * c + k] - ref[3 * c + k]) * (u[3 * c + k] - ref[3 * c + k]);
+      for (int k = 1; k < 3; ++k)
+        e += (u[3 * c + k] - ref[3 * c + k]) * (u[3 * c + k] - ref[3 * c + k]);
     MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
     return std::sqrt(e);
   };
@@ -120,7 +122,8 @@ TEST_CASE("BDF2 is second order in time (Taylor-Green vortex, Dirichlet box)", "
     }
   }
   for (std::size_t k = 0; k + 1 < err.size(); ++k) {
-    const double order = std::log2(err[k] / err[k + 1]), order_switch = std::log2(err_switch[k] / err_switch[k + 1]);
+    const double order = std::log2(err[k] / err[k + 1]),
+                 order_switch = std::log2(err_switch[k] / err_switch[k + 1]);
     CAPTURE(k, err[k], err[k + 1], order, err_switch[k], err_switch[k + 1], order_switch);
     REQUIRE(order >= 1.9);
     REQUIRE(order_switch >= 1.9);

@@ -20,7 +20,6 @@
 
 using namespace karman;
 
-
 TEST_CASE("VTK: .pvd/.pvtu written on P ranks read back with the VTK reader", "[io][mpi]") {
   mesh::Mesh m;
   test::load(PETSC_COMM_WORLD, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"}, &m);
@@ -38,9 +37,7 @@ TEST_CASE("VTK: .pvd/.pvtu written on P ranks read back with the VTK reader", "[
   io::VtkSeries surface(PETSC_COMM_WORLD, dir, "boundary_left");
   int left_faces = static_cast<int>(m.boundary_faces(m.patch_index("left")).size());
   MPI_Allreduce(MPI_IN_PLACE, &left_faces, 1, MPI_INT, MPI_SUM, PETSC_COMM_WORLD);
-  io::Field sid{
-      "id", 1,
-      std::vector<double>(m.boundary_faces(m.patch_index("left")).size(), 1.0)};
+  io::Field sid{"id", 1, std::vector<double>(m.boundary_faces(m.patch_index("left")).size(), 1.0)};
   REQUIRE(surface.write_surface(m, m.coordinates, m.patch_index("left"), 0.0, {sid}) == 0);
   MPI_Barrier(PETSC_COMM_WORLD);
 

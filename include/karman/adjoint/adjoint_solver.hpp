@@ -15,12 +15,12 @@
 namespace karman::adjoint {
 
 struct AdjointResult {
-  double J = 0;                  ///< objective value
-  Gradient gradient;             ///< dJ/da and dJ/dX
+  double J = 0;      ///< objective value
+  Gradient gradient; ///< dJ/da and dJ/dX
   int linear_iterations = 0;
-  double relative_residual = 0;  ///< |J^T psi + g| / |g|
+  double relative_residual = 0; ///< |J^T psi + g| / |g|
   double wall_time = 0;
-  std::vector<double> psi;       ///< adjoint, nv per local cell (ghosts updated)
+  std::vector<double> psi; ///< adjoint, nv per local cell (ghosts updated)
 };
 
 class AdjointSolver {

@@ -27,7 +27,8 @@ public:
   /// J at the current local state.  Collective.
   PetscErrorCode value(const discretization::FlowResidual &res, double *J) const;
   /// Adds scale * dJ/d(inputs) (explicit dependence) to s.  Collective.
-  PetscErrorCode reverse(const discretization::FlowResidual &res, Sensitivities &s, double scale = 1.0) const;
+  PetscErrorCode reverse(const discretization::FlowResidual &res, Sensitivities &s,
+                         double scale = 1.0) const;
   const std::string &description() const { return description_; }
   /// Unsteady: sets the time of the observations of probe-match terms (linear interpolation
   /// of observations_file).
@@ -42,8 +43,8 @@ private:
     int patch_a = -1, patch_b = -1;
     std::vector<Vec3<double>> points;
     std::vector<double> observed, component_weights;
-    std::vector<double> obs_times;              ///< observations in time: times and
-    std::vector<std::vector<double>> obs_rows;  ///< one row of observed values per time
+    std::vector<double> obs_times;             ///< observations in time: times and
+    std::vector<std::vector<double>> obs_rows; ///< one row of observed values per time
     std::shared_ptr<solver::PointProbes> probes;
   };
   PetscErrorCode parse_term(const discretization::FlowResidual &res, const config::CaseConfig &cfg,

@@ -27,7 +27,15 @@ struct ParameterGradient {
   double gradient = 0;
 };
 
-enum class ParameterKind { Viscosity, WallVelocity, Omega, InletSpeed, Amplitude, FarFieldVelocity, Pressure };
+enum class ParameterKind {
+  Viscosity,
+  WallVelocity,
+  Omega,
+  InletSpeed,
+  Amplitude,
+  FarFieldVelocity,
+  Pressure
+};
 
 struct ParameterSpec {
   std::string name;

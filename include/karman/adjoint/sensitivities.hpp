@@ -35,17 +35,22 @@ struct Sensitivities {
   /// Adds the adjoints of one face's flux kernel for the weights lambda (nv values).
   void add_face(const discretization::FlowResidual &res, PetscInt f, const double *lambda);
   /// Adds the adjoints of the wall stress (p_f, visc) of velocity-Dirichlet face f.
-  void add_wall_stress(const discretization::FlowResidual &res, PetscInt f, double pf_bar, const Vec3<double> &visc_bar);
+  void add_wall_stress(const discretization::FlowResidual &res, PetscInt f, double pf_bar,
+                       const Vec3<double> &visc_bar);
   /// Adds the adjoints of the rotating-wall traction (physics::rotating_wall_traction) of
   /// face f for its weights traction_bar: face area, viscosity and the wall's rotation rate.
-  void add_wall_rotation(const discretization::FlowResidual &res, PetscInt f, const Vec3<double> &traction_bar);
-  /// Adds pbar * (pressure of cell c reconstructed at point x): w_c + G_c . (x - x_c), for unknown k.
-  void add_point_value(const discretization::FlowResidual &res, PetscInt c, int k, const Vec3<double> &x, double bar);
+  void add_wall_rotation(const discretization::FlowResidual &res, PetscInt f,
+                         const Vec3<double> &traction_bar);
+  /// Adds pbar * (pressure of cell c reconstructed at point x): w_c + G_c . (x - x_c), for unknown
+  /// k.
+  void add_point_value(const discretization::FlowResidual &res, PetscInt c, int k,
+                       const Vec3<double> &x, double bar);
 };
 
 /// Lagrangian part: sum over flux faces of lambda_f . M_f with lambda_f = psi_L [L owned] -
 /// psi_R [R owned]; psi holds nv values per local cell (ghosts updated).
-void add_residual(const discretization::FlowResidual &res, const std::vector<double> &psi, Sensitivities &s);
+void add_residual(const discretization::FlowResidual &res, const std::vector<double> &psi,
+                  Sensitivities &s);
 
 struct Gradient {
   std::vector<ParameterGradient> parameters;

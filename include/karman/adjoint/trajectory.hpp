@@ -31,7 +31,9 @@ public:
   virtual ~Trajectory() = default;
   /// Runs the forward from the solver's current state (level 0) for `steps` steps of `dt`;
   /// on_step(level) is called after each step with the solver at that level.  Collective.
-  virtual PetscErrorCode forward(long steps, double dt, const std::function<PetscErrorCode(const TimeLevel &)> &on_step) = 0;
+  virtual PetscErrorCode
+  forward(long steps, double dt,
+          const std::function<PetscErrorCode(const TimeLevel &)> &on_step) = 0;
   /// w^n, w^{n-1} and the times of level n into w, w_prev.  Collective.
   virtual PetscErrorCode get(long n, Vec w, Vec w_prev, TimeLevel *level) = 0;
   long recomputed_steps() const { return recomputed_; }
@@ -45,7 +47,8 @@ protected:
 
 /// Every level in an HDF5 trajectory file in `directory`.
 std::unique_ptr<Trajectory> make_store_all(solver::UnsteadySolver &solver, const mesh::Mesh &mesh,
-                                           const std::string &directory, const std::string &mesh_hash,
+                                           const std::string &directory,
+                                           const std::string &mesh_hash,
                                            const std::string &case_hash, int nv);
 
 /// At most `snapshots` levels in memory (binomial schedule), the rest recomputed.
@@ -53,7 +56,8 @@ std::unique_ptr<Trajectory> make_revolve(solver::UnsteadySolver &solver, long sn
 
 /// beta(s, t) = (s + t)! / (s! t!), saturating at LONG_MAX.
 long binomial_beta(long s, long t);
-/// The position (steps from the start) of the next snapshot when reversing l steps with s free snapshots.
+/// The position (steps from the start) of the next snapshot when reversing l steps with s free
+/// snapshots.
 long binomial_split(long l, long s);
 
 } // namespace karman::adjoint

@@ -1,7 +1,7 @@
 // Unsteady discrete adjoint of the BDF1-start + BDF2 scheme (adjoint/README.md, sec. 7).
 //
-// Forward, level n = 1..N:  R^n = R_s(w^n; t^n) + rho V (a0^n w^n + a1^n w^{n-1} + a2^n w^{n-2}) = 0
-// (momentum rows).  Objective J = sum_n q_n J_s(w^n) + beta sum_n dt_n omega(t^n)^2, with q_n the
+// Forward, level n = 1..N:  R^n = R_s(w^n; t^n) + rho V (a0^n w^n + a1^n w^{n-1} + a2^n w^{n-2}) =
+// 0 (momentum rows).  Objective J = sum_n q_n J_s(w^n) + beta sum_n dt_n omega(t^n)^2, with q_n the
 // trapezoidal weights of the time average over [t0, t1] (or q_N = 1 for a final-time
 // objective) and an optional control cost on a rotating wall.  Backward, n = N..1:
 //   (dR^n/dw^n)^T psi^n = -q_n dJ_s/dw^n - rho V (a1^{n+1} psi^{n+1} + a2^{n+2} psi^{n+2})
@@ -46,8 +46,8 @@ struct UnsteadyAdjointResult {
   /// parameter's value at t^n.
   std::vector<double> times;
   std::map<std::string, std::vector<double>> control;
-  std::vector<Vec3<double>> X;      ///< dJ/dX per local vertex
-  std::vector<double> initial;      ///< dJ/dw^0, nv per owned cell
+  std::vector<Vec3<double>> X; ///< dJ/dX per local vertex
+  std::vector<double> initial; ///< dJ/dw^0, nv per owned cell
   long steps = 0, recomputed = 0, snapshots = 0, linear_iterations = 0;
   long preconditioner_setups = 0; ///< of the backward sweep (this run: a resumed sweep counts anew)
   double bytes_written = 0, forward_time = 0, adjoint_time = 0;
@@ -58,13 +58,13 @@ struct UnsteadyAdjointResult {
 struct UnsteadyAdjointOptions {
   std::string schedule = "store-all"; ///< or "revolve"
   long snapshots = 20;
-  long save_every = 0;                ///< 0: never save the adjoint state
-  std::string state_file;             ///< where the adjoint state is saved / resumed from
+  long save_every = 0;    ///< 0: never save the adjoint state
+  std::string state_file; ///< where the adjoint state is saved / resumed from
   bool resume = false;
-  std::string trajectory_directory;   ///< store-all: where the trajectory file goes
+  std::string trajectory_directory; ///< store-all: where the trajectory file goes
   /// Called for every `snapshot_every`-th level of the backward sweep with the adjoint
   /// (nv values per local cell) and the FlowResidual at that level's state (output).
-  bool forward_only = false;          ///< only the forward run and the objective (verification)
+  bool forward_only = false; ///< only the forward run and the objective (verification)
   long snapshot_every = 0;
   std::function<PetscErrorCode(long n, double t, const std::vector<double> &psi)> snapshot;
 };
@@ -80,7 +80,8 @@ private:
   double weight(long n, double t) const;
   PetscErrorCode save_state(const UnsteadyAdjointOptions &o, long n, Vec psi1, Vec psi2,
                             const UnsteadyAdjointResult &r) const;
-  PetscErrorCode load_state(const UnsteadyAdjointOptions &o, long *n, Vec psi1, Vec psi2, UnsteadyAdjointResult *r) const;
+  PetscErrorCode load_state(const UnsteadyAdjointOptions &o, long *n, Vec psi1, Vec psi2,
+                            UnsteadyAdjointResult *r) const;
 
   discretization::FlowResidual *res_ = nullptr;
   const config::CaseConfig *cfg_ = nullptr;

@@ -20,7 +20,8 @@ namespace karman::cli {
 /// initial.velocity / initial.pressure.  A file written by a run of another problem (other
 /// CaseConfig::problem_keys(), e.g. a spin-up without rotation) is used with a warning that
 /// names the keys that differ.  Collective.
-PetscErrorCode initial_state(const discretization::FlowResidual &res, const config::CaseConfig &cfg, Vec w);
+PetscErrorCode initial_state(const discretization::FlowResidual &res, const config::CaseConfig &cfg,
+                             Vec w);
 
 /// Force coefficients, delta p and probes of the FlowResidual's current local state.
 class FlowMonitors {
@@ -57,7 +58,8 @@ class FlowWriter {
 public:
   /// `name`: the series name ("flow", "last_good").  Collective.
   PetscErrorCode setup(const discretization::FlowResidual &res, const FlowMonitors &mon,
-                       const config::CaseConfig &cfg, const std::string &directory, const std::string &name);
+                       const config::CaseConfig &cfg, const std::string &directory,
+                       const std::string &name);
   /// Continues existing series up to time t (restart).
   PetscErrorCode resume(double t);
   /// Writes the FlowResidual's current local state as the snapshot at `time`.

@@ -11,16 +11,16 @@
 namespace karman::config {
 
 enum class KeyType {
-  Real,       ///< a number
-  Integer,    ///< an integer
-  Bool,       ///< true/false
-  String,     ///< free text
-  Choice,     ///< one of `choices`
-  Path,       ///< a file name, relative to the case file's folder
-  RealVector, ///< a list of 2 or 3 numbers (one per space dimension)
-  RealList,   ///< a list of numbers of any length
-  NameList,   ///< a list of names (e.g. boundary names)
-  PointList,  ///< a list of points, each a list of 2 or 3 numbers
+  Real,         ///< a number
+  Integer,      ///< an integer
+  Bool,         ///< true/false
+  String,       ///< free text
+  Choice,       ///< one of `choices`
+  Path,         ///< a file name, relative to the case file's folder
+  RealVector,   ///< a list of 2 or 3 numbers (one per space dimension)
+  RealList,     ///< a list of numbers of any length
+  NameList,     ///< a list of names (e.g. boundary names)
+  PointList,    ///< a list of points, each a list of 2 or 3 numbers
   TimeFunction, ///< a number, or {type: sine|table|steps, ...} (physics/time_function.hpp)
   RealTable,    ///< a list of lists of numbers
   TermList      ///< a list of maps, each with the keys of the section itself (objective terms)

@@ -10,6 +10,7 @@ namespace karman {
 
 /// Parses `text` into rows of exactly `width` numbers; returns "" or the problem with its
 /// line number ("line 4: expected 3 numbers").
-std::string parse_numeric_rows(const std::string &text, std::size_t width, std::vector<std::vector<double>> *rows);
+std::string parse_numeric_rows(const std::string &text, std::size_t width,
+                               std::vector<std::vector<double>> *rows);
 
 } // namespace karman

@@ -12,7 +12,7 @@ namespace karman {
 double parabola_extremum(double t0, double t1, double t2, double v0, double v1, double v2);
 
 struct SignalStatistics {
-  double max = 0, min = 0;               ///< refined (parabola) where the extreme sample is interior
+  double max = 0, min = 0; ///< refined (parabola) where the extreme sample is interior
   double max_sample = 0, min_sample = 0; ///< the largest and smallest samples
   double mean = 0;                       ///< of the samples
   double time_average = 0;               ///< trapezoidal rule over [t.front(), t.back()]

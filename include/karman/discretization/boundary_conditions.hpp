@@ -53,7 +53,8 @@ public:
 
   /// Evaluates the imposed values at time t, time level n (for per-step time functions).
   /// Collective: a per-step function used beyond its last value is an error.
-  PetscErrorCode evaluate(const mesh::Mesh &mesh, const geometry::Geometry<double> &g, double t, long n);
+  PetscErrorCode evaluate(const mesh::Mesh &mesh, const geometry::Geometry<double> &g, double t,
+                          long n);
   /// True if some imposed value depends on time.
   bool time_dependent() const;
 

@@ -72,8 +72,9 @@ public:
 
   /// BDF time derivative on the momentum rows: rho V (a0 u + h_c), h_c from earlier steps.
   struct TimeTerm {
-    double a0 = 0;                                ///< coefficient of the new state [1/s]
-    const std::vector<double> *history = nullptr; ///< nv values per owned cell (momentum entries used)
+    double a0 = 0; ///< coefficient of the new state [1/s]
+    const std::vector<double> *history =
+        nullptr; ///< nv values per owned cell (momentum entries used)
   };
 
   /// R(w) (owned rows), plus the time term if given.
@@ -83,7 +84,8 @@ public:
   /// (the dependence through the gradients on the cells' other neighbours is dropped): a
   /// sparser matrix whose LU factors are several times smaller, used to precondition
   /// Krylov solves with the exact Jacobian.
-  PetscErrorCode jacobian(Vec w, Mat J, const std::vector<double> *momentum_shift, bool compact = false);
+  PetscErrorCode jacobian(Vec w, Mat J, const std::vector<double> *momentum_shift,
+                          bool compact = false);
 
   /// Cell state (value and gradient) of local cell c from the local copy.
   physics::CellState<double> cell_state(PetscInt c) const;

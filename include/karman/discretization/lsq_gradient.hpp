@@ -30,8 +30,7 @@ namespace karman::discretization {
 /// if M is singular (relative to its diagonal).
 template <typename T>
 bool lsq_coefficients(int dim, const Vec3<T> &xc, const std::vector<Vec3<T>> &p, std::size_t n_data,
-                      std::vector<Vec3<T>> &c)
-{
+                      std::vector<Vec3<T>> &c) {
   T m[3][3] = {{T(0), T(0), T(0)}, {T(0), T(0), T(0)}, {T(0), T(0), T(0)}};
   for (const auto &pj : p) {
     const Vec3<T> d = pj - xc;
@@ -43,12 +42,15 @@ bool lsq_coefficients(int dim, const Vec3<T> &xc, const std::vector<Vec3<T>> &p,
   if (dim == 2) {
     const T det = m[0][0] * m[1][1] - m[0][1] * m[1][0];
     if (!(std::abs(real_value(det)) > 1e-8 * std::abs(real_value(m[0][0] * m[1][1])))) return false;
-    inv[0][0] = m[1][1] / det, inv[0][1] = -m[0][1] / det, inv[1][0] = -m[1][0] / det, inv[1][1] = m[0][0] / det;
+    inv[0][0] = m[1][1] / det, inv[0][1] = -m[0][1] / det, inv[1][0] = -m[1][0] / det,
+    inv[1][1] = m[0][0] / det;
   } else {
-    const T c00 = m[1][1] * m[2][2] - m[1][2] * m[2][1], c01 = m[1][2] * m[2][0] - m[1][0] * m[2][2],
+    const T c00 = m[1][1] * m[2][2] - m[1][2] * m[2][1],
+            c01 = m[1][2] * m[2][0] - m[1][0] * m[2][2],
             c02 = m[1][0] * m[2][1] - m[1][1] * m[2][0];
     const T det = m[0][0] * c00 + m[0][1] * c01 + m[0][2] * c02;
-    if (!(std::abs(real_value(det)) > 1e-10 * std::abs(real_value(m[0][0] * m[1][1] * m[2][2])))) return false;
+    if (!(std::abs(real_value(det)) > 1e-10 * std::abs(real_value(m[0][0] * m[1][1] * m[2][2]))))
+      return false;
     inv[0][0] = c00 / det, inv[1][0] = c01 / det, inv[2][0] = c02 / det;
     inv[0][1] = (m[0][2] * m[2][1] - m[0][1] * m[2][2]) / det;
     inv[0][2] = (m[0][1] * m[1][2] - m[0][2] * m[1][1]) / det;
@@ -61,15 +63,17 @@ bool lsq_coefficients(int dim, const Vec3<T> &xc, const std::vector<Vec3<T>> &p,
   for (std::size_t j = 0; j < n_data; ++j) {
     const Vec3<T> d = p[j] - xc;
     const T w = T(1) / dot(d, d);
-    for (int i = 0; i < 3; ++i) c[j][i] = w * (inv[i][0] * d[0] + inv[i][1] * d[1] + inv[i][2] * d[2]);
+    for (int i = 0; i < 3; ++i)
+      c[j][i] = w * (inv[i][0] * d[0] + inv[i][1] * d[1] + inv[i][2] * d[2]);
   }
   return true;
 }
 
-/// Reverse of lsq_coefficients: given cbar (n_data vectors) accumulates xc_bar and p_bar (all points).
+/// Reverse of lsq_coefficients: given cbar (n_data vectors) accumulates xc_bar and p_bar (all
+/// points).
 void lsq_coefficients_reverse(int dim, const Vec3<double> &xc, const std::vector<Vec3<double>> &p,
-                              std::size_t n_data, const std::vector<Vec3<double>> &cbar, Vec3<double> &xc_bar,
-                              std::vector<Vec3<double>> &p_bar);
+                              std::size_t n_data, const std::vector<Vec3<double>> &cbar,
+                              Vec3<double> &xc_bar, std::vector<Vec3<double>> &p_bar);
 
 enum GradientSet { kPressureSet = 0, kVelocitySet = 1 };
 
@@ -123,9 +127,8 @@ public:
   ///   boundary_bar(k, f, value): the dependence on prescribed boundary values.
   template <typename BoundaryValue, typename BoundaryBar>
   void reverse(const mesh::Mesh &mesh, const geometry::Geometry<double> &g, int nv, const double *w,
-               BoundaryValue &&boundary_value, const double *Gbar, double *wbar, geometry::GeometryBar *gbar,
-               BoundaryBar &&boundary_bar) const
-  {
+               BoundaryValue &&boundary_value, const double *Gbar, double *wbar,
+               geometry::GeometryBar *gbar, BoundaryBar &&boundary_bar) const {
     std::vector<Vec3<double>> points, cbar, pbar;
     for (PetscInt c = 0; c < mesh.n_cells; ++c) {
       if (mesh.cell_layer[c] > 1) continue;
@@ -161,21 +164,26 @@ public:
         // coefficients -> centroids
         points.clear();
         for (PetscInt e = 0; e < nb; ++e) points.push_back(g.cell_centroid[nbr_[nptr_[c] + e]]);
-        for (PetscInt e = 0; e < nd; ++e) points.push_back(g.face_centroid[bface_[set][bptr_[set][c] + e]]);
-        for (PetscInt e = 0; e < nf; ++e) points.push_back(g.face_centroid[ffit_[set][fptr_[set][c] + e]]);
+        for (PetscInt e = 0; e < nd; ++e)
+          points.push_back(g.face_centroid[bface_[set][bptr_[set][c] + e]]);
+        for (PetscInt e = 0; e < nf; ++e)
+          points.push_back(g.face_centroid[ffit_[set][fptr_[set][c] + e]]);
         pbar.assign(points.size(), Vec3<double>());
         Vec3<double> xcb;
         lsq_coefficients_reverse(mesh.dim, g.cell_centroid[c], points, nb + nd, cbar, xcb, pbar);
         gbar->cell_centroid[c] += xcb;
         for (PetscInt e = 0; e < nb; ++e) gbar->cell_centroid[nbr_[nptr_[c] + e]] += pbar[e];
-        for (PetscInt e = 0; e < nd; ++e) gbar->face_centroid[bface_[set][bptr_[set][c] + e]] += pbar[nb + e];
-        for (PetscInt e = 0; e < nf; ++e) gbar->face_centroid[ffit_[set][fptr_[set][c] + e]] += pbar[nb + nd + e];
+        for (PetscInt e = 0; e < nd; ++e)
+          gbar->face_centroid[bface_[set][bptr_[set][c] + e]] += pbar[nb + e];
+        for (PetscInt e = 0; e < nf; ++e)
+          gbar->face_centroid[ffit_[set][fptr_[set][c] + e]] += pbar[nb + nd + e];
       }
     }
   }
 
 private:
-  std::vector<PetscInt> fptr_[2], ffit_[2]; ///< boundary faces in the fit only (zero-gradient fallback)
+  std::vector<PetscInt> fptr_[2],
+      ffit_[2]; ///< boundary faces in the fit only (zero-gradient fallback)
   std::vector<PetscInt> nptr_, nbr_;
   std::vector<Vec3<double>> coef_[2], self_[2], bcoef_[2];
   std::vector<PetscInt> bptr_[2], bface_[2];

@@ -49,8 +49,8 @@ public:
                       const std::string &case_keys = "");
   /// Appends a record with w^n = w and w^{n-1} = w_prev (owned order, nv values per cell).
   /// Returns the seconds spent and the bytes of the record.  Collective.
-  PetscErrorCode write(long step, double time, double dt, double dt_prev, Vec w, Vec w_prev, double *seconds,
-                       double *bytes);
+  PetscErrorCode write(long step, double time, double dt, double dt_prev, Vec w, Vec w_prev,
+                       double *seconds, double *bytes);
   PetscErrorCode close();
   const std::string &path() const { return path_; }
 
@@ -75,7 +75,8 @@ PetscErrorCode find_latest_checkpoint(MPI_Comm comm, const std::string &director
                                       CheckpointRecord *record, bool *found);
 
 /// Reads a record into w and w_prev (owned order).  Collective.
-PetscErrorCode read_checkpoint(const mesh::Mesh &mesh, const CheckpointRecord &record, int nv, Vec w, Vec w_prev);
+PetscErrorCode read_checkpoint(const mesh::Mesh &mesh, const CheckpointRecord &record, int nv,
+                               Vec w, Vec w_prev);
 
 /// 64-bit hash of a record's data (the checksum stored with it).
 std::uint64_t record_checksum(const std::vector<double> &state, const std::vector<double> &previous,

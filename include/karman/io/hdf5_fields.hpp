@@ -31,10 +31,11 @@ PetscErrorCode mesh_hash(const mesh::Mesh &mesh, const std::vector<Vec3<double>>
                          std::string *hash);
 
 /// Writes `fields` (owned-cell order) and the mesh to `path`.  Collective.
-PetscErrorCode write_fields_h5(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
-                               const std::string &path, const std::vector<Field> &fields,
-                               const std::vector<std::pair<std::string, double>> &attributes,
-                               const std::vector<std::pair<std::string, std::string>> &text_attributes = {});
+PetscErrorCode
+write_fields_h5(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X, const std::string &path,
+                const std::vector<Field> &fields,
+                const std::vector<std::pair<std::string, double>> &attributes,
+                const std::vector<std::pair<std::string, std::string>> &text_attributes = {});
 
 /// Writes `fields` and the mesh to exactly `path` (no temporary name, no rename): the first
 /// part of a file completed by add_to_fields_h5 and published by replace_file.  Collective.
@@ -57,8 +58,8 @@ PetscErrorCode replace_file(MPI_Comm comm, const std::string &from, const std::s
 
 /// Reads a text attribute of the file's root group ("" when the file or attribute is missing).
 /// Collective (rank 0 reads).
-PetscErrorCode read_text_attribute_h5(MPI_Comm comm, const std::string &path, const std::string &name,
-                                      std::string *value);
+PetscErrorCode read_text_attribute_h5(MPI_Comm comm, const std::string &path,
+                                      const std::string &name, std::string *value);
 
 /// Reads a numeric attribute of the file's root group (NaN when the file or attribute is
 /// missing).  Collective (rank 0 reads).

@@ -50,9 +50,9 @@ struct BoundaryShape {
 
 /// Differentiable parameters of a boundary's prescribed velocity at one time.
 template <typename T> struct BoundaryParameters {
-  Vec3<T> velocity; ///< wall translation U, or far-field U_inf
-  T omega = T(0);   ///< wall rotation rate about e_z
-  T speed = T(0);   ///< inlet speed (uniform value or parabolic peak)
+  Vec3<T> velocity;   ///< wall translation U, or far-field U_inf
+  T omega = T(0);     ///< wall rotation rate about e_z
+  T speed = T(0);     ///< inlet speed (uniform value or parabolic peak)
   T amplitude = T(0); ///< blowing/suction normal velocity
 };
 
@@ -74,8 +74,8 @@ Vec3<double> profile_factor_gradient(const VelocityProfile &pr, const Vec3<doubl
 /// The velocity u_b that a face of a velocity-Dirichlet boundary imposes (zero for boundary
 /// types that impose none).
 template <typename T>
-Vec3<T> boundary_velocity(const BoundaryShape &b, const BoundaryParameters<T> &a,
-                          const Vec3<T> &xf, const Vec3<T> &S) {
+Vec3<T> boundary_velocity(const BoundaryShape &b, const BoundaryParameters<T> &a, const Vec3<T> &xf,
+                          const Vec3<T> &S) {
   switch (b.type) {
   case BoundaryType::Wall: {
     const Vec3<T> r = xf - Vec3<T>(T(b.center[0]), T(b.center[1]), T(b.center[2]));
@@ -92,9 +92,11 @@ Vec3<T> boundary_velocity(const BoundaryShape &b, const BoundaryParameters<T> &a
     const Vec3<T> n_out = (T(1) / norm(S)) * S;
     return (-a.amplitude * profile_factor(b.profile, xf)) * n_out;
   }
-  case BoundaryType::FarField: return a.velocity;
+  case BoundaryType::FarField:
+    return a.velocity;
   case BoundaryType::PressureOutlet:
-  case BoundaryType::Symmetry: break;
+  case BoundaryType::Symmetry:
+    break;
   }
   return Vec3<T>();
 }

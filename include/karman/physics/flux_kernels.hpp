@@ -149,7 +149,8 @@ void dirichlet_face_stress(int dim, const CellState<T> &L, const FaceGeometry<T>
 /// The force of the fluid on the face is then p_f S - visc + rotating_wall_traction.  Zero
 /// for fixed and translating walls.  (Linear in mu, omega and S: its reverse mode is inline
 /// in the objectives.)
-template <typename T> Vec3<T> rotating_wall_traction(const FluxParameters<T> &fp, const T &omega, const Vec3<T> &S) {
+template <typename T>
+Vec3<T> rotating_wall_traction(const FluxParameters<T> &fp, const T &omega, const Vec3<T> &S) {
   const T c = fp.rho * fp.nu * omega;
   return Vec3<T>(-c * S[1], c * S[0], T(0));
 }
@@ -225,17 +226,20 @@ struct FluxBar {
 };
 
 void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<double> &R,
-                           const FaceGeometry<double> &g, const FluxParameters<double> &fp, const double *lambda,
-                           FluxBar &bar);
-void velocity_dirichlet_flux_reverse(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
-                                     const FluxParameters<double> &fp, const Vec3<double> &ub, const double *lambda,
-                                     FluxBar &bar);
+                           const FaceGeometry<double> &g, const FluxParameters<double> &fp,
+                           const double *lambda, FluxBar &bar);
+void velocity_dirichlet_flux_reverse(int dim, const CellState<double> &L,
+                                     const FaceGeometry<double> &g,
+                                     const FluxParameters<double> &fp, const Vec3<double> &ub,
+                                     const double *lambda, FluxBar &bar);
 /// Reverse of dirichlet_face_stress for the scalar pf_bar pf + visc_bar . visc.
-void dirichlet_face_stress_reverse(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
-                                   const FluxParameters<double> &fp, const Vec3<double> &ub, double pf_bar,
+void dirichlet_face_stress_reverse(int dim, const CellState<double> &L,
+                                   const FaceGeometry<double> &g, const FluxParameters<double> &fp,
+                                   const Vec3<double> &ub, double pf_bar,
                                    const Vec3<double> &visc_bar, FluxBar &bar);
-void pressure_outlet_flux_reverse(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
-                                  const FluxParameters<double> &fp, double pb, const double *lambda, FluxBar &bar);
+void pressure_outlet_flux_reverse(int dim, const CellState<double> &L,
+                                  const FaceGeometry<double> &g, const FluxParameters<double> &fp,
+                                  double pb, const double *lambda, FluxBar &bar);
 void slip_flux_reverse(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
                        const FluxParameters<double> &fp, const double *lambda, FluxBar &bar);
 

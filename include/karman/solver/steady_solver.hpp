@@ -67,8 +67,8 @@ private:
   static PetscErrorCode form_function(SNES, Vec w, Vec R, void *ctx);
   static PetscErrorCode form_jacobian(SNES, Vec w, Mat J, Mat P, void *ctx);
   /// SNES convergence test: records the iteration (record_iteration), then PETSc's decision.
-  static PetscErrorCode converged(SNES, PetscInt it, PetscReal xnorm, PetscReal snorm, PetscReal norm,
-                                  SNESConvergedReason *reason, void *ctx);
+  static PetscErrorCode converged(SNES, PetscInt it, PetscReal xnorm, PetscReal snorm,
+                                  PetscReal norm, SNESConvergedReason *reason, void *ctx);
   /// History, CFL for the next step, best state and the caller's monitor for iterate `it`.
   PetscErrorCode record_iteration(SNES snes, PetscInt it, PetscReal norm);
   PetscErrorCode update_shift(Vec w);

@@ -33,10 +33,10 @@ struct BdfCoefficients {
 BdfCoefficients bdf_coefficients(int order, double dt, double dt_prev);
 
 struct StepReport {
-  long step = 0;       ///< index of the new time level
-  double time = 0;     ///< t^{n+1}
+  long step = 0;   ///< index of the new time level
+  double time = 0; ///< t^{n+1}
   double dt = 0;
-  int order = 0;       ///< BDF order used
+  int order = 0; ///< BDF order used
   int newton_iterations = 0;
   int linear_iterations = 0;
   bool preconditioner_setup = false; ///< the preconditioner was set up (not reused) in this step
