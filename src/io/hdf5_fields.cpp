@@ -26,6 +26,16 @@ struct H5Handles {
   }
 };
 
+// On the calling rank alone: opens `path` read-only (HDF5's error printing off) and calls
+// read(file); a file that cannot be opened is skipped (the caller's defaults stand).
+template <typename Read> void read_file_serial(const std::string &path, Read read) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) return;
+  read(f);
+  H5Fclose(f);
+}
+
 // Collective write of rows [start, start+count) of a [nglobal][ncomp] dataset.
 bool write_rows(hid_t file, hid_t dxpl, const char *name, hid_t type, hsize_t nglobal,
                 hsize_t ncomp, hsize_t start, hsize_t count, const void *data) {
@@ -267,21 +277,16 @@ PetscErrorCode read_text_attribute_h5(MPI_Comm comm, const std::string &path,
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   std::string v;
-  if (rank == 0) {
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f >= 0) {
-      if (H5Aexists(f, name.c_str()) > 0) {
-        hid_t a = H5Aopen(f, name.c_str(), H5P_DEFAULT);
-        hid_t type = H5Aget_type(a);
-        std::string buf(H5Tget_size(type), '\0');
-        if (H5Tget_class(type) == H5T_STRING && H5Aread(a, type, buf.data()) >= 0) v = buf.c_str();
-        H5Tclose(type);
-        H5Aclose(a);
-      }
-      H5Fclose(f);
-    }
-  }
+  if (rank == 0)
+    read_file_serial(path, [&](hid_t f) {
+      if (H5Aexists(f, name.c_str()) <= 0) return;
+      hid_t a = H5Aopen(f, name.c_str(), H5P_DEFAULT);
+      hid_t type = H5Aget_type(a);
+      std::string buf(H5Tget_size(type), '\0');
+      if (H5Tget_class(type) == H5T_STRING && H5Aread(a, type, buf.data()) >= 0) v = buf.c_str();
+      H5Tclose(type);
+      H5Aclose(a);
+    });
   PetscCall(broadcast_string(comm, &v));
   *value = v;
   PetscFunctionReturn(0);
@@ -293,18 +298,13 @@ PetscErrorCode read_real_attribute_h5(MPI_Comm comm, const std::string &path,
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   double v = NAN;
-  if (rank == 0) {
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f >= 0) {
-      if (H5Aexists(f, name.c_str()) > 0) {
-        hid_t a = H5Aopen(f, name.c_str(), H5P_DEFAULT);
-        if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) < 0) v = NAN;
-        H5Aclose(a);
-      }
-      H5Fclose(f);
-    }
-  }
+  if (rank == 0)
+    read_file_serial(path, [&](hid_t f) {
+      if (H5Aexists(f, name.c_str()) <= 0) return;
+      hid_t a = H5Aopen(f, name.c_str(), H5P_DEFAULT);
+      if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) < 0) v = NAN;
+      H5Aclose(a);
+    });
   PetscCallMPI(MPI_Bcast(&v, 1, MPI_DOUBLE, 0, comm));
   *value = v;
   PetscFunctionReturn(0);
@@ -316,25 +316,20 @@ PetscErrorCode read_text_h5(MPI_Comm comm, const std::string &path, const std::s
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   std::string v;
-  if (rank == 0) {
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f >= 0) {
-      hid_t d = H5Lexists(f, ("/" + name).c_str(), H5P_DEFAULT) > 0
-                    ? H5Dopen2(f, ("/" + name).c_str(), H5P_DEFAULT)
-                    : -1;
-      if (d >= 0) {
-        hid_t space = H5Dget_space(d);
-        const hssize_t n = H5Sget_simple_extent_npoints(space);
-        std::string buf(n > 0 ? n : 0, '\0');
-        if (n > 0 && H5Dread(d, H5T_NATIVE_CHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) >= 0)
-          v = buf;
-        H5Sclose(space);
-        H5Dclose(d);
-      }
-      H5Fclose(f);
-    }
-  }
+  if (rank == 0)
+    read_file_serial(path, [&](hid_t f) {
+      const std::string dname = "/" + name;
+      if (H5Lexists(f, dname.c_str(), H5P_DEFAULT) <= 0) return;
+      hid_t d = H5Dopen2(f, dname.c_str(), H5P_DEFAULT);
+      if (d < 0) return;
+      hid_t space = H5Dget_space(d);
+      const hssize_t n = H5Sget_simple_extent_npoints(space);
+      std::string buf(n > 0 ? n : 0, '\0');
+      if (n > 0 && H5Dread(d, H5T_NATIVE_CHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) >= 0)
+        v = buf;
+      H5Sclose(space);
+      H5Dclose(d);
+    });
   PetscCall(broadcast_string(comm, &v));
   *value = v;
   PetscFunctionReturn(0);
