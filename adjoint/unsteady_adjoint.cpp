@@ -379,8 +379,8 @@ void kill_if_requested(long level, bool partial) {
   if (end != v && n == level && partial == (std::strcmp(end, ":partial") == 0)) std::raise(SIGKILL);
 }
 
-// What an adjoint state depends on besides the mesh, the problem hash (fluid, reference,
-// boundaries) and the time levels: the time scheme, the initial condition and the objective
+// What an adjoint state depends on besides the mesh, the problem (CaseConfig::problem_keys())
+// and the time levels: the time scheme, the initial condition and the objective
 // (resolved, as one line of YAML each).
 std::vector<std::pair<std::string, std::string>> case_identity(const config::CaseConfig &cfg) {
   const YAML::Node resolved = YAML::Load(cfg.resolved_yaml());
@@ -429,6 +429,7 @@ PetscErrorCode UnsteadyAdjoint::save_state(const UnsteadyAdjointOptions &o, long
   j["dt"] = dt_;
   j["J"] = r.J;
   j["problem_hash"] = cfg_->problem_hash();
+  j["problem_keys"] = cfg_->problem_keys();
   for (const auto &[key, value] : case_identity(*cfg_)) j["case"][key] = value;
   j["parameters"] = nlohmann::json::object();
   for (const auto &p : r.parameters) j["parameters"][p.name] = p.gradient;
@@ -466,7 +467,8 @@ PetscErrorCode UnsteadyAdjoint::load_state(const UnsteadyAdjointOptions &o, long
                  j["parameters"].is_object() && j["control"].is_object(),
              m.comm, PETSC_ERR_FILE_UNEXPECTED, "%s: corrupt adjoint state record /adjoint_state",
              file);
-  // the identity of the case: mesh, problem (fluid, reference, boundaries), time levels, objective
+  // the identity of the case: mesh, problem (CaseConfig::problem_keys), time levels, scheme,
+  // initial condition, objective
   std::string mesh_hash, file_mesh_hash;
   PetscCall(io::mesh_hash(m, res_->coordinates(), &mesh_hash));
   PetscCall(io::read_text_attribute_h5(m.comm, o.state_file, "mesh_hash", &file_mesh_hash));
@@ -474,10 +476,11 @@ PetscErrorCode UnsteadyAdjoint::load_state(const UnsteadyAdjointOptions &o, long
              "%s: adjoint state of another mesh (mesh hash %s, this run's mesh %s)", file,
              file_mesh_hash.c_str(), mesh_hash.c_str());
   const std::string problem_hash = j["problem_hash"].get<std::string>();
-  PetscCheck(problem_hash == cfg_->problem_hash(), m.comm, PETSC_ERR_FILE_UNEXPECTED,
-             "%s: adjoint state of another problem (hash of fluid, reference and boundaries %s, %s "
-             "has %s)",
-             file, problem_hash.c_str(), cfg_->file().c_str(), cfg_->problem_hash().c_str());
+  PetscCheck(
+      problem_hash == cfg_->problem_hash(), m.comm, PETSC_ERR_FILE_UNEXPECTED,
+      "%s: adjoint state of another problem (%s: %s)", file, cfg_->file().c_str(),
+      config::describe_problem_change(j.value("problem_keys", std::string()), cfg_->problem_keys())
+          .c_str());
   const long steps = j["steps"].get<long>();
   const double dt = j["dt"].get<double>();
   PetscCheck(steps == steps_ && std::abs(dt - dt_) <= 1e-12 * dt_, m.comm,

@@ -241,12 +241,7 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
                  ck_dir.c_str(), ck_every);
       if (rec.case_hash != case_hash) {
         // a deliberate switch (e.g. of the convection scheme) needs --accept-case-change
-        const std::string changes =
-            rec.case_keys.empty()
-                ? std::string("another case (fluid, reference, solver or boundaries keys; the "
-                              "files predate the stored key list, so the keys are unknown)")
-                : config::describe_key_changes(
-                      config::compare_problem_keys(rec.case_keys, case_keys));
+        const std::string changes = config::describe_problem_change(rec.case_keys, case_keys);
         PetscCheck(args.accept_case_change, comm, PETSC_ERR_USER_INPUT,
                    "%s: --restart: the checkpoints in %s were written with %s; restore the case, "
                    "start without --restart, or add --accept-case-change to continue with this "

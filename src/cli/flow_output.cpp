@@ -40,12 +40,7 @@ PetscErrorCode initial_state(const FlowResidual &res, const config::CaseConfig &
     PetscCall(io::read_text_attribute_h5(m.comm, path, "case_hash", &file_case));
     PetscCall(io::read_text_attribute_h5(m.comm, path, "case_keys", &file_keys));
     if (file_case != cfg.problem_hash()) {
-      const std::string changes =
-          file_keys.empty()
-              ? std::string("another case (the file predates the stored key list, so the keys "
-                            "that differ are unknown)")
-              : config::describe_key_changes(
-                    config::compare_problem_keys(file_keys, cfg.problem_keys()));
+      const std::string changes = config::describe_problem_change(file_keys, cfg.problem_keys());
       PetscCall(log_warning(
           m.comm, "%s: initial.file '%s' was written with %s; it is used as the initial state",
           cfg.file().c_str(), path.c_str(), changes.c_str()));

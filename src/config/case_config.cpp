@@ -701,6 +701,13 @@ std::string describe_key_changes(const std::vector<KeyChange> &changes) {
   return text;
 }
 
+std::string describe_problem_change(const std::string &stored, const std::string &current) {
+  if (stored.empty())
+    return "another case (fluid, reference, solver or boundaries keys; the file was written "
+           "before the key list was stored, so the keys that differ are unknown)";
+  return describe_key_changes(compare_problem_keys(stored, current));
+}
+
 PetscErrorCode CaseConfig::apply_petsc_options() const {
   PetscFunctionBeginUser;
   for (const auto &[name, value] : petsc_) {

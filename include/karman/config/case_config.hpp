@@ -118,4 +118,9 @@ std::vector<KeyChange> compare_problem_keys(const std::string &stored, const std
 /// "solver.upwind = 1, this case has 0; solver.stabilization = ..." for messages.
 std::string describe_key_changes(const std::vector<KeyChange> &changes);
 
+/// What differs between a stored problem_keys() text (of a checkpoint, flow.h5 or adjoint
+/// state) and the current one, for messages: describe_key_changes() of the two, or, when
+/// `stored` is empty (a file written before the key list was stored), that the keys are unknown.
+std::string describe_problem_change(const std::string &stored, const std::string &current);
+
 } // namespace karman::config
