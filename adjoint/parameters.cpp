@@ -48,6 +48,37 @@ ParameterRegistry::ParameterRegistry(const FlowResidual &res) {
       break;
     }
   }
+  patch_specs_.resize(bcs.n_patches());
+  for (std::size_t i = 0; i < specs_.size(); ++i)
+    if (specs_[i].patch >= 0) patch_specs_[specs_[i].patch].push_back(static_cast<int>(i));
+}
+
+void ParameterRegistry::add_boundary_adjoint(int patch,
+                                             const physics::BoundaryParameters<double> &abar,
+                                             double pbar, std::vector<double> &sums) const {
+  for (int i : patch_specs_[patch]) {
+    const ParameterSpec &s = specs_[i];
+    switch (s.kind) {
+    case ParameterKind::WallVelocity:
+    case ParameterKind::FarFieldVelocity:
+      sums[i] += abar.velocity[s.component];
+      break;
+    case ParameterKind::Omega:
+      sums[i] += abar.omega;
+      break;
+    case ParameterKind::InletSpeed:
+      sums[i] += abar.speed;
+      break;
+    case ParameterKind::Amplitude:
+      sums[i] += abar.amplitude;
+      break;
+    case ParameterKind::Pressure:
+      sums[i] += pbar;
+      break;
+    case ParameterKind::Viscosity:
+      break;
+    }
+  }
 }
 
 int ParameterRegistry::find(const std::string &name) const {

@@ -7,8 +7,6 @@ namespace karman::adjoint {
 
 using discretization::FaceKind;
 using discretization::FlowResidual;
-using discretization::PatchCondition;
-using physics::BoundaryType;
 
 void Sensitivities::reset(const FlowResidual &res) {
   const mesh::Mesh &m = res.mesh();
@@ -152,44 +150,21 @@ PetscErrorCode finish(const FlowResidual &res, Sensitivities &s, Gradient *gradi
   const ParameterRegistry registry(res);
   std::vector<double> local(registry.size(), 0.0), global(registry.size());
   local[registry.viscosity()] += s.nu;
-  auto add = [&](int i, double v) {
-    if (i >= 0) local[i] += v;
-  };
   for (PetscInt f = 0; f < m.n_flux_faces; ++f) {
     const int p = m.face_patch[f];
     if (p < 0) continue;
-    const PatchCondition &pc = bcs.patch(p);
     if (bcs.kind(f) == FaceKind::PressureOutlet) {
-      add(registry.index(p, ParameterKind::Pressure), s.pbar[f]);
+      registry.add_boundary_adjoint(p, {}, s.pbar[f], local);
       continue;
     }
-    if (bcs.kind(f) != FaceKind::VelocityDirichlet || pc.custom_velocity) continue;
-    bool beyond;
+    if (bcs.kind(f) != FaceKind::VelocityDirichlet || bcs.patch(p).custom_velocity) continue;
     physics::BoundaryParameters<double> abar;
-    physics::boundary_velocity_reverse(pc.shape, pc.parameters(res.time(), res.level(), &beyond),
+    physics::boundary_velocity_reverse(bcs.patch(p).shape, bcs.parameters(p),
                                        res.geometry().face_centroid[f], res.geometry().face_area[f],
                                        s.ubar[f], &abar, &s.geom.face_centroid[f],
                                        &s.geom.face_area[f]);
-    switch (pc.type()) {
-    case BoundaryType::Wall:
-      for (int d = 0; d < m.dim; ++d)
-        add(registry.index(p, ParameterKind::WallVelocity, d), abar.velocity[d]);
-      add(registry.index(p, ParameterKind::Omega), abar.omega + s.rotbar[f]);
-      break;
-    case BoundaryType::VelocityInlet:
-      add(registry.index(p, ParameterKind::InletSpeed), abar.speed);
-      break;
-    case BoundaryType::BlowingSuction:
-      add(registry.index(p, ParameterKind::Amplitude), abar.amplitude);
-      break;
-    case BoundaryType::FarField:
-      for (int d = 0; d < m.dim; ++d)
-        add(registry.index(p, ParameterKind::FarFieldVelocity, d), abar.velocity[d]);
-      break;
-    case BoundaryType::PressureOutlet:
-    case BoundaryType::Symmetry:
-      break;
-    }
+    abar.omega += s.rotbar[f]; // the rotating-wall traction's dependence on omega (objectives)
+    registry.add_boundary_adjoint(p, abar, 0.0, local);
   }
   // sums over ranks
   PetscCallMPI(MPI_Allreduce(local.data(), global.data(), static_cast<int>(local.size()),

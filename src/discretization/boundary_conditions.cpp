@@ -131,10 +131,10 @@ PetscErrorCode BoundaryConditions::evaluate(const mesh::Mesh &mesh,
   pressure_.assign(mesh.n_flux_faces, 0.0);
   rotation_.assign(mesh.n_flux_faces, 0.0);
   // the patch parameters at this time (the same on every rank)
-  std::vector<physics::BoundaryParameters<double>> a(patches_.size());
+  parameters_.resize(patches_.size());
   for (std::size_t p = 0; p < patches_.size(); ++p) {
     bool beyond;
-    a[p] = patches_[p].parameters(t, n, &beyond);
+    parameters_[p] = patches_[p].parameters(t, n, &beyond);
     PetscCheck(!beyond, mesh.comm, PETSC_ERR_USER_INPUT,
                "boundaries.%s: the per-step values end before time level %ld (t = %g)",
                patches_[p].name.c_str(), n, t);
@@ -150,8 +150,8 @@ PetscErrorCode BoundaryConditions::evaluate(const mesh::Mesh &mesh,
       velocity_[f] = pc.custom_velocity(x, t);
       continue;
     }
-    velocity_[f] = physics::boundary_velocity(pc.shape, a[p], x, g.face_area[f]);
-    if (pc.type() == physics::BoundaryType::Wall) rotation_[f] = a[p].omega;
+    velocity_[f] = physics::boundary_velocity(pc.shape, parameters_[p], x, g.face_area[f]);
+    if (pc.type() == physics::BoundaryType::Wall) rotation_[f] = parameters_[p].omega;
   }
   PetscFunctionReturn(0);
 }

@@ -10,7 +10,7 @@
 //   boundaries.<outlet>.pressure                        p_b
 // A parameter given by a time function that is not constant (omega(t), U(t), A(t)) is
 // "time dependent": it has a value per time level (the unsteady adjoint's per-step control
-// gradients), no single value, and cannot be set as a constant here.
+// gradients) and no single value; set() replaces it by a constant.
 #pragma once
 
 #include "karman/discretization/flow_residual.hpp"
@@ -73,6 +73,11 @@ public:
   /// `time_dependent` also the time-dependent ones (value at the current time).
   std::vector<ParameterGradient> gradients(const discretization::FlowResidual &res,
                                            bool time_dependent) const;
+  /// Adds the adjoints of boundary `patch`'s data to `sums` (one entry per parameter): abar of
+  /// its prescribed velocity's parameters, pbar of its prescribed pressure.
+  void add_boundary_adjoint(int patch, const physics::BoundaryParameters<double> &abar, double pbar,
+                            std::vector<double> &sums) const;
+
   /// True if parameter i is listed by gradients(res, time_dependent).
   bool listed(std::size_t i, bool time_dependent) const {
     return time_dependent || !specs_[i].time_dependent;
@@ -80,6 +85,7 @@ public:
 
 private:
   std::vector<ParameterSpec> specs_;
+  std::vector<std::vector<int>> patch_specs_; ///< per patch: indices of its parameters
 };
 
 /// Keeps the gradients of the parameters named in the case's adjoint.parameters (all if

@@ -60,6 +60,8 @@ public:
 
   FaceKind kind(PetscInt f) const { return kind_[f]; }
   const Vec3<double> &velocity(PetscInt f) const { return velocity_[f]; }
+  /// The parameters of patch p's prescribed velocity at the time of the last evaluate().
+  const physics::BoundaryParameters<double> &parameters(int p) const { return parameters_[p]; }
   double pressure(PetscInt f) const { return pressure_[f]; }
   /// Rotation rate omega(t) of the rigidly moving wall that face f belongs to (0 elsewhere).
   double rotation(PetscInt f) const { return rotation_[f]; }
@@ -78,6 +80,7 @@ private:
   std::vector<PatchCondition> patches_;
   std::vector<FaceKind> kind_;
   std::vector<Vec3<double>> velocity_;
+  std::vector<physics::BoundaryParameters<double>> parameters_; ///< per patch
   std::vector<double> pressure_, rotation_;
   std::vector<char> prescribed_[2];
   bool pressure_fixed_ = false;
