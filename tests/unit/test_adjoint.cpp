@@ -55,10 +55,6 @@ void make(const std::string &yaml, const std::string &geo, int level,
   REQUIRE(s.converged);
 }
 
-std::string dfg_geo() {
-  return std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo";
-}
-
 const std::string kDfg = R"(
 mesh: {file: x.geo}
 fluid: {viscosity: 2.0e-3}
@@ -154,7 +150,7 @@ TEST_CASE("least-squares coefficient reverse mode equals complex step", "[adjoin
 TEST_CASE("adjoint building blocks: dot-product test and reverse sweep equal J^T psi",
           "[adjoint][mpi]") {
   Problem p;
-  make(kDfg, dfg_geo(), 0, {"inlet", "outlet", "walls", "cylinder"}, &p);
+  make(kDfg, test::dfg_geo(), 0, {"inlet", "outlet", "walls", "cylinder"}, &p);
   Mat J;
   REQUIRE(p.res.create_jacobian(&J) == 0);
   REQUIRE(p.res.jacobian(p.w, J, nullptr) == 0);
@@ -212,7 +208,7 @@ TEST_CASE("adjoint building blocks: dot-product test and reverse sweep equal J^T
 TEST_CASE("adjoint parameter gradients equal finite differences (DFG 2D-1, coarse)",
           "[adjoint][verification]") {
   Problem p;
-  make(kDfg, dfg_geo(), 0, {"inlet", "outlet", "walls", "cylinder"}, &p);
+  make(kDfg, test::dfg_geo(), 0, {"inlet", "outlet", "walls", "cylinder"}, &p);
   check_parameters(p, "objective: {type: drag, walls: [cylinder]}\n", 1e-6);
   check_parameters(
       p,
@@ -245,7 +241,7 @@ TEST_CASE("shape gradient: Taylor test for a smooth bump on the cylinder", "[adj
   // drag plus the moment on the rotating cylinder (its rotating-wall traction depends on the
   // face areas and centroids)
   Problem p;
-  make(kDfg, dfg_geo(), 0, {"inlet", "outlet", "walls", "cylinder"}, &p);
+  make(kDfg, test::dfg_geo(), 0, {"inlet", "outlet", "walls", "cylinder"}, &p);
   config::CaseConfig cfg;
   REQUIRE(config::CaseConfig::load_text(
               PETSC_COMM_WORLD,

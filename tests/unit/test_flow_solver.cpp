@@ -105,22 +105,18 @@ boundaries:
   cylinder: {type: wall, omega: 0.7, center: [0.2, 0.2]}
 )";
 
-std::string dfg_geo() {
-  return std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo";
-}
-
 } // namespace
 
 TEST_CASE("assembled Jacobian equals finite differences of the residual",
           "[solver][jacobian][mpi]") {
   SECTION("DFG channel: inlet, outlet, walls, rotating cylinder") {
     Problem p;
-    make_problem(kDfgCase, dfg_geo(), 0, 2, {"inlet", "outlet", "walls", "cylinder"}, &p);
+    make_problem(kDfgCase, test::dfg_geo(), 0, 2, {"inlet", "outlet", "walls", "cylinder"}, &p);
     REQUIRE(jacobian_fd_error(p, 0.3) < 1e-6);
   }
   SECTION("DFG channel, convection blended with the centred mean (solver.upwind 0.25)") {
     Problem p;
-    make_problem(std::string(kDfgCase) + "solver: {upwind: 0.25}\n", dfg_geo(), 0, 2,
+    make_problem(std::string(kDfgCase) + "solver: {upwind: 0.25}\n", test::dfg_geo(), 0, 2,
                  {"inlet", "outlet", "walls", "cylinder"}, &p);
     REQUIRE(jacobian_fd_error(p, 0.3) < 1e-6);
   }
@@ -170,7 +166,7 @@ boundaries:
 
 TEST_CASE("Newton converges quadratically on DFG 2D-1 (coarse mesh)", "[solver][mpi]") {
   Problem p;
-  make_problem(kDfgCase, dfg_geo(), 0, 2, {"inlet", "outlet", "walls", "cylinder"}, &p);
+  make_problem(kDfgCase, test::dfg_geo(), 0, 2, {"inlet", "outlet", "walls", "cylinder"}, &p);
   p.res.boundary_conditions().patch(p.mesh.patch_index("cylinder")).omega =
       physics::TimeFunction::constant(0.0);
   REQUIRE(p.res.update_boundary_values(0.0, 0) == 0);

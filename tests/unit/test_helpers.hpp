@@ -19,6 +19,11 @@ std::string mesh_file(MPI_Comm comm, const std::string &geo, int level, int dim)
 void load(MPI_Comm comm, const std::string &geo, int level, int dim,
           const std::vector<std::string> &boundaries, mesh::Mesh *mesh);
 
+/// The DFG benchmark channel geometry (cases/dfg-2d1/dfg-channel.geo).
+inline std::string dfg_geo() {
+  return std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo";
+}
+
 /// An empty (clean) or existing directory under the test work directory; collective.
 std::string work_dir(const std::string &name, bool clean = true);
 

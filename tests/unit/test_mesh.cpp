@@ -17,10 +17,6 @@ namespace {
 
 const std::vector<std::string> kDfg = {"inlet", "outlet", "walls", "cylinder"};
 
-std::string dfg_geo() {
-  return std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo";
-}
-
 double global_sum(double x) {
   double s;
   MPI_Allreduce(&x, &s, 1, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
@@ -31,7 +27,7 @@ double global_sum(double x) {
 
 TEST_CASE("DFG channel: labels, area and boundary lengths", "[mesh][mpi]") {
   mesh::Mesh m;
-  test::load(PETSC_COMM_WORLD, dfg_geo(), 1, 2, kDfg, &m);
+  test::load(PETSC_COMM_WORLD, test::dfg_geo(), 1, 2, kDfg, &m);
   REQUIRE(m.dim == 2);
   geometry::Geometry<double> g;
   geometry::compute_geometry(m, m.coordinates, g);
@@ -61,8 +57,8 @@ TEST_CASE("DFG channel: labels, area and boundary lengths", "[mesh][mpi]") {
 
 TEST_CASE("distributed mesh equals the serial mesh cell by cell", "[mesh][mpi]") {
   mesh::Mesh dist, serial;
-  test::load(PETSC_COMM_WORLD, dfg_geo(), 0, 2, kDfg, &dist);
-  test::load(PETSC_COMM_SELF, dfg_geo(), 0, 2, kDfg, &serial);
+  test::load(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, kDfg, &dist);
+  test::load(PETSC_COMM_SELF, test::dfg_geo(), 0, 2, kDfg, &serial);
   geometry::Geometry<double> gd, gs;
   geometry::compute_geometry(dist, dist.coordinates, gd);
   geometry::compute_geometry(serial, serial.coordinates, gs);

@@ -34,8 +34,8 @@ struct Setup {
 void make(Setup *s) {
   clear_error();
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kCase, "par.yaml", "/", {}, s->cfg) == 0);
-  test::load(PETSC_COMM_WORLD, std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo", 0,
-             2, {"inlet", "outlet", "walls", "cylinder"}, &s->mesh);
+  test::load(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, {"inlet", "outlet", "walls", "cylinder"},
+             &s->mesh);
   REQUIRE(s->res.setup(s->mesh, s->cfg) == 0);
 }
 

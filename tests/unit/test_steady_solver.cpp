@@ -58,8 +58,8 @@ void make_dfg(Problem *p) {
   clear_error();
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kDfgCase, "test.yaml", "/", {}, p->cfg) ==
           0);
-  test::load(PETSC_COMM_WORLD, std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo", 0,
-             2, {"inlet", "outlet", "walls", "cylinder"}, &p->mesh);
+  test::load(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, {"inlet", "outlet", "walls", "cylinder"},
+             &p->mesh);
   REQUIRE(p->res.setup(p->mesh, p->cfg) == 0);
 }
 

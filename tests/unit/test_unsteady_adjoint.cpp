@@ -49,8 +49,8 @@ struct Setup {
 void make(Setup *s) {
   clear_error();
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kCase, "ua.yaml", "/", {}, s->cfg) == 0);
-  test::load(PETSC_COMM_WORLD, std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo", 0,
-             2, {"inlet", "outlet", "walls", "cylinder"}, &s->mesh);
+  test::load(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, {"inlet", "outlet", "walls", "cylinder"},
+             &s->mesh);
   REQUIRE(s->res.setup(s->mesh, s->cfg) == 0);
   REQUIRE(s->res.create_state(&s->w0) == 0);
   PetscScalar *a;
@@ -266,8 +266,8 @@ TEST_CASE("unsteady adjoint: probe matching against observations in time (system
               {"objective.type=probe-match", "objective.probes=[[0.3, 0.22], [0.5, 0.15]]",
                "objective.observations_file=obs.csv", "objective.window=[0.02, 0.1]"},
               s.cfg) == 0);
-  test::load(PETSC_COMM_WORLD, std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo", 0,
-             2, {"inlet", "outlet", "walls", "cylinder"}, &s.mesh);
+  test::load(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, {"inlet", "outlet", "walls", "cylinder"},
+             &s.mesh);
   REQUIRE(s.res.setup(s.mesh, s.cfg) == 0);
   REQUIRE(s.res.create_state(&s.w0) == 0);
   PetscScalar *a;
