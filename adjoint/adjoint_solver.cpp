@@ -37,15 +37,17 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
   discretization::FlowResidual &res = *res_;
   const mesh::Mesh &m = res.mesh();
   const int nv = res.nv();
-  PetscCall(res.jacobian(w, J_, nullptr)); // also refreshes the local state
-  PetscCall(objective.value(res, &result->J));
+  discretization::LocalState state;
+  PetscCall(res.local_state(w, &state));
+  PetscCall(res.jacobian(w, J_, nullptr));
+  PetscCall(objective.value(res, state, &result->J));
 
   // g = dJ/dw (explicit), assembled from every local cell's share into the owners' rows
   Sensitivities sj;
   sj.reset(res);
-  PetscCall(objective.reverse(res, sj));
+  PetscCall(objective.reverse(res, state, sj));
   Gradient explicit_part;
-  PetscCall(finish(res, sj, &explicit_part));
+  PetscCall(finish(res, state, sj, &explicit_part));
   PetscCall(VecSet(g_, 0.0));
   for (PetscInt c = 0; c < m.n_cells; ++c)
     for (int k = 0; k < nv; ++k) {
@@ -85,8 +87,8 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
   PetscCall(ghosted_local_values(psi_, &result->psi));
   Sensitivities sr;
   sr.reset(res);
-  add_residual(res, result->psi, sr);
-  PetscCall(finish(res, sr, &result->gradient));
+  add_residual(res, state, result->psi, sr);
+  PetscCall(finish(res, state, sr, &result->gradient));
   for (std::size_t i = 0; i < result->gradient.parameters.size(); ++i)
     result->gradient.parameters[i].gradient += explicit_part.parameters[i].gradient;
   for (PetscInt v = 0; v < m.n_vertices; ++v) result->gradient.X[v] += explicit_part.X[v];

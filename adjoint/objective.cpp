@@ -15,15 +15,17 @@ namespace karman::adjoint {
 
 using discretization::FaceKind;
 using discretization::FlowResidual;
+using discretization::LocalState;
 
 namespace {
 
 // Area-averaged face pressure of a patch: sum p_f A_f and sum A_f over owned faces.
-void patch_pressure_sums(const FlowResidual &res, int patch, double *pA, double *A) {
+void patch_pressure_sums(const FlowResidual &res, const LocalState &state, int patch, double *pA,
+                         double *A) {
   const auto &bcs = res.boundary_conditions();
   for (PetscInt f : res.mesh().boundary_faces(patch)) {
     const physics::FaceGeometry<double> g = res.face_geometry(f);
-    const physics::CellState<double> L = res.cell_state(res.mesh().face_left[f]);
+    const physics::CellState<double> L = state.cell(res.mesh().face_left[f]);
     double pf = L.w[0] + L.g[0][0] * (g.xf[0] - g.xL[0]) + L.g[0][1] * (g.xf[1] - g.xL[1]) +
                 L.g[0][2] * (g.xf[2] - g.xL[2]);
     if (bcs.kind(f) == FaceKind::PressureOutlet) pf = bcs.pressure(f);
@@ -191,14 +193,14 @@ void Objective::set_time(double time) {
   }
 }
 
-PetscErrorCode Objective::value(const FlowResidual &res, double *J) const {
+PetscErrorCode Objective::value(const FlowResidual &res, const LocalState &state, double *J) const {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
   *J = 0;
   for (const Term &t : terms_) {
     if (!t.walls.empty()) {
       solver::ForceReport fr;
-      PetscCall(solver::wall_force(res, t.walls, scaling_.moment_center, &fr));
+      PetscCall(solver::wall_force(res, state, t.walls, scaling_.moment_center, &fr));
       if (t.type == "moment")
         *J +=
             t.weight * dot(fr.moment, t.direction) / (scaling_.q * scaling_.area * scaling_.length);
@@ -206,7 +208,7 @@ PetscErrorCode Objective::value(const FlowResidual &res, double *J) const {
         *J += t.weight * dot(fr.total(), t.direction) / (scaling_.q * scaling_.area);
     } else if (t.type == "pressure-difference" || t.type == "probe-match") {
       std::vector<double> v;
-      PetscCall(t.probes->evaluate(res, &v));
+      PetscCall(t.probes->evaluate(res, state, &v));
       if (t.type == "pressure-difference")
         *J += t.weight * (v[0] - v[res.nv()]);
       else
@@ -216,8 +218,8 @@ PetscErrorCode Objective::value(const FlowResidual &res, double *J) const {
         }
     } else if (t.type == "pressure-drop") {
       double s[4] = {0, 0, 0, 0};
-      patch_pressure_sums(res, t.patch_a, &s[0], &s[1]);
-      patch_pressure_sums(res, t.patch_b, &s[2], &s[3]);
+      patch_pressure_sums(res, state, t.patch_a, &s[0], &s[1]);
+      patch_pressure_sums(res, state, t.patch_b, &s[2], &s[3]);
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, s, 4, MPI_DOUBLE, MPI_SUM, m.comm));
       *J += t.weight * (s[0] / s[1] - s[2] / s[3]);
     }
@@ -225,7 +227,8 @@ PetscErrorCode Objective::value(const FlowResidual &res, double *J) const {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode Objective::reverse(const FlowResidual &res, Sensitivities &s, double scale) const {
+PetscErrorCode Objective::reverse(const FlowResidual &res, const LocalState &state,
+                                  Sensitivities &s, double scale) const {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
   const auto &bcs = res.boundary_conditions();
@@ -244,18 +247,18 @@ PetscErrorCode Objective::reverse(const FlowResidual &res, Sensitivities &s, dou
           const Vec3<double> Fb = moment ? c * cross(t.direction, r) : c * t.direction;
           double pf;
           Vec3<double> visc;
-          physics::dirichlet_face_stress(m.dim, res.cell_state(m.face_left[f]), g, res.parameters(),
+          physics::dirichlet_face_stress(m.dim, state.cell(m.face_left[f]), g, res.parameters(),
                                          bcs.velocity(f), pf, visc);
           const Vec3<double> T =
               physics::rotating_wall_traction(res.parameters(), bcs.rotation(f), g.S);
           s.geom.face_area[f] += pf * Fb;
-          s.add_wall_stress(res, f, dot(Fb, g.S), -Fb);
+          s.add_wall_stress(res, state, f, dot(Fb, g.S), -Fb);
           s.add_wall_rotation(res, f, Fb);
           if (moment) s.geom.face_centroid[f] += c * cross(pf * g.S - visc + T, t.direction);
         }
     } else if (t.type == "pressure-difference" || t.type == "probe-match") {
       std::vector<double> v;
-      PetscCall(t.probes->evaluate(res, &v));
+      PetscCall(t.probes->evaluate(res, state, &v));
       const int nv = res.nv();
       for (std::size_t i = 0; i < t.points.size(); ++i) {
         const PetscInt cell = t.probes->cell(i);
@@ -266,13 +269,13 @@ PetscErrorCode Objective::reverse(const FlowResidual &res, Sensitivities &s, dou
             bar = k == 0 ? (i == 0 ? t.weight : -t.weight) : 0.0;
           else
             bar = 2 * t.weight * t.component_weights[k] * (v[i * nv + k] - t.observed[i * nv + k]);
-          if (bar != 0) s.add_point_value(res, cell, k, t.points[i], bar);
+          if (bar != 0) s.add_point_value(res, state, cell, k, t.points[i], bar);
         }
       }
     } else if (t.type == "pressure-drop") {
       double sums[4] = {0, 0, 0, 0};
-      patch_pressure_sums(res, t.patch_a, &sums[0], &sums[1]);
-      patch_pressure_sums(res, t.patch_b, &sums[2], &sums[3]);
+      patch_pressure_sums(res, state, t.patch_a, &sums[0], &sums[1]);
+      patch_pressure_sums(res, state, t.patch_b, &sums[2], &sums[3]);
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE, MPI_SUM, m.comm));
       for (int side = 0; side < 2; ++side) {
         const int patch = side == 0 ? t.patch_a : t.patch_b;
@@ -281,7 +284,7 @@ PetscErrorCode Objective::reverse(const FlowResidual &res, Sensitivities &s, dou
         for (PetscInt f : m.boundary_faces(patch)) {
           const physics::FaceGeometry<double> g = res.face_geometry(f);
           const PetscInt L = m.face_left[f];
-          const physics::CellState<double> st = res.cell_state(L);
+          const physics::CellState<double> st = state.cell(L);
           const Vec3<double> d = g.xf - g.xL;
           double pf = st.w[0] + st.g[0][0] * d[0] + st.g[0][1] * d[1] + st.g[0][2] * d[2];
           const double a = norm(g.S);

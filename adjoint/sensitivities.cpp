@@ -7,6 +7,7 @@ namespace karman::adjoint {
 
 using discretization::FaceKind;
 using discretization::FlowResidual;
+using discretization::LocalState;
 
 void Sensitivities::reset(const FlowResidual &res) {
   const mesh::Mesh &m = res.mesh();
@@ -45,15 +46,16 @@ void scatter(const FlowResidual &res, PetscInt f, const physics::FluxBar &b, Sen
 
 } // namespace
 
-void Sensitivities::add_face(const FlowResidual &res, PetscInt f, const double *lambda) {
+void Sensitivities::add_face(const FlowResidual &res, const LocalState &state, PetscInt f,
+                             const double *lambda) {
   const mesh::Mesh &m = res.mesh();
   const auto &bcs = res.boundary_conditions();
-  const physics::CellState<double> L = res.cell_state(m.face_left[f]);
+  const physics::CellState<double> L = state.cell(m.face_left[f]);
   const physics::FaceGeometry<double> g = res.face_geometry(f);
   physics::FluxBar b;
   switch (bcs.kind(f)) {
   case FaceKind::Interior:
-    physics::interior_flux_reverse(m.dim, L, res.cell_state(m.face_right[f]), g, res.parameters(),
+    physics::interior_flux_reverse(m.dim, L, state.cell(m.face_right[f]), g, res.parameters(),
                                    lambda, b);
     break;
   case FaceKind::VelocityDirichlet:
@@ -71,13 +73,13 @@ void Sensitivities::add_face(const FlowResidual &res, PetscInt f, const double *
   scatter(res, f, b, *this);
 }
 
-void Sensitivities::add_wall_stress(const FlowResidual &res, PetscInt f, double pf_bar,
-                                    const Vec3<double> &visc_bar) {
+void Sensitivities::add_wall_stress(const FlowResidual &res, const LocalState &state, PetscInt f,
+                                    double pf_bar, const Vec3<double> &visc_bar) {
   const mesh::Mesh &m = res.mesh();
   physics::FluxBar b;
-  physics::dirichlet_face_stress_reverse(
-      m.dim, res.cell_state(m.face_left[f]), res.face_geometry(f), res.parameters(),
-      res.boundary_conditions().velocity(f), pf_bar, visc_bar, b);
+  physics::dirichlet_face_stress_reverse(m.dim, state.cell(m.face_left[f]), res.face_geometry(f),
+                                         res.parameters(), res.boundary_conditions().velocity(f),
+                                         pf_bar, visc_bar, b);
   scatter(res, f, b, *this);
 }
 
@@ -95,11 +97,11 @@ void Sensitivities::add_wall_rotation(const FlowResidual &res, PetscInt f,
   rotbar[f] += fp.rho * fp.nu * ez_cross;
 }
 
-void Sensitivities::add_point_value(const FlowResidual &res, PetscInt c, int k,
-                                    const Vec3<double> &x, double bar) {
+void Sensitivities::add_point_value(const FlowResidual &res, const LocalState &state, PetscInt c,
+                                    int k, const Vec3<double> &x, double bar) {
   const int nv = res.nv();
   const Vec3<double> &xc = res.geometry().cell_centroid[c];
-  const physics::CellState<double> s = res.cell_state(c);
+  const physics::CellState<double> s = state.cell(c);
   wbar[c * nv + k] += bar;
   for (int i = 0; i < 3; ++i) {
     Gbar[(c * nv + k) * 3 + i] += bar * (x[i] - xc[i]);
@@ -107,7 +109,8 @@ void Sensitivities::add_point_value(const FlowResidual &res, PetscInt c, int k,
   }
 }
 
-void add_residual(const FlowResidual &res, const std::vector<double> &psi, Sensitivities &s) {
+void add_residual(const FlowResidual &res, const LocalState &state, const std::vector<double> &psi,
+                  Sensitivities &s) {
   const mesh::Mesh &m = res.mesh();
   const int nv = res.nv();
   double lambda[physics::kMaxVars];
@@ -122,21 +125,21 @@ void add_residual(const FlowResidual &res, const std::vector<double> &psi, Sensi
       if (own_l && L == 0) lambda[0] -= psi[0];
       if (own_r && R == 0) lambda[0] += psi[0];
     }
-    s.add_face(res, f, lambda);
+    s.add_face(res, state, f, lambda);
   }
   if (res.pressure_pinned() && m.global_cell_offset == 0 && m.n_owned_cells > 0)
     s.wbar[0] += psi[0]; // R_0 = p_0
 }
 
-PetscErrorCode finish(const FlowResidual &res, Sensitivities &s, Gradient *gradient,
-                      bool time_dependent) {
+PetscErrorCode finish(const FlowResidual &res, const LocalState &state, Sensitivities &s,
+                      Gradient *gradient, bool time_dependent) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
   const int nv = res.nv();
   const auto &bcs = res.boundary_conditions();
   // least-squares gradients -> w, centroids, boundary data
   res.gradient_operator().reverse(
-      m, res.geometry(), nv, res.local_state().data(),
+      m, res.geometry(), nv, state.w.data(),
       [&](int k, PetscInt f) { return k == 0 ? bcs.pressure(f) : bcs.velocity(f)[k - 1]; },
       s.Gbar.data(), s.wbar.data(), &s.geom,
       [&](int k, PetscInt f, double a) {

@@ -115,8 +115,9 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
     objective_.set_time(l.time);
     if (q != 0) {
       double Js;
-      PetscCall(res.update_local(ts.state()));
-      PetscCall(objective_.value(res, &Js));
+      discretization::LocalState state;
+      PetscCall(res.local_state(ts.state(), &state));
+      PetscCall(objective_.value(res, state, &Js));
       J += q * Js;
     }
     if (beta_ > 0) {
@@ -179,6 +180,8 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
     TimeLevel level;
     PetscCall(traj->get(n, w, w_prev, &level));
     PetscCall(res.update_boundary_values(level.time, n));
+    discretization::LocalState state; // at w^n, with the boundary values of t^n
+    PetscCall(res.local_state(w, &state));
     for (PetscInt c = 0; c < m.n_owned_cells; ++c)
       shift[c] = rho * res.geometry().cell_volume[c] * bdf[n].a0;
     PetscCall(res.jacobian(w, J_, &shift));
@@ -187,9 +190,9 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
     objective_.set_time(level.time);
     Sensitivities so;
     so.reset(res);
-    if (q != 0) PetscCall(objective_.reverse(res, so, q));
+    if (q != 0) PetscCall(objective_.reverse(res, state, so, q));
     Gradient gobj;
-    PetscCall(finish(res, so, &gobj, true));
+    PetscCall(finish(res, state, so, &gobj, true));
     PetscCall(VecSet(g, 0.0));
     for (PetscInt c = 0; c < m.n_cells; ++c)
       for (int k = 0; k < nv; ++k)
@@ -239,10 +242,9 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
                        (int)its));
     // psi^n . dR^n/d(X, a): fluxes, and the time term's dependence on the cell volumes
     PetscCall(ghosted_local_values(psi, &psi_local));
-    PetscCall(res.update_local(w));
     Sensitivities sr;
     sr.reset(res);
-    add_residual(res, psi_local, sr);
+    add_residual(res, state, psi_local, sr);
     PetscCall(res.residual(
         w, rs)); // R_s(w^n): rho V (a0 w^n + a1 w^{n-1} + a2 w^{n-2}) = -R_s at convergence
     {
@@ -255,10 +257,8 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
       }
       PetscCall(VecRestoreArrayRead(rs, &r));
     }
-    PetscCall(
-        res.update_local(w)); // residual() refreshed it already; keep the state at w^n explicit
     Gradient gres;
-    PetscCall(finish(res, sr, &gres, true));
+    PetscCall(finish(res, state, sr, &gres, true));
     for (std::size_t i = 0; i < gres.parameters.size(); ++i) {
       const std::string &name = gres.parameters[i].name;
       const double v = gres.parameters[i].gradient + gobj.parameters[i].gradient;

@@ -2,6 +2,9 @@
 // (see include/karman/adjoint/verification.hpp).
 #include "karman/adjoint/verification.hpp"
 
+#include "karman/adjoint/parameters.hpp"
+
+#include <algorithm>
 #include <cmath>
 
 namespace karman::adjoint {
@@ -24,8 +27,9 @@ PetscErrorCode resolve_objective(discretization::FlowResidual &res, const config
              "verification: the perturbed forward problem did not converge (%s, |R| %.3e -> %.3e); "
              "use smaller steps",
              s.reason.c_str(), s.initial_residual, s.final_residual);
-  PetscCall(res.update_local(w));
-  PetscCall(objective.value(res, J));
+  discretization::LocalState state;
+  PetscCall(res.local_state(w, &state));
+  PetscCall(objective.value(res, state, J));
   if (newton_iterations) *newton_iterations = s.iterations;
   PetscFunctionReturn(0);
 }
@@ -76,6 +80,85 @@ PetscErrorCode bump_displacement(const discretization::FlowResidual &res, int pa
     const Vec3<double> r = res.coordinates()[v] - x0;
     (*dX)[v] = std::exp(-dot(r, r) / (sigma * sigma)) * n0;
   }
+  PetscFunctionReturn(0);
+}
+
+double parameter_scale(const std::string &name, double value, const config::CaseConfig &cfg) {
+  if (value != 0) return std::abs(value);
+  const double U = cfg.section("reference").real("velocity"),
+               L = cfg.section("reference").real("length");
+  const double rho = cfg.section("fluid").real("density");
+  if (name.find(".omega") != std::string::npos) return U / L;
+  if (name.find(".pressure") != std::string::npos) return rho * U * U;
+  if (name == "fluid.viscosity") return U * L;
+  return U;
+}
+
+PetscErrorCode check_parameter(discretization::FlowResidual &res, const config::CaseConfig &cfg,
+                               const Objective &objective, Vec w, double J,
+                               const ParameterGradient &par, ParameterCheck *check) {
+  PetscFunctionBeginUser;
+  const ParameterRegistry registry(res);
+  const double scale = parameter_scale(par.name, par.value, cfg);
+  Vec w1;
+  PetscCall(VecDuplicate(w, &w1));
+  *check = ParameterCheck();
+  for (double rel : {1e-3, 1e-4, 1e-5, 1e-6}) {
+    const double h = rel * scale;
+    double Jp, Jm;
+    PetscCall(registry.set(res, par.name, par.value + h));
+    PetscCall(resolve_objective(res, cfg, objective, w, w1, &Jp, nullptr));
+    PetscCall(registry.set(res, par.name, par.value - h));
+    PetscCall(resolve_objective(res, cfg, objective, w, w1, &Jm, nullptr));
+    PetscCall(registry.set(res, par.name, par.value));
+    const double fd = (Jp - Jm) / (2 * h);
+    const double diff = std::abs(fd - par.gradient);
+    const double floor = 1e-13 * std::abs(J) / h; // round-off of the difference quotient
+    const double rel_diff = diff / std::max({std::abs(fd), std::abs(par.gradient), floor});
+    check->ok = check->ok || diff <= 1e-6 * std::abs(fd) + floor;
+    if (rel_diff < check->best_relative_difference)
+      check->best_relative_difference = rel_diff, check->best_fd = fd;
+    check->steps.push_back({h, fd, rel_diff});
+  }
+  PetscCall(VecDestroy(&w1));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode shape_taylor_test(discretization::FlowResidual &res, const config::CaseConfig &cfg,
+                                 const Objective &objective, Vec w, double J,
+                                 const std::vector<Vec3<double>> &dJdX, int patch,
+                                 double *directional_derivative, std::vector<TaylorStep> *steps) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &mesh = res.mesh();
+  std::vector<Vec3<double>> dX;
+  PetscCall(bump_displacement(res, patch, Vec3<double>(1, 1, 0), &dX));
+  double dJ;
+  PetscCall(vertex_dot(mesh, dJdX, dX, &dJ));
+  // steps from the size of the wall cells, so that no cell inverts
+  double h = 1e300;
+  for (PetscInt f : mesh.boundary_faces(patch))
+    h = std::min(
+        h, norm(res.geometry().face_centroid[f] - res.geometry().cell_centroid[mesh.face_left[f]]));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &h, 1, MPI_DOUBLE, MPI_MIN, mesh.comm));
+  const std::vector<Vec3<double>> X0 = res.coordinates();
+  Vec w1;
+  PetscCall(VecDuplicate(w, &w1));
+  steps->clear();
+  for (double f : {0.4, 0.2, 0.1, 0.05}) {
+    std::vector<Vec3<double>> X = X0;
+    for (PetscInt v = 0; v < mesh.n_vertices; ++v) X[v] += (f * h) * dX[v];
+    PetscCall(res.move_to(X, "verify: bump"));
+    double Jx;
+    PetscCall(resolve_objective(res, cfg, objective, w, w1, &Jx, nullptr));
+    TaylorStep s{f * h, std::abs(Jx - J - f * h * dJ), 0.0};
+    if (!steps->empty())
+      s.rate =
+          std::log(steps->back().remainder / s.remainder) / std::log(steps->back().eps / s.eps);
+    steps->push_back(s);
+  }
+  PetscCall(res.move_to(X0, "verify: restore"));
+  PetscCall(VecDestroy(&w1));
+  *directional_derivative = dJ;
   PetscFunctionReturn(0);
 }
 

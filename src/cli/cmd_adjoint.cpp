@@ -79,10 +79,12 @@ PetscErrorCode write_surface_sensitivity(const FlowResidual &res,
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode run_unsteady_adjoint(MPI_Comm comm, const CliArgs &args,
-                                    const config::CaseConfig &cfg, const mesh::Mesh &mesh,
-                                    FlowResidual &res) {
+PetscErrorCode run_unsteady_adjoint(const CliArgs &args, driver::FlowCase &fc) {
   PetscFunctionBeginUser;
+  const MPI_Comm comm = fc.mesh().comm;
+  const config::CaseConfig &cfg = fc.config();
+  const mesh::Mesh &mesh = fc.mesh();
+  FlowResidual &res = fc.residual();
   adjoint::UnsteadyAdjoint ua;
   PetscCall(ua.setup(res, cfg));
   const config::Section a = cfg.section("adjoint");
@@ -106,8 +108,8 @@ PetscErrorCode run_unsteady_adjoint(MPI_Comm comm, const CliArgs &args,
     };
   }
   Vec w0;
-  PetscCall(res.create_state(&w0));
-  PetscCall(initial_state(res, cfg, w0));
+  PetscCall(fc.create_state(&w0));
+  PetscCall(fc.initial_state(w0));
   adjoint::UnsteadyAdjointResult r;
   PetscCall(ua.run(w0, o, &r));
   PetscCall(VecDestroy(&w0));
@@ -181,20 +183,18 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args) {
   PetscFunctionBeginUser;
   config::CaseConfig cfg;
   PetscCall(start_command(comm, args, &cfg));
-  mesh::Mesh mesh;
-  PetscCall(load_case_mesh(comm, cfg, &mesh));
-  FlowResidual res;
-  PetscCall(res.setup(mesh, cfg));
-  if (cfg.section("time").text("mode") == "unsteady") {
-    PetscCall(run_unsteady_adjoint(comm, args, cfg, mesh, res));
+  driver::FlowCase fc;
+  PetscCall(fc.load(comm, cfg));
+  if (fc.unsteady()) {
+    PetscCall(run_unsteady_adjoint(args, fc));
     PetscFunctionReturn(0);
   }
   PetscCheck(!args.restart, comm, PETSC_ERR_USER_INPUT,
              "--restart applies to unsteady adjoints only");
-  FlowMonitors mon;
-  PetscCall(mon.setup(res, cfg));
-  adjoint::Objective objective;
-  PetscCall(objective.setup(res, cfg));
+  const mesh::Mesh &mesh = fc.mesh();
+  FlowResidual &res = fc.residual();
+  const adjoint::Objective *objective;
+  PetscCall(fc.objective(&objective));
   {
     std::vector<adjoint::ParameterGradient> all =
         adjoint::ParameterRegistry(res).gradients(res, false); // check the names early
@@ -239,20 +239,17 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args) {
     PetscCall(log_info(comm, "reusing the converged forward state in %s (|R| = %.3e)", flow.c_str(),
                        rnorm));
   } else {
-    SteadyRunInfo info;
-    PetscCall(solve_steady_case(comm, args, cfg, res, mon, w, &info));
-    forward_time = info.wall_time;
-    forward_memory = info.peak_memory_mib;
+    driver::SteadySolution solution;
+    PetscCall(solve_steady_case(args, fc, w, &solution));
+    forward_time = solution.summary.wall_time;
+    forward_memory = solution.peak_memory_mib;
   }
 
-  adjoint::AdjointSolver adj;
-  PetscCall(adj.setup(res, cfg));
   adjoint::AdjointResult result;
-  PetscCall(adj.solve(w, objective, &result));
-  PetscCall(adjoint::select_parameters(res, cfg, &result.gradient.parameters));
+  PetscCall(fc.steady_gradient(w, &result));
   double mem_total, mem_max;
   PetscCall(solver::peak_memory(comm, &mem_total, &mem_max));
-  PetscCall(log_info(comm, "objective %s = %.12g", objective.description().c_str(), result.J));
+  PetscCall(log_info(comm, "objective %s = %.12g", objective->description().c_str(), result.J));
   PetscCall(log_info(
       comm, "adjoint: %d linear iteration(s), relative residual %.2e, %.2f s (forward %.2f s)",
       result.linear_iterations, result.relative_residual, result.wall_time, forward_time));
@@ -274,7 +271,7 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args) {
   j["case"] = cfg.file();
   j["cells"] = mesh.n_global_cells;
   j["ranks"] = size;
-  j["objective"] = {{"description", objective.description()}, {"value", result.J}};
+  j["objective"] = {{"description", objective->description()}, {"value", result.J}};
   for (const auto &p : result.gradient.parameters)
     j["gradient"][p.name] = {{"value", p.value}, {"gradient", p.gradient}};
   j["adjoint_linear_iterations"] = result.linear_iterations;

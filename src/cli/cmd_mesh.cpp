@@ -13,7 +13,6 @@
 #include "karman/geometry/mesh_quality.hpp"
 #include "karman/io/hdf5_fields.hpp"
 #include "karman/io/vtk_writer.hpp"
-#include "karman/mesh/gmsh_mesher.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -51,26 +50,12 @@ PetscErrorCode start_command(MPI_Comm comm, const CliArgs &args, config::CaseCon
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode load_case_mesh(MPI_Comm comm, const config::CaseConfig &cfg, mesh::Mesh *mesh) {
-  PetscFunctionBeginUser;
-  std::string msh;
-  PetscCall(mesh::prepare_mesh_file(comm, cfg, &msh));
-  std::vector<std::string> names;
-  for (const auto &b : cfg.boundaries()) names.push_back(b.name);
-  PetscCall(mesh::load_mesh(comm, msh, names, cfg.file(), mesh));
-  const long dim = cfg.section("mesh").integer("dimension");
-  PetscCheck(dim == mesh->dim, comm, PETSC_ERR_USER_INPUT,
-             "%s: mesh.dimension is %ld but %s is %dD", cfg.file().c_str(), dim, msh.c_str(),
-             mesh->dim);
-  PetscFunctionReturn(0);
-}
-
 PetscErrorCode run_mesh_command(MPI_Comm comm, const CliArgs &args) {
   PetscFunctionBeginUser;
   config::CaseConfig cfg;
   PetscCall(start_command(comm, args, &cfg));
   mesh::Mesh mesh;
-  PetscCall(load_case_mesh(comm, cfg, &mesh));
+  PetscCall(driver::load_case_mesh(comm, cfg, &mesh));
   geometry::Geometry<double> g;
   geometry::compute_geometry(mesh, mesh.coordinates, g);
   PetscCall(geometry::check_geometry(mesh, mesh.coordinates, g, mesh.source.c_str()));

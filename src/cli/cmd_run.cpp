@@ -13,14 +13,12 @@
 // residual history and what to try.
 #include "karman/cli/commands.hpp"
 
-#include "karman/cli/flow_output.hpp"
 #include "karman/core/logger.hpp"
 #include "karman/core/parallel.hpp"
 #include "karman/core/signal.hpp"
 #include "karman/io/checkpoint.hpp"
 #include "karman/io/hdf5_fields.hpp"
-#include "karman/solver/steady_solver.hpp"
-#include "karman/solver/unsteady_solver.hpp"
+#include "karman/driver/force_history.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +32,9 @@
 namespace karman::cli {
 namespace fs = std::filesystem;
 using discretization::FlowResidual;
+using driver::FlowCase;
+using driver::ForceSample;
+using solver::FlowMonitors;
 
 namespace {
 
@@ -90,26 +91,11 @@ void add_values(nlohmann::json &j, const FlowMonitors::Values &v, const config::
 
 // ---------------------------------------------------------------------------------- unsteady
 
-struct SeriesPoint {
-  long step;
-  double time, cd, cl, dp;
-};
-
-/// Statistics of a signal over the points with time >= t0: max and min refined by the
-/// parabola through the samples around the extreme one (the sampled maximum of a signal
-/// of frequency f lies up to (2 pi f dt)^2 / 8 of its amplitude below the true one),
-/// time_average by the trapezoidal rule (the discretization of the unsteady adjoint's
-/// time-averaged objectives).
-nlohmann::json statistics(const std::vector<SeriesPoint> &s, double t0,
-                          double SeriesPoint::*field) {
-  std::vector<double> t, v;
-  for (const auto &p : s) {
-    if (p.time < t0 || p.step == 0) continue; // the initial state is data, not a result
-    t.push_back(p.time);
-    v.push_back(p.*field);
-  }
-  if (v.empty()) return nullptr;
-  const SignalStatistics st = signal_statistics(t, v);
+/// Statistics of a force coefficient over t >= t0 (driver/force_history.hpp) as JSON.
+nlohmann::json statistics(const std::vector<ForceSample> &s, double t0,
+                          double ForceSample::*field) {
+  SignalStatistics st;
+  if (!driver::window_statistics(s, t0, field, &st)) return nullptr;
   return {{"max", st.max},
           {"min", st.min},
           {"max_sample", st.max_sample},
@@ -119,30 +105,10 @@ nlohmann::json statistics(const std::vector<SeriesPoint> &s, double t0,
           {"amplitude", 0.5 * (st.max - st.min)}};
 }
 
-/// Frequency of the lift from its upward mean crossings over whole periods in [t0, end].
-double lift_frequency(const std::vector<SeriesPoint> &s, double t0, int *periods) {
-  double sum = 0;
-  int n = 0;
-  for (const auto &p : s)
-    if (p.time >= t0) sum += p.cl, ++n;
-  *periods = 0;
-  if (n < 3) return 0;
-  const double mean = sum / n;
-  std::vector<double> up;
-  for (std::size_t i = 1; i < s.size(); ++i) {
-    if (s[i - 1].time < t0) continue;
-    const double a = s[i - 1].cl - mean, b = s[i].cl - mean;
-    if (a < 0 && b >= 0) up.push_back(s[i - 1].time + (s[i].time - s[i - 1].time) * (-a) / (b - a));
-  }
-  if (up.size() < 2) return 0;
-  *periods = static_cast<int>(up.size() - 1);
-  return (up.size() - 1) / (up.back() - up.front());
-}
-
 // forces.csv of an earlier run: keeps the header and the rows up to `step` (rank 0),
 // returns the kept series on all ranks.
 PetscErrorCode continue_forces_csv(MPI_Comm comm, const std::string &path, long step,
-                                   std::vector<SeriesPoint> *series) {
+                                   std::vector<ForceSample> *series) {
   PetscFunctionBeginUser;
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
@@ -197,9 +163,122 @@ PetscErrorCode continue_forces_csv(MPI_Comm comm, const std::string &path, long 
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::CaseConfig &cfg,
-                            mesh::Mesh &mesh, FlowResidual &res, const FlowMonitors &mon) {
+/// Restores the state of the last complete checkpoint into ts (--restart), continues
+/// forces.csv and the ParaView series; the restart step.  Collective.
+PetscErrorCode restart_unsteady(const CliArgs &args, const FlowCase &fc, const std::string &ck_dir,
+                                const std::string &mesh_hash, solver::UnsteadySolver &ts,
+                                driver::FlowWriter &writer, std::vector<ForceSample> *series,
+                                long *step) {
   PetscFunctionBeginUser;
+  const config::CaseConfig &cfg = fc.config();
+  const FlowResidual &res = fc.residual();
+  const MPI_Comm comm = fc.mesh().comm;
+  io::CheckpointRecord rec;
+  bool found = false;
+  PetscCall(io::find_latest_checkpoint(comm, ck_dir, mesh_hash, res.nv(), fc.mesh().n_global_cells,
+                                       &rec, &found));
+  PetscCheck(found, comm, PETSC_ERR_USER_INPUT,
+             "--restart: no complete checkpoint in %s (output.checkpoint_every was %ld); start "
+             "without --restart",
+             ck_dir.c_str(), cfg.section("output").integer("checkpoint_every"));
+  if (rec.case_hash != cfg.problem_hash()) {
+    // a deliberate switch (e.g. of the convection scheme) needs --accept-case-change
+    const std::string changes = config::describe_problem_change(rec.case_keys, cfg.problem_keys());
+    PetscCheck(args.accept_case_change, comm, PETSC_ERR_USER_INPUT,
+               "%s: --restart: the checkpoints in %s were written with %s; restore the case, "
+               "start without --restart, or add --accept-case-change to continue with this "
+               "case",
+               cfg.file().c_str(), ck_dir.c_str(), changes.c_str());
+    PetscCall(log_warning(comm,
+                          "%s: --restart --accept-case-change: the checkpoints in %s were "
+                          "written with %s; continuing with this case",
+                          cfg.file().c_str(), ck_dir.c_str(), changes.c_str()));
+  }
+  Vec w0, w1;
+  PetscCall(res.create_state(&w0));
+  PetscCall(res.create_state(&w1));
+  PetscCall(io::read_checkpoint(fc.mesh(), rec, res.nv(), w0, w1));
+  PetscCall(ts.set_state(w0, w1, rec.step, rec.time, rec.dt));
+  PetscCall(VecDestroy(&w0));
+  PetscCall(VecDestroy(&w1));
+  PetscCall(continue_forces_csv(comm, (fs::path(args.output_dir) / "forces.csv").string(), rec.step,
+                                series));
+  PetscCall(writer.resume(rec.time));
+  *step = rec.step;
+  PetscCall(log_info(comm, "restart from %s, record %lld: step %ld, t = %.10g", rec.file.c_str(),
+                     rec.index, rec.step, rec.time));
+  PetscFunctionReturn(0);
+}
+
+/// summary.json of an unsteady run and its closing log lines.  Collective.
+PetscErrorCode
+write_unsteady_summary(const CliArgs &args, const FlowCase &fc, const solver::UnsteadySolver &ts,
+                       const driver::UnsteadySolution &sol, const std::vector<ForceSample> &series,
+                       const FlowMonitors::Values &v, long restarted_from,
+                       const io::CheckpointWriter &ck, const nlohmann::json &ck_json) {
+  PetscFunctionBeginUser;
+  const config::CaseConfig &cfg = fc.config();
+  const MPI_Comm comm = fc.mesh().comm;
+  const config::Section time = cfg.section("time");
+  double mem_total, mem_max;
+  PetscCall(solver::peak_memory(comm, &mem_total, &mem_max));
+  const double t0 = time.real("statistics_start");
+  int periods = 0;
+  const double freq = driver::lift_frequency(series, t0, &periods);
+  const config::Section ref = cfg.section("reference");
+  const double strouhal = freq * ref.real("length") / ref.real("velocity");
+  const long n = sol.steps;
+  nlohmann::json j = base_summary(fc.residual(), cfg);
+  j["mode"] = "unsteady";
+  j["scheme"] = time.text("scheme");
+  j["dt"] = time.real("dt");
+  j["t_end"] = ts.time();
+  j["steps"] = ts.step();
+  j["steps_this_run"] = n;
+  if (restarted_from >= 0) j["restarted_from_step"] = restarted_from;
+  j["wall_time"] = sol.wall_time;
+  j["wall_time_per_step"] = n ? sol.wall_time / n : 0.0;
+  j["newton_iterations_per_step"] = n ? double(sol.newton_iterations) / n : 0.0;
+  j["linear_iterations_per_step"] = n ? double(sol.linear_iterations) / n : 0.0;
+  j["preconditioner_setups"] = sol.preconditioner_setups;
+  j["checkpoint"] = ck_json;
+  j["checkpoint"]["file"] = ck.path();
+  j["peak_memory_mib"] = mem_total;
+  j["peak_memory_mib_max_rank"] = mem_max;
+  j["statistics_window"] = {t0, ts.time()};
+  j["cd_stats"] = statistics(series, t0, &ForceSample::cd);
+  j["cl_stats"] = statistics(series, t0, &ForceSample::cl);
+  if (v.has_dp) j["delta_p_stats"] = statistics(series, t0, &ForceSample::dp);
+  j["lift_frequency"] = freq;
+  j["lift_periods"] = periods;
+  j["strouhal"] = strouhal;
+  nlohmann::json final_values;
+  add_values(final_values, v, cfg, fc.residual().nv());
+  j["final"] = final_values;
+  PetscCall(write_json(comm, (fs::path(args.output_dir) / "summary.json").string(), j));
+  const auto cd = j["cd_stats"], cl = j["cl_stats"];
+  PetscCall(log_info(
+      comm,
+      "done: %ld steps in %.1f s (%.3f s/step, %.2f Newton and %.1f linear iterations per step), "
+      "peak memory %.0f MiB",
+      n, sol.wall_time, n ? sol.wall_time / n : 0.0, n ? double(sol.newton_iterations) / n : 0.0,
+      n ? double(sol.linear_iterations) / n : 0.0, mem_total));
+  if (!cd.is_null())
+    PetscCall(log_info(
+        comm, "over t >= %g: c_D max %.6f mean %.6f, c_L max %.6f min %.6f, St %.6f (%d periods)",
+        t0, cd["max"].get<double>(), cd["mean"].get<double>(), cl["max"].get<double>(),
+        cl["min"].get<double>(), strouhal, periods));
+  PetscFunctionReturn(0);
+}
+
+/// `karman run` of an unsteady case: the stepping of FlowCase::advance_to with a progress line,
+/// a forces.csv row, ParaView snapshots and checkpoints per step.  Collective.
+PetscErrorCode run_unsteady(const CliArgs &args, FlowCase &fc) {
+  PetscFunctionBeginUser;
+  const config::CaseConfig &cfg = fc.config();
+  const FlowResidual &res = fc.residual();
+  const FlowMonitors &mon = fc.monitors();
+  const MPI_Comm comm = fc.mesh().comm;
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   const config::Section time = cfg.section("time"), out = cfg.section("output");
@@ -208,14 +287,13 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
   const std::string csv_path = (fs::path(args.output_dir) / "forces.csv").string();
   const std::string ck_dir = (fs::path(args.output_dir) / "checkpoints").string();
   std::string mesh_hash;
-  PetscCall(io::mesh_hash(mesh, res.coordinates(), &mesh_hash));
-  const std::string case_hash = cfg.problem_hash(), case_keys = cfg.problem_keys();
+  PetscCall(io::mesh_hash(fc.mesh(), res.coordinates(), &mesh_hash));
 
   solver::UnsteadySolver ts;
-  PetscCall(ts.setup(res, cfg));
-  FlowWriter writer;
+  PetscCall(ts.setup(fc.residual(), cfg));
+  driver::FlowWriter writer;
   PetscCall(writer.setup(res, mon, cfg, args.output_dir, "flow"));
-  std::vector<SeriesPoint> series;
+  std::vector<ForceSample> series;
   long restarted_from = -1;
   std::ofstream csv;
   auto csv_row = [&](const solver::StepReport &r, const FlowMonitors::Values &v) {
@@ -226,62 +304,32 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
                   r.preconditioner_setup ? 1 : 0);
     csv << line << mon.csv_values(v) << "\n" << std::flush;
   };
-  {
-    Vec w0, w1;
-    PetscCall(res.create_state(&w0));
-    PetscCall(res.create_state(&w1));
-    if (args.restart) {
-      io::CheckpointRecord rec;
-      bool found = false;
-      PetscCall(io::find_latest_checkpoint(comm, ck_dir, mesh_hash, res.nv(), mesh.n_global_cells,
-                                           &rec, &found));
-      PetscCheck(found, comm, PETSC_ERR_USER_INPUT,
-                 "--restart: no complete checkpoint in %s (output.checkpoint_every was %ld); start "
-                 "without --restart",
-                 ck_dir.c_str(), ck_every);
-      if (rec.case_hash != case_hash) {
-        // a deliberate switch (e.g. of the convection scheme) needs --accept-case-change
-        const std::string changes = config::describe_problem_change(rec.case_keys, case_keys);
-        PetscCheck(args.accept_case_change, comm, PETSC_ERR_USER_INPUT,
-                   "%s: --restart: the checkpoints in %s were written with %s; restore the case, "
-                   "start without --restart, or add --accept-case-change to continue with this "
-                   "case",
-                   cfg.file().c_str(), ck_dir.c_str(), changes.c_str());
-        PetscCall(log_warning(comm,
-                              "%s: --restart --accept-case-change: the checkpoints in %s were "
-                              "written with %s; continuing with this case",
-                              cfg.file().c_str(), ck_dir.c_str(), changes.c_str()));
-      }
-      PetscCall(io::read_checkpoint(mesh, rec, res.nv(), w0, w1));
-      PetscCall(ts.set_state(w0, w1, rec.step, rec.time, rec.dt));
-      PetscCall(continue_forces_csv(comm, csv_path, rec.step, &series));
-      PetscCall(writer.resume(rec.time));
-      restarted_from = rec.step;
-      PetscCall(log_info(comm, "restart from %s, record %lld: step %ld, t = %.10g",
-                         rec.file.c_str(), rec.index, rec.step, rec.time));
-      if (rank == 0) csv.open(csv_path, std::ios::app);
-    } else {
-      PetscCall(initial_state(res, cfg, w0));
-      PetscCall(ts.set_state(w0, w0, 0, 0.0, 0.0));
-      PetscCall(res.update_boundary_values(0.0, 0));
-      PetscCall(res.update_local(w0));
-      FlowMonitors::Values v;
-      PetscCall(mon.evaluate(res, &v));
-      if (rank == 0) {
-        csv.open(csv_path);
-        csv << "step,time,dt,newton_iterations,linear_iterations,wall_time,pc_setup,"
-            << mon.csv_header(res.nv()) << "\n";
-      }
-      solver::StepReport r0;
-      csv_row(r0, v);
-      series.push_back({0, 0.0, v.cd, v.cl, v.dp});
-      PetscCall(writer.write_vtk(res, 0.0));
-    }
+  if (args.restart) {
+    PetscCall(restart_unsteady(args, fc, ck_dir, mesh_hash, ts, writer, &series, &restarted_from));
+    if (rank == 0) csv.open(csv_path, std::ios::app);
+  } else {
+    Vec w0;
+    PetscCall(fc.create_state(&w0));
+    PetscCall(fc.initial_state(w0));
+    PetscCall(ts.set_state(w0, w0, 0, 0.0, 0.0));
+    PetscCall(fc.residual().update_boundary_values(0.0, 0));
+    discretization::LocalState state;
+    FlowMonitors::Values v;
+    PetscCall(fc.evaluate(w0, &state, &v));
     PetscCall(VecDestroy(&w0));
-    PetscCall(VecDestroy(&w1));
+    if (rank == 0) {
+      csv.open(csv_path);
+      csv << "step,time,dt,newton_iterations,linear_iterations,wall_time,pc_setup,"
+          << mon.csv_header(res.nv()) << "\n";
+    }
+    csv_row(solver::StepReport(), v);
+    series.push_back({0, 0.0, v.cd, v.cl, v.dp});
+    PetscCall(writer.write_vtk(res, state, 0.0));
   }
   io::CheckpointWriter ck;
-  if (ck_every > 0) PetscCall(ck.open(mesh, ck_dir, mesh_hash, case_hash, res.nv(), case_keys));
+  if (ck_every > 0)
+    PetscCall(
+        ck.open(fc.mesh(), ck_dir, mesh_hash, cfg.problem_hash(), res.nv(), cfg.problem_keys()));
   // steps left from the time left: after a restart with a new time.dt the step index counts
   // steps of the old size
   auto steps_left = [&](double t) { return std::max(0.0, std::ceil((t_end - t) / dt - 1e-9)); };
@@ -290,40 +338,16 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
                      static_cast<long>(steps_left(ts.time())),
                      ck_every > 0 ? (", checkpoints in " + ck.path()).c_str() : ""));
 
-  double wall = 0, ck_time = 0, ck_bytes = 0;
-  long steps_done = 0, ck_records = 0, pc_setups = 0, newton_sum = 0, linear_sum = 0;
-  long last_ck_step = -1, last_vtk_step = -1;
-  while (ts.time() < t_end - 1e-9 * dt) {
-    const double h = std::min(dt, t_end - ts.time());
-    solver::StepReport r;
-    PetscCall(ts.advance(h, &r));
-    if (!r.converged) {
-      PetscCall(res.update_local(ts.state()));
-      FlowWriter last;
-      PetscCall(last.setup(res, mon, cfg, args.output_dir, "last_good"));
-      PetscCall(last.write_vtk(res, ts.time()));
-      PetscCall(last.write_hdf5(res, ts.time()));
-      if (ck_every > 0 && last_ck_step != ts.step())
-        PetscCall(ck.write(ts.step(), ts.time(), ts.previous_dt(), 0.0, ts.state(),
-                           ts.previous_state(), nullptr, nullptr));
-      SETERRQ(comm, PETSC_ERR_NOT_CONVERGED,
-              "%s: time step %ld (t = %g -> %g) did not converge (%s); Newton residual history: "
-              "%s. The last good "
-              "state (t = %g) is in %s/last_good.pvd%s. Try a smaller time.dt, more "
-              "solver.max_iterations or a finer "
-              "mesh",
-              cfg.file().c_str(), r.step, ts.time(), r.time, r.reason.c_str(),
-              history_text(r.residual_history).c_str(), ts.time(), args.output_dir.c_str(),
-              ck_every > 0 ? " and in the last checkpoint (--restart)" : "");
-    }
+  double ck_time = 0, ck_bytes = 0, wall = 0;
+  long ck_records = 0, last_ck_step = -1, steps_done = 0;
+  FlowMonitors::Values last;
+  const driver::StepObserver observer = [&](solver::UnsteadySolver &ts, const solver::StepReport &r,
+                                            const discretization::LocalState &state,
+                                            const FlowMonitors::Values &v) -> PetscErrorCode {
+    PetscFunctionBeginUser;
     ++steps_done;
     wall += r.wall_time;
-    newton_sum += r.newton_iterations;
-    linear_sum += r.linear_iterations;
-    pc_setups += r.preconditioner_setup;
-    PetscCall(res.update_local(ts.state()));
-    FlowMonitors::Values v;
-    PetscCall(mon.evaluate(res, &v));
+    last = v;
     csv_row(r, v);
     series.push_back({r.step, r.time, v.cd, v.cl, v.dp});
     const double eta = wall / steps_done * steps_left(r.time);
@@ -333,10 +357,7 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
         r.step, r.time, r.newton_iterations, r.linear_iterations,
         r.preconditioner_setup ? " PC" : "   ", r.wall_time, eta / 60, v.cd, v.cl));
     const bool last_step = !(ts.time() < t_end - 1e-9 * dt);
-    if (r.step % vtk_every == 0 || last_step) {
-      PetscCall(writer.write_vtk(res, r.time));
-      last_vtk_step = r.step;
-    }
+    if (r.step % vtk_every == 0 || last_step) PetscCall(writer.write_vtk(res, state, r.time));
     if (ck_every > 0 && (r.step % ck_every == 0 || last_step)) {
       double s, b;
       PetscCall(ck.write(ts.step(), ts.time(), ts.previous_dt(), 0.0, ts.state(),
@@ -345,64 +366,37 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
       ck_time += s, ck_bytes = b, ++ck_records;
       last_ck_step = r.step;
     }
+    PetscFunctionReturn(0);
+  };
+  driver::UnsteadySolution sol;
+  PetscCall(fc.advance_to(ts, t_end, observer, &sol));
+  if (!sol.converged) {
+    const solver::StepReport &r = sol.failed;
+    PetscCall(driver::write_flow_state(res, mon, cfg, args.output_dir, "last_good", ts.state(),
+                                       ts.time()));
+    if (ck_every > 0 && last_ck_step != ts.step())
+      PetscCall(ck.write(ts.step(), ts.time(), ts.previous_dt(), 0.0, ts.state(),
+                         ts.previous_state(), nullptr, nullptr));
+    SETERRQ(comm, PETSC_ERR_NOT_CONVERGED,
+            "%s: time step %ld (t = %g -> %g) did not converge (%s); Newton residual history: "
+            "%s. The last good "
+            "state (t = %g) is in %s/last_good.pvd%s. Try a smaller time.dt, more "
+            "solver.max_iterations or a finer "
+            "mesh",
+            cfg.file().c_str(), r.step, ts.time(), r.time, r.reason.c_str(),
+            history_text(r.residual_history).c_str(), ts.time(), args.output_dir.c_str(),
+            ck_every > 0 ? " and in the last checkpoint (--restart)" : "");
   }
-  (void)last_vtk_step;
   PetscCall(ck.close());
-  PetscCall(res.update_local(ts.state()));
-  PetscCall(writer.write_hdf5(res, ts.time()));
+  discretization::LocalState state;
   FlowMonitors::Values v;
-  PetscCall(mon.evaluate(res, &v));
-  double mem_total, mem_max;
-  PetscCall(solver::peak_memory(comm, &mem_total, &mem_max));
-
-  const double t0 = time.real("statistics_start");
-  int periods = 0;
-  const double freq = lift_frequency(series, t0, &periods);
-  const config::Section ref = cfg.section("reference");
-  const double strouhal = freq * ref.real("length") / ref.real("velocity");
-  nlohmann::json j = base_summary(res, cfg);
-  j["mode"] = "unsteady";
-  j["scheme"] = time.text("scheme");
-  j["dt"] = dt;
-  j["t_end"] = ts.time();
-  j["steps"] = ts.step();
-  j["steps_this_run"] = steps_done;
-  if (restarted_from >= 0) j["restarted_from_step"] = restarted_from;
-  j["wall_time"] = wall;
-  j["wall_time_per_step"] = steps_done ? wall / steps_done : 0.0;
-  j["newton_iterations_per_step"] = steps_done ? double(newton_sum) / steps_done : 0.0;
-  j["linear_iterations_per_step"] = steps_done ? double(linear_sum) / steps_done : 0.0;
-  j["preconditioner_setups"] = pc_setups;
-  j["checkpoint"] = {{"file", ck.path()},
-                     {"records", ck_records},
-                     {"write_time_per_record", ck_records ? ck_time / ck_records : 0.0},
-                     {"bytes_per_record", ck_bytes}};
-  j["peak_memory_mib"] = mem_total;
-  j["peak_memory_mib_max_rank"] = mem_max;
-  j["statistics_window"] = {t0, ts.time()};
-  j["cd_stats"] = statistics(series, t0, &SeriesPoint::cd);
-  j["cl_stats"] = statistics(series, t0, &SeriesPoint::cl);
-  if (v.has_dp) j["delta_p_stats"] = statistics(series, t0, &SeriesPoint::dp);
-  j["lift_frequency"] = freq;
-  j["lift_periods"] = periods;
-  j["strouhal"] = strouhal;
-  nlohmann::json final_values;
-  add_values(final_values, v, cfg, res.nv());
-  j["final"] = final_values;
-  PetscCall(write_json(comm, (fs::path(args.output_dir) / "summary.json").string(), j));
-  const auto cd = j["cd_stats"], cl = j["cl_stats"];
-  PetscCall(log_info(
-      comm,
-      "done: %ld steps in %.1f s (%.3f s/step, %.2f Newton and %.1f linear iterations per step), "
-      "peak memory %.0f MiB",
-      steps_done, wall, steps_done ? wall / steps_done : 0.0,
-      steps_done ? double(newton_sum) / steps_done : 0.0,
-      steps_done ? double(linear_sum) / steps_done : 0.0, mem_total));
-  if (!cd.is_null())
-    PetscCall(log_info(
-        comm, "over t >= %g: c_D max %.6f mean %.6f, c_L max %.6f min %.6f, St %.6f (%d periods)",
-        t0, cd["max"].get<double>(), cd["mean"].get<double>(), cl["max"].get<double>(),
-        cl["min"].get<double>(), strouhal, periods));
+  PetscCall(fc.evaluate(ts.state(), &state, &v));
+  PetscCall(writer.write_hdf5(res, state, ts.time()));
+  const nlohmann::json ck_json = {
+      {"records", ck_records},
+      {"write_time_per_record", ck_records ? ck_time / ck_records : 0.0},
+      {"bytes_per_record", ck_bytes}};
+  PetscCall(write_unsteady_summary(args, fc, ts, sol, series, v, restarted_from, ck, ck_json));
   PetscFunctionReturn(0);
 }
 
@@ -410,14 +404,17 @@ PetscErrorCode run_unsteady(MPI_Comm comm, const CliArgs &args, const config::Ca
 
 } // namespace
 
-PetscErrorCode solve_steady_case(MPI_Comm comm, const CliArgs &args, const config::CaseConfig &cfg,
-                                 FlowResidual &res, const FlowMonitors &mon, Vec w,
-                                 SteadyRunInfo *info) {
+PetscErrorCode solve_steady_case(const CliArgs &args, FlowCase &fc, Vec w,
+                                 driver::SteadySolution *solution) {
   PetscFunctionBeginUser;
+  const config::CaseConfig &cfg = fc.config();
+  const FlowResidual &res = fc.residual();
+  const FlowMonitors &mon = fc.monitors();
+  const MPI_Comm comm = fc.mesh().comm;
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   Vec best;
-  PetscCall(initial_state(res, cfg, w));
+  PetscCall(fc.initial_state(w));
   PetscCall(VecDuplicate(w, &best));
   std::ofstream csv;
   if (rank == 0) {
@@ -426,14 +423,9 @@ PetscErrorCode solve_steady_case(MPI_Comm comm, const CliArgs &args, const confi
            "time,"
         << mon.csv_header(res.nv()) << "\n";
   }
-  solver::SteadySolver newton;
-  PetscCall(newton.setup(res, cfg));
-  const std::function<PetscErrorCode(const solver::NewtonRecord &, Vec)> monitor =
-      [&](const solver::NewtonRecord &r, Vec x) -> PetscErrorCode {
+  const driver::SteadyObserver observer = [&](const solver::NewtonRecord &r,
+                                              const FlowMonitors::Values &v) -> PetscErrorCode {
     PetscFunctionBeginUser;
-    PetscCall(res.update_local(x));
-    FlowMonitors::Values v;
-    PetscCall(mon.evaluate(res, &v));
     char dp[64] = "";
     if (v.has_dp) std::snprintf(dp, sizeof(dp), "  dp %.6f", v.dp);
     PetscCall(log_info(comm,
@@ -451,17 +443,10 @@ PetscErrorCode solve_steady_case(MPI_Comm comm, const CliArgs &args, const confi
     }
     PetscFunctionReturn(0);
   };
-  solver::SteadySummary summary;
-  PetscCall(newton.solve(w, monitor, best, &summary));
-  double mem_total, mem_max;
-  PetscCall(solver::peak_memory(comm, &mem_total, &mem_max));
-
+  PetscCall(fc.solve_steady(w, best, observer, solution));
+  const solver::SteadySummary &summary = solution->summary;
   if (!summary.converged) {
-    PetscCall(res.update_local(best));
-    FlowWriter last;
-    PetscCall(last.setup(res, mon, cfg, args.output_dir, "last_good"));
-    PetscCall(last.write_vtk(res, 0.0));
-    PetscCall(last.write_hdf5(res, 0.0));
+    PetscCall(driver::write_flow_state(res, mon, cfg, args.output_dir, "last_good", best, 0.0));
     std::vector<double> h;
     for (const auto &r : summary.history) h.push_back(r.residual);
     SETERRQ(comm, PETSC_ERR_NOT_CONVERGED,
@@ -473,19 +458,14 @@ PetscErrorCode solve_steady_case(MPI_Comm comm, const CliArgs &args, const confi
             cfg.file().c_str(), summary.reason.c_str(), summary.iterations, history_text(h).c_str(),
             summary.best_iteration, summary.best_residual, args.output_dir.c_str());
   }
-
-  PetscCall(res.update_local(w));
-  FlowMonitors::Values v;
-  PetscCall(mon.evaluate(res, &v));
-  FlowWriter writer;
-  PetscCall(writer.setup(res, mon, cfg, args.output_dir, "flow"));
-  PetscCall(writer.write_vtk(res, 0.0));
-  PetscCall(writer.write_hdf5(res, 0.0));
+  PetscCall(VecDestroy(&best));
+  const FlowMonitors::Values &v = solution->values;
+  PetscCall(driver::write_flow_state(res, mon, cfg, args.output_dir, "flow", w, 0.0));
   PetscCall(log_info(
       comm,
       "converged (%s) in %d Newton iterations, |R| %.3e -> %.3e, %.2f s, peak memory %.0f MiB",
       summary.reason.c_str(), summary.iterations, summary.initial_residual, summary.final_residual,
-      summary.wall_time, mem_total));
+      summary.wall_time, solution->peak_memory_mib));
   PetscCall(log_info(comm, "c_D %.10f  (pressure %.10f, viscous %.10f)  c_L %.10f  c_M %.10f", v.cd,
                      v.cd_pressure, v.cd_viscous, v.cl, v.cm));
   if (v.has_dp) PetscCall(log_info(comm, "delta_p %.10f", v.dp));
@@ -503,12 +483,10 @@ PetscErrorCode solve_steady_case(MPI_Comm comm, const CliArgs &args, const confi
   j["residual_history"] = hist;
   j["linear_iterations"] = lin;
   j["wall_time"] = summary.wall_time;
-  j["peak_memory_mib"] = mem_total;
-  j["peak_memory_mib_max_rank"] = mem_max;
+  j["peak_memory_mib"] = solution->peak_memory_mib;
+  j["peak_memory_mib_max_rank"] = solution->peak_memory_mib_max_rank;
   add_values(j, v, cfg, res.nv());
   PetscCall(write_json(comm, (fs::path(args.output_dir) / "summary.json").string(), j));
-  PetscCall(VecDestroy(&best));
-  if (info) info->wall_time = summary.wall_time, info->peak_memory_mib = mem_total;
   PetscFunctionReturn(0);
 }
 
@@ -516,27 +494,25 @@ PetscErrorCode run_run_command(MPI_Comm comm, const CliArgs &args) {
   PetscFunctionBeginUser;
   config::CaseConfig cfg;
   PetscCall(start_command(comm, args, &cfg));
-  const bool unsteady = cfg.section("time").text("mode") == "unsteady";
-  PetscCheck(!args.restart || unsteady, comm, PETSC_ERR_USER_INPUT,
+  FlowCase fc;
+  PetscCall(fc.load(comm, cfg));
+  PetscCheck(!args.restart || fc.unsteady(), comm, PETSC_ERR_USER_INPUT,
              "--restart applies to unsteady runs (time.mode: unsteady) only");
-  mesh::Mesh mesh;
-  PetscCall(load_case_mesh(comm, cfg, &mesh));
-  FlowResidual res;
-  PetscCall(res.setup(mesh, cfg));
-  FlowMonitors mon;
-  PetscCall(mon.setup(res, cfg));
   PetscMPIInt size;
   PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCall(log_info(
-      comm, "%d cells, %d unknowns on %d rank%s; pressure level %s", (int)mesh.n_global_cells,
-      (int)(mesh.n_global_cells * res.nv()), size, size > 1 ? "s" : "",
-      res.pressure_pinned() ? "pinned (p = 0 in the first cell)" : "set by the boundaries"));
-  if (unsteady) {
-    PetscCall(run_unsteady(comm, args, cfg, mesh, res, mon));
+  const mesh::Mesh &mesh = fc.mesh();
+  PetscCall(log_info(comm, "%d cells, %d unknowns on %d rank%s; pressure level %s",
+                     (int)mesh.n_global_cells, (int)(mesh.n_global_cells * fc.residual().nv()),
+                     size, size > 1 ? "s" : "",
+                     fc.residual().pressure_pinned() ? "pinned (p = 0 in the first cell)"
+                                                     : "set by the boundaries"));
+  if (fc.unsteady()) {
+    PetscCall(run_unsteady(args, fc));
   } else {
     Vec w;
-    PetscCall(res.create_state(&w));
-    PetscCall(solve_steady_case(comm, args, cfg, res, mon, w, nullptr));
+    PetscCall(fc.create_state(&w));
+    driver::SteadySolution solution;
+    PetscCall(solve_steady_case(args, fc, w, &solution));
     PetscCall(VecDestroy(&w));
   }
   PetscFunctionReturn(0);

@@ -54,13 +54,10 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
   }
   for (Stencil *st : {&full_, &compact_}) st->val.assign(st->col.size() * nv() * nv(), 0.0);
   PetscCall(create_state(&work_));
-  wloc_.assign(mesh.n_cells * nv(), 0.0);
-  grad_.assign(mesh.n_cells * nv() * 3, 0.0);
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FlowResidual::set_coordinates(const std::vector<Vec3<double>> &X,
-                                             const char *context) {
+PetscErrorCode FlowResidual::move_to(const std::vector<Vec3<double>> &X, const char *context) {
   PetscFunctionBeginUser;
   X_ = X;
   geometry::compute_geometry(*mesh_, X_, geom_);
@@ -105,25 +102,26 @@ PetscErrorCode FlowResidual::create_jacobian(Mat *J, bool compact) const {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FlowResidual::update_local(Vec w) {
+PetscErrorCode FlowResidual::local_state(Vec w, LocalState *s) const {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = *mesh_;
   const int n = nv();
   PetscCall(VecCopy(w, work_));
-  PetscCall(ghosted_local_values(work_, &wloc_));
+  PetscCall(ghosted_local_values(work_, &s->w));
+  s->nv = n;
+  s->grad.assign(m.n_cells * n * 3, 0.0);
   lsq_.apply(
-      m, n, wloc_.data(),
+      m, n, s->w.data(),
       [&](int k, PetscInt f) { return k == 0 ? bcs_.pressure(f) : bcs_.velocity(f)[k - 1]; },
-      grad_.data());
+      s->grad.data());
   PetscFunctionReturn(0);
 }
 
-CellState<double> FlowResidual::cell_state(PetscInt c) const {
+CellState<double> LocalState::cell(PetscInt c) const {
   CellState<double> s;
-  const int n = nv();
-  for (int k = 0; k < n; ++k) {
-    s.w[k] = wloc_[c * n + k];
-    for (int i = 0; i < 3; ++i) s.g[k][i] = grad_[(c * n + k) * 3 + i];
+  for (int k = 0; k < nv; ++k) {
+    s.w[k] = w[c * nv + k];
+    for (int i = 0; i < 3; ++i) s.g[k][i] = grad[(c * nv + k) * 3 + i];
   }
   return s;
 }
@@ -138,13 +136,13 @@ FaceGeometry<double> FlowResidual::face_geometry(PetscInt f) const {
   return g;
 }
 
-void FlowResidual::face_flux(PetscInt f, double *M) const {
+void FlowResidual::face_flux(const LocalState &s, PetscInt f, double *M) const {
   const int dim = mesh_->dim;
-  const CellState<double> L = cell_state(mesh_->face_left[f]);
+  const CellState<double> L = s.cell(mesh_->face_left[f]);
   const FaceGeometry<double> g = face_geometry(f);
   switch (bcs_.kind(f)) {
   case FaceKind::Interior:
-    physics::interior_flux(dim, L, cell_state(mesh_->face_right[f]), g, params_, M);
+    physics::interior_flux(dim, L, s.cell(mesh_->face_right[f]), g, params_, M);
     break;
   case FaceKind::VelocityDirichlet:
     physics::velocity_dirichlet_flux(dim, L, g, params_, bcs_.velocity(f), M);
@@ -158,13 +156,13 @@ void FlowResidual::face_flux(PetscInt f, double *M) const {
   }
 }
 
-void FlowResidual::face_jacobian(PetscInt f, FluxJacobian &J) const {
+void FlowResidual::face_jacobian(const LocalState &s, PetscInt f, FluxJacobian &J) const {
   const int dim = mesh_->dim;
-  const CellState<double> L = cell_state(mesh_->face_left[f]);
+  const CellState<double> L = s.cell(mesh_->face_left[f]);
   const FaceGeometry<double> g = face_geometry(f);
   switch (bcs_.kind(f)) {
   case FaceKind::Interior:
-    physics::interior_flux_dw(dim, L, cell_state(mesh_->face_right[f]), g, params_, J);
+    physics::interior_flux_dw(dim, L, s.cell(mesh_->face_right[f]), g, params_, J);
     break;
   case FaceKind::VelocityDirichlet:
     physics::velocity_dirichlet_flux_dw(dim, L, g, params_, bcs_.velocity(f), J);
@@ -178,11 +176,12 @@ void FlowResidual::face_jacobian(PetscInt f, FluxJacobian &J) const {
   }
 }
 
-PetscErrorCode FlowResidual::residual(Vec w, Vec R, const TimeTerm *time_term) {
+PetscErrorCode FlowResidual::residual(Vec w, Vec R, const TimeTerm *time_term) const {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = *mesh_;
   const int n = nv();
-  PetscCall(update_local(w));
+  LocalState &ls = scratch_;
+  PetscCall(local_state(w, &ls));
   PetscScalar *r;
   PetscCall(VecGetArray(R, &r));
   std::fill(r, r + m.n_owned_cells * n, 0.0);
@@ -191,7 +190,7 @@ PetscErrorCode FlowResidual::residual(Vec w, Vec R, const TimeTerm *time_term) {
     const PetscInt L = m.face_left[f], Rc = m.face_right[f];
     const bool own_l = m.owned(L), own_r = Rc >= 0 && m.owned(Rc);
     if (!own_l && !own_r) continue;
-    face_flux(f, M);
+    face_flux(ls, f, M);
     for (int k = 0; k < n; ++k) {
       if (own_l) r[L * n + k] += M[k];
       if (own_r) r[Rc * n + k] -= M[k];
@@ -201,14 +200,14 @@ PetscErrorCode FlowResidual::residual(Vec w, Vec R, const TimeTerm *time_term) {
     for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
       const double rv = params_.rho * geom_.cell_volume[c];
       for (int k = 1; k < n; ++k)
-        r[c * n + k] += rv * (time_term->a0 * wloc_[c * n + k] + (*time_term->history)[c * n + k]);
+        r[c * n + k] += rv * (time_term->a0 * ls.w[c * n + k] + (*time_term->history)[c * n + k]);
     }
-  if (pressure_pinned() && m.global_cell_offset == 0 && m.n_owned_cells > 0) r[0] = wloc_[0];
+  if (pressure_pinned() && m.global_cell_offset == 0 && m.n_owned_cells > 0) r[0] = ls.w[0];
   PetscCall(VecRestoreArray(R, &r));
   PetscFunctionReturn(0);
 }
 
-double *FlowResidual::slot(Stencil &st, PetscInt row, PetscInt col_cell) {
+double *FlowResidual::slot(Stencil &st, PetscInt row, PetscInt col_cell) const {
   const PetscInt *b = st.col.data() + st.ptr[row], *e = st.col.data() + st.ptr[row + 1];
   const PetscInt *it = std::lower_bound(b, e, col_cell);
   if (it == e || *it != col_cell) return nullptr; // not in this stencil (compact)
@@ -217,11 +216,12 @@ double *FlowResidual::slot(Stencil &st, PetscInt row, PetscInt col_cell) {
 }
 
 PetscErrorCode FlowResidual::jacobian(Vec w, Mat J, const std::vector<double> *momentum_shift,
-                                      bool compact) {
+                                      bool compact) const {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = *mesh_;
   const int n = nv();
-  PetscCall(update_local(w));
+  LocalState &ls = scratch_;
+  PetscCall(local_state(w, &ls));
   Stencil &st = compact ? compact_ : full_;
   std::fill(st.val.begin(), st.val.end(), 0.0);
   const auto &nptr = lsq_.neighbour_ptr();
@@ -231,7 +231,7 @@ PetscErrorCode FlowResidual::jacobian(Vec w, Mat J, const std::vector<double> *m
     const PetscInt L = m.face_left[f], Rc = m.face_right[f];
     const bool own_l = m.owned(L), own_r = Rc >= 0 && m.owned(Rc);
     if (!own_l && !own_r) continue;
-    face_jacobian(f, fj);
+    face_jacobian(ls, f, fj);
     // add sign * block(col) to the owned rows of this face
     // add +block to row L and -block to row R (owned rows only), one column cell at a time
     double block[physics::kMaxVars][physics::kMaxVars];

@@ -12,10 +12,10 @@ namespace {
 
 // Pressure and viscous force of the fluid on boundary face f (on a rotating wall the viscous
 // part is that of the symmetric stress: physics::rotating_wall_traction).
-void face_force(const discretization::FlowResidual &res, PetscInt f, Vec3<double> *fp,
-                Vec3<double> *fv) {
+void face_force(const discretization::FlowResidual &res, const discretization::LocalState &state,
+                PetscInt f, Vec3<double> *fp, Vec3<double> *fv) {
   const auto &bcs = res.boundary_conditions();
-  const physics::CellState<double> L = res.cell_state(res.mesh().face_left[f]);
+  const physics::CellState<double> L = state.cell(res.mesh().face_left[f]);
   const physics::FaceGeometry<double> g = res.face_geometry(f);
   *fv = Vec3<double>();
   if (bcs.kind(f) == FaceKind::VelocityDirichlet) {
@@ -46,7 +46,8 @@ ForceScaling force_scaling(const config::CaseConfig &cfg, int dim) {
   return s;
 }
 
-PetscErrorCode wall_force(const discretization::FlowResidual &res, const std::vector<int> &patches,
+PetscErrorCode wall_force(const discretization::FlowResidual &res,
+                          const discretization::LocalState &state, const std::vector<int> &patches,
                           const Vec3<double> &center, ForceReport *report) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
@@ -54,7 +55,7 @@ PetscErrorCode wall_force(const discretization::FlowResidual &res, const std::ve
   for (int p : patches)
     for (PetscInt f : m.boundary_faces(p)) {
       Vec3<double> fp, fv;
-      face_force(res, f, &fp, &fv);
+      face_force(res, state, f, &fp, &fv);
       const Vec3<double> mom = cross(res.geometry().face_centroid[f] - center, fp + fv);
       for (int c = 0; c < 3; ++c) local[c] += fp[c], local[3 + c] += fv[c], local[6 + c] += mom[c];
     }
@@ -68,13 +69,13 @@ PetscErrorCode wall_force(const discretization::FlowResidual &res, const std::ve
   PetscFunctionReturn(0);
 }
 
-void wall_stress(const discretization::FlowResidual &res, int patch, std::vector<double> *pressure,
-                 std::vector<Vec3<double>> *shear) {
+void wall_stress(const discretization::FlowResidual &res, const discretization::LocalState &state,
+                 int patch, std::vector<double> *pressure, std::vector<Vec3<double>> *shear) {
   pressure->clear();
   shear->clear();
   for (PetscInt f : res.mesh().boundary_faces(patch)) {
     Vec3<double> fp, fv;
-    face_force(res, f, &fp, &fv);
+    face_force(res, state, f, &fp, &fv);
     const Vec3<double> &S = res.geometry().face_area[f];
     const double A2 = dot(S, S);
     pressure->push_back(dot(fp, S) / A2);
@@ -122,13 +123,14 @@ PetscErrorCode PointProbes::setup(const discretization::FlowResidual &res,
 }
 
 PetscErrorCode PointProbes::evaluate(const discretization::FlowResidual &res,
+                                     const discretization::LocalState &state,
                                      std::vector<double> *values) const {
   PetscFunctionBeginUser;
   const int nv = res.nv();
   std::vector<double> local(points_.size() * nv, 0.0);
   for (std::size_t i = 0; i < points_.size(); ++i) {
     if (cell_[i] < 0) continue;
-    const physics::CellState<double> s = res.cell_state(cell_[i]);
+    const physics::CellState<double> s = state.cell(cell_[i]);
     const Vec3<double> r = points_[i] - res.geometry().cell_centroid[cell_[i]];
     for (int k = 0; k < nv; ++k)
       local[i * nv + k] = s.w[k] + s.g[k][0] * r[0] + s.g[k][1] * r[1] + s.g[k][2] * r[2];

@@ -58,11 +58,11 @@ PetscErrorCode SteadySolver::form_function(SNES, Vec w, Vec R, void *ctx) {
 
 PetscErrorCode SteadySolver::update_shift(Vec w) {
   PetscFunctionBeginUser;
-  (void)w; // the local state was refreshed by the Jacobian evaluation
   const mesh::Mesh &m = res_->mesh();
   const auto &g = res_->geometry();
   const auto &p = res_->parameters();
-  const auto &wl = res_->local_state();
+  const PetscScalar *wl;
+  PetscCall(VecGetArrayRead(w, &wl)); // owned cells first
   const int nv = res_->nv();
   for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
     const double V = g.cell_volume[c];
@@ -72,13 +72,13 @@ PetscErrorCode SteadySolver::update_shift(Vec w) {
     const double dtau = cfl_ * hc / (std::sqrt(u2) + p.nu / hc + 1e-12 * p.u_ref);
     shift_[c] = cfl_ >= cfl_max_ ? 0.0 : p.rho * V / dtau;
   }
+  PetscCall(VecRestoreArrayRead(w, &wl));
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode SteadySolver::form_jacobian(SNES, Vec w, Mat J, Mat, void *ctx) {
   PetscFunctionBeginUser;
   auto *self = static_cast<SteadySolver *>(ctx);
-  PetscCall(self->res_->update_local(w));
   PetscCall(self->update_shift(w));
   PetscCall(self->res_->jacobian(w, J, &self->shift_));
   PetscFunctionReturn(0);

@@ -18,8 +18,10 @@ ALLOWED = {
     "discretization": ["core", "physics", "config", "mesh", "geometry"],
     "solver": ["core", "physics", "config", "mesh", "geometry", "discretization"],
     "adjoint": ["core", "physics", "config", "mesh", "geometry", "discretization", "solver", "io"],
+    "driver": ["core", "physics", "config", "mesh", "geometry", "discretization", "solver", "io",
+               "adjoint"],
     "cli": ["core", "physics", "config", "mesh", "geometry", "discretization", "solver", "io",
-            "adjoint"],
+            "adjoint", "driver"],
 }
 
 

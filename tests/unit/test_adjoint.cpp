@@ -111,7 +111,6 @@ void check_parameters(Problem &p, const std::string &objective_yaml, double tol)
     // tolerance: relative, plus the round-off of the differences (1e-13 |J| / h)
     REQUIRE(std::abs(par.gradient - fd) <= tol * std::abs(fd) + 1e-13 * std::abs(r.J) / h);
   }
-  REQUIRE(p.res.update_local(p.w) == 0);
   VecDestroy(&w1);
 }
 
@@ -179,12 +178,13 @@ TEST_CASE("adjoint building blocks: dot-product test and reverse sweep equal J^T
   std::vector<double> psi(ua, ua + p.mesh.n_cells * 3);
   REQUIRE(VecRestoreArrayRead(local, &ua) == 0);
   REQUIRE(VecGhostRestoreLocalForm(u, &local) == 0);
-  REQUIRE(p.res.update_local(p.w) == 0);
+  discretization::LocalState state;
+  REQUIRE(p.res.local_state(p.w, &state) == 0);
   adjoint::Sensitivities s;
   s.reset(p.res);
-  adjoint::add_residual(p.res, psi, s);
+  adjoint::add_residual(p.res, state, psi, s);
   adjoint::Gradient grad;
-  REQUIRE(adjoint::finish(p.res, s, &grad) == 0);
+  REQUIRE(adjoint::finish(p.res, state, s, &grad) == 0);
   Vec sweep;
   REQUIRE(VecDuplicate(p.w, &sweep) == 0);
   REQUIRE(VecSet(sweep, 0.0) == 0);
@@ -267,13 +267,13 @@ TEST_CASE("shape gradient: Taylor test for a smooth bump on the cylinder", "[adj
   for (double eps : {4e-4, 2e-4, 1e-4}) {
     std::vector<Vec3<double>> X = X0;
     for (PetscInt v = 0; v < p.mesh.n_vertices; ++v) X[v] += eps * dX[v];
-    REQUIRE(p.res.set_coordinates(X, "bump") == 0);
+    REQUIRE(p.res.move_to(X, "bump") == 0);
     double J;
     REQUIRE(adjoint::resolve_objective(p.res, cfg, obj, p.w, w1, &J, nullptr) == 0);
     remainder.push_back(std::abs(J - r.J - eps * dJ));
     CAPTURE(eps, J, r.J, dJ, remainder.back());
   }
-  REQUIRE(p.res.set_coordinates(X0, "restore") == 0);
+  REQUIRE(p.res.move_to(X0, "restore") == 0);
   VecDestroy(&w1);
   for (std::size_t k = 0; k + 1 < remainder.size(); ++k) {
     const double rate = std::log2(remainder[k] / remainder[k + 1]);

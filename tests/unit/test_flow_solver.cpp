@@ -237,11 +237,12 @@ solver: {rtol: 1e-12, atol: 1e-13, upwind: UPWIND}
         solver::SteadySummary s;
         REQUIRE(newton.solve(w, {}, nullptr, &s) == 0);
         REQUIRE(s.converged);
-        REQUIRE(p.res.update_local(w) == 0);
+        discretization::LocalState state;
+        REQUIRE(p.res.local_state(w, &state) == 0);
         VecDestroy(&w);
         // errors: velocity L2; pressure L2 after removing the mean difference
         double sums[5] = {0, 0, 0, 0, 0}; // V, V|du|^2, V dp, V dp^2, n
-        const auto &wl = p.res.local_state();
+        const auto &wl = state.w;
         for (PetscInt c = 0; c < p.mesh.n_owned_cells; ++c) {
           const Vec3<double> &x = p.res.geometry().cell_centroid[c];
           const double V = p.res.geometry().cell_volume[c];

@@ -190,10 +190,10 @@ TEST_CASE(
     for (double eps : {4e-4, 2e-4, 1e-4}) {
       auto X = X0;
       for (PetscInt v = 0; v < s.mesh.n_vertices; ++v) X[v] += eps * dX[v];
-      REQUIRE(s.res.set_coordinates(X, "bump") == 0);
+      REQUIRE(s.res.move_to(X, "bump") == 0);
       rem.push_back(std::abs(forward(s, s.w0) - J0 - eps * dJ));
     }
-    REQUIRE(s.res.set_coordinates(X0, "restore") == 0);
+    REQUIRE(s.res.move_to(X0, "restore") == 0);
     check_rates(rem);
   }
   SECTION("initial condition") {

@@ -6,8 +6,8 @@
 //   pressure-drop         weight * (<p>_A - <p>_B)      (area averages of face pressures)
 //   probe-match           weight * sum_i sum_k c_k (phi_k(x_i) - phi_k^obs)^2
 //   sum                   sum of terms
-// value() evaluates J at the FlowResidual's current local state; reverse() adds the
-// explicit partial derivatives (w, gradients, geometry) to a Sensitivities object.
+// value() evaluates J at a local state (discretization::LocalState); reverse() adds the
+// explicit partial derivatives (w, gradients, geometry) there to a Sensitivities object.
 #pragma once
 
 #include "karman/adjoint/sensitivities.hpp"
@@ -24,10 +24,12 @@ public:
   /// Reads objective (and reference values) from the case; checks walls, patches and probe
   /// points against the mesh.  Collective.
   PetscErrorCode setup(const discretization::FlowResidual &res, const config::CaseConfig &cfg);
-  /// J at the current local state.  Collective.
-  PetscErrorCode value(const discretization::FlowResidual &res, double *J) const;
-  /// Adds scale * dJ/d(inputs) (explicit dependence) to s.  Collective.
-  PetscErrorCode reverse(const discretization::FlowResidual &res, Sensitivities &s,
+  /// J at the local state `state`.  Collective.
+  PetscErrorCode value(const discretization::FlowResidual &res,
+                       const discretization::LocalState &state, double *J) const;
+  /// Adds scale * dJ/d(inputs) (explicit dependence) at `state` to s.  Collective.
+  PetscErrorCode reverse(const discretization::FlowResidual &res,
+                         const discretization::LocalState &state, Sensitivities &s,
                          double scale = 1.0) const;
   const std::string &description() const { return description_; }
   /// Unsteady: sets the time of the observations of probe-match terms (linear interpolation

@@ -32,10 +32,12 @@ struct Sensitivities {
   double nu = 0;                  ///< viscosity
 
   void reset(const discretization::FlowResidual &res);
-  /// Adds the adjoints of one face's flux kernel for the weights lambda (nv values).
-  void add_face(const discretization::FlowResidual &res, PetscInt f, const double *lambda);
+  /// Adds the adjoints of one face's flux kernel at `state` for the weights lambda (nv values).
+  void add_face(const discretization::FlowResidual &res, const discretization::LocalState &state,
+                PetscInt f, const double *lambda);
   /// Adds the adjoints of the wall stress (p_f, visc) of velocity-Dirichlet face f.
-  void add_wall_stress(const discretization::FlowResidual &res, PetscInt f, double pf_bar,
+  void add_wall_stress(const discretization::FlowResidual &res,
+                       const discretization::LocalState &state, PetscInt f, double pf_bar,
                        const Vec3<double> &visc_bar);
   /// Adds the adjoints of the rotating-wall traction (physics::rotating_wall_traction) of
   /// face f for its weights traction_bar: face area, viscosity and the wall's rotation rate.
@@ -43,14 +45,16 @@ struct Sensitivities {
                          const Vec3<double> &traction_bar);
   /// Adds pbar * (pressure of cell c reconstructed at point x): w_c + G_c . (x - x_c), for unknown
   /// k.
-  void add_point_value(const discretization::FlowResidual &res, PetscInt c, int k,
+  void add_point_value(const discretization::FlowResidual &res,
+                       const discretization::LocalState &state, PetscInt c, int k,
                        const Vec3<double> &x, double bar);
 };
 
 /// Lagrangian part: sum over flux faces of lambda_f . M_f with lambda_f = psi_L [L owned] -
-/// psi_R [R owned]; psi holds nv values per local cell (ghosts updated).
-void add_residual(const discretization::FlowResidual &res, const std::vector<double> &psi,
-                  Sensitivities &s);
+/// psi_R [R owned]; psi holds nv values per local cell (ghosts updated); R is linearized at
+/// `state`.
+void add_residual(const discretization::FlowResidual &res, const discretization::LocalState &state,
+                  const std::vector<double> &psi, Sensitivities &s);
 
 struct Gradient {
   std::vector<ParameterGradient> parameters;
@@ -59,9 +63,11 @@ struct Gradient {
 
 /// Chains G -> (w, geometry, boundary data), boundary data -> (parameters, geometry),
 /// geometry -> X (the parameters of the ParameterRegistry: the constant ones, with
-/// `time_dependent` all), and sums over ranks.  After it, s.wbar holds dScalar/dw (local cells,
-/// this rank's share).  Collective.
-PetscErrorCode finish(const discretization::FlowResidual &res, Sensitivities &s, Gradient *gradient,
+/// `time_dependent` all), and sums over ranks; `state` is the local state the pieces were
+/// linearized at.  After it, s.wbar holds dScalar/dw (local cells, this rank's share).
+/// Collective.
+PetscErrorCode finish(const discretization::FlowResidual &res,
+                      const discretization::LocalState &state, Sensitivities &s, Gradient *gradient,
                       bool time_dependent = false);
 
 } // namespace karman::adjoint

@@ -27,6 +27,18 @@
 
 namespace karman::discretization {
 
+/// The flow on the local cells computed from a state vector w: the values of the owned and
+/// ghost cells and the least-squares gradients of the owned and layer-1 cells (the inputs of
+/// every face flux).  A plain value: FlowResidual::local_state() computes it, whoever reads
+/// the flow (forces, probes, objectives, output, sensitivities) takes it as an argument.
+struct LocalState {
+  int nv = 0;
+  std::vector<double> w;    ///< nv values per local cell
+  std::vector<double> grad; ///< nv x 3 gradient components per local cell
+  /// Value and gradient of local cell c.
+  physics::CellState<double> cell(PetscInt c) const;
+};
+
 class FlowResidual {
 public:
   FlowResidual() = default;
@@ -46,7 +58,8 @@ public:
   const physics::FluxParameters<double> &parameters() const { return params_; }
   /// Moves the mesh: new vertex coordinates X (same topology); geometry, least-squares
   /// coefficients and boundary values are recomputed, the face kinds kept (shape studies).
-  PetscErrorCode set_coordinates(const std::vector<Vec3<double>> &X, const char *context);
+  /// Everything that reads the geometry (output, hashes, forces) sees the moved mesh.
+  PetscErrorCode move_to(const std::vector<Vec3<double>> &X, const char *context);
   /// Time and time level at which the boundary values were last evaluated.
   double time() const { return time_; }
   long level() const { return level_; }
@@ -63,12 +76,8 @@ public:
   /// face-neighbour stencil of the compact preconditioning matrix (see jacobian()).
   PetscErrorCode create_jacobian(Mat *J, bool compact = false) const;
 
-  /// Refreshes the local copy of w (owned and ghost cells) and the gradients.
-  PetscErrorCode update_local(Vec w);
-  /// nv values per local cell, after update_local().
-  const std::vector<double> &local_state() const { return wloc_; }
-  /// nv x 3 gradient components per local cell (owned and layer-1 cells), after update_local().
-  const std::vector<double> &gradients() const { return grad_; }
+  /// The local state of w (ghost values exchanged, gradients computed).  Collective.
+  PetscErrorCode local_state(Vec w, LocalState *state) const;
 
   /// BDF time derivative on the momentum rows: rho V (a0 u + h_c), h_c from earlier steps.
   struct TimeTerm {
@@ -77,27 +86,25 @@ public:
         nullptr; ///< nv values per owned cell (momentum entries used)
   };
 
-  /// R(w) (owned rows), plus the time term if given.
-  PetscErrorCode residual(Vec w, Vec R, const TimeTerm *time_term = nullptr);
+  /// R(w) (owned rows), plus the time term if given.  Collective.
+  PetscErrorCode residual(Vec w, Vec R, const TimeTerm *time_term = nullptr) const;
   /// J = dR/dw + diag(shift) on the momentum rows (shift: one value per owned cell, or null).
   /// With `compact`, only the couplings of each face flux to its own two cells are kept
   /// (the dependence through the gradients on the cells' other neighbours is dropped): a
   /// sparser matrix whose LU factors are several times smaller, used to precondition
   /// Krylov solves with the exact Jacobian.
   PetscErrorCode jacobian(Vec w, Mat J, const std::vector<double> *momentum_shift,
-                          bool compact = false);
+                          bool compact = false) const;
 
-  /// Cell state (value and gradient) of local cell c from the local copy.
-  physics::CellState<double> cell_state(PetscInt c) const;
   /// Geometry of flux face f.
   physics::FaceGeometry<double> face_geometry(PetscInt f) const;
-  /// The flux M (nv values) of flux face f at the current local state.
-  void face_flux(PetscInt f, double *M) const;
+  /// The flux M (nv values) of flux face f at the local state s.
+  void face_flux(const LocalState &s, PetscInt f, double *M) const;
   /// True if the pressure level is pinned (no pressure boundary).
   bool pressure_pinned() const { return !bcs_.pressure_level_fixed(); }
 
 private:
-  void face_jacobian(PetscInt f, physics::FluxJacobian &J) const;
+  void face_jacobian(const LocalState &s, PetscInt f, physics::FluxJacobian &J) const;
 
   const mesh::Mesh *mesh_ = nullptr;
   std::vector<Vec3<double>> X_;
@@ -107,17 +114,16 @@ private:
   BoundaryConditions bcs_;
   LeastSquaresGradient lsq_;
   physics::FluxParameters<double> params_;
-  Vec work_ = nullptr; ///< ghosted work vector
-  std::vector<double> wloc_, grad_;
-  // Jacobian stencil of the owned rows: sorted local column cells and block values
+  Vec work_ = nullptr;         ///< ghosted work vector of local_state()
+  mutable LocalState scratch_; ///< the local state inside residual() and jacobian()
   /// Block sparsity of the owned rows (sorted local column cells) and a value buffer.
   struct Stencil {
     std::vector<PetscInt> ptr, col;
     std::vector<double> val;
   };
-  Stencil full_, compact_;
+  mutable Stencil full_, compact_; ///< values: assembly buffers of jacobian()
   /// The value block of (row, column cell) in a stencil, or null if it is not in it.
-  double *slot(Stencil &st, PetscInt row, PetscInt col_cell);
+  double *slot(Stencil &st, PetscInt row, PetscInt col_cell) const;
 };
 
 } // namespace karman::discretization

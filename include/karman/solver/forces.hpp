@@ -40,14 +40,15 @@ struct ForceScaling {
 /// The coefficient scaling of a case on a mesh of dimension `dim`.
 ForceScaling force_scaling(const config::CaseConfig &cfg, int dim);
 
-/// Force and moment on `patches` at the FlowResidual's current local state.  Collective.
-PetscErrorCode wall_force(const discretization::FlowResidual &res, const std::vector<int> &patches,
+/// Force and moment on `patches` at the local state `state`.  Collective.
+PetscErrorCode wall_force(const discretization::FlowResidual &res,
+                          const discretization::LocalState &state, const std::vector<int> &patches,
                           const Vec3<double> &moment_center, ForceReport *report);
 
 /// Per boundary face of `patch` (owned faces, in VtkSeries::surface_faces order): the
 /// pressure p_f and the wall shear stress tau = -mu (grad u)_f S_f / |S_f|.
-void wall_stress(const discretization::FlowResidual &res, int patch, std::vector<double> *pressure,
-                 std::vector<Vec3<double>> *shear);
+void wall_stress(const discretization::FlowResidual &res, const discretization::LocalState &state,
+                 int patch, std::vector<double> *pressure, std::vector<Vec3<double>> *shear);
 
 class PointProbes {
 public:
@@ -57,6 +58,7 @@ public:
                        const std::vector<Vec3<double>> &points, const std::string &context);
   /// nv values (p, u...) per point, the same on every rank.  Collective.
   PetscErrorCode evaluate(const discretization::FlowResidual &res,
+                          const discretization::LocalState &state,
                           std::vector<double> *values) const;
   std::size_t size() const { return points_.size(); }
   const Vec3<double> &point(std::size_t i) const { return points_[i]; }

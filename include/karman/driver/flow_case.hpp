@@ -1,0 +1,114 @@
+// A case as a library object: the mesh of a case file, its discretization and monitors, and
+// the calls that a command, the optimizer or a Python binding makes on it -- the initial
+// state, the steady solve, unsteady time stepping, the steady gradient -- each returning
+// values (state, force coefficients, summaries) and writing no files.  Whoever wants a log
+// line, a CSV row or a ParaView snapshot per iteration passes an observer.
+//
+//   load(cfg)            mesh (gmsh if needed), distribute, FlowResidual, FlowMonitors
+//   solve_steady         Newton + pseudo-transient continuation (solver/steady_solver.hpp)
+//                        from w; the best state is kept when it does not converge
+//   advance_to           BDF steps of an UnsteadySolver to t_end, stopping at a step that
+//                        does not converge (the solver keeps the last good state)
+//   steady_gradient      objective J (case section objective), adjoint and dJ/d(parameters,
+//                        X) at a converged state (adjoint/adjoint_solver.hpp)
+#pragma once
+
+#include "karman/adjoint/adjoint_solver.hpp"
+#include "karman/config/case_config.hpp"
+#include "karman/discretization/flow_residual.hpp"
+#include "karman/mesh/mesh.hpp"
+#include "karman/solver/flow_monitors.hpp"
+#include "karman/solver/steady_solver.hpp"
+#include "karman/solver/unsteady_solver.hpp"
+
+#include <functional>
+#include <memory>
+
+namespace karman::driver {
+
+/// Meshes (if the case gives a .geo), loads and distributes the case's mesh.  Collective.
+PetscErrorCode load_case_mesh(MPI_Comm comm, const config::CaseConfig &cfg, mesh::Mesh *mesh);
+
+/// The case's initial state into w (owned cells): initial.file (fields of another run on the
+/// same mesh, any rank count, or interpolated from another mesh) or the uniform
+/// initial.velocity / initial.pressure.  A file written by a run of another problem (other
+/// CaseConfig::problem_keys(), e.g. a spin-up without rotation) is used with a warning that
+/// names the keys that differ.  Collective.
+PetscErrorCode initial_state(const discretization::FlowResidual &res, const config::CaseConfig &cfg,
+                             Vec w);
+
+/// Called after every Newton iteration with its record and the monitors at its state.
+using SteadyObserver = std::function<PetscErrorCode(const solver::NewtonRecord &,
+                                                    const solver::FlowMonitors::Values &)>;
+
+struct SteadySolution {
+  solver::SteadySummary summary;       ///< converged, reason, iterations, residual history
+  solver::FlowMonitors::Values values; ///< at the solution (converged) or the best state
+  double peak_memory_mib = 0, peak_memory_mib_max_rank = 0;
+};
+
+/// Called after every converged time step with the solver (which the observer may ask for a
+/// preconditioner set-up), the step's report, the new state's local state and monitors.
+using StepObserver = std::function<PetscErrorCode(
+    solver::UnsteadySolver &, const solver::StepReport &, const discretization::LocalState &,
+    const solver::FlowMonitors::Values &)>;
+
+struct UnsteadySolution {
+  bool converged = true;
+  solver::StepReport failed; ///< the step that did not converge (converged == false)
+  long steps = 0;            ///< steps taken by this call
+  long newton_iterations = 0, linear_iterations = 0, preconditioner_setups = 0;
+  double wall_time = 0; ///< sum of the steps' wall times [s]
+};
+
+class FlowCase {
+public:
+  FlowCase() = default;
+  FlowCase(const FlowCase &) = delete;
+  FlowCase &operator=(const FlowCase &) = delete;
+
+  /// Loads the mesh and builds the discretization and the monitors of `cfg`, which must
+  /// outlive this object.  Collective.
+  PetscErrorCode load(MPI_Comm comm, const config::CaseConfig &cfg);
+
+  const config::CaseConfig &config() const { return *cfg_; }
+  const mesh::Mesh &mesh() const { return mesh_; }
+  discretization::FlowResidual &residual() { return res_; }
+  const discretization::FlowResidual &residual() const { return res_; }
+  const solver::FlowMonitors &monitors() const { return mon_; }
+  bool unsteady() const { return cfg_->section("time").text("mode") == "unsteady"; }
+
+  /// A state vector (ghosted, zero) and the case's initial state.  Collective.
+  PetscErrorCode create_state(Vec *w) const { return res_.create_state(w); }
+  PetscErrorCode initial_state(Vec w) const { return driver::initial_state(res_, *cfg_, w); }
+  /// The local state and the monitors (forces, delta p, probes) of w.  Collective.
+  PetscErrorCode evaluate(Vec w, discretization::LocalState *state,
+                          solver::FlowMonitors::Values *values) const;
+
+  /// The steady solve from the state in w.  Converged: w holds the solution.  Not converged:
+  /// w the last iterate, `best` (if given) the state of least residual, and the values are
+  /// those of the best state; summary.converged tells (no error).  Collective.
+  PetscErrorCode solve_steady(Vec w, Vec best, const SteadyObserver &observer,
+                              SteadySolution *solution);
+  /// Steps `ts` (set up on this case's residual, its state set) until t_end; the last step is
+  /// shortened to end on t_end.  A step that does not converge stops the stepping with
+  /// solution->converged false (ts keeps the last good state; no error).  Collective.
+  PetscErrorCode advance_to(solver::UnsteadySolver &ts, double t_end, const StepObserver &observer,
+                            UnsteadySolution *solution);
+  /// Objective, adjoint and gradient (the parameters of adjoint.parameters, and dJ/dX) of the
+  /// case's objective at the converged steady state w.  The adjoint solver is created on the
+  /// first call and reused.  Collective.
+  PetscErrorCode steady_gradient(Vec w, adjoint::AdjointResult *result);
+  /// The case's objective (set up on the first call).  Collective.
+  PetscErrorCode objective(const adjoint::Objective **objective);
+
+private:
+  const config::CaseConfig *cfg_ = nullptr;
+  mesh::Mesh mesh_;
+  discretization::FlowResidual res_;
+  solver::FlowMonitors mon_;
+  std::unique_ptr<adjoint::Objective> objective_;
+  std::unique_ptr<adjoint::AdjointSolver> adjoint_;
+};
+
+} // namespace karman::driver

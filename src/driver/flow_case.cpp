@@ -1,0 +1,204 @@
+// A case as a library object (see include/karman/driver/flow_case.hpp).
+#include "karman/driver/flow_case.hpp"
+
+#include "karman/adjoint/parameters.hpp"
+#include "karman/core/logger.hpp"
+#include "karman/io/field_transfer.hpp"
+#include "karman/io/hdf5_fields.hpp"
+#include "karman/io/state_fields.hpp"
+#include "karman/mesh/gmsh_mesher.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+namespace karman::driver {
+
+using discretization::FlowResidual;
+using discretization::LocalState;
+
+PetscErrorCode load_case_mesh(MPI_Comm comm, const config::CaseConfig &cfg, mesh::Mesh *mesh) {
+  PetscFunctionBeginUser;
+  std::string msh;
+  PetscCall(mesh::prepare_mesh_file(comm, cfg, &msh));
+  std::vector<std::string> names;
+  for (const auto &b : cfg.boundaries()) names.push_back(b.name);
+  PetscCall(mesh::load_mesh(comm, msh, names, cfg.file(), mesh));
+  const long dim = cfg.section("mesh").integer("dimension");
+  PetscCheck(dim == mesh->dim, comm, PETSC_ERR_USER_INPUT,
+             "%s: mesh.dimension is %ld but %s is %dD", cfg.file().c_str(), dim, msh.c_str(),
+             mesh->dim);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode initial_state(const FlowResidual &res, const config::CaseConfig &cfg, Vec w) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = res.mesh();
+  const config::Section init = cfg.section("initial");
+  const int nv = res.nv();
+  const std::string file = init.text("file");
+  PetscScalar *a;
+  if (!file.empty()) {
+    const std::string path = cfg.resolve_path(file);
+    PetscCheck(std::filesystem::exists(path), m.comm, PETSC_ERR_FILE_OPEN,
+               "%s: initial.file '%s' not found", cfg.file().c_str(), path.c_str());
+    // the same mesh: read the cell values; another mesh: interpolate them (field_transfer.hpp)
+    std::string format, file_hash, mesh_hash;
+    PetscCall(io::read_text_attribute_h5(m.comm, path, "format", &format));
+    PetscCheck(format == "karman-fields", m.comm, PETSC_ERR_FILE_UNEXPECTED,
+               "%s: initial.file '%s' is not a karman fields file (format '%s'); expected the "
+               "OUTDIR/flow.h5 of a run",
+               cfg.file().c_str(), path.c_str(), format.c_str());
+    PetscCall(io::read_text_attribute_h5(m.comm, path, "mesh_hash", &file_hash));
+    PetscCall(io::mesh_hash(m, res.coordinates(), &mesh_hash));
+    // a state of another problem is a legitimate start (a spin-up without rotation for the
+    // rotary-control case): say which keys differ, do not refuse
+    std::string file_case, file_keys;
+    PetscCall(io::read_text_attribute_h5(m.comm, path, "case_hash", &file_case));
+    PetscCall(io::read_text_attribute_h5(m.comm, path, "case_keys", &file_keys));
+    if (file_case != cfg.problem_hash()) {
+      const std::string changes = config::describe_problem_change(file_keys, cfg.problem_keys());
+      PetscCall(log_warning(
+          m.comm, "%s: initial.file '%s' was written with %s; it is used as the initial state",
+          cfg.file().c_str(), path.c_str(), changes.c_str()));
+    }
+    io::Field u, p;
+    if (file_hash == mesh_hash) {
+      PetscCall(io::read_cell_field_h5(m, path, "velocity", &u));
+      PetscCall(io::read_cell_field_h5(m, path, "pressure", &p));
+    } else {
+      const auto &g = res.geometry();
+      std::vector<Vec3<double>> x(g.cell_centroid.begin(),
+                                  g.cell_centroid.begin() + m.n_owned_cells);
+      std::vector<double> h(m.n_owned_cells);
+      for (PetscInt c = 0; c < m.n_owned_cells; ++c) h[c] = std::pow(g.cell_volume[c], 1.0 / m.dim);
+      std::vector<io::Field> f;
+      PetscInt source_cells = 0;
+      double gap = 0;
+      PetscCall(io::transfer_cell_fields_h5(m.comm, m.dim, path, {"velocity", "pressure"}, x, h, &f,
+                                            &source_cells, &gap));
+      u = f[0], p = f[1];
+      PetscCheck(u.ncomp == 3 && p.ncomp == 1, m.comm, PETSC_ERR_FILE_UNEXPECTED,
+                 "%s: initial.file '%s' has velocity with %d and pressure with %d components, "
+                 "expected 3 and 1",
+                 cfg.file().c_str(), path.c_str(), u.ncomp, p.ncomp);
+      PetscCall(log_info(
+          m.comm,
+          "initial state interpolated from %s (another mesh, %d cells) onto %d cells; the farthest "
+          "cell centre is %.2g cell sizes from a source cell centre",
+          path.c_str(), (int)source_cells, (int)m.n_global_cells, gap));
+      if (gap > 3)
+        PetscCall(log_warning(
+            m.comm,
+            "%s: initial.file '%s': some cells lie %.2g cell sizes from the source mesh (another "
+            "geometry?); their values are extrapolated",
+            cfg.file().c_str(), path.c_str(), gap));
+    }
+    PetscCall(VecGetArray(w, &a));
+    io::join_state(m, nv, p, u, a);
+    PetscCall(VecRestoreArray(w, &a));
+    PetscFunctionReturn(0);
+  }
+  const auto u0 = init.vector("velocity");
+  PetscCall(VecGetArray(w, &a));
+  for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+    a[c * nv] = init.real("pressure");
+    for (int d = 0; d < m.dim; ++d) a[c * nv + 1 + d] = u0[d];
+  }
+  PetscCall(VecRestoreArray(w, &a));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowCase::load(MPI_Comm comm, const config::CaseConfig &cfg) {
+  PetscFunctionBeginUser;
+  cfg_ = &cfg;
+  PetscCall(load_case_mesh(comm, cfg, &mesh_));
+  PetscCall(res_.setup(mesh_, cfg));
+  PetscCall(mon_.setup(res_, cfg));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowCase::evaluate(Vec w, LocalState *state,
+                                  solver::FlowMonitors::Values *values) const {
+  PetscFunctionBeginUser;
+  PetscCall(res_.local_state(w, state));
+  PetscCall(mon_.evaluate(res_, *state, values));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowCase::solve_steady(Vec w, Vec best, const SteadyObserver &observer,
+                                      SteadySolution *solution) {
+  PetscFunctionBeginUser;
+  solver::SteadySolver newton;
+  PetscCall(newton.setup(res_, *cfg_));
+  LocalState state;
+  const std::function<PetscErrorCode(const solver::NewtonRecord &, Vec)> monitor =
+      [&](const solver::NewtonRecord &r, Vec x) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    if (!observer) PetscFunctionReturn(0);
+    solver::FlowMonitors::Values v;
+    PetscCall(evaluate(x, &state, &v));
+    PetscCall(observer(r, v));
+    PetscFunctionReturn(0);
+  };
+  PetscCall(newton.solve(w, monitor, best, &solution->summary));
+  PetscCall(solver::peak_memory(mesh_.comm, &solution->peak_memory_mib,
+                                &solution->peak_memory_mib_max_rank));
+  const bool at_best = !solution->summary.converged && best;
+  PetscCall(evaluate(at_best ? best : w, &state, &solution->values));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowCase::advance_to(solver::UnsteadySolver &ts, double t_end,
+                                    const StepObserver &observer, UnsteadySolution *solution) {
+  PetscFunctionBeginUser;
+  const double dt = cfg_->section("time").real("dt");
+  *solution = UnsteadySolution();
+  LocalState state;
+  while (ts.time() < t_end - 1e-9 * dt) {
+    const double h = std::min(dt, t_end - ts.time());
+    solver::StepReport r;
+    PetscCall(ts.advance(h, &r));
+    if (!r.converged) {
+      solution->converged = false;
+      solution->failed = r;
+      break;
+    }
+    ++solution->steps;
+    solution->wall_time += r.wall_time;
+    solution->newton_iterations += r.newton_iterations;
+    solution->linear_iterations += r.linear_iterations;
+    solution->preconditioner_setups += r.preconditioner_setup;
+    solver::FlowMonitors::Values v;
+    PetscCall(evaluate(ts.state(), &state, &v));
+    if (observer) PetscCall(observer(ts, r, state, v));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowCase::objective(const adjoint::Objective **objective) {
+  PetscFunctionBeginUser;
+  if (!objective_) {
+    auto o = std::make_unique<adjoint::Objective>();
+    PetscCall(o->setup(res_, *cfg_));
+    objective_ = std::move(o);
+  }
+  *objective = objective_.get();
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowCase::steady_gradient(Vec w, adjoint::AdjointResult *result) {
+  PetscFunctionBeginUser;
+  const adjoint::Objective *obj;
+  PetscCall(objective(&obj));
+  if (!adjoint_) {
+    auto a = std::make_unique<adjoint::AdjointSolver>();
+    PetscCall(a->setup(res_, *cfg_));
+    adjoint_ = std::move(a);
+  }
+  PetscCall(adjoint_->solve(w, *obj, result));
+  PetscCall(adjoint::select_parameters(res_, *cfg_, &result->gradient.parameters));
+  PetscFunctionReturn(0);
+}
+
+} // namespace karman::driver

@@ -1,0 +1,122 @@
+// Flow output (see include/karman/driver/flow_output.hpp).
+#include "karman/driver/flow_output.hpp"
+
+#include "karman/io/hdf5_fields.hpp"
+#include "karman/io/state_fields.hpp"
+
+#include <cmath>
+#include <filesystem>
+
+namespace karman::driver {
+
+using discretization::FlowResidual;
+using discretization::LocalState;
+
+PetscErrorCode FlowWriter::setup(const FlowResidual &res, const solver::FlowMonitors &mon,
+                                 const config::CaseConfig &cfg, const std::string &directory,
+                                 const std::string &name) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = res.mesh();
+  mon_ = &mon;
+  directory_ = directory;
+  name_ = name;
+  vtk_ = cfg.section("output").flag("vtk");
+  problem_hash_ = cfg.problem_hash();
+  problem_keys_ = cfg.problem_keys();
+  hdf5_ = cfg.section("output").flag("hdf5");
+  volume_ = std::make_unique<io::VtkSeries>(m.comm, directory, name);
+  surface_patches_.clear();
+  for (const auto &s : cfg.section("output").names("surfaces")) {
+    const int p = m.patch_index(s);
+    PetscCheck(p >= 0, m.comm, PETSC_ERR_USER_INPUT, "%s: output.surfaces: no boundary named '%s'",
+               cfg.file().c_str(), s.c_str());
+    surface_patches_.push_back(p);
+  }
+  if (surface_patches_.empty()) surface_patches_ = res.boundary_conditions().wall_patches();
+  surfaces_.clear();
+  for (int p : surface_patches_)
+    surfaces_.push_back(
+        std::make_unique<io::VtkSeries>(m.comm, directory, name + "_" + m.patch_names[p]));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowWriter::resume(double t) {
+  PetscFunctionBeginUser;
+  PetscCall(volume_->resume(t));
+  for (auto &s : surfaces_) PetscCall(s->resume(t));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowWriter::write_vtk(const FlowResidual &res, const LocalState &state,
+                                     double time) {
+  PetscFunctionBeginUser;
+  if (!vtk_) PetscFunctionReturn(0);
+  const mesh::Mesh &m = res.mesh();
+  const int nv = res.nv();
+  const auto &w = state.w;
+  const auto &G = state.grad;
+  io::Field velocity, pressure, vorticity{"vorticity", m.dim == 2 ? 1 : 3, {}};
+  io::split_state(m, nv, w.data(), "pressure", "velocity", &pressure, &velocity);
+  for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+    auto grad = [&](int k, int i) { return G[(c * nv + k) * 3 + i]; }; // d u_{k-1} / d x_i
+    if (m.dim == 2) {
+      vorticity.values.push_back(grad(2, 0) - grad(1, 1));
+    } else {
+      vorticity.values.push_back(grad(3, 1) - grad(2, 2));
+      vorticity.values.push_back(grad(1, 2) - grad(3, 0));
+      vorticity.values.push_back(grad(2, 0) - grad(1, 1));
+    }
+  }
+  PetscCall(volume_->write_volume(m, res.coordinates(), time, {velocity, pressure, vorticity}));
+  for (std::size_t i = 0; i < surface_patches_.size(); ++i) {
+    const int p = surface_patches_[i];
+    std::vector<double> pf;
+    std::vector<Vec3<double>> tau;
+    solver::wall_stress(res, state, p, &pf, &tau);
+    io::Field cp{"pressure_coefficient", 1, {}}, cf{"skin_friction", 1, {}},
+        shear{"wall_shear_stress", 3, {}};
+    const std::vector<PetscInt> faces = m.boundary_faces(p);
+    for (std::size_t k = 0; k < faces.size(); ++k) {
+      const Vec3<double> &S = res.geometry().face_area[faces[k]];
+      const Vec3<double> n = (1.0 / norm(S)) * S; // out of the fluid
+      cp.values.push_back((pf[k] - mon_->reference_pressure()) / mon_->dynamic_pressure());
+      // 2D: shear along t = e_z x (-n) = (n_y, -n_x); 3D: its magnitude
+      cf.values.push_back((m.dim == 2 ? tau[k][0] * n[1] - tau[k][1] * n[0] : norm(tau[k])) /
+                          mon_->dynamic_pressure());
+      for (int d = 0; d < 3; ++d) shear.values.push_back(tau[k][d]);
+    }
+    PetscCall(surfaces_[i]->write_surface(m, res.coordinates(), p, time, {cp, cf, shear}));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowWriter::write_hdf5(const FlowResidual &res, const LocalState &state,
+                                      double time) {
+  PetscFunctionBeginUser;
+  if (!hdf5_) PetscFunctionReturn(0);
+  const mesh::Mesh &m = res.mesh();
+  const int nv = res.nv();
+  const auto &w = state.w;
+  io::Field velocity, pressure;
+  io::split_state(m, nv, w.data(), "pressure", "velocity", &pressure, &velocity);
+  PetscCall(io::write_fields_h5(m, res.coordinates(),
+                                (std::filesystem::path(directory_) / (name_ + ".h5")).string(),
+                                {velocity, pressure}, {{"time", time}},
+                                {{"case_hash", problem_hash_}, {"case_keys", problem_keys_}}));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode write_flow_state(const FlowResidual &res, const solver::FlowMonitors &mon,
+                                const config::CaseConfig &cfg, const std::string &directory,
+                                const std::string &name, Vec w, double time) {
+  PetscFunctionBeginUser;
+  LocalState state;
+  PetscCall(res.local_state(w, &state));
+  FlowWriter writer;
+  PetscCall(writer.setup(res, mon, cfg, directory, name));
+  PetscCall(writer.write_vtk(res, state, time));
+  PetscCall(writer.write_hdf5(res, state, time));
+  PetscFunctionReturn(0);
+}
+
+} // namespace karman::driver
