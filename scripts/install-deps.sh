@@ -13,6 +13,7 @@ packages=(
   libvtk9-dev                          # VTK 9.1: XML writers, ParallelMPI
   catch2                               # unit tests (Catch2 v2)
   libyaml-cpp-dev nlohmann-json3-dev   # case files, JSON summaries
+  libnlopt-cxx-dev                     # NLopt 2.7: SLSQP/CCSAQ/MMA for karman optimize
   gmsh                                 # meshing of .geo files
   clang-format                         # the format check (ctest format)
   python3 python3-h5py python3-matplotlib   # post-processing scripts

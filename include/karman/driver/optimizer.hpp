@@ -1,0 +1,85 @@
+// Gradient-based constrained optimization over a design vector x with bounds:
+//   minimize f(x)  subject to  c_i(x) <= v_i,  c_i(x) >= v_i  or  c_i(x) = v_i,  l <= x <= u
+// with NLopt's SLSQP (sequential quadratic programming; equality and inequality constraints;
+// the default), CCSAQ or MMA (inequalities only).  f, c_i and their gradients come from an
+// evaluator (a forward solve, adjoints and the chain rule through deformation and
+// parameterization).  An evaluation that fails (a diverged solve, an inverted mesh) is
+// reported to the optimizer as f = +inf: SLSQP cuts its line-search step back, CCSAQ/MMA
+// tighten their conservative approximation -- the failed design is never taken.
+//
+// Every rank runs the same optimizer; the evaluator is collective and its results are
+// broadcast from rank 0, so that all ranks take bitwise the same path.
+//
+// Crash safety: every completed evaluation is appended to a journal (JSON lines, written by
+// rank 0, flushed and fsync'ed; doubles printed to round-trip exactly).  A restart replays
+// the journal: the optimizer is deterministic, so it asks for the same designs again and gets
+// the stored values without recomputing them, until the journal ends and new evaluations
+// begin.  A journal of another problem (design names, bounds, start, constraints,
+// algorithm) is refused, as is a replay whose designs differ from the journal's.  A last line
+// cut by a kill is ignored.
+#pragma once
+
+#include <petscsys.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace karman::driver {
+
+enum class ConstraintSense { LessEqual, GreaterEqual, Equal };
+
+struct ConstraintSpec {
+  std::string name;
+  ConstraintSense sense = ConstraintSense::LessEqual;
+  double value = 0;
+  double tolerance = 1e-8; ///< feasibility tolerance of the optimizer
+};
+
+struct OptimizationProblem {
+  std::vector<std::string> names; ///< one per design variable
+  std::vector<double> lower, upper, start;
+  std::vector<ConstraintSpec> constraints;
+};
+
+/// f, its gradient, the constraint values and their gradients at one design.
+struct Evaluation {
+  bool ok = true;      ///< false: the design could not be evaluated (reason in `failure`)
+  std::string failure; ///< why (shown in logs, kept in the journal)
+  double f = 0;
+  std::vector<double> df;              ///< n
+  std::vector<double> c;               ///< one per constraint
+  std::vector<std::vector<double>> dc; ///< one gradient (n) per constraint
+};
+
+/// Evaluates f and the constraints at x.  Collective.  A PetscErrorCode stops the optimization
+/// (an error); a design that cannot be evaluated sets ok = false instead.
+using Evaluator = std::function<PetscErrorCode(const std::vector<double> &x, Evaluation *e)>;
+/// Called after every evaluation (computed or replayed) with its index (from 0).
+using EvaluationObserver = std::function<PetscErrorCode(long index, const std::vector<double> &x,
+                                                        const Evaluation &e, bool replayed)>;
+
+struct OptimizerOptions {
+  std::string algorithm = "slsqp"; ///< slsqp, ccsaq or mma
+  long max_evaluations = 50;
+  double xtol_rel = 1e-8, ftol_rel = 1e-10;
+  std::string journal;  ///< path of the journal ("": none)
+  bool restart = false; ///< replay an existing journal
+};
+
+struct OptimizationResult {
+  std::vector<double> x; ///< the best feasible design found (NLopt's answer)
+  double f = 0;
+  std::string status; ///< NLopt's reason for stopping
+  long evaluations = 0, replayed = 0, failed = 0;
+};
+
+/// The algorithm name checked against the known ones; false if unknown.
+bool known_algorithm(const std::string &name);
+
+/// Runs the optimization.  Collective.
+PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
+                        const Evaluator &evaluator, const OptimizerOptions &options,
+                        const EvaluationObserver &observer, OptimizationResult *result);
+
+} // namespace karman::driver

@@ -1,0 +1,359 @@
+// Constrained optimization with NLopt and a replayable journal (see
+// include/karman/driver/optimizer.hpp).
+#include "karman/driver/optimizer.hpp"
+
+#include "karman/core/parallel.hpp"
+
+#include <nlohmann/json.hpp>
+#include <nlopt.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace karman::driver {
+
+using nlohmann::json;
+
+namespace {
+
+const char *kJournalFormat = "karman-optimization-journal";
+
+nlopt::algorithm algorithm_of(const std::string &name) {
+  if (name == "ccsaq") return nlopt::LD_CCSAQ;
+  if (name == "mma") return nlopt::LD_MMA;
+  return nlopt::LD_SLSQP;
+}
+
+const char *sense_name(ConstraintSense s) {
+  return s == ConstraintSense::LessEqual ? "<=" : s == ConstraintSense::GreaterEqual ? ">=" : "=";
+}
+
+json header(const OptimizationProblem &p, const OptimizerOptions &o) {
+  json c = json::array();
+  for (const auto &k : p.constraints)
+    c.push_back({{"name", k.name}, {"sense", sense_name(k.sense)}, {"value", k.value}});
+  return {{"format", kJournalFormat}, {"version", 1},     {"algorithm", o.algorithm},
+          {"names", p.names},         {"lower", p.lower}, {"upper", p.upper},
+          {"start", p.start},         {"constraints", c}};
+}
+
+json to_json(long index, const std::vector<double> &x, const Evaluation &e) {
+  json r = {{"index", index}, {"x", x}, {"ok", e.ok}};
+  if (!e.ok) {
+    r["failure"] = e.failure;
+    return r;
+  }
+  r["f"] = e.f;
+  r["df"] = e.df;
+  r["c"] = e.c;
+  r["dc"] = e.dc;
+  return r;
+}
+
+Evaluation from_json(const json &r) {
+  Evaluation e;
+  e.ok = r.at("ok").get<bool>();
+  if (!e.ok) {
+    e.failure = r.value("failure", std::string());
+    return e;
+  }
+  e.f = r.at("f").get<double>();
+  e.df = r.at("df").get<std::vector<double>>();
+  e.c = r.at("c").get<std::vector<double>>();
+  e.dc = r.at("dc").get<std::vector<std::vector<double>>>();
+  return e;
+}
+
+struct Context {
+  MPI_Comm comm = MPI_COMM_NULL;
+  const OptimizationProblem *problem = nullptr;
+  const Evaluator *evaluator = nullptr;
+  const EvaluationObserver *observer = nullptr;
+  std::string journal_path;
+  std::vector<json> journal; ///< records to replay
+  long next = 0;             ///< index of the next evaluation
+  std::FILE *out = nullptr;  ///< the journal, rank 0
+  nlopt::opt *opt = nullptr;
+  PetscErrorCode error = 0;
+  std::string message; ///< of an error found here (not in the evaluator)
+  bool have_last = false;
+  std::vector<double> x_last;
+  Evaluation last;
+  OptimizationResult *result = nullptr;
+};
+
+// One evaluation at x: the cached one, a replayed one or a new one (journaled).  Collective.
+PetscErrorCode evaluate(Context &ctx, const std::vector<double> &x, const Evaluation **e) {
+  PetscFunctionBeginUser;
+  if (ctx.have_last && x == ctx.x_last) {
+    *e = &ctx.last;
+    PetscFunctionReturn(0);
+  }
+  const long k = ctx.next;
+  Evaluation ev;
+  bool replayed = false;
+  if (k < static_cast<long>(ctx.journal.size())) {
+    const json &r = ctx.journal[k];
+    const std::vector<double> xr = r.at("x").get<std::vector<double>>();
+    if (xr != x) {
+      ctx.message = "--restart: the optimization asked for another design at evaluation " +
+                    std::to_string(k) + " than the one in the journal " + ctx.journal_path +
+                    " (the case, the mesh or karman changed since it was written?); start a new "
+                    "campaign in another output folder";
+      SETERRQ(ctx.comm, PETSC_ERR_USER_INPUT, "%s", ctx.message.c_str());
+    }
+    ev = from_json(r);
+    replayed = true;
+    ++ctx.result->replayed;
+  } else {
+    PetscCall((*ctx.evaluator)(x, &ev));
+    // the values of rank 0 on every rank: all ranks' optimizers then take the same path
+    PetscMPIInt rank;
+    PetscCallMPI(MPI_Comm_rank(ctx.comm, &rank));
+    std::string text = rank == 0 ? to_json(k, x, ev).dump() : std::string();
+    PetscCall(broadcast_string(ctx.comm, &text));
+    ev = from_json(json::parse(text));
+    if (rank == 0 && ctx.out) {
+      std::fprintf(ctx.out, "%s\n", text.c_str());
+      std::fflush(ctx.out);
+      fsync(fileno(ctx.out));
+    }
+  }
+  const std::size_t n = ctx.problem->names.size(), m = ctx.problem->constraints.size();
+  PetscCheck(!ev.ok || (ev.df.size() == n && ev.c.size() == m && ev.dc.size() == m), ctx.comm,
+             PETSC_ERR_PLIB,
+             "optimizer: evaluation %ld returned %zu gradient entries, %zu constraints and %zu "
+             "constraint gradients; expected %zu, %zu, %zu",
+             k, ev.df.size(), ev.c.size(), ev.dc.size(), n, m, m);
+  ++ctx.next;
+  ++ctx.result->evaluations;
+  ctx.result->failed += ev.ok ? 0 : 1;
+  ctx.x_last = x;
+  ctx.last = ev;
+  ctx.have_last = true;
+  if (*ctx.observer) PetscCall((*ctx.observer)(k, x, ctx.last, replayed));
+  *e = &ctx.last;
+  PetscFunctionReturn(0);
+}
+
+double objective_callback(const std::vector<double> &x, std::vector<double> &grad, void *data) {
+  auto &ctx = *static_cast<Context *>(data);
+  const Evaluation *e = nullptr;
+  ctx.error = evaluate(ctx, x, &e);
+  if (ctx.error) {
+    ctx.opt->force_stop();
+    return HUGE_VAL;
+  }
+  if (!e->ok) { // a failed design: the optimizer backs off
+    std::fill(grad.begin(), grad.end(), 0.0);
+    return HUGE_VAL;
+  }
+  if (!grad.empty()) grad = e->df;
+  return e->f;
+}
+
+struct ConstraintData {
+  Context *ctx;
+  std::size_t index;
+};
+
+// NLopt's form g(x) <= 0 (or = 0): c - v for <= and =, v - c for >=
+double constraint_callback(const std::vector<double> &x, std::vector<double> &grad, void *data) {
+  auto &cd = *static_cast<ConstraintData *>(data);
+  Context &ctx = *cd.ctx;
+  const ConstraintSpec &spec = ctx.problem->constraints[cd.index];
+  const Evaluation *e = nullptr;
+  ctx.error = evaluate(ctx, x, &e);
+  if (ctx.error) {
+    ctx.opt->force_stop();
+    return HUGE_VAL;
+  }
+  if (!e->ok) {
+    std::fill(grad.begin(), grad.end(), 0.0);
+    return std::nan("");
+  }
+  const double sign = spec.sense == ConstraintSense::GreaterEqual ? -1.0 : 1.0;
+  if (!grad.empty())
+    for (std::size_t i = 0; i < grad.size(); ++i) grad[i] = sign * e->dc[cd.index][i];
+  return sign * (e->c[cd.index] - spec.value);
+}
+
+// The journal's records (rank 0 reads, all ranks get them); checks the header.
+PetscErrorCode read_journal(MPI_Comm comm, const std::string &path, const json &expected,
+                            std::vector<json> *records) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  std::string text, error;
+  if (rank == 0) {
+    std::ifstream in(path);
+    if (!in.good()) error = "--restart: no optimization journal " + path + " to continue from";
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  PetscCall(broadcast_string(comm, &error));
+  PetscCheck(error.empty(), comm, PETSC_ERR_FILE_OPEN, "%s", error.c_str());
+  PetscCall(broadcast_string(comm, &text));
+  std::istringstream lines(text);
+  std::string line;
+  std::getline(lines, line);
+  const json head = json::parse(line, nullptr, false);
+  PetscCheck(!head.is_discarded() && head.value("format", "") == kJournalFormat, comm,
+             PETSC_ERR_FILE_UNEXPECTED, "%s: not a karman optimization journal (first line: %s)",
+             path.c_str(), line.substr(0, 80).c_str());
+  for (const char *key : {"algorithm", "names", "lower", "upper", "start", "constraints"})
+    PetscCheck(head.at(key) == expected.at(key), comm, PETSC_ERR_USER_INPUT,
+               "--restart: %s was written for another optimization problem: its '%s' is %s, now "
+               "%s; restore the case or start a new campaign in another output folder",
+               path.c_str(), key, head.at(key).dump().substr(0, 200).c_str(),
+               expected.at(key).dump().substr(0, 200).c_str());
+  records->clear();
+  while (std::getline(lines, line)) {
+    const json r = json::parse(line, nullptr, false);
+    if (r.is_discarded() || !r.contains("index") || !r.contains("ok")) break; // cut by a kill
+    PetscCheck(r.at("index").get<long>() == static_cast<long>(records->size()), comm,
+               PETSC_ERR_FILE_UNEXPECTED, "%s: record %zu has index %ld", path.c_str(),
+               records->size(), r.at("index").get<long>());
+    records->push_back(r);
+  }
+  PetscFunctionReturn(0);
+}
+
+// Rewrites the journal with its header and the kept records (drops a cut last line), and
+// leaves it open for appending (rank 0).
+PetscErrorCode open_journal(MPI_Comm comm, const std::string &path, const json &head,
+                            const std::vector<json> &records, std::FILE **out) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  std::string error;
+  if (rank == 0) {
+    const std::string tmp = path + ".tmp";
+    std::FILE *f = std::fopen(tmp.c_str(), "w");
+    if (!f) {
+      error = "cannot write the optimization journal " + tmp;
+    } else {
+      std::fprintf(f, "%s\n", head.dump().c_str());
+      for (const auto &r : records) std::fprintf(f, "%s\n", r.dump().c_str());
+      std::fflush(f);
+      fsync(fileno(f));
+      std::fclose(f);
+      if (std::rename(tmp.c_str(), path.c_str()) != 0)
+        error = "cannot rename " + tmp + " to " + path;
+      else
+        *out = std::fopen(path.c_str(), "a");
+    }
+  }
+  PetscCall(broadcast_string(comm, &error));
+  PetscCheck(error.empty(), comm, PETSC_ERR_FILE_WRITE, "%s", error.c_str());
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+bool known_algorithm(const std::string &name) {
+  return name == "slsqp" || name == "ccsaq" || name == "mma";
+}
+
+PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
+                        const Evaluator &evaluator, const OptimizerOptions &options,
+                        const EvaluationObserver &observer, OptimizationResult *result) {
+  PetscFunctionBeginUser;
+  const std::size_t n = problem.names.size();
+  PetscCheck(n > 0, comm, PETSC_ERR_USER_INPUT, "optimize: no design variables");
+  PetscCheck(problem.lower.size() == n && problem.upper.size() == n && problem.start.size() == n,
+             comm, PETSC_ERR_ARG_SIZ, "optimize: bounds and start must have %zu entries", n);
+  PetscCheck(known_algorithm(options.algorithm), comm, PETSC_ERR_USER_INPUT,
+             "optimize: unknown algorithm '%s' (slsqp, ccsaq or mma)", options.algorithm.c_str());
+  for (std::size_t i = 0; i < n; ++i)
+    PetscCheck(problem.lower[i] <= problem.start[i] && problem.start[i] <= problem.upper[i], comm,
+               PETSC_ERR_USER_INPUT,
+               "design variable %s: the start %g is outside its bounds [%g, %g] (infeasible "
+               "bounds or start)",
+               problem.names[i].c_str(), problem.start[i], problem.lower[i], problem.upper[i]);
+  for (const auto &c : problem.constraints)
+    PetscCheck(c.sense != ConstraintSense::Equal || options.algorithm == "slsqp", comm,
+               PETSC_ERR_USER_INPUT,
+               "constraint %s is an equality; only the slsqp algorithm handles equalities (%s "
+               "does not)",
+               c.name.c_str(), options.algorithm.c_str());
+  *result = OptimizationResult();
+  Context ctx;
+  ctx.comm = comm;
+  ctx.problem = &problem;
+  ctx.evaluator = &evaluator;
+  ctx.observer = &observer;
+  ctx.result = result;
+  ctx.journal_path = options.journal;
+  const json head = header(problem, options);
+  if (!options.journal.empty()) {
+    if (options.restart) PetscCall(read_journal(comm, options.journal, head, &ctx.journal));
+    PetscCall(open_journal(comm, options.journal, head, ctx.journal, &ctx.out));
+  }
+
+  nlopt::opt opt(algorithm_of(options.algorithm), static_cast<unsigned>(n));
+  ctx.opt = &opt;
+  opt.set_lower_bounds(problem.lower);
+  opt.set_upper_bounds(problem.upper);
+  opt.set_min_objective(objective_callback, &ctx);
+  std::vector<ConstraintData> cdata(problem.constraints.size());
+  for (std::size_t i = 0; i < problem.constraints.size(); ++i) {
+    cdata[i] = {&ctx, i};
+    if (problem.constraints[i].sense == ConstraintSense::Equal)
+      opt.add_equality_constraint(constraint_callback, &cdata[i], problem.constraints[i].tolerance);
+    else
+      opt.add_inequality_constraint(constraint_callback, &cdata[i],
+                                    problem.constraints[i].tolerance);
+  }
+  opt.set_maxeval(static_cast<int>(options.max_evaluations));
+  opt.set_xtol_rel(options.xtol_rel);
+  opt.set_ftol_rel(options.ftol_rel);
+  std::vector<double> x = problem.start;
+  double f = HUGE_VAL;
+  try {
+    switch (opt.optimize(x, f)) {
+    case nlopt::SUCCESS:
+      result->status = "success";
+      break;
+    case nlopt::STOPVAL_REACHED:
+      result->status = "stopval reached";
+      break;
+    case nlopt::FTOL_REACHED:
+      result->status = "ftol_rel reached";
+      break;
+    case nlopt::XTOL_REACHED:
+      result->status = "xtol_rel reached";
+      break;
+    case nlopt::MAXEVAL_REACHED:
+      result->status = "max_evaluations reached";
+      break;
+    case nlopt::MAXTIME_REACHED:
+      result->status = "max time reached";
+      break;
+    default:
+      result->status = "stopped";
+      break;
+    }
+  } catch (const nlopt::roundoff_limited &) {
+    result->status = "roundoff-limited (no further progress possible at this precision)";
+  } catch (const nlopt::forced_stop &) {
+    result->status = "stopped";
+  } catch (const std::exception &e) {
+    if (!ctx.error) {
+      if (ctx.out) std::fclose(ctx.out);
+      SETERRQ(comm, PETSC_ERR_LIB, "optimize: NLopt %s failed: %s", options.algorithm.c_str(),
+              e.what());
+    }
+  }
+  if (ctx.out) std::fclose(ctx.out);
+  PetscCall(ctx.error); // an error inside an evaluation (already reported)
+  result->x = x;
+  result->f = f;
+  PetscFunctionReturn(0);
+}
+
+} // namespace karman::driver

@@ -1,0 +1,198 @@
+// The optimization driver (src/driver/optimizer.cpp) on problems with known solutions:
+//  - SLSQP reaches the KKT point of a quadratic with a linear equality constraint,
+//    (x - 3)^2 + (y + 1)^2 with x + y = 1.5: (2.75, -1.25), and of one with an inequality,
+//    x^2 + y^2 with x + y >= 1: (0.5, 0.5); CCSAQ the latter too;
+//  - designs that cannot be evaluated (ok = false) are backed off from: the same optimum is
+//    reached and no failed design is returned;
+//  - a campaign stopped by an error at evaluation k and restarted replays the journal (the
+//    evaluator is not called again for evaluations < k), then follows bitwise the same path
+//    and ends at bitwise the same design as an uninterrupted run; a line cut by a kill at the
+//    end of the journal is ignored;
+//  - a journal of another problem, an equality constraint with CCSAQ and a start outside the
+//    bounds are refused with messages that name them;
+//  - on 2 ranks every rank ends with the same design even if the evaluator's values differ by
+//    round-off between ranks ([mpi]).
+#include "karman/core/error.hpp"
+#include "karman/driver/optimizer.hpp"
+#include "test_helpers.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+
+using namespace karman;
+using driver::ConstraintSense;
+
+namespace {
+
+// (x - 3)^2 + (y + 1)^2, constraint c = x + y; designs with x > fail_above cannot be evaluated
+driver::Evaluator quadratic(double fail_above, long *calls, long error_at = -1) {
+  return [=](const std::vector<double> &x, driver::Evaluation *e) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    PetscCheck(*calls != error_at, PETSC_COMM_WORLD, PETSC_ERR_USER, "test: evaluation %ld killed",
+               *calls);
+    ++*calls;
+    e->ok = x[0] <= fail_above;
+    if (!e->ok) {
+      e->failure = "x > fail_above";
+      PetscFunctionReturn(0);
+    }
+    e->f = (x[0] - 3) * (x[0] - 3) + (x[1] + 1) * (x[1] + 1);
+    e->df = {2 * (x[0] - 3), 2 * (x[1] + 1)};
+    e->c = {x[0] + x[1]};
+    e->dc = {{1.0, 1.0}};
+    PetscFunctionReturn(0);
+  };
+}
+
+driver::OptimizationProblem problem(ConstraintSense sense, double value) {
+  driver::OptimizationProblem p;
+  p.names = {"x", "y"};
+  p.lower = {-10, -10};
+  p.upper = {10, 10};
+  p.start = {0, 0};
+  p.constraints = {{"x+y", sense, value, 1e-10}};
+  return p;
+}
+
+} // namespace
+
+TEST_CASE("optimizer: SLSQP and CCSAQ reach known constrained optima", "[driver]") {
+  long calls = 0;
+  driver::OptimizerOptions o;
+  o.xtol_rel = 1e-12;
+  o.ftol_rel = 1e-14;
+  driver::OptimizationResult r;
+  REQUIRE(driver::optimize(PETSC_COMM_WORLD, problem(ConstraintSense::Equal, 1.5),
+                           quadratic(1e300, &calls), o, {}, &r) == 0);
+  CAPTURE(r.status, r.evaluations);
+  CHECK(r.x[0] == Approx(2.75).margin(1e-7));
+  CHECK(r.x[1] == Approx(-1.25).margin(1e-7));
+  CHECK(r.evaluations == calls);
+  // (x - 3)^2 + (y + 1)^2 with x + y <= 1.5 is the same point; with x + y >= 3 it is (3.5, -0.5)
+  for (const auto &alg : {std::string("slsqp"), std::string("ccsaq")}) {
+    o.algorithm = alg;
+    calls = 0;
+    REQUIRE(driver::optimize(PETSC_COMM_WORLD, problem(ConstraintSense::GreaterEqual, 3.0),
+                             quadratic(1e300, &calls), o, {}, &r) == 0);
+    CAPTURE(alg, r.status, r.evaluations);
+    CHECK(r.x[0] == Approx(3.5).margin(1e-6));
+    CHECK(r.x[1] == Approx(-0.5).margin(1e-6));
+  }
+}
+
+TEST_CASE("optimizer: failed designs are backed off from", "[driver]") {
+  for (const auto &alg : {std::string("slsqp"), std::string("ccsaq")}) {
+    long calls = 0;
+    driver::OptimizerOptions o;
+    o.algorithm = alg;
+    o.xtol_rel = 1e-12;
+    o.max_evaluations = 200;
+    driver::OptimizationResult r;
+    // without constraint the unconstrained optimum (3, -1) lies below the failure threshold 4,
+    // but the first steps overshoot into it
+    driver::OptimizationProblem p = problem(ConstraintSense::LessEqual, 100.0);
+    REQUIRE(driver::optimize(PETSC_COMM_WORLD, p, quadratic(3.5, &calls), o, {}, &r) == 0);
+    CAPTURE(alg, r.status, r.evaluations, r.failed);
+    CHECK(r.failed > 0);
+    CHECK(r.x[0] == Approx(3.0).margin(1e-6));
+    CHECK(r.x[1] == Approx(-1.0).margin(1e-6));
+    CHECK(std::isfinite(r.f));
+  }
+}
+
+TEST_CASE("optimizer: a killed campaign replays its journal and follows the same path",
+          "[driver][mpi]") {
+  const std::string dir = test::work_dir("optimizer_journal");
+  const driver::OptimizationProblem p = problem(ConstraintSense::Equal, 1.5);
+  driver::OptimizerOptions o;
+  o.xtol_rel = 1e-12;
+  o.journal = dir + "/full.jsonl";
+  std::vector<std::vector<double>> path_full, path_restart;
+  auto record = [](std::vector<std::vector<double>> *path) -> driver::EvaluationObserver {
+    return [=](long, const std::vector<double> &x, const driver::Evaluation &, bool) {
+      path->push_back(x);
+      return PetscErrorCode(0);
+    };
+  };
+  long calls = 0;
+  driver::OptimizationResult full, again;
+  REQUIRE(driver::optimize(PETSC_COMM_WORLD, p, quadratic(3.4, &calls), o, record(&path_full),
+                           &full) == 0);
+  REQUIRE(full.evaluations >= 4);
+  // the same campaign, killed at evaluation k ...
+  const long k = full.evaluations / 2;
+  o.journal = dir + "/killed.jsonl";
+  calls = 0;
+  clear_error();
+  CHECK(driver::optimize(PETSC_COMM_WORLD, p, quadratic(3.4, &calls, k), o, {}, &again) != 0);
+  clear_error();
+  PetscMPIInt rank;
+  MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
+  if (rank == 0)
+    std::ofstream(o.journal, std::ios::app) << "{\"index\": " << k << ", \"x\": [1.0"; // a cut line
+  MPI_Barrier(PETSC_COMM_WORLD);
+  // ... and restarted
+  o.restart = true;
+  calls = 0;
+  REQUIRE(driver::optimize(PETSC_COMM_WORLD, p, quadratic(3.4, &calls), o, record(&path_restart),
+                           &again) == 0);
+  CHECK(again.replayed == k);
+  CHECK(calls == full.evaluations - k); // finished work is not redone
+  CHECK(path_restart == path_full);     // bitwise the same designs
+  CHECK(again.x == full.x);
+  CHECK(again.f == full.f);
+
+  // a journal of another problem is refused, naming the key
+  driver::OptimizationProblem other = p;
+  other.upper[1] = 5;
+  const PetscErrorCode ierr =
+      driver::optimize(PETSC_COMM_WORLD, other, quadratic(3.4, &calls), o, {}, &again);
+  CHECK(ierr != 0);
+  CHECK_THAT(last_error_message(), Catch::Contains("'upper'"));
+  clear_error();
+}
+
+TEST_CASE("optimizer: bad problems are refused", "[driver]") {
+  long calls = 0;
+  driver::OptimizerOptions o;
+  o.algorithm = "ccsaq";
+  driver::OptimizationResult r;
+  CHECK(driver::optimize(PETSC_COMM_WORLD, problem(ConstraintSense::Equal, 1.5),
+                         quadratic(1e300, &calls), o, {}, &r) != 0);
+  CHECK_THAT(last_error_message(), Catch::Contains("x+y") && Catch::Contains("equality"));
+  clear_error();
+  o.algorithm = "slsqp";
+  driver::OptimizationProblem p = problem(ConstraintSense::Equal, 1.5);
+  p.start[1] = 11;
+  CHECK(driver::optimize(PETSC_COMM_WORLD, p, quadratic(1e300, &calls), o, {}, &r) != 0);
+  CHECK_THAT(last_error_message(),
+             Catch::Contains("design variable y") && Catch::Contains("bounds"));
+  clear_error();
+  CHECK(calls == 0);
+}
+
+TEST_CASE("optimizer: all ranks take the same path", "[driver][mpi]") {
+  PetscMPIInt rank;
+  MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
+  long calls = 0;
+  const driver::Evaluator base = quadratic(1e300, &calls);
+  // round-off differences between the ranks' values must not split their paths
+  const driver::Evaluator noisy = [&](const std::vector<double> &x, driver::Evaluation *e) {
+    const PetscErrorCode ierr = base(x, e);
+    e->f += rank * 1e-15;
+    e->df[0] += rank * 1e-13;
+    return ierr;
+  };
+  driver::OptimizerOptions o;
+  driver::OptimizationResult r;
+  REQUIRE(driver::optimize(PETSC_COMM_WORLD, problem(ConstraintSense::Equal, 1.5), noisy, o, {},
+                           &r) == 0);
+  double x[2] = {r.x[0], r.x[1]}, xmax[2], xmin[2];
+  MPI_Allreduce(x, xmax, 2, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD);
+  MPI_Allreduce(x, xmin, 2, MPI_DOUBLE, MPI_MIN, PETSC_COMM_WORLD);
+  CHECK(xmax[0] == xmin[0]);
+  CHECK(xmax[1] == xmin[1]);
+}
