@@ -652,8 +652,19 @@ std::string CaseConfig::problem_keys() const {
   for (const char *key : {"stabilization", "upwind"})
     keys.emplace_back(std::string("solver.") + key, resolved_["solver"][key]);
   for (const auto &bc : resolved_["boundaries"])
-    for (const auto &kv : bc.second)
-      keys.emplace_back("boundaries." + bc.first.Scalar() + "." + kv.first.Scalar(), kv.second);
+    for (const auto &kv : bc.second) {
+      const std::string key = "boundaries." + bc.first.Scalar() + "." + kv.first.Scalar();
+      keys.emplace_back(key, kv.second);
+      // a time function read from a file: its values enter R, so its contents are hashed
+      if (kv.second.IsMap() && kv.second["file"]) {
+        std::ifstream in(resolve_path(kv.second["file"].Scalar()), std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+        keys.emplace_back(key + ".file_contents",
+                          YAML::Node(in.good() || !bytes.empty()
+                                         ? hash_hex(hash_bytes(bytes.data(), bytes.size()))
+                                         : std::string("unreadable")));
+      }
+    }
   YAML::Emitter e;
   e << YAML::BeginMap;
   for (const auto &[key, value] : keys)

@@ -3,8 +3,11 @@
 // missing required key, unknown boundary type).
 #include "karman/config/case_config.hpp"
 #include "karman/core/error.hpp"
+#include "test_helpers.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <fstream>
 
 using namespace karman;
 
@@ -234,4 +237,43 @@ TEST_CASE("compare_problem_keys names the keys that differ with both values", "[
   const auto bad = config::compare_problem_keys("[1, 2", a.problem_keys());
   REQUIRE(bad.size() == 1);
   REQUIRE(bad[0].stored == "unreadable");
+}
+
+TEST_CASE("problem_hash covers the contents of time-function files", "[config]") {
+  const std::string dir = test::work_dir("config_table_hash");
+  PetscMPIInt rank;
+  MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
+  auto write_table = [&](const char *text) {
+    if (rank == 0) std::ofstream(dir + "/omega.csv") << text;
+    MPI_Barrier(PETSC_COMM_WORLD);
+  };
+  const std::string yaml = R"(
+mesh: {file: x.geo}
+boundaries:
+  inlet: {type: velocity-inlet, velocity: 1.0}
+  outlet: {type: pressure-outlet}
+  cylinder: {type: wall, center: [0.2, 0.2], omega: {type: table, file: omega.csv}}
+)";
+  auto hash_keys = [&](std::string *keys) {
+    config::CaseConfig cfg;
+    clear_error();
+    const PetscErrorCode ierr =
+        config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "case.yaml", dir, {}, cfg);
+    INFO(last_error_message());
+    REQUIRE(ierr == 0);
+    *keys = cfg.problem_keys();
+    return cfg.problem_hash();
+  };
+  std::string keys_a, keys_b, keys_c;
+  write_table("0, 0\n1, 2\n");
+  const std::string a = hash_keys(&keys_a);
+  write_table("0, 0\n1, 3\n"); // the same case file, another control law
+  const std::string b = hash_keys(&keys_b);
+  write_table("0, 0\n1, 2\n");
+  const std::string c = hash_keys(&keys_c);
+  CHECK(a != b);
+  CHECK(a == c);
+  const auto changes = config::compare_problem_keys(keys_a, keys_b);
+  REQUIRE(changes.size() == 1);
+  CHECK(changes.front().key == "boundaries.cylinder.omega.file_contents");
 }
