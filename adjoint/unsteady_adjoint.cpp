@@ -12,11 +12,13 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 
 namespace karman::adjoint {
 
@@ -69,48 +71,111 @@ double UnsteadyAdjoint::weight(long n, double) const {
   return (n == first || n == last) ? 0.5 * q : q;
 }
 
+// The backward sweep's data: the BDF coefficients of every level, the Jacobian (and the compact
+// matrix the preconditioner is built from), the transposed solver, the adjoints of the level
+// being solved and of the two later levels, and the parameter gradients summed over the levels
+// solved so far.
+struct UnsteadyAdjoint::Sweep {
+  Sweep() = default;
+  Sweep(const Sweep &) = delete;
+  Sweep &operator=(const Sweep &) = delete;
+  ~Sweep() {
+    if (ksp) KSPDestroy(&ksp);
+    for (Mat *a : {&J, &P})
+      if (*a) MatDestroy(a);
+    for (Vec *v : {&w, &w_prev, &g, &psi, &psi1, &psi2, &rs})
+      if (*v) VecDestroy(v);
+  }
+
+  std::vector<solver::BdfCoefficients> bdf; ///< of level n, zero beyond N
+  Mat J = nullptr, P = nullptr;             ///< P: compact preconditioner matrix, or none
+  KSP ksp = nullptr;
+  Vec psi1 = nullptr, psi2 = nullptr;           ///< psi^{n+1}, psi^{n+2} while level n is solved
+  Vec w = nullptr, w_prev = nullptr;            ///< w^n, w^{n-1}
+  Vec g = nullptr, psi = nullptr, rs = nullptr; ///< right-hand side, psi^n, R_s(w^n)
+  // Reuse policy: a preconditioner is kept while the last level's solve costs less than the mean
+  // cost per level since its set-up (set-up included) and takes at most 100 iterations.  Times
+  // are the maximum over the ranks, so that every rank takes the same decision.
+  solver::PreconditionerReuse pc_reuse{solver::PreconditionerReuse::Rule::MeanCost, 100};
+  std::map<std::string, double> sums; ///< dJ/da summed over the levels so far (16), (17)
+  std::vector<double> shift;          ///< rho V a0^n per owned cell
+  std::vector<double> psi_local;      ///< psi^n, nv per local cell (ghosts updated)
+  discretization::LocalState state;   ///< of w^n with the boundary values of t^n
+};
+
 PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
                                     UnsteadyAdjointResult *result) {
   PetscFunctionBeginUser;
-  FlowResidual &res = *res_;
-  const mesh::Mesh &m = res.mesh();
-  const int nv = res.nv();
-  const double rho = res.parameters().rho;
   *result = UnsteadyAdjointResult();
   result->steps = steps_;
-  result->X.assign(m.n_vertices, Vec3<double>());
+  result->X.assign(res_->mesh().n_vertices, Vec3<double>());
   // psi^{n+1}, psi^{n+2} of the level being solved; a saved state is read before the forward run,
   // so that a state of another case is refused at once
-  Vec psi1, psi2;
-  PetscCall(res.create_state(&psi1));
-  PetscCall(res.create_state(&psi2));
-  PetscCall(VecSet(psi1, 0.0));
-  PetscCall(VecSet(psi2, 0.0));
+  Sweep s;
+  PetscCall(res_->create_state(&s.psi1));
+  PetscCall(res_->create_state(&s.psi2));
+  PetscCall(VecSet(s.psi1, 0.0));
+  PetscCall(VecSet(s.psi2, 0.0));
   long n = steps_;
   if (o.resume && !o.forward_only) {
-    PetscCall(load_state(o, &n, psi1, psi2, result));
+    PetscCall(load_state(o, &n, s.psi1, s.psi2, result));
     result->resumed_from = n;
   }
-
-  // ------------------------------------------------------------------ forward
-  const double t_start = MPI_Wtime();
   solver::UnsteadySolver ts;
+  std::unique_ptr<Trajectory> traj;
+  std::vector<TimeLevel> levels;
+  PetscCall(run_forward(w0, o, ts, &traj, &levels, result));
+  if (o.forward_only) PetscFunctionReturn(0);
+
+  const double a_start = MPI_Wtime();
+  PetscCall(setup_sweep(levels, &s));
+  result->times.assign(steps_, 0.0);
+  for (long k = 1; k <= steps_; ++k) result->times[k - 1] = levels[k].time;
+  if (o.resume) {
+    for (const auto &p : result->parameters) s.sums[p.name] = p.gradient;
+    PetscCall(log_info(res_->mesh().comm, "adjoint: resuming at level %ld from %s", n,
+                       o.state_file.c_str()));
+    --n;
+  }
+  for (; n >= 1; --n) PetscCall(solve_level(o, *traj, n, s, result));
+  // initial condition (18): dJ/dw^0 = psi . dR/dw^0 = rho V (a1^1 psi^1 + a2^2 psi^2), the
+  // coupling of level 0 to the two later levels
+  result->initial.assign(res_->mesh().n_owned_cells * res_->nv(), 0.0);
+  PetscCall(add_time_coupling(0, s, result->initial.data()));
+  PetscCall(chain_time_functions(s.sums, result));
+  result->recomputed = traj->recomputed_steps();
+  result->snapshots = traj->snapshots_used();
+  result->bytes_written = traj->bytes_written();
+  result->adjoint_time = MPI_Wtime() - a_start;
+  result->preconditioner_setups = s.pc_reuse.setups();
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadyAdjoint::run_forward(Vec w0, const UnsteadyAdjointOptions &o,
+                                            solver::UnsteadySolver &ts,
+                                            std::unique_ptr<Trajectory> *traj,
+                                            std::vector<TimeLevel> *levels,
+                                            UnsteadyAdjointResult *result) {
+  PetscFunctionBeginUser;
+  FlowResidual &res = *res_;
+  const mesh::Mesh &m = res.mesh();
+  const double t_start = MPI_Wtime();
   PetscCall(ts.setup(res, *cfg_));
   PetscCall(ts.set_state(w0, w0, 0, 0.0, 0.0));
-  std::unique_ptr<Trajectory> traj;
   if (o.schedule == "revolve" || o.forward_only) {
-    traj = make_revolve(ts, o.forward_only ? 0 : o.snapshots);
+    *traj = make_revolve(ts, o.forward_only ? 0 : o.snapshots);
   } else {
     std::string mesh_hash;
     PetscCall(io::mesh_hash(m, res.coordinates(), &mesh_hash));
-    traj = make_store_all(ts, m, o.trajectory_directory, mesh_hash, cfg_->problem_hash(), nv);
+    *traj =
+        make_store_all(ts, m, o.trajectory_directory, mesh_hash, cfg_->problem_hash(), res.nv());
   }
-  std::vector<TimeLevel> levels(steps_ + 1);
+  levels->assign(steps_ + 1, TimeLevel());
   double J = 0;
   const std::function<PetscErrorCode(const TimeLevel &)> on_step =
       [&](const TimeLevel &l) -> PetscErrorCode {
     PetscFunctionBeginUser;
-    levels[l.step] = l;
+    (*levels)[l.step] = l;
     const double q = weight(l.step, l.time);
     objective_.set_time(l.time);
     if (q != 0) {
@@ -126,187 +191,233 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
     }
     PetscFunctionReturn(0);
   };
-  PetscCall(traj->forward(steps_, dt_, on_step));
+  PetscCall((*traj)->forward(steps_, dt_, on_step));
   result->J = J;
   result->forward_time = MPI_Wtime() - t_start;
   double forward_memory_max;
   PetscCall(solver::peak_memory(m.comm, &result->forward_memory, &forward_memory_max));
-  if (o.forward_only) {
-    PetscCall(VecDestroy(&psi1));
-    PetscCall(VecDestroy(&psi2));
-    PetscFunctionReturn(0);
-  }
+  PetscFunctionReturn(0);
+}
 
-  // BDF coefficients of every level
+PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels, Sweep *s) const {
+  PetscFunctionBeginUser;
+  FlowResidual &res = *res_;
   const bool bdf1 = cfg_->section("time").text("scheme") == "bdf1";
-  std::vector<solver::BdfCoefficients> bdf(steps_ + 3);
+  s->bdf.assign(steps_ + 3, solver::BdfCoefficients());
   for (long n = 1; n <= steps_; ++n)
-    bdf[n] = solver::bdf_coefficients((bdf1 || n == 1) ? 1 : 2, levels[n].dt, levels[n].dt_prev);
-
-  // ------------------------------------------------------------------ backward
-  const double a_start = MPI_Wtime();
-  Mat J_, P_ = nullptr;
-  KSP ksp;
-  Vec w, w_prev, g, psi, rs;
-  PetscCall(res.create_jacobian(&J_));
+    s->bdf[n] = solver::bdf_coefficients((bdf1 || n == 1) ? 1 : 2, levels[n].dt, levels[n].dt_prev);
+  PetscCall(res.create_jacobian(&s->J));
   // GMRES with the exact Jacobian of each level, preconditioned by (default: an LU factorization
   // of) the full Jacobian (exact: one iteration right after a set-up, a few while the flow changes
   // little) or its compact face-neighbour part (smaller factors, more iterations), reused across
-  // levels (policy below)
+  // levels (Sweep::pc_reuse)
   const config::Section adj = cfg_->section("adjoint");
-  const bool compact = adj.text("preconditioner_matrix") == "compact";
-  if (compact) PetscCall(res.create_jacobian(&P_, true));
-  for (Vec *v : {&w, &w_prev, &g, &psi, &rs}) PetscCall(res.create_state(v));
+  if (adj.text("preconditioner_matrix") == "compact") PetscCall(res.create_jacobian(&s->P, true));
+  for (Vec *v : {&s->w, &s->w_prev, &s->g, &s->psi, &s->rs}) PetscCall(res.create_state(v));
   const solver::LinearTolerances tol{adj.real("rtol"), adj.real("atol"),
                                      static_cast<PetscInt>(adj.integer("level_max_iterations"))};
-  PetscCall(
-      solver::create_linear_solver(m.comm, solver::LinearSolverRole::Adjoint, KSPGMRES, tol, &ksp));
-  // Reuse policy: a preconditioner is kept while the last level's solve costs less than the mean
-  // cost per level since its set-up (set-up included) and takes at most 100 iterations.  Times are
-  // the maximum over the ranks, so that every rank takes the same decision.
-  solver::PreconditionerReuse pc_reuse(solver::PreconditionerReuse::Rule::MeanCost, 100);
+  PetscCall(solver::create_linear_solver(res.mesh().comm, solver::LinearSolverRole::Adjoint,
+                                         KSPGMRES, tol, &s->ksp));
+  s->shift.assign(res.mesh().n_owned_cells, 0.0);
+  PetscFunctionReturn(0);
+}
 
-  std::vector<std::string> names;
-  std::map<std::string, double> sums;
-  result->times.assign(steps_, 0.0);
-  for (long k = 1; k <= steps_; ++k) result->times[k - 1] = levels[k].time;
-  if (o.resume) {
-    for (const auto &p : result->parameters) sums[p.name] = p.gradient;
-    PetscCall(log_info(m.comm, "adjoint: resuming at level %ld from %s", n, o.state_file.c_str()));
-    --n;
-  }
-  std::vector<double> shift(m.n_owned_cells), psi_local;
-  for (; n >= 1; --n) {
-    TimeLevel level;
-    PetscCall(traj->get(n, w, w_prev, &level));
-    PetscCall(res.update_boundary_values(level.time, n));
-    discretization::LocalState state; // at w^n, with the boundary values of t^n
-    PetscCall(res.local_state(w, &state));
-    for (PetscInt c = 0; c < m.n_owned_cells; ++c)
-      shift[c] = rho * res.geometry().cell_volume[c] * bdf[n].a0;
-    PetscCall(res.jacobian(w, J_, &shift));
-    // explicit objective part at this level
-    const double q = weight(n, level.time);
-    objective_.set_time(level.time);
-    Sensitivities so;
-    so.reset(res);
-    if (q != 0) PetscCall(objective_.reverse(res, state, so, q));
-    Gradient gobj;
-    PetscCall(finish(res, state, so, &gobj, true));
-    PetscCall(VecSet(g, 0.0));
-    for (PetscInt c = 0; c < m.n_cells; ++c)
-      for (int k = 0; k < nv; ++k)
-        if (so.wbar[c * nv + k] != 0)
-          PetscCall(VecSetValue(g, m.cell_global[c] * nv + k, so.wbar[c * nv + k], ADD_VALUES));
-    PetscCall(VecAssemblyBegin(g));
-    PetscCall(VecAssemblyEnd(g));
-    // coupling to the later levels: rho V (a1^{n+1} psi^{n+1} + a2^{n+2} psi^{n+2}) on momentum
-    // rows
-    {
-      PetscScalar *ga;
-      const PetscScalar *p1, *p2;
-      PetscCall(VecGetArray(g, &ga));
-      PetscCall(VecGetArrayRead(psi1, &p1));
-      PetscCall(VecGetArrayRead(psi2, &p2));
-      const double c1 = n + 1 <= steps_ ? bdf[n + 1].a1 : 0.0,
-                   c2 = n + 2 <= steps_ ? bdf[n + 2].a2 : 0.0;
-      for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
-        const double rv = rho * res.geometry().cell_volume[c];
-        for (int k = 1; k < nv; ++k)
-          ga[c * nv + k] += rv * (c1 * p1[c * nv + k] + c2 * p2[c * nv + k]);
-      }
-      PetscCall(VecRestoreArray(g, &ga));
-      PetscCall(VecRestoreArrayRead(psi1, &p1));
-      PetscCall(VecRestoreArrayRead(psi2, &p2));
-    }
-    PetscCall(VecScale(g, -1.0));
-    const bool pc_setup = pc_reuse.decide_setup();
-    if (compact && pc_setup) PetscCall(res.jacobian(w, P_, &shift, true));
-    PetscCall(KSPSetOperators(ksp, J_, compact ? P_ : J_));
-    PetscCall(KSPSetReusePreconditioner(ksp, pc_setup ? PETSC_FALSE : PETSC_TRUE));
-    double solve_time = MPI_Wtime();
-    PetscCall(solver::check_transposed_solve(ksp));
-    PetscCall(KSPSolveTranspose(ksp, g, psi));
-    solve_time = MPI_Wtime() - solve_time;
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &solve_time, 1, MPI_DOUBLE, MPI_MAX, m.comm));
-    KSPConvergedReason reason;
-    PetscInt its;
-    PetscCall(KSPGetConvergedReason(ksp, &reason));
-    PetscCall(KSPGetIterationNumber(ksp, &its));
-    PetscCheck(reason > 0 || reason == KSP_CONVERGED_ITS, m.comm, PETSC_ERR_NOT_CONVERGED,
-               "adjoint level %ld: the transposed solve did not converge (%s)", n,
-               KSPConvergedReasons[reason]);
-    result->linear_iterations += its;
-    pc_reuse.record_solve(its, solve_time);
-    PetscCall(log_info(m.comm, "adjoint level %5ld  t %.6f  linear iterations %d", n, level.time,
-                       (int)its));
-    // psi^n . dR^n/d(X, a): fluxes, and the time term's dependence on the cell volumes
-    PetscCall(ghosted_local_values(psi, &psi_local));
-    Sensitivities sr;
-    sr.reset(res);
-    add_residual(res, state, psi_local, sr);
-    PetscCall(res.residual(
-        w, rs)); // R_s(w^n): rho V (a0 w^n + a1 w^{n-1} + a2 w^{n-2}) = -R_s at convergence
-    {
-      const PetscScalar *r;
-      PetscCall(VecGetArrayRead(rs, &r));
-      for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
-        double s = 0;
-        for (int k = 1; k < nv; ++k) s -= psi_local[c * nv + k] * r[c * nv + k];
-        sr.geom.cell_volume[c] += s / res.geometry().cell_volume[c];
-      }
-      PetscCall(VecRestoreArrayRead(rs, &r));
-    }
-    Gradient gres;
-    PetscCall(finish(res, state, sr, &gres, true));
-    for (std::size_t i = 0; i < gres.parameters.size(); ++i) {
-      const std::string &name = gres.parameters[i].name;
-      const double v = gres.parameters[i].gradient + gobj.parameters[i].gradient;
-      sums[name] += v;
-      auto &series = result->control[name];
-      series.resize(steps_, 0.0);
-      series[n - 1] += v;
-    }
-    if (beta_ > 0) {
-      const std::string name = "boundaries." + m.patch_names[control_patch_] + ".omega";
-      const double wv = res.boundary_conditions().patch(control_patch_).omega.value(level.time, n);
-      auto &series = result->control[name];
-      series.resize(steps_, 0.0);
-      series[n - 1] += 2 * beta_ * level.dt * wv;
-      sums[name] += 2 * beta_ * level.dt * wv;
-    }
-    for (PetscInt v = 0; v < m.n_vertices; ++v) result->X[v] += gres.X[v] + gobj.X[v];
-    if (o.snapshot && o.snapshot_every > 0 && (n % o.snapshot_every == 0 || n == 1))
-      PetscCall(o.snapshot(n, level.time, psi_local));
-    // shift the adjoint history
-    PetscCall(VecCopy(psi1, psi2));
-    PetscCall(VecCopy(psi, psi1));
-    result->parameters.clear();
-    for (const auto &[name, value] : sums) result->parameters.push_back({name, 0.0, value});
-    if (o.save_every > 0 && n > 1 && n % o.save_every == 0)
-      PetscCall(save_state(o, n, psi1, psi2, *result));
-  }
-  // initial condition: dJ/dw^0 = psi . dR/dw^0 = rho V (a1^1 psi^1 + a2^2 psi^2), momentum entries
-  {
-    const PetscScalar *p1, *p2;
-    PetscCall(VecGetArrayRead(psi1, &p1));
-    PetscCall(VecGetArrayRead(psi2, &p2));
-    result->initial.assign(m.n_owned_cells * nv, 0.0);
-    for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
-      const double rv = rho * res.geometry().cell_volume[c];
-      for (int k = 1; k < nv; ++k)
-        result->initial[c * nv + k] =
-            rv * (bdf[1].a1 * p1[c * nv + k] + (steps_ >= 2 ? bdf[2].a2 : 0.0) * p2[c * nv + k]);
-    }
-    PetscCall(VecRestoreArrayRead(psi1, &p1));
-    PetscCall(VecRestoreArrayRead(psi2, &p2));
-  }
+PetscErrorCode UnsteadyAdjoint::solve_level(const UnsteadyAdjointOptions &o, Trajectory &traj,
+                                            long n, Sweep &s, UnsteadyAdjointResult *result) {
+  PetscFunctionBeginUser;
+  FlowResidual &res = *res_;
+  TimeLevel level;
+  PetscCall(traj.get(n, s.w, s.w_prev, &level));
+  PetscCall(res.update_boundary_values(level.time, n));
+  PetscCall(res.local_state(s.w, &s.state));
+  for (PetscInt c = 0; c < res.mesh().n_owned_cells; ++c)
+    s.shift[c] = res.parameters().rho * res.geometry().cell_volume[c] * s.bdf[n].a0;
+  PetscCall(res.jacobian(s.w, s.J, &s.shift));
+  Gradient gobj, gres;
+  PetscCall(assemble_adjoint_rhs(n, level.time, s, &gobj));
+  PetscCall(solve_transposed(n, level.time, s, &result->linear_iterations));
+  PetscCall(assemble_residual_gradient(s, &gres));
+  PetscCall(accumulate_gradients(n, level, gobj, gres, s, result));
+  if (o.snapshot && o.snapshot_every > 0 && (n % o.snapshot_every == 0 || n == 1))
+    PetscCall(o.snapshot(n, level.time, s.psi_local));
+  // shift the adjoint history
+  PetscCall(VecCopy(s.psi1, s.psi2));
+  PetscCall(VecCopy(s.psi, s.psi1));
+  result->parameters.clear();
+  for (const auto &[name, value] : s.sums) result->parameters.push_back({name, 0.0, value});
+  if (o.save_every > 0 && n > 1 && n % o.save_every == 0)
+    PetscCall(save_state(o, n, s.psi1, s.psi2, *result));
+  PetscFunctionReturn(0);
+}
 
-  // ------------------------------------------------------------------ parameters of the time
-  // functions per-level values -> the parameters that define them
-  std::map<std::string, double> out;
-  for (const auto &[name, value] : sums) out[name] = value;
-  const auto &bcs = res.boundary_conditions();
+PetscErrorCode UnsteadyAdjoint::assemble_adjoint_rhs(long n, double t, Sweep &s, Gradient *gobj) {
+  PetscFunctionBeginUser;
+  FlowResidual &res = *res_;
+  const mesh::Mesh &m = res.mesh();
+  const int nv = res.nv();
+  // explicit objective part at this level
+  const double q = weight(n, t);
+  objective_.set_time(t);
+  Sensitivities so;
+  so.reset(res);
+  if (q != 0) PetscCall(objective_.reverse(res, s.state, so, q));
+  PetscCall(finish(res, s.state, so, gobj, true));
+  PetscCall(VecSet(s.g, 0.0));
+  for (PetscInt c = 0; c < m.n_cells; ++c)
+    for (int k = 0; k < nv; ++k)
+      if (so.wbar[c * nv + k] != 0)
+        PetscCall(VecSetValue(s.g, m.cell_global[c] * nv + k, so.wbar[c * nv + k], ADD_VALUES));
+  PetscCall(VecAssemblyBegin(s.g));
+  PetscCall(VecAssemblyEnd(s.g));
+  // coupling to the later levels
+  PetscScalar *ga;
+  PetscCall(VecGetArray(s.g, &ga));
+  PetscCall(add_time_coupling(n, s, ga));
+  PetscCall(VecRestoreArray(s.g, &ga));
+  PetscCall(VecScale(s.g, -1.0));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadyAdjoint::add_time_coupling(long n, const Sweep &s, PetscScalar *out) const {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = res_->mesh();
+  const int nv = res_->nv();
+  const double rho = res_->parameters().rho;
+  const double c1 = n + 1 <= steps_ ? s.bdf[n + 1].a1 : 0.0,
+               c2 = n + 2 <= steps_ ? s.bdf[n + 2].a2 : 0.0;
+  const PetscScalar *p1, *p2;
+  PetscCall(VecGetArrayRead(s.psi1, &p1));
+  PetscCall(VecGetArrayRead(s.psi2, &p2));
+  for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+    const double rv = rho * res_->geometry().cell_volume[c];
+    for (int k = 1; k < nv; ++k)
+      out[c * nv + k] += rv * (c1 * p1[c * nv + k] + c2 * p2[c * nv + k]);
+  }
+  PetscCall(VecRestoreArrayRead(s.psi1, &p1));
+  PetscCall(VecRestoreArrayRead(s.psi2, &p2));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
+                                                 long *linear_iterations) const {
+  PetscFunctionBeginUser;
+  const MPI_Comm comm = res_->mesh().comm;
+  const bool pc_setup = s.pc_reuse.decide_setup();
+  if (s.P && pc_setup) PetscCall(res_->jacobian(s.w, s.P, &s.shift, true));
+  PetscCall(KSPSetOperators(s.ksp, s.J, s.P ? s.P : s.J));
+  PetscCall(KSPSetReusePreconditioner(s.ksp, pc_setup ? PETSC_FALSE : PETSC_TRUE));
+  double solve_time = MPI_Wtime();
+  PetscCall(solver::check_transposed_solve(s.ksp));
+  PetscCall(KSPSolveTranspose(s.ksp, s.g, s.psi));
+  solve_time = MPI_Wtime() - solve_time;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &solve_time, 1, MPI_DOUBLE, MPI_MAX, comm));
+  KSPConvergedReason reason;
+  PetscInt its;
+  PetscCall(KSPGetConvergedReason(s.ksp, &reason));
+  PetscCall(KSPGetIterationNumber(s.ksp, &its));
+  PetscCheck(reason > 0 || reason == KSP_CONVERGED_ITS, comm, PETSC_ERR_NOT_CONVERGED,
+             "adjoint level %ld: the transposed solve did not converge (%s)", n,
+             KSPConvergedReasons[reason]);
+  *linear_iterations += its;
+  s.pc_reuse.record_solve(its, solve_time);
+  PetscCall(log_info(comm, "adjoint level %5ld  t %.6f  linear iterations %d", n, t, (int)its));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadyAdjoint::assemble_residual_gradient(Sweep &s, Gradient *gres) const {
+  PetscFunctionBeginUser;
+  FlowResidual &res = *res_;
+  const mesh::Mesh &m = res.mesh();
+  const int nv = res.nv();
+  // fluxes
+  PetscCall(ghosted_local_values(s.psi, &s.psi_local));
+  Sensitivities sr;
+  sr.reset(res);
+  add_residual(res, s.state, s.psi_local, sr);
+  // the time term's dependence on the cell volumes: rho V (a0 w^n + a1 w^{n-1} + a2 w^{n-2}) =
+  // -R_s(w^n) at convergence
+  PetscCall(res.residual(s.w, s.rs));
+  const PetscScalar *r;
+  PetscCall(VecGetArrayRead(s.rs, &r));
+  for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+    double sum = 0;
+    for (int k = 1; k < nv; ++k) sum -= s.psi_local[c * nv + k] * r[c * nv + k];
+    sr.geom.cell_volume[c] += sum / res.geometry().cell_volume[c];
+  }
+  PetscCall(VecRestoreArrayRead(s.rs, &r));
+  PetscCall(finish(res, s.state, sr, gres, true));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadyAdjoint::accumulate_gradients(long n, const TimeLevel &level,
+                                                     const Gradient &gobj, const Gradient &gres,
+                                                     Sweep &s,
+                                                     UnsteadyAdjointResult *result) const {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = res_->mesh();
+  // a parameter's derivative at this level: into its sum (16) and its per-level series (17)
+  const auto add = [&](const std::string &name, double v) {
+    s.sums[name] += v;
+    auto &series = result->control[name];
+    series.resize(steps_, 0.0);
+    series[n - 1] += v;
+  };
+  for (std::size_t i = 0; i < gres.parameters.size(); ++i)
+    add(gres.parameters[i].name, gres.parameters[i].gradient + gobj.parameters[i].gradient);
+  if (beta_ > 0) {
+    const double wv = res_->boundary_conditions().patch(control_patch_).omega.value(level.time, n);
+    add("boundaries." + m.patch_names[control_patch_] + ".omega", 2 * beta_ * level.dt * wv);
+  }
+  for (PetscInt v = 0; v < m.n_vertices; ++v) result->X[v] += gres.X[v] + gobj.X[v];
+  PetscFunctionReturn(0);
+}
+
+namespace {
+
+// The per-level derivatives g (index n - 1 for t^n = times[n - 1]) of a boundary parameter given
+// by the time function f chained to f's parameters, into out[name.PARAMETER]: a sine's amplitude,
+// frequency, phase and offset, a table's knot values (adjoint/README.md, after eq. 18).
+void chain_time_function(const physics::TimeFunction &f, const std::string &name,
+                         const std::vector<double> &g, const std::vector<double> &times,
+                         std::map<std::string, double> *out) {
+  if (f.kind() == physics::TimeFunction::Kind::Sine) {
+    double dA = 0, df = 0, dphi = 0, doff = 0;
+    for (std::size_t k = 0; k < times.size(); ++k) {
+      const double t = times[k], arg = 2 * M_PI * f.frequency * t + f.phase;
+      dA += g[k] * std::sin(arg);
+      df += g[k] * f.amplitude * std::cos(arg) * 2 * M_PI * t;
+      dphi += g[k] * f.amplitude * std::cos(arg);
+      doff += g[k];
+    }
+    (*out)[name + ".amplitude"] = dA, (*out)[name + ".frequency"] = df;
+    (*out)[name + ".phase"] = dphi, (*out)[name + ".offset"] = doff;
+  } else if (f.kind() == physics::TimeFunction::Kind::Table) {
+    std::vector<double> dk(f.times.size(), 0.0);
+    for (std::size_t k = 0; k < times.size(); ++k) {
+      const double t = times[k];
+      if (t <= f.times.front())
+        dk.front() += g[k];
+      else if (t >= f.times.back())
+        dk.back() += g[k];
+      else {
+        const std::size_t j = std::upper_bound(f.times.begin(), f.times.end(), t) - f.times.begin();
+        const double s = (t - f.times[j - 1]) / (f.times[j] - f.times[j - 1]);
+        dk[j - 1] += (1 - s) * g[k];
+        dk[j] += s * g[k];
+      }
+    }
+    for (std::size_t j = 0; j < dk.size(); ++j)
+      (*out)[name + ".knot[" + std::to_string(j) + "]"] = dk[j];
+  }
+}
+
+} // namespace
+
+PetscErrorCode UnsteadyAdjoint::chain_time_functions(const std::map<std::string, double> &sums,
+                                                     UnsteadyAdjointResult *result) const {
+  PetscFunctionBeginUser;
+  std::map<std::string, double> out = sums;
+  const auto &bcs = res_->boundary_conditions();
   for (std::size_t p = 0; p < bcs.n_patches(); ++p) {
     const PatchCondition &pc = bcs.patch(static_cast<int>(p));
     const std::pair<const char *, const physics::TimeFunction *> functions[] = {
@@ -314,51 +425,12 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
     for (const auto &[key, f] : functions) {
       const std::string name = "boundaries." + pc.name + "." + key;
       if (!result->control.count(name) || f->is_constant()) continue;
-      const auto &g = result->control[name];
-      if (f->kind() == physics::TimeFunction::Kind::Sine) {
-        double dA = 0, df = 0, dphi = 0, doff = 0;
-        for (long k = 0; k < steps_; ++k) {
-          const double t = result->times[k], arg = 2 * M_PI * f->frequency * t + f->phase;
-          dA += g[k] * std::sin(arg);
-          df += g[k] * f->amplitude * std::cos(arg) * 2 * M_PI * t;
-          dphi += g[k] * f->amplitude * std::cos(arg);
-          doff += g[k];
-        }
-        out[name + ".amplitude"] = dA, out[name + ".frequency"] = df, out[name + ".phase"] = dphi;
-        out[name + ".offset"] = doff;
-      } else if (f->kind() == physics::TimeFunction::Kind::Table) {
-        std::vector<double> dk(f->times.size(), 0.0);
-        for (long k = 0; k < steps_; ++k) {
-          const double t = result->times[k];
-          if (t <= f->times.front())
-            dk.front() += g[k];
-          else if (t >= f->times.back())
-            dk.back() += g[k];
-          else {
-            const std::size_t j =
-                std::upper_bound(f->times.begin(), f->times.end(), t) - f->times.begin();
-            const double s = (t - f->times[j - 1]) / (f->times[j] - f->times[j - 1]);
-            dk[j - 1] += (1 - s) * g[k];
-            dk[j] += s * g[k];
-          }
-        }
-        for (std::size_t j = 0; j < dk.size(); ++j)
-          out[name + ".knot[" + std::to_string(j) + "]"] = dk[j];
-      }
+      chain_time_function(*f, name, result->control[name], result->times, &out);
       out.erase(name); // a value that changes in time has no single derivative
     }
   }
   result->parameters.clear();
   for (const auto &[name, value] : out) result->parameters.push_back({name, 0.0, value});
-  result->recomputed = traj->recomputed_steps();
-  result->snapshots = traj->snapshots_used();
-  result->bytes_written = traj->bytes_written();
-  result->adjoint_time = MPI_Wtime() - a_start;
-  result->preconditioner_setups = pc_reuse.setups();
-  PetscCall(KSPDestroy(&ksp));
-  PetscCall(MatDestroy(&J_));
-  if (P_) PetscCall(MatDestroy(&P_));
-  for (Vec *v : {&w, &w_prev, &g, &psi, &psi1, &psi2, &rs}) PetscCall(VecDestroy(v));
   PetscFunctionReturn(0);
 }
 

@@ -1,6 +1,9 @@
 // Linear solvers of the forward and adjoint solves (see include/karman/solver/linear_solver.hpp).
 #include "karman/solver/linear_solver.hpp"
 
+#include <cstring>
+#include <utility>
+
 namespace karman::solver {
 
 const char *options_prefix(LinearSolverRole role) {
@@ -48,6 +51,52 @@ PetscErrorCode create_newton(MPI_Comm comm, const config::Section &s, Vec r, Mat
   if (linear)
     PetscCall(
         KSPSetTolerances(ksp, linear->rtol, linear->atol, PETSC_DEFAULT, linear->max_iterations));
+  PetscFunctionReturn(0);
+}
+
+namespace {
+
+// The context of the recording convergence test: the recorder and the test that decides.
+struct RecordingTest {
+  NewtonRecorder record;
+  bool skip = false; ///< -snes_convergence_test skip
+};
+
+PetscErrorCode recording_test(SNES snes, PetscInt it, PetscReal xnorm, PetscReal snorm,
+                              PetscReal norm, SNESConvergedReason *reason, void *ctx) {
+  PetscFunctionBeginUser;
+  const auto *test = static_cast<const RecordingTest *>(ctx);
+  PetscCall(test->record(snes, it, norm));
+  if (test->skip)
+    PetscCall(SNESConvergedSkip(snes, it, xnorm, snorm, norm, reason, nullptr));
+  else
+    PetscCall(SNESConvergedDefault(snes, it, xnorm, snorm, norm, reason, nullptr));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode destroy_recording_test(void *ctx) {
+  PetscFunctionBeginUser;
+  delete static_cast<RecordingTest *>(ctx);
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+PetscErrorCode set_recording_convergence_test(SNES snes, NewtonRecorder record,
+                                              const char *solver) {
+  PetscFunctionBeginUser;
+  // the decision stays PETSc's: the default test, or none with -snes_convergence_test skip
+  const char *prefix = nullptr;
+  PetscCall(SNESGetOptionsPrefix(snes, &prefix));
+  char test[64] = "default";
+  PetscCall(PetscOptionsGetString(nullptr, prefix, "-snes_convergence_test", test, sizeof(test),
+                                  nullptr));
+  PetscCheck(std::strcmp(test, "default") == 0 || std::strcmp(test, "skip") == 0,
+             PetscObjectComm((PetscObject)snes), PETSC_ERR_USER_INPUT,
+             "PETSc option -snes_convergence_test %s: the %s supports default and skip", test,
+             solver);
+  auto *context = new RecordingTest{std::move(record), std::strcmp(test, "skip") == 0};
+  PetscCall(SNESSetConvergenceTest(snes, recording_test, context, destroy_recording_test));
   PetscFunctionReturn(0);
 }
 

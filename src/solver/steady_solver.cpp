@@ -8,7 +8,6 @@
 #include <sys/resource.h>
 
 #include <cmath>
-#include <cstring>
 
 namespace karman::solver {
 
@@ -32,19 +31,11 @@ PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
   PetscCall(SNESSetFromOptions(snes_));
   // The continuation (CFL update), the history, the best state and the caller's monitor run
   // in the convergence test, set after SNESSetFromOptions: unlike a monitor, PETSc options
-  // (-snes_monitor_cancel) cannot remove it.  The decision itself stays PETSc's: the default
-  // test, or none with -snes_convergence_test skip.
-  const char *prefix = nullptr;
-  PetscCall(SNESGetOptionsPrefix(snes_, &prefix));
-  char test[64] = "default";
-  PetscCall(PetscOptionsGetString(nullptr, prefix, "-snes_convergence_test", test, sizeof(test),
-                                  nullptr));
-  PetscCheck(std::strcmp(test, "default") == 0 || std::strcmp(test, "skip") == 0,
-             residual.mesh().comm, PETSC_ERR_USER_INPUT,
-             "PETSc option -snes_convergence_test %s: the steady solver supports default and skip",
-             test);
-  skip_convergence_test_ = std::strcmp(test, "skip") == 0;
-  PetscCall(SNESSetConvergenceTest(snes_, converged, this, nullptr));
+  // (-snes_monitor_cancel) cannot remove it.  The decision itself stays PETSc's.
+  PetscCall(set_recording_convergence_test(
+      snes_,
+      [this](SNES snes, PetscInt it, PetscReal norm) { return record_iteration(snes, it, norm); },
+      "steady solver"));
   shift_.assign(residual.mesh().n_owned_cells, 0.0);
   PetscFunctionReturn(0);
 }
@@ -81,18 +72,6 @@ PetscErrorCode SteadySolver::form_jacobian(SNES, Vec w, Mat J, Mat, void *ctx) {
   auto *self = static_cast<SteadySolver *>(ctx);
   PetscCall(self->update_shift(w));
   PetscCall(self->res_->jacobian(w, J, &self->shift_));
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode SteadySolver::converged(SNES snes, PetscInt it, PetscReal xnorm, PetscReal snorm,
-                                       PetscReal norm, SNESConvergedReason *reason, void *ctx) {
-  PetscFunctionBeginUser;
-  auto *self = static_cast<SteadySolver *>(ctx);
-  PetscCall(self->record_iteration(snes, it, norm));
-  if (self->skip_convergence_test_)
-    PetscCall(SNESConvergedSkip(snes, it, xnorm, snorm, norm, reason, nullptr));
-  else
-    PetscCall(SNESConvergedDefault(snes, it, xnorm, snorm, norm, reason, nullptr));
   PetscFunctionReturn(0);
 }
 

@@ -45,8 +45,16 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
                           form_jacobian, this, KSPGMRES, &snes_, &linear));
   KSP ksp;
   PetscCall(SNESGetKSP(snes_, &ksp));
-  PetscCall(SNESMonitorSet(snes_, monitor, this, nullptr));
   PetscCall(SNESSetFromOptions(snes_));
+  // the residual history is recorded by the convergence test, set after SNESSetFromOptions:
+  // unlike a monitor, PETSc options (-snes_monitor_cancel) cannot remove it
+  PetscCall(set_recording_convergence_test(
+      snes_,
+      [this](SNES, PetscInt, PetscReal norm) -> PetscErrorCode {
+        if (report_) report_->residual_history.push_back(norm);
+        return 0;
+      },
+      "unsteady solver"));
   // reuse only makes sense with a Krylov method around the preconditioner
   KSPType type;
   PetscCall(KSPGetType(ksp, &type));
@@ -99,13 +107,6 @@ PetscErrorCode UnsteadySolver::form_jacobian(SNES snes, Vec w, Mat J, Mat P, voi
   PetscCall(SNESSetLagPreconditioner(snes, pc_setup ? -2 : -1));
   if (pc_setup && P != J) PetscCall(self->res_->jacobian(w, P, &self->shift_, true));
   if (pc_setup && self->report_) self->report_->preconditioner_setup = true;
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode UnsteadySolver::monitor(SNES, PetscInt, PetscReal norm, void *ctx) {
-  PetscFunctionBeginUser;
-  auto *self = static_cast<UnsteadySolver *>(ctx);
-  if (self->report_) self->report_->residual_history.push_back(norm);
   PetscFunctionReturn(0);
 }
 

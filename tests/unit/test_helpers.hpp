@@ -3,7 +3,9 @@
 
 #include "karman/mesh/mesh.hpp"
 
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace karman::test {
@@ -26,6 +28,25 @@ inline std::string dfg_geo() {
 
 /// An empty (clean) or existing directory under the test work directory; collective.
 std::string work_dir(const std::string &name, bool clean = true);
+
+/// Sets PETSc options {name, value (nullptr: none)} in the global options database for the life
+/// of the object (cleared again also when a REQUIRE throws).
+struct ScopedOptions {
+  explicit ScopedOptions(std::initializer_list<std::pair<const char *, const char *>> options) {
+    for (const auto &[name, value] : options) {
+      set = PetscOptionsSetValue(nullptr, name, value) == 0 && set;
+      names.push_back(name);
+    }
+  }
+  ~ScopedOptions() {
+    for (const auto &name : names) PetscOptionsClearValue(nullptr, name.c_str());
+  }
+  ScopedOptions(const ScopedOptions &) = delete;
+  ScopedOptions &operator=(const ScopedOptions &) = delete;
+
+  bool set = true; ///< every option was set
+  std::vector<std::string> names;
+};
 
 /// A known function of the serial cell index for round-trip tests.
 inline double serial_value(PetscInt gid, int comp) {

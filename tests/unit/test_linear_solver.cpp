@@ -3,6 +3,7 @@
 // transposed, and the two preconditioner reuse rules.
 #include "karman/core/error.hpp"
 #include "karman/solver/linear_solver.hpp"
+#include "test_helpers.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -11,22 +12,9 @@
 
 using namespace karman;
 using solver::PreconditionerReuse;
+using test::ScopedOptions;
 
 namespace {
-
-// Sets PETSc options for the life of the object (removed again even when a REQUIRE fails).
-struct ScopedOptions {
-  std::vector<std::string> names;
-  ScopedOptions(std::initializer_list<std::pair<const char *, const char *>> options) {
-    for (const auto &[name, value] : options) {
-      PetscOptionsSetValue(nullptr, name, value);
-      names.push_back(name);
-    }
-  }
-  ~ScopedOptions() {
-    for (const auto &name : names) PetscOptionsClearValue(nullptr, name.c_str());
-  }
-};
 
 // A small nonsymmetric tridiagonal system (convection-diffusion-like), n rows per rank.
 Mat tridiagonal(PetscInt n) {

@@ -31,16 +31,6 @@ boundaries:
   cylinder: {type: wall}
 )";
 
-// Sets a PETSc option for the lifetime of the object (cleared also when a REQUIRE throws).
-struct ScopedOption {
-  explicit ScopedOption(const char *name) : name_(name) {
-    set = PetscOptionsSetValue(nullptr, name_, nullptr) == 0;
-  }
-  ~ScopedOption() { PetscOptionsClearValue(nullptr, name_); }
-  const char *name_;
-  bool set = false;
-};
-
 struct SolveResult {
   solver::SteadySummary summary;
   std::vector<double> monitored_cfl; ///< CFL numbers seen by the monitor callback
@@ -89,7 +79,7 @@ TEST_CASE("steady solver: -snes_monitor_cancel does not switch pseudo-transient 
   SolveResult plain, cancelled;
   solve_from_rest(p, &plain);
   {
-    ScopedOption cancel("-snes_monitor_cancel");
+    test::ScopedOptions cancel{{"-snes_monitor_cancel", nullptr}};
     REQUIRE(cancel.set);
     solve_from_rest(p, &cancelled);
   }

@@ -1,5 +1,6 @@
-// The unsteady solver: variable-step BDF coefficients and BDF2's temporal order on the
-// Taylor-Green vortex.
+// The unsteady solver: variable-step BDF coefficients, BDF2's temporal order on the
+// Taylor-Green vortex, and a Newton residual history (StepReport) that PETSc options cannot
+// empty: the same with -snes_monitor_cancel in the options database (on 1 and 2 ranks).
 #include "karman/core/error.hpp"
 #include "karman/io/checkpoint.hpp"
 #include "karman/io/hdf5_fields.hpp"
@@ -128,5 +129,67 @@ TEST_CASE("BDF2 is second order in time (Taylor-Green vortex, Dirichlet box)",
     REQUIRE(order >= 1.9);
     REQUIRE(order_switch >= 1.9);
     REQUIRE(err_switch[k] < err[k]); // the second half with dt / 2 is more accurate
+  }
+}
+
+TEST_CASE("unsteady solver: -snes_monitor_cancel does not empty the Newton residual history",
+          "[unsteady][solver][mpi]") {
+  // a lid-driven cavity started from rest, a few BDF steps with a new solver (it reads the
+  // PETSc options) with and without -snes_monitor_cancel
+  const std::string yaml =
+      "mesh: {file: x.geo}\nfluid: {viscosity: 0.01}\ntime: {mode: unsteady, dt: 0.05}\n"
+      "boundaries:\n  left: {type: wall}\n  right: {type: wall}\n  bottom: {type: wall}\n"
+      "  top: {type: wall, velocity: [1, 0]}\n";
+  config::CaseConfig cfg;
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "cavity.yaml", "/", {}, cfg) == 0);
+  mesh::Mesh m;
+  test::load(PETSC_COMM_WORLD, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"}, &m);
+  discretization::FlowResidual res;
+  REQUIRE(res.setup(m, cfg) == 0);
+  auto run = [&](std::vector<solver::StepReport> *reports) {
+    clear_error();
+    solver::UnsteadySolver ts;
+    REQUIRE(ts.setup(res, cfg) == 0);
+    Vec w;
+    REQUIRE(res.create_state(&w) == 0);
+    REQUIRE(VecSet(w, 0.0) == 0);
+    REQUIRE(ts.set_state(w, w, 0, 0.0, 0.0) == 0);
+    VecDestroy(&w);
+    for (int k = 0; k < 3; ++k) {
+      solver::StepReport r;
+      const PetscErrorCode ierr = ts.advance(0.05, &r);
+      INFO(last_error_message());
+      REQUIRE(ierr == 0);
+      REQUIRE(r.converged);
+      reports->push_back(r);
+    }
+  };
+  std::vector<solver::StepReport> plain, cancelled;
+  run(&plain);
+  {
+    test::ScopedOptions cancel{{"-snes_monitor_cancel", nullptr}};
+    REQUIRE(cancel.set);
+    run(&cancelled);
+  }
+  REQUIRE(cancelled.size() == plain.size());
+  for (std::size_t k = 0; k < plain.size(); ++k) {
+    const solver::StepReport &a = plain[k], &b = cancelled[k];
+    CAPTURE(k, a.newton_iterations, b.newton_iterations, a.residual_history.size(),
+            b.residual_history.size());
+    // one norm per Newton iterate, the initial one included
+    REQUIRE(a.newton_iterations >= 1);
+    REQUIRE(a.residual_history.size() == static_cast<std::size_t>(a.newton_iterations) + 1);
+    REQUIRE(b.newton_iterations == a.newton_iterations);
+    REQUIRE(b.residual_history.size() == a.residual_history.size());
+    REQUIRE(a.initial_residual > 0);
+    REQUIRE(b.initial_residual == b.residual_history.front());
+    REQUIRE(b.final_residual == b.residual_history.back());
+    // the same norms (to 1e-12 of the initial one: on 2 ranks the parallel LU is not bitwise
+    // reproducible)
+    for (std::size_t i = 0; i < a.residual_history.size(); ++i) {
+      CAPTURE(i, a.residual_history[i], b.residual_history[i]);
+      REQUIRE(std::abs(a.residual_history[i] - b.residual_history[i]) <=
+              1e-12 * a.residual_history.front());
+    }
   }
 }

@@ -34,6 +34,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,9 +43,9 @@ namespace karman::adjoint {
 struct UnsteadyAdjointResult {
   double J = 0;
   std::vector<ParameterGradient> parameters; ///< constant parameters and time-function parameters
+  std::vector<double> times;                 ///< t^n of level n (index n - 1)
   /// Per level n (index n - 1): the derivative of J with respect to each time-dependent
   /// parameter's value at t^n.
-  std::vector<double> times;
   std::map<std::string, std::vector<double>> control;
   std::vector<Vec3<double>> X; ///< dJ/dX per local vertex
   std::vector<double> initial; ///< dJ/dw^0, nv per owned cell
@@ -62,9 +63,9 @@ struct UnsteadyAdjointOptions {
   std::string state_file; ///< where the adjoint state is saved / resumed from
   bool resume = false;
   std::string trajectory_directory; ///< store-all: where the trajectory file goes
-  /// Called for every `snapshot_every`-th level of the backward sweep with the adjoint
-  /// (nv values per local cell) and the FlowResidual at that level's state (output).
-  bool forward_only = false; ///< only the forward run and the objective (verification)
+  bool forward_only = false;        ///< only the forward run and the objective (verification)
+  /// Called for every `snapshot_every`-th level of the backward sweep (and level 1) with the
+  /// adjoint (nv values per local cell) and the FlowResidual at that level's state (output).
   long snapshot_every = 0;
   std::function<PetscErrorCode(long n, double t, const std::vector<double> &psi)> snapshot;
 };
@@ -73,13 +74,56 @@ class UnsteadyAdjoint {
 public:
   /// Reads the unsteady objective (time average or final time, control cost).  Collective.
   PetscErrorCode setup(discretization::FlowResidual &res, const config::CaseConfig &cfg);
-  /// Forward from w0 (t = 0) for time.t_end / time.dt steps, then the backward sweep.  Collective.
+  /// Forward from w0 (t = 0) for time.t_end / time.dt steps (run_forward), then the backward
+  /// sweep n = N..1 (solve_level), dJ/dw^0 and the chaining to the time functions'
+  /// parameters.  Collective.
   PetscErrorCode run(Vec w0, const UnsteadyAdjointOptions &options, UnsteadyAdjointResult *result);
 
 private:
+  struct Sweep; ///< the backward sweep's matrices, solver, adjoints and gradient sums
+
+  /// q_n: the weight of level n in the objective (trapezoidal time average, or final time).
   double weight(long n, double t) const;
+  /// The forward run from w0 with the solver ts, storing the trajectory (o.schedule) into *traj:
+  /// the objective J, the time levels 0..N, the forward time and memory.  Collective.
+  PetscErrorCode run_forward(Vec w0, const UnsteadyAdjointOptions &o, solver::UnsteadySolver &ts,
+                             std::unique_ptr<Trajectory> *traj, std::vector<TimeLevel> *levels,
+                             UnsteadyAdjointResult *result);
+  /// The BDF coefficients of the levels, the matrices, work vectors and transposed solver of the
+  /// backward sweep (s->psi1, psi2 exist already).  Collective.
+  PetscErrorCode setup_sweep(const std::vector<TimeLevel> &levels, Sweep *s) const;
+  /// Level n of the backward sweep: psi^n from (15), its contributions to (16)-(17) and dJ/dX, the
+  /// snapshot, psi^n and psi^{n+1} as the later levels of n - 1, the saved state.  Collective.
+  PetscErrorCode solve_level(const UnsteadyAdjointOptions &o, Trajectory &traj, long n, Sweep &s,
+                             UnsteadyAdjointResult *result);
+  /// The right-hand side of (15) at level n (time t) into s.g; the explicit objective part of the
+  /// gradient into gobj.  Collective.
+  PetscErrorCode assemble_adjoint_rhs(long n, double t, Sweep &s, Gradient *gobj);
+  /// out (nv per owned cell) += rho V (a1^{n+1} psi^{n+1} + a2^{n+2} psi^{n+2}) on the momentum
+  /// entries, psi^{n+1}, psi^{n+2} = s.psi1, s.psi2: level n's coupling to the two later levels
+  /// (15); n = 0 gives dJ/dw^0 (18).
+  PetscErrorCode add_time_coupling(long n, const Sweep &s, PetscScalar *out) const;
+  /// (dR^n/dw^n)^T psi^n = g (s.psi, s.g) with the preconditioner set up or reused as s.pc_reuse
+  /// decides; adds the iterations and logs the level.  Collective.
+  PetscErrorCode solve_transposed(long n, double t, Sweep &s, long *linear_iterations) const;
+  /// psi^n . dR^n/d(X, a) into gres: the fluxes, and the time term through the cell volumes; psi^n
+  /// into s.psi_local.  Collective.
+  PetscErrorCode assemble_residual_gradient(Sweep &s, Gradient *gres) const;
+  /// Adds level n's parameter derivatives (objective and residual parts, control cost) to the sums
+  /// (16) and the per-level series (17), and its dJ/dX to result->X.
+  PetscErrorCode accumulate_gradients(long n, const TimeLevel &level, const Gradient &gobj,
+                                      const Gradient &gres, Sweep &s,
+                                      UnsteadyAdjointResult *result) const;
+  /// The gradients of the result: the sums, with the per-level series of each time-dependent
+  /// boundary parameter chained to the parameters of its time function.
+  PetscErrorCode chain_time_functions(const std::map<std::string, double> &sums,
+                                      UnsteadyAdjointResult *result) const;
+  /// Saves the adjoint state after level n (psi^n, psi^{n+1} = psi1, psi2, the sums in r) to
+  /// o.state_file.  Collective.
   PetscErrorCode save_state(const UnsteadyAdjointOptions &o, long n, Vec psi1, Vec psi2,
                             const UnsteadyAdjointResult &r) const;
+  /// Reads the adjoint state o.state_file: its level into n, psi^n, psi^{n+1} into psi1, psi2,
+  /// the sums into r; refuses a state of another case.  Collective.
   PetscErrorCode load_state(const UnsteadyAdjointOptions &o, long *n, Vec psi1, Vec psi2,
                             UnsteadyAdjointResult *r) const;
 

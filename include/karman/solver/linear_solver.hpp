@@ -9,11 +9,16 @@
 //    (PCApplyTransposeExists); check_transposed_solve says clearly when it cannot.
 //  * PreconditionerReuse: when a time-dependent solve sets its preconditioner up again (new LU
 //    factors by default) instead of reusing the last one, and how often it did.
+//  * The Newton solver around the forward step (create_newton) records each iterate (residual
+//    history, continuation) in its convergence test (set_recording_convergence_test), not in an
+//    SNES monitor, so that PETSc options such as -snes_monitor_cancel cannot switch it off.
 #pragma once
 
 #include "karman/config/case_config.hpp"
 
 #include <petscsnes.h>
+
+#include <functional>
 
 namespace karman::solver {
 
@@ -51,6 +56,16 @@ PetscErrorCode create_newton(MPI_Comm comm, const config::Section &solver_sectio
                              PetscErrorCode (*jacobian)(SNES, Vec, Mat, Mat, void *), void *ctx,
                              KSPType ksp_type, SNES *snes,
                              const LinearTolerances *linear = nullptr);
+
+/// What a Newton solver records of iterate `it` with residual norm ||R|| = norm.
+using NewtonRecorder = std::function<PetscErrorCode(SNES snes, PetscInt it, PetscReal norm)>;
+
+/// Installs SNES's convergence test: record(snes, it, norm) for every iterate (where PETSc calls
+/// its monitors), then PETSc's decision: SNESConvergedDefault, or SNESConvergedSkip with
+/// -snes_convergence_test skip; any other test is refused, naming `solver` ("the steady solver").
+/// Called after SNESSetFromOptions, so that, unlike a monitor, no PETSc option removes it.
+/// Collective.
+PetscErrorCode set_recording_convergence_test(SNES snes, NewtonRecorder record, const char *solver);
 
 /// Sets up ksp (KSPSetUp, with its operators set) and checks that its preconditioner can be
 /// applied transposed, as KSPSolveTranspose needs; if not, an error naming the -PREFIXpc_type

@@ -10,8 +10,9 @@
 // A non-finite residual or a failed step ends the solve with the reason and the
 // residual history; the best state seen is kept for output.
 // The CFL update, the history, the best state and the caller's monitor run in SNES's
-// convergence test (which then asks SNESConvergedDefault), not in an SNES monitor, so
-// that PETSc options such as -snes_monitor_cancel cannot switch the continuation off.
+// convergence test (which then asks SNESConvergedDefault; solver/linear_solver.hpp), not in an
+// SNES monitor, so that PETSc options such as -snes_monitor_cancel cannot switch the
+// continuation off.
 #pragma once
 
 #include "karman/discretization/flow_residual.hpp"
@@ -66,10 +67,8 @@ public:
 private:
   static PetscErrorCode form_function(SNES, Vec w, Vec R, void *ctx);
   static PetscErrorCode form_jacobian(SNES, Vec w, Mat J, Mat P, void *ctx);
-  /// SNES convergence test: records the iteration (record_iteration), then PETSc's decision.
-  static PetscErrorCode converged(SNES, PetscInt it, PetscReal xnorm, PetscReal snorm,
-                                  PetscReal norm, SNESConvergedReason *reason, void *ctx);
-  /// History, CFL for the next step, best state and the caller's monitor for iterate `it`.
+  /// History, CFL for the next step, best state and the caller's monitor for iterate `it` (run by
+  /// SNES's convergence test, set_recording_convergence_test).
   PetscErrorCode record_iteration(SNES snes, PetscInt it, PetscReal norm);
   PetscErrorCode update_shift(Vec w);
 
@@ -78,7 +77,6 @@ private:
   Mat J_ = nullptr;
   Vec r_ = nullptr;
   double cfl0_ = 10, cfl_max_ = 1e12, cfl_ = 10, r0_ = 0;
-  bool skip_convergence_test_ = false; ///< -snes_convergence_test skip
   std::vector<double> shift_;
   // state of the current solve
   const std::function<PetscErrorCode(const NewtonRecord &, Vec)> *user_monitor_ = nullptr;

@@ -12,7 +12,9 @@
 // preconditioner is reused across Newton iterations and time steps and set up again when
 // GMRES needs more than solver.refactor_iterations iterations or the step size changes
 // (PreconditionerReuse, rule IterationLimit); Newton stops on the residual, so these choices
-// change the cost, not the answer.
+// change the cost, not the answer.  The Newton residual history (StepReport) is recorded in
+// SNES's convergence test (solver/linear_solver.hpp), not in a monitor, so that PETSc options
+// such as -snes_monitor_cancel cannot empty it.
 #pragma once
 
 #include "karman/discretization/flow_residual.hpp"
@@ -81,7 +83,6 @@ public:
 private:
   static PetscErrorCode form_function(SNES, Vec w, Vec R, void *ctx);
   static PetscErrorCode form_jacobian(SNES, Vec w, Mat J, Mat P, void *ctx);
-  static PetscErrorCode monitor(SNES, PetscInt it, PetscReal norm, void *ctx);
   PetscErrorCode solve_step(double dt, int order, StepReport *report);
 
   discretization::FlowResidual *res_ = nullptr;
