@@ -218,6 +218,18 @@ PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels
                                      static_cast<PetscInt>(adj.integer("level_max_iterations"))};
   PetscCall(solver::create_linear_solver(res.mesh().comm, solver::LinearSolverRole::Adjoint,
                                          KSPGMRES, tol, &s->ksp));
+  // reuse only makes sense with a Krylov method around the preconditioner: with -adj_ksp_type
+  // preonly an earlier level's factors would be applied as if they were this level's inverse
+  KSPType type;
+  PetscCall(KSPGetType(s->ksp, &type));
+  const bool reuse = std::string(type) != KSPPREONLY;
+  PetscCheck(reuse || !s->P, res.mesh().comm, PETSC_ERR_USER_INPUT,
+             "%s: adjoint.preconditioner_matrix 'compact' needs a Krylov method around the "
+             "factorization (-adj_ksp_type gmres, the default); with -adj_ksp_type preonly use "
+             "adjoint.preconditioner_matrix: exact",
+             cfg_->file().c_str());
+  s->pc_reuse =
+      solver::PreconditionerReuse(solver::PreconditionerReuse::Rule::MeanCost, 100, reuse);
   s->shift.assign(res.mesh().n_owned_cells, 0.0);
   PetscFunctionReturn(0);
 }
