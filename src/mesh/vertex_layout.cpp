@@ -153,4 +153,28 @@ PetscErrorCode VertexLayout::local_to_global_add(const std::vector<double> &loca
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode mark_boundary_vertices(const Mesh &mesh, const VertexLayout &layout,
+                                      const std::vector<int> &patches, std::vector<char> *marked) {
+  PetscFunctionBeginUser;
+  std::vector<int> which = patches;
+  if (which.empty())
+    for (std::size_t p = 0; p < mesh.patch_names.size(); ++p) which.push_back(static_cast<int>(p));
+  std::vector<double> mark(mesh.n_vertices, 0.0);
+  for (int p : which) {
+    PetscCheck(p >= 0 && p < static_cast<int>(mesh.patch_names.size()), PETSC_COMM_SELF,
+               PETSC_ERR_ARG_OUTOFRANGE, "boundary patch %d does not exist", p);
+    for (PetscInt f : mesh.boundary_faces(p))
+      for (PetscInt i = mesh.face_vertex_ptr[f]; i < mesh.face_vertex_ptr[f + 1]; ++i)
+        mark[mesh.face_vertex[i]] = 1.0;
+  }
+  Vec count;
+  PetscCall(layout.create_global_vector(1, &count));
+  PetscCall(layout.local_to_global_add(mark, count));
+  PetscCall(layout.global_to_local(count, &mark));
+  PetscCall(VecDestroy(&count));
+  marked->assign(mesh.n_vertices, 0);
+  for (PetscInt v = 0; v < mesh.n_vertices; ++v) (*marked)[v] = mark[v] > 0.5;
+  PetscFunctionReturn(0);
+}
+
 } // namespace karman::mesh

@@ -69,4 +69,10 @@ private:
   std::vector<PetscInt> global_, owned_;
 };
 
+/// (*marked)[v] = 1 for every local vertex v of a boundary face of one of `patches` (every
+/// patch if empty), else 0, the same on every copy: the ranks that own the faces' cells mark
+/// them, the layout tells every copy.  Collective.
+PetscErrorCode mark_boundary_vertices(const Mesh &mesh, const VertexLayout &layout,
+                                      const std::vector<int> &patches, std::vector<char> *marked);
+
 } // namespace karman::mesh
