@@ -121,6 +121,22 @@ TEST_CASE("vertex layout: numbering, broadcast and reduction", "[mesh][vertex_la
           REQUIRE(sum[2 * v + k] ==
                   Approx(test::serial_value(m.vertex_gid[v], k)).epsilon(1e-14).margin(1e-14));
 
+      // boundary vertices: the same set by serial index as on one rank alone, on every copy
+      std::vector<char> marked, marked_serial;
+      REQUIRE(mesh::mark_boundary_vertices(m, layout, {}, &marked) == 0);
+      mesh::Mesh serial;
+      test::load(PETSC_COMM_SELF, cs.geo, 0, cs.dim, cs.names, &serial);
+      mesh::VertexLayout serial_layout;
+      REQUIRE(serial_layout.create(serial) == 0);
+      REQUIRE(mesh::mark_boundary_vertices(serial, serial_layout, {}, &marked_serial) == 0);
+      std::map<PetscInt, char> on_boundary;
+      for (PetscInt v = 0; v < serial.n_vertices; ++v)
+        on_boundary[serial.vertex_gid[v]] = marked_serial[v];
+      for (PetscInt v = 0; v < nv; ++v) REQUIRE(marked[v] == on_boundary.at(m.vertex_gid[v]));
+      std::vector<char> first_patch;
+      REQUIRE(mesh::mark_boundary_vertices(m, layout, {0}, &first_patch) == 0);
+      for (PetscInt v = 0; v < nv; ++v) REQUIRE(first_patch[v] <= marked[v]);
+
       // wrong sizes are refused
       clear_error();
       REQUIRE(layout.local_to_global_add(std::vector<double>(nv + 1, 1.0), n) != 0);
