@@ -164,6 +164,7 @@ PetscErrorCode MeshDeformation::setup(const mesh::Mesh &mesh, const std::vector<
   PetscCall(MatSetBlockSize(K_, dim));
   std::vector<PetscInt> idx;
   std::vector<double> ke;
+  PetscInt bad_cell = -1;                // a reference cell with V <= 0 or a degenerate simplex
   for (int pass = 0; pass < 2; ++pass) { // pass 0: the pattern; pass 1: the values
     Mat M = pass == 0 ? pre : K_;
     for (PetscInt c = 0; c < mesh.n_owned_cells; ++c) {
@@ -177,15 +178,11 @@ PetscErrorCode MeshDeformation::setup(const mesh::Mesh &mesh, const std::vector<
       }
       if (pass == 0) {
         ke.assign(static_cast<std::size_t>(n * dim) * (n * dim), 0.0);
-      } else {
-        PetscCheck(V0_[c] > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG,
-                   "mesh deformation: reference cell %d has volume %g", (int)mesh.cell_gid[c],
-                   V0_[c]);
-        const double E = std::pow(V0_[c], -options.stiffness_exponent);
-        const bool ok = cell_stiffness(dim, mesh.cell_shape[c], x, E, options.poisson_ratio, &ke);
-        PetscCheck(ok, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG,
-                   "mesh deformation: reference cell %d has a degenerate simplex",
-                   (int)mesh.cell_gid[c]);
+      } else if (!(V0_[c] > 0 && cell_stiffness(dim, mesh.cell_shape[c], x,
+                                                std::pow(V0_[c], -options.stiffness_exponent),
+                                                options.poisson_ratio, &ke))) {
+        bad_cell = std::max(bad_cell, mesh.cell_gid[c]); // reported by all ranks below
+        continue;
       }
       PetscCall(MatSetValuesBlocked(M, n, idx.data(), n, idx.data(), ke.data(), ADD_VALUES));
     }
@@ -196,6 +193,9 @@ PetscErrorCode MeshDeformation::setup(const mesh::Mesh &mesh, const std::vector<
       PetscCall(MatDestroy(&pre));
     }
   }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &bad_cell, 1, MPIU_INT, MPI_MAX, mesh.comm));
+  PetscCheck(bad_cell < 0, mesh.comm, PETSC_ERR_ARG_WRONG,
+             "mesh deformation: reference cell %d is inverted or degenerate", (int)bad_cell);
   PetscCall(MatSetOption(K_, MAT_SYMMETRIC, PETSC_TRUE));
 
   // A: Dirichlet rows and columns replaced by c I, c the mean diagonal of K (for conditioning)

@@ -365,4 +365,13 @@ TEST_CASE("mesh deformation: an inverting displacement is refused", "[mesh_defor
   REQUIRE(deformation.deform(d, &X, &result) == 0);
   REQUIRE(result.valid);
   REQUIRE(result.message.empty());
+  // an inverted reference mesh is an error (on every rank)
+  std::vector<V3> mirrored = m.coordinates;
+  for (auto &x : mirrored) x[0] = -x[0];
+  adjoint::MeshDeformation bad;
+  clear_error();
+  REQUIRE(bad.setup(m, mirrored) != 0);
+  REQUIRE_THAT(last_error_message(),
+               Catch::Contains("reference cell") && Catch::Contains("is inverted or degenerate"));
+  clear_error();
 }
