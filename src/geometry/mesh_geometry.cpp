@@ -113,11 +113,12 @@ void geometry_reverse(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X
   }
 }
 
-PetscErrorCode check_geometry(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
-                              const Geometry<double> &g, const char *context) {
+PetscErrorCode find_invalid_cells(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
+                                  const Geometry<double> &g, InvalidCells *result) {
   PetscFunctionBeginUser;
   PetscInt bad = PETSC_MAX_INT;
   std::string what;
+  std::vector<char> invalid(mesh.n_owned_cells, 0);
   for (PetscInt c = 0; c < mesh.n_owned_cells; ++c) {
     // every pyramid (vertex average, facet) must have positive volume: the cell is
     // star-shaped about its vertex average, i.e. neither inverted nor tangled
@@ -132,7 +133,8 @@ PetscErrorCode check_geometry(const mesh::Mesh &mesh, const std::vector<Vec3<dou
       for (int k = 0; k < n; ++k)
         min_pyramid = std::min(min_pyramid, sigma * dot(facets[k].c - xbar, facets[k].t));
     }
-    if (!(g.cell_volume[c] > 0 && min_pyramid > 0) && mesh.cell_gid[c] < bad) {
+    if (!(g.cell_volume[c] > 0 && min_pyramid > 0)) invalid[c] = 1;
+    if (invalid[c] && mesh.cell_gid[c] < bad) {
       bad = mesh.cell_gid[c];
       char buf[256];
       std::snprintf(buf, sizeof(buf), "cell %d at (%g, %g, %g) is %s (volume %g)", (int)bad,
@@ -146,6 +148,7 @@ PetscErrorCode check_geometry(const mesh::Mesh &mesh, const std::vector<Vec3<dou
     const PetscInt l = mesh.face_left[f], r = mesh.face_right[f];
     if (r < 0 || !mesh.owned(l)) continue;
     const double s = dot(g.cell_centroid[r] - g.cell_centroid[l], g.face_area[f]);
+    if (!(s > 0)) invalid[l] = 1;
     if (!(s > 0) && mesh.cell_gid[l] < bad) {
       bad = mesh.cell_gid[l];
       char buf[256];
@@ -171,8 +174,20 @@ PetscErrorCode check_geometry(const mesh::Mesh &mesh, const std::vector<Vec3<dou
     what.resize(n);
     PetscCallMPI(MPI_Bcast(what.data(), n, MPI_CHAR, global.rank, mesh.comm));
   }
-  PetscCheck(global.value == PETSC_MAX_INT, mesh.comm, PETSC_ERR_USER_INPUT, "%s: %s", context,
-             what.c_str());
+  PetscInt n_invalid = 0;
+  for (char i : invalid) n_invalid += i;
+  PetscCallMPI(MPI_Allreduce(&n_invalid, &result->count, 1, MPIU_INT, MPI_SUM, mesh.comm));
+  result->first = global.value == PETSC_MAX_INT ? std::string() : what;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode check_geometry(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
+                              const Geometry<double> &g, const char *context) {
+  PetscFunctionBeginUser;
+  InvalidCells invalid;
+  PetscCall(find_invalid_cells(mesh, X, g, &invalid));
+  PetscCheck(invalid.count == 0, mesh.comm, PETSC_ERR_USER_INPUT, "%s: %s", context,
+             invalid.first.c_str());
   PetscFunctionReturn(0);
 }
 

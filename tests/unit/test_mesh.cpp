@@ -199,6 +199,15 @@ TEST_CASE("inverted cells are detected", "[mesh][mpi]") {
   REQUIRE(geometry::check_geometry(m, X, g, "mirrored mesh") != 0);
   REQUIRE_THAT(last_error_message(),
                Catch::Contains("mirrored mesh: cell") && Catch::Contains("inverted"));
+  clear_error();
+  geometry::InvalidCells invalid; // the same test without an error: every cell counted
+  REQUIRE(geometry::find_invalid_cells(m, X, g, &invalid) == 0);
+  REQUIRE(invalid.count == m.n_global_cells);
+  REQUIRE_THAT(invalid.first, Catch::StartsWith("cell ") && Catch::Contains("inverted"));
+  geometry::compute_geometry(m, m.coordinates, g);
+  REQUIRE(geometry::find_invalid_cells(m, m.coordinates, g, &invalid) == 0);
+  REQUIRE(invalid.count == 0);
+  REQUIRE(invalid.first.empty());
   // (b) one interior vertex of the quadrilateral block pushed through two rows of cells
   X = m.coordinates;
   for (PetscInt v = 0; v < m.n_vertices; ++v)

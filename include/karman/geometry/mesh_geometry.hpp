@@ -12,6 +12,7 @@
 
 #include <petscsys.h>
 
+#include <string>
 #include <vector>
 
 namespace karman::geometry {
@@ -38,9 +39,22 @@ void geometry_reverse(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X
 /// A Geometry with every entry zero, sized for `mesh` (for adjoint accumulation).
 GeometryBar zero_geometry(const mesh::Mesh &mesh);
 
-/// Collective validity check: every owned cell has V > 0 and is star-shaped about its
-/// vertex average (each pyramid on a facet has positive volume), and every interior
-/// face has (x_R - x_L) . S_f > 0.  Errors name the first bad cell (serial index, centroid).
+/// The invalid owned cells over all ranks (see find_invalid_cells).
+struct InvalidCells {
+  PetscInt count = 0; ///< number of invalid cells over all ranks
+  std::string first;  ///< what is wrong with the one of lowest serial index ("" if none)
+};
+
+/// Collective validity test, without raising an error (for callers that refuse a mesh and go
+/// on, e.g. an optimizer that backtracks): an owned cell is invalid unless it has V > 0 and is
+/// star-shaped about its vertex average (each pyramid on a facet has positive volume), and
+/// (x_R - x_L) . S_f > 0 on each of its interior faces where it is the left cell.  `first`
+/// names the invalid cell of lowest serial index (serial index, centroid, volume).
+PetscErrorCode find_invalid_cells(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
+                                  const Geometry<double> &g, InvalidCells *result);
+
+/// Collective validity check: an error "<context>: <first invalid cell>" if find_invalid_cells
+/// finds any.
 PetscErrorCode check_geometry(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
                               const Geometry<double> &g, const char *context);
 
