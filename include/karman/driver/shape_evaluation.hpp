@@ -1,0 +1,61 @@
+// One shape evaluation of a steady case: the chain
+//   wall displacement d_B  ->  volume mesh X = X0 + D d_B      (adjoint/mesh_deformation.hpp)
+//                          ->  flow state w(X), R(w; X) = 0     (warm-started Newton)
+//                          ->  J(w, X) and dJ/dX               (steady adjoint)
+//                          ->  dJ/dd_B = D^T dJ/dX             (the deformation's reverse mode)
+// A design parameterization d_B(a) chains on with its own reverse: dJ/da = (dd_B/da)^T dJ/dd_B.
+// The mesh is always deformed from the reference coordinates X0 (the discretization's at set-up),
+// so the map is linear and D^T exact.  A displacement that inverts cells (or whose deformation
+// solve does not converge) and a forward solve that does not converge are reported as a failed
+// evaluation (ok = false, with the reason), not as an error: an optimizer backs off.  The flow
+// state of the last good evaluation is kept and starts the next solve.
+#pragma once
+
+#include "karman/adjoint/mesh_deformation.hpp"
+#include "karman/driver/flow_case.hpp"
+
+#include <string>
+#include <vector>
+
+namespace karman::driver {
+
+struct ShapeEvaluation {
+  bool ok = false;
+  std::string failure;             ///< why not ok
+  double J = 0;                    ///< the case's objective
+  std::vector<Vec3<double>> dJ_dB; ///< dJ/dd_B per local vertex (total on every copy)
+  std::vector<adjoint::ParameterGradient> parameters; ///< the case's parameter gradients
+  solver::FlowMonitors::Values values;                ///< c_D, c_L, ... of the new shape
+  int newton_iterations = 0, deformation_iterations = 0, deformation_reverse_iterations = 0;
+  double forward_time = 0, adjoint_time = 0, deformation_time = 0, deformation_reverse_time = 0;
+  double min_volume_ratio = 0; ///< min over cells of V(X) / V(X0)
+};
+
+class ShapeEvaluator {
+public:
+  ShapeEvaluator() = default;
+  ShapeEvaluator(const ShapeEvaluator &) = delete;
+  ShapeEvaluator &operator=(const ShapeEvaluator &) = delete;
+  ~ShapeEvaluator();
+
+  /// The reference mesh is the case's current coordinates; `w0` (if given) a converged state on
+  /// it that starts the first solve (otherwise the case's initial state).  Collective.
+  PetscErrorCode setup(FlowCase &fc, const adjoint::DeformationOptions &options, Vec w0);
+  /// Evaluates J and dJ/dd_B for the boundary displacement d_B (per local vertex; only boundary
+  /// vertices read).  Collective.
+  PetscErrorCode evaluate(const std::vector<Vec3<double>> &boundary_displacement,
+                          ShapeEvaluation *e);
+  /// The flow state of the last good evaluation.
+  Vec state() const { return w_good_; }
+  const std::vector<Vec3<double>> &reference_coordinates() const { return X0_; }
+  const adjoint::MeshDeformation &deformation() const { return deformation_; }
+
+private:
+  FlowCase *fc_ = nullptr;
+  std::vector<Vec3<double>> X0_;
+  std::vector<double> V0_; ///< reference cell volumes (owned cells)
+  adjoint::MeshDeformation deformation_;
+  Vec w_ = nullptr, w_good_ = nullptr;
+};
+
+} // namespace karman::driver

@@ -1,0 +1,80 @@
+// One shape evaluation (see include/karman/driver/shape_evaluation.hpp).
+#include "karman/driver/shape_evaluation.hpp"
+
+#include <algorithm>
+
+namespace karman::driver {
+
+ShapeEvaluator::~ShapeEvaluator() {
+  if (w_) VecDestroy(&w_);
+  if (w_good_) VecDestroy(&w_good_);
+}
+
+PetscErrorCode ShapeEvaluator::setup(FlowCase &fc, const adjoint::DeformationOptions &options,
+                                     Vec w0) {
+  PetscFunctionBeginUser;
+  fc_ = &fc;
+  const discretization::FlowResidual &res = fc.residual();
+  X0_ = res.coordinates();
+  V0_.assign(res.geometry().cell_volume.begin(),
+             res.geometry().cell_volume.begin() + fc.mesh().n_owned_cells);
+  PetscCall(deformation_.setup(fc.mesh(), X0_, options));
+  PetscCall(fc.create_state(&w_));
+  PetscCall(fc.create_state(&w_good_));
+  if (w0)
+    PetscCall(VecCopy(w0, w_good_));
+  else
+    PetscCall(fc.initial_state(w_good_));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode ShapeEvaluator::evaluate(const std::vector<Vec3<double>> &boundary_displacement,
+                                        ShapeEvaluation *e) {
+  PetscFunctionBeginUser;
+  *e = ShapeEvaluation();
+  discretization::FlowResidual &res = fc_->residual();
+  const MPI_Comm comm = fc_->mesh().comm;
+  // deformation
+  double t = MPI_Wtime();
+  std::vector<Vec3<double>> X;
+  adjoint::DeformationResult dr;
+  PetscCall(deformation_.deform(boundary_displacement, &X, &dr));
+  e->deformation_time = MPI_Wtime() - t;
+  e->deformation_iterations = static_cast<int>(dr.iterations);
+  if (!dr.valid) {
+    e->failure = "mesh deformation: " + dr.message;
+    PetscFunctionReturn(0);
+  }
+  PetscCall(res.move_to(X, "shape evaluation"));
+  double ratio = 1e300;
+  for (std::size_t c = 0; c < V0_.size(); ++c)
+    ratio = std::min(ratio, res.geometry().cell_volume[c] / V0_[c]);
+  PetscCallMPI(MPI_Allreduce(&ratio, &e->min_volume_ratio, 1, MPI_DOUBLE, MPI_MIN, comm));
+  // forward, from the last good state
+  PetscCall(VecCopy(w_good_, w_));
+  SteadySolution sol;
+  PetscCall(fc_->solve_steady(w_, nullptr, {}, &sol));
+  e->forward_time = sol.summary.wall_time;
+  e->newton_iterations = sol.summary.iterations;
+  if (!sol.summary.converged) {
+    e->failure = "the forward solve did not converge (" + sol.summary.reason + ")";
+    PetscFunctionReturn(0);
+  }
+  e->values = sol.values;
+  // adjoint and the deformation's reverse mode
+  adjoint::AdjointResult r;
+  PetscCall(fc_->steady_gradient(w_, &r));
+  e->adjoint_time = r.wall_time;
+  e->J = r.J;
+  e->parameters = r.gradient.parameters;
+  t = MPI_Wtime();
+  PetscInt its;
+  PetscCall(deformation_.reverse(r.gradient.X, &e->dJ_dB, &its));
+  e->deformation_reverse_time = MPI_Wtime() - t;
+  e->deformation_reverse_iterations = static_cast<int>(its);
+  PetscCall(VecCopy(w_, w_good_));
+  e->ok = true;
+  PetscFunctionReturn(0);
+}
+
+} // namespace karman::driver
