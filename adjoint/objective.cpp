@@ -149,15 +149,20 @@ PetscErrorCode Objective::parse_term(const FlowResidual &res, const config::Case
 }
 
 PetscErrorCode Objective::setup(const FlowResidual &res, const config::CaseConfig &cfg) {
+  return setup(res, cfg, cfg.section("objective"));
+}
+
+PetscErrorCode Objective::setup(const FlowResidual &res, const config::CaseConfig &cfg,
+                                const config::Section &obj) {
   PetscFunctionBeginUser;
-  const config::Section obj = cfg.section("objective");
   scaling_ = solver::force_scaling(cfg, res.mesh().dim);
   terms_.clear();
   std::vector<config::Section> sections;
   if (obj.text("type") == "sum") {
     sections = obj.terms("terms");
     PetscCheck(!sections.empty(), res.mesh().comm, PETSC_ERR_USER_INPUT,
-               "%s: objective.type sum needs objective.terms", cfg.file().c_str());
+               "%s: %s.type sum needs %s.terms", cfg.file().c_str(), obj.label().c_str(),
+               obj.label().c_str());
   } else {
     sections.push_back(obj);
   }

@@ -187,16 +187,23 @@ PetscErrorCode FlowCase::objective(const adjoint::Objective **objective) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FlowCase::steady_gradient(Vec w, adjoint::AdjointResult *result) {
+PetscErrorCode FlowCase::gradient(Vec w, const adjoint::Objective &objective,
+                                  adjoint::AdjointResult *result) {
   PetscFunctionBeginUser;
-  const adjoint::Objective *obj;
-  PetscCall(objective(&obj));
   if (!adjoint_) {
     auto a = std::make_unique<adjoint::AdjointSolver>();
     PetscCall(a->setup(res_, *cfg_));
     adjoint_ = std::move(a);
   }
-  PetscCall(adjoint_->solve(w, *obj, result));
+  PetscCall(adjoint_->solve(w, objective, result));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowCase::steady_gradient(Vec w, adjoint::AdjointResult *result) {
+  PetscFunctionBeginUser;
+  const adjoint::Objective *obj;
+  PetscCall(objective(&obj));
+  PetscCall(gradient(w, *obj, result));
   PetscCall(adjoint::select_parameters(res_, *cfg_, &result->gradient.parameters));
   PetscFunctionReturn(0);
 }

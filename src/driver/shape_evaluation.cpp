@@ -29,7 +29,8 @@ PetscErrorCode ShapeEvaluator::setup(FlowCase &fc, const adjoint::DeformationOpt
 }
 
 PetscErrorCode ShapeEvaluator::evaluate(const std::vector<Vec3<double>> &boundary_displacement,
-                                        ShapeEvaluation *e) {
+                                        ShapeEvaluation *e,
+                                        const std::vector<const adjoint::Objective *> &extra) {
   PetscFunctionBeginUser;
   *e = ShapeEvaluation();
   discretization::FlowResidual &res = fc_->residual();
@@ -72,6 +73,17 @@ PetscErrorCode ShapeEvaluator::evaluate(const std::vector<Vec3<double>> &boundar
   PetscCall(deformation_.reverse(r.gradient.X, &e->dJ_dB, &its));
   e->deformation_reverse_time = MPI_Wtime() - t;
   e->deformation_reverse_iterations = static_cast<int>(its);
+  for (const adjoint::Objective *o : extra) {
+    adjoint::AdjointResult rc;
+    PetscCall(fc_->gradient(w_, *o, &rc));
+    e->adjoint_time += rc.wall_time;
+    e->extra.push_back(rc.J);
+    e->extra_dB.emplace_back();
+    t = MPI_Wtime();
+    PetscCall(deformation_.reverse(rc.gradient.X, &e->extra_dB.back(), &its));
+    e->deformation_reverse_time += MPI_Wtime() - t;
+    e->deformation_reverse_iterations += static_cast<int>(its);
+  }
   PetscCall(VecCopy(w_, w_good_));
   e->ok = true;
   PetscFunctionReturn(0);

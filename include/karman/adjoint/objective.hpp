@@ -24,6 +24,10 @@ public:
   /// Reads objective (and reference values) from the case; checks walls, patches and probe
   /// points against the mesh.  Collective.
   PetscErrorCode setup(const discretization::FlowResidual &res, const config::CaseConfig &cfg);
+  /// The same from `objective`, a section with the keys of the case's objective section (a
+  /// flow constraint of an optimization).  Collective.
+  PetscErrorCode setup(const discretization::FlowResidual &res, const config::CaseConfig &cfg,
+                       const config::Section &objective);
   /// J at the local state `state`.  Collective.
   PetscErrorCode value(const discretization::FlowResidual &res,
                        const discretization::LocalState &state, double *J) const;

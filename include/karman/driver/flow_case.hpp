@@ -99,6 +99,10 @@ public:
   /// case's objective at the converged steady state w.  The adjoint solver is created on the
   /// first call and reused.  Collective.
   PetscErrorCode steady_gradient(Vec w, adjoint::AdjointResult *result);
+  /// The same for another objective (e.g. a flow constraint of an optimization), with the
+  /// same adjoint solver; the parameters are not selected.  Collective.
+  PetscErrorCode gradient(Vec w, const adjoint::Objective &objective,
+                          adjoint::AdjointResult *result);
   /// The case's objective (set up on the first call).  Collective.
   PetscErrorCode objective(const adjoint::Objective **objective);
 

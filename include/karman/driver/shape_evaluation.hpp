@@ -25,6 +25,8 @@ struct ShapeEvaluation {
   double J = 0;                    ///< the case's objective
   std::vector<Vec3<double>> dJ_dB; ///< dJ/dd_B per local vertex (total on every copy)
   std::vector<adjoint::ParameterGradient> parameters; ///< the case's parameter gradients
+  std::vector<double> extra;                          ///< the extra flow functions' values
+  std::vector<std::vector<Vec3<double>>> extra_dB;    ///< and their d/dd_B
   solver::FlowMonitors::Values values;                ///< c_D, c_L, ... of the new shape
   int newton_iterations = 0, deformation_iterations = 0, deformation_reverse_iterations = 0;
   double forward_time = 0, adjoint_time = 0, deformation_time = 0, deformation_reverse_time = 0;
@@ -42,11 +44,17 @@ public:
   /// it that starts the first solve (otherwise the case's initial state).  Collective.
   PetscErrorCode setup(FlowCase &fc, const adjoint::DeformationOptions &options, Vec w0);
   /// Evaluates J and dJ/dd_B for the boundary displacement d_B (per local vertex; only boundary
-  /// vertices read).  Collective.
+  /// vertices read), and the same for each extra flow function (one adjoint solve each: flow
+  /// constraints).  Collective.
   PetscErrorCode evaluate(const std::vector<Vec3<double>> &boundary_displacement,
-                          ShapeEvaluation *e);
-  /// The flow state of the last good evaluation.
+                          ShapeEvaluation *e,
+                          const std::vector<const adjoint::Objective *> &extra = {});
+  /// The current (last deformed) vertex coordinates.
+  const std::vector<Vec3<double>> &coordinates() const { return fc_->residual().coordinates(); }
+  /// The flow state of the last good evaluation (the start of the next solve), and setting it
+  /// (a restarted campaign).
   Vec state() const { return w_good_; }
+  PetscErrorCode set_state(Vec w) { return VecCopy(w, w_good_); }
   const std::vector<Vec3<double>> &reference_coordinates() const { return X0_; }
   const adjoint::MeshDeformation &deformation() const { return deformation_; }
 
