@@ -305,7 +305,8 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
                      const std::string &directory, const std::vector<std::string> &overrides,
                      CaseConfig &out, YAML::Node *resolved_out,
                      std::vector<BoundaryConfig> *boundaries,
-                     std::vector<std::pair<std::string, std::string>> *petsc) {
+                     std::vector<std::pair<std::string, std::string>> *petsc,
+                     std::vector<Section> *constraints) {
   PetscFunctionBeginUser;
   // (not cloned: YAML::Clone drops the line marks that error messages cite)
   YAML::Node root = input;
@@ -319,10 +320,12 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
   for (const auto &s : case_sections()) known.push_back(s.name);
   known.push_back("boundaries");
   known.push_back("petsc");
+  known.push_back("constraints");
   for (const auto &item : root) {
     const std::string name = item.first.Scalar();
-    PetscCheck(name == "boundaries" || name == "petsc" || find_section(case_sections(), name), comm,
-               PETSC_ERR_USER_INPUT, "%s: unknown section '%s': %s",
+    PetscCheck(name == "boundaries" || name == "petsc" || name == "constraints" ||
+                   find_section(case_sections(), name),
+               comm, PETSC_ERR_USER_INPUT, "%s: unknown section '%s': %s",
                where(file, item.first).c_str(), name.c_str(), suggestion(name, known).c_str());
   }
   PetscCheck(root["mesh"], comm, PETSC_ERR_USER_INPUT,
@@ -367,6 +370,31 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
         {name, type, Section(params, spec, "boundaries." + name), item.first.Mark().line + 1});
   }
   resolved["boundaries"] = resolved_bcs;
+
+  // Constraints (karman optimize): a list of maps with the keys of constraint_spec()
+  constraints->clear();
+  const YAML::Node cons = root["constraints"];
+  if (cons && !cons.IsNull()) {
+    PetscCheck(cons.IsSequence(), comm, PETSC_ERR_USER_INPUT,
+               "%s: 'constraints' must be a list of maps ({type: area, walls: [body], sense: '=', "
+               "value: 1, relative: true}, ...)",
+               where(file, cons).c_str());
+    YAML::Node resolved_cons(YAML::NodeType::Sequence);
+    for (std::size_t i = 0; i < cons.size(); ++i) {
+      const std::string label = "constraints[" + std::to_string(i) + "]";
+      YAML::Node params;
+      PetscCall(resolve_section(comm, file, constraint_spec(), cons[i], label, {}, &params));
+      const std::string type = params["type"].Scalar();
+      const bool geometric =
+          type == "area" || type == "volume" || type == "centroid" || type == "thickness";
+      PetscCheck(!geometric || params["walls"].size() > 0, comm, PETSC_ERR_USER_INPUT,
+                 "%s: '%s.walls' must name the walls of the body (type %s)",
+                 where(file, cons[i]).c_str(), label.c_str(), type.c_str());
+      resolved_cons.push_back(params);
+      constraints->emplace_back(params, &constraint_spec(), label);
+    }
+    resolved["constraints"] = resolved_cons;
+  }
 
   // PETSc options block
   petsc->clear();
@@ -558,7 +586,7 @@ PetscErrorCode CaseConfig::load_text(MPI_Comm comm, const std::string &text,
   out.file_ = name;
   out.directory_ = directory;
   PetscCall(parse(comm, root, name, directory, overrides, out, &out.resolved_, &out.boundaries_,
-                  &out.petsc_));
+                  &out.petsc_, &out.constraints_));
   PetscFunctionReturn(0);
 }
 
@@ -586,6 +614,12 @@ std::string CaseConfig::resolved_yaml() const {
   e << YAML::Comment("karman resolved case (defaults filled in) from " + file_);
   for (const auto &item : resolved_) {
     e << YAML::Key << item.first << YAML::Value;
+    if (item.second.IsSequence()) { // a list of maps (constraints)
+      e << YAML::BeginSeq;
+      for (const auto &entry : item.second) e << YAML::Flow << entry;
+      e << YAML::EndSeq;
+      continue;
+    }
     e << YAML::BeginMap;
     for (const auto &kv : item.second) {
       e << YAML::Key << kv.first;

@@ -272,7 +272,60 @@ std::vector<SectionSpec> make_sections() {
            typed("terms", KeyType::TermList, "[]",
                  "sum: the terms, each a map with the keys of this section (type, weight, ...)"),
        }});
+  s.push_back(
+      {"optimization",
+       "karman optimize: the optimizer over the `design` variables (minimizing the objective "
+       "subject to the `constraints`) and the mesh deformation",
+       {
+           choice("algorithm", "slsqp",
+                  "NLopt algorithm: slsqp (sequential quadratic programming; equality and "
+                  "inequality constraints), ccsaq or mma (conservative approximations; "
+                  "inequalities only)",
+                  {"slsqp", "ccsaq", "mma"}),
+           integer("max_evaluations", "30",
+                   "maximum number of evaluations (forward + adjoints) of the objective", 1),
+           positive("xtol_rel", "1e-6",
+                    "stop when the design changes by less than this (relative)"),
+           positive("ftol_rel", "1e-8",
+                    "stop when the objective changes by less than this (relative)"),
+           integer("vtk_every", "1",
+                   "ParaView snapshot of the flow every this many evaluations (0: none; the "
+                   "shape is written at every evaluation)",
+                   0),
+           positive(
+               "deformation_stiffness_exponent", "1.0",
+               "mesh deformation: Young's modulus E = V^-exponent per cell (stiff small cells)"),
+           real("deformation_poisson_ratio", "0.3", "mesh deformation: Poisson's ratio"),
+           positive("deformation_rtol", "1e-14",
+                    "mesh deformation: relative tolerance of the CG solves (also of its reverse)"),
+       }});
   return s;
+}
+
+// The keys of one `constraints:` entry: the objective section's keys (a flow constraint is an
+// objective: drag, lift, moment, pressure-drop, ...) with geometric types added, and the
+// constraint's own keys.
+SectionSpec make_constraint_spec(const std::vector<SectionSpec> &sections) {
+  SectionSpec c{"constraints", "constraints of karman optimize, each C sense value", {}};
+  c.keys.push_back(choice(
+      "type", "",
+      "area (2D) or volume (3D) of the body enclosed by `walls`, centroid (component `axis`) of "
+      "that body, thickness of a 2D body at chord station `station`, or a flow quantity with "
+      "the keys of the objective section (drag, lift, force, moment, pressure-difference, "
+      "pressure-drop, probe-match, sum)",
+      {"area", "volume", "centroid", "thickness", "drag", "lift", "force", "moment",
+       "pressure-difference", "pressure-drop", "probe-match", "sum"}));
+  c.keys.push_back(choice("sense", "", "C = value, C <= value or C >= value", {"=", "<=", ">="}));
+  c.keys.push_back(real("value", "", "the bound"));
+  c.keys.push_back(typed("relative", KeyType::Bool, "false",
+                         "value is a factor of C on the initial shape (geometric constraints)"));
+  c.keys.push_back(positive("tolerance", "1e-8", "feasibility tolerance of the optimizer"));
+  c.keys.push_back(typed("name", KeyType::String, "''", "name in logs and history columns"));
+  c.keys.push_back(choice("axis", "x", "centroid: the component", {"x", "y", "z"}));
+  c.keys.push_back(real("station", "0.0", "thickness: the chord station x"));
+  for (const auto &k : find_section(sections, "objective")->keys)
+    if (k.name != "type") c.keys.push_back(k);
+  return c;
 }
 
 std::vector<SectionSpec> make_boundary_types() {
@@ -364,6 +417,11 @@ const KeySpec *SectionSpec::find(const std::string &key) const {
 const std::vector<SectionSpec> &case_sections() {
   static const std::vector<SectionSpec> sections = make_sections();
   return sections;
+}
+
+const SectionSpec &constraint_spec() {
+  static const SectionSpec spec = make_constraint_spec(case_sections());
+  return spec;
 }
 
 const std::vector<SectionSpec> &boundary_types() {

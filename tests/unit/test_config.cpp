@@ -277,3 +277,40 @@ boundaries:
   REQUIRE(changes.size() == 1);
   CHECK(changes.front().key == "boundaries.cylinder.omega.file_contents");
 }
+
+TEST_CASE("constraints: a list of geometric and flow constraints, checked at load", "[config]") {
+  auto load = [](const std::string &constraints, config::CaseConfig *cfg) {
+    clear_error();
+    return config::CaseConfig::load_text(PETSC_COMM_WORLD, std::string(kValid) + constraints,
+                                         "case.yaml", "/x", {}, *cfg);
+  };
+  config::CaseConfig cfg;
+  REQUIRE(load(R"(
+constraints:
+  - {type: area, walls: [cylinder], sense: "=", value: 1.0, relative: true}
+  - {type: lift, walls: [cylinder], sense: ">=", value: 0.3}
+)",
+               &cfg) == 0);
+  REQUIRE(cfg.constraints().size() == 2);
+  CHECK(cfg.constraints()[0].text("type") == "area");
+  CHECK(cfg.constraints()[0].flag("relative"));
+  CHECK(cfg.constraints()[1].text("sense") == ">=");
+  CHECK(cfg.constraints()[1].real("value") == 0.3);
+  CHECK(cfg.constraints()[1].names("walls") == std::vector<std::string>{"cylinder"});
+  CHECK(cfg.constraints()[1].vector("lift_direction")[1] == 1.0); // the objective's keys
+  // the resolved case keeps them
+  CHECK_THAT(cfg.resolved_yaml(), Catch::Contains("constraints"));
+  // errors name the entry and the key
+  CHECK(load("constraints:\n  - {type: area, walls: [cylinder], sense: '>', value: 1}\n", &cfg) !=
+        0);
+  CHECK_THAT(last_error_message(), Catch::Contains("constraints[0].sense"));
+  CHECK(load("constraints:\n  - {type: area, walls: [cylinder], sense: '='}\n", &cfg) != 0);
+  CHECK_THAT(last_error_message(), Catch::Contains("value"));
+  CHECK(load("constraints:\n  - {type: area, sense: '=', value: 1}\n", &cfg) != 0);
+  CHECK_THAT(last_error_message(), Catch::Contains("constraints[0].walls"));
+  CHECK(load("constraints:\n  - {type: area, walls: [c], sense: '=', value: 1, stattion: 2}\n",
+             &cfg) != 0);
+  CHECK_THAT(last_error_message(), Catch::Contains("stattion") && Catch::Contains("station"));
+  CHECK(load("constraints: {type: area}\n", &cfg) != 0);
+  CHECK_THAT(last_error_message(), Catch::Contains("list"));
+}

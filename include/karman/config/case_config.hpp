@@ -74,6 +74,8 @@ public:
   Section section(const std::string &name) const;
   const std::vector<BoundaryConfig> &boundaries() const { return boundaries_; }
   const BoundaryConfig *boundary(const std::string &name) const;
+  /// The `constraints:` list of karman optimize (constraint_spec() keys), in file order.
+  const std::vector<Section> &constraints() const { return constraints_; }
   /// PETSc options from the `petsc:` block as (-name, value) pairs.
   const std::vector<std::pair<std::string, std::string>> &petsc_options() const { return petsc_; }
   /// Absolute path of a Path-typed key, resolved against the case file's folder.
@@ -100,6 +102,7 @@ private:
   std::string file_, directory_;
   YAML::Node resolved_;
   std::vector<BoundaryConfig> boundaries_;
+  std::vector<Section> constraints_;
   std::vector<std::pair<std::string, std::string>> petsc_;
 };
 

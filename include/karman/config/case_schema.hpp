@@ -53,6 +53,9 @@ const std::vector<SectionSpec> &case_sections();
 /// (besides `type`).  `boundaries: {NAME: {type: TYPE, ...}}` in the case file.
 const std::vector<SectionSpec> &boundary_types();
 
+/// The keys of one entry of the optional `constraints:` list (karman optimize).
+const SectionSpec &constraint_spec();
+
 /// Looks up a section or boundary type by name (nullptr when unknown).
 const SectionSpec *find_section(const std::vector<SectionSpec> &sections, const std::string &name);
 
