@@ -23,6 +23,11 @@ const std::vector<CommandInfo> &commands() {
        "surface sensitivities; --restart resumes a killed unsteady adjoint"},
       {"verify",
        "check the steady adjoint gradients against finite differences and a shape Taylor test"},
+      {"optimize",
+       "shape optimization of a steady case: the `design` variables minimize the objective "
+       "subject to the `constraints` (NLopt SLSQP by default; mesh deformation by linear "
+       "elasticity with its exact adjoint); --restart continues a killed campaign from its "
+       "journal without redoing finished evaluations"},
   };
   return list;
 }

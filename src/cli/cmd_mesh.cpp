@@ -173,6 +173,8 @@ PetscErrorCode run_command(MPI_Comm comm, const CliArgs &args) {
     PetscCall(run_adjoint_command(comm, args));
   else if (args.command == "verify")
     PetscCall(run_verify_command(comm, args));
+  else if (args.command == "optimize")
+    PetscCall(run_optimize_command(comm, args));
   else
     SETERRQ(comm, PETSC_ERR_USER_INPUT, "unknown command '%s'", args.command.c_str());
   PetscFunctionReturn(0);

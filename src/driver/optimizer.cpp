@@ -41,7 +41,7 @@ json header(const OptimizationProblem &p, const OptimizerOptions &o) {
 }
 
 json to_json(long index, const std::vector<double> &x, const Evaluation &e) {
-  json r = {{"index", index}, {"x", x}, {"ok", e.ok}};
+  json r = {{"index", index}, {"x", x}, {"ok", e.ok}, {"details", e.details}};
   if (!e.ok) {
     r["failure"] = e.failure;
     return r;
@@ -56,6 +56,7 @@ json to_json(long index, const std::vector<double> &x, const Evaluation &e) {
 Evaluation from_json(const json &r) {
   Evaluation e;
   e.ok = r.at("ok").get<bool>();
+  e.details = r.value("details", std::string());
   if (!e.ok) {
     e.failure = r.value("failure", std::string());
     return e;

@@ -35,6 +35,10 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args);
 /// `karman verify`: adjoint gradients against finite differences and a shape Taylor test.
 PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args);
 
+/// `karman optimize`: shape optimization (optimization.csv, designs.csv, the journal, shape and
+/// flow series, optimized.msh, summary.json).
+PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args);
+
 /// Dispatches args.command.
 PetscErrorCode run_command(MPI_Comm comm, const CliArgs &args);
 

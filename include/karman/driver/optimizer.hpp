@@ -50,6 +50,7 @@ struct Evaluation {
   std::vector<double> df;              ///< n
   std::vector<double> c;               ///< one per constraint
   std::vector<std::vector<double>> dc; ///< one gradient (n) per constraint
+  std::string details; ///< anything the caller wants back on replay (timings, iterations)
 };
 
 /// Evaluates f and the constraints at x.  Collective.  A PetscErrorCode stops the optimization

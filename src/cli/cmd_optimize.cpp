@@ -1,0 +1,375 @@
+// `karman optimize`: shape optimization of a steady case (driver/shape_optimization.hpp,
+// driver/optimizer.hpp).  The `design:` list gives the variables, the objective section the
+// function to minimize, `constraints:` the constraints, `optimization:` the algorithm and the
+// mesh deformation.  Per evaluation (one forward solve warm-started from the last good design,
+// one adjoint per flow function, the deformation and its reverse):
+//   OUTDIR/optimization.csv   evaluation, computed/replayed, ok, objective, constraints, |dJ/da|,
+//                             Newton iterations, forward/adjoint/deformation times, min V/V0,
+//                             failure reason
+//   OUTDIR/designs.csv        the design vector of every evaluation
+//   OUTDIR/shape_<wall>.pvd   the walls at every evaluation (time = evaluation index)
+//   OUTDIR/flow.pvd           the flow every optimization.vtk_every evaluations
+//   OUTDIR/optimization-journal.jsonl   every evaluation, for --restart (driver/optimizer.hpp)
+//   OUTDIR/optimization-state*.h5       the flow of the last good evaluations (warm start)
+// and at the end OUTDIR/optimized.msh (the best design's mesh, to re-run), summary.json and the
+// flow and surface sensitivity of the best design.  A progress line per evaluation with an ETA.
+#include "karman/cli/commands.hpp"
+#include "karman/core/logger.hpp"
+#include "karman/core/parallel.hpp"
+#include "karman/driver/shape_optimization.hpp"
+#include "karman/io/hdf5_fields.hpp"
+#include "karman/io/msh_writer.hpp"
+#include "karman/io/state_fields.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace karman::cli {
+namespace fs = std::filesystem;
+using driver::ConstraintSense;
+
+namespace {
+
+PetscErrorCode build_constraints(driver::FlowCase &fc, const config::CaseConfig &cfg,
+                                 std::vector<driver::ShapeConstraint> *out) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = fc.mesh();
+  out->clear();
+  for (const config::Section &sec : cfg.constraints()) {
+    driver::ShapeConstraint c;
+    const std::string type = sec.text("type"), sense = sec.text("sense");
+    c.sense = sense == "="
+                  ? ConstraintSense::Equal
+                  : (sense == "<=" ? ConstraintSense::LessEqual : ConstraintSense::GreaterEqual);
+    c.value = sec.real("value");
+    c.relative = sec.flag("relative");
+    c.tolerance = sec.real("tolerance");
+    std::vector<int> walls;
+    for (const auto &w : sec.names("walls")) {
+      const int p = m.patch_index(w);
+      PetscCheck(p >= 0, m.comm, PETSC_ERR_USER_INPUT, "%s: %s.walls: no boundary named '%s'",
+                 cfg.file().c_str(), sec.label().c_str(), w.c_str());
+      walls.push_back(p);
+    }
+    if (type == "area" || type == "volume" || type == "centroid" || type == "thickness") {
+      PetscCheck(type != "area" || m.dim == 2, m.comm, PETSC_ERR_USER_INPUT,
+                 "%s: %s: 'area' is for 2D meshes; use 'volume' in 3D", cfg.file().c_str(),
+                 sec.label().c_str());
+      PetscCheck(type != "volume" || m.dim == 3, m.comm, PETSC_ERR_USER_INPUT,
+                 "%s: %s: 'volume' is for 3D meshes; use 'area' in 2D", cfg.file().c_str(),
+                 sec.label().c_str());
+      c.geometric = std::make_unique<adjoint::GeometricConstraint>();
+      if (type == "centroid")
+        PetscCall(adjoint::GeometricConstraint::centroid(
+            m, walls, static_cast<int>(sec.text("axis")[0] - 'x'), c.geometric.get()));
+      else if (type == "thickness")
+        PetscCall(adjoint::GeometricConstraint::thickness(m, walls, sec.real("station"),
+                                                          c.geometric.get()));
+      else
+        PetscCall(adjoint::GeometricConstraint::volume(m, walls, c.geometric.get()));
+      c.name = c.geometric->name();
+    } else {
+      c.flow = std::make_unique<adjoint::Objective>();
+      PetscCall(c.flow->setup(fc.residual(), cfg, sec));
+      c.name = type;
+    }
+    if (!sec.text("name").empty()) c.name = sec.text("name");
+    out->push_back(std::move(c));
+  }
+  PetscFunctionReturn(0);
+}
+
+/// The flow state of evaluation `index` to DIR/optimization-state.h5 (the previous one kept as
+/// optimization-state.prev.h5): the warm start of a restarted campaign.  Collective.
+PetscErrorCode save_state(const driver::FlowCase &fc, const std::string &dir, long index, Vec w) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = fc.mesh();
+  const std::string path = (fs::path(dir) / "optimization-state.h5").string();
+  const std::string prev = (fs::path(dir) / "optimization-state.prev.h5").string();
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
+  if (rank == 0 && fs::exists(path)) fs::rename(path, prev);
+  PetscCallMPI(MPI_Barrier(m.comm));
+  io::Field u, p;
+  const PetscScalar *a;
+  PetscCall(VecGetArrayRead(w, &a));
+  io::split_state(m, fc.residual().nv(), a, "pressure", "velocity", &p, &u);
+  PetscCall(VecRestoreArrayRead(w, &a));
+  PetscCall(io::write_fields_h5(m, m.coordinates, path, {u, p},
+                                {{"evaluation", static_cast<double>(index)}}));
+  PetscFunctionReturn(0);
+}
+
+/// Loads the saved state of evaluation `index` into w if one of the two files holds it.
+PetscErrorCode load_state(const driver::FlowCase &fc, const std::string &dir, long index, Vec w,
+                          bool *found) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = fc.mesh();
+  *found = false;
+  for (const char *name : {"optimization-state.h5", "optimization-state.prev.h5"}) {
+    const std::string path = (fs::path(dir) / name).string();
+    int exists = fs::exists(path);
+    PetscCallMPI(MPI_Bcast(&exists, 1, MPI_INT, 0, m.comm));
+    if (!exists) continue;
+    double k = -1;
+    PetscCall(io::read_real_attribute_h5(m.comm, path, "evaluation", &k));
+    if (static_cast<long>(k) != index) continue;
+    io::Field u, p;
+    PetscCall(io::read_cell_field_h5(m, path, "velocity", &u));
+    PetscCall(io::read_cell_field_h5(m, path, "pressure", &p));
+    PetscScalar *a;
+    PetscCall(VecGetArray(w, &a));
+    io::join_state(m, fc.residual().nv(), p, u, a);
+    PetscCall(VecRestoreArray(w, &a));
+    *found = true;
+    break;
+  }
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
+  PetscFunctionBeginUser;
+  config::CaseConfig cfg;
+  PetscCall(start_command(comm, args, &cfg));
+  PetscCheck(cfg.section("time").text("mode") == "steady", comm, PETSC_ERR_SUP,
+             "%s: karman optimize optimizes steady cases (time.mode: steady)", cfg.file().c_str());
+  PetscCheck(!cfg.designs().empty(), comm, PETSC_ERR_USER_INPUT,
+             "%s: karman optimize needs a 'design:' list (the shape parameterizations: ffd, "
+             "hicks-henne, rigid, surface-normal)",
+             cfg.file().c_str());
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  driver::FlowCase fc;
+  PetscCall(fc.load(comm, cfg));
+  const mesh::Mesh &mesh = fc.mesh();
+  auto design = std::make_unique<adjoint::DesignSpace>();
+  PetscCall(design->setup(mesh, fc.residual().coordinates(), cfg));
+  std::vector<driver::ShapeConstraint> constraints;
+  PetscCall(build_constraints(fc, cfg, &constraints));
+  const config::Section opt = cfg.section("optimization");
+  adjoint::DeformationOptions dopt;
+  dopt.stiffness_exponent = opt.real("deformation_stiffness_exponent");
+  dopt.poisson_ratio = opt.real("deformation_poisson_ratio");
+  dopt.rtol = opt.real("deformation_rtol");
+  driver::ShapeOptimization problem;
+  PetscCall(problem.setup(fc, std::move(design), std::move(constraints), dopt, nullptr));
+  const driver::OptimizationProblem &p = problem.problem();
+  PetscCall(log_info(comm,
+                     "optimize %s: %zu design variables, %zu constraints, %s, at most %ld "
+                     "evaluations",
+                     cfg.file().c_str(), p.names.size(), p.constraints.size(),
+                     opt.text("algorithm").c_str(), opt.integer("max_evaluations")));
+  for (const auto &c : p.constraints)
+    PetscCall(log_info(comm, "  constraint %s %s %.10g", c.name.c_str(),
+                       c.sense == ConstraintSense::Equal
+                           ? "="
+                           : (c.sense == ConstraintSense::LessEqual ? "<=" : ">="),
+                       c.value));
+
+  driver::OptimizerOptions o;
+  o.algorithm = opt.text("algorithm");
+  o.max_evaluations = opt.integer("max_evaluations");
+  o.xtol_rel = opt.real("xtol_rel");
+  o.ftol_rel = opt.real("ftol_rel");
+  o.journal = (fs::path(args.output_dir) / "optimization-journal.jsonl").string();
+  o.restart = args.restart;
+
+  // history files: rewritten from the journal on a restart (replayed rows keep their details)
+  std::ofstream csv, designs;
+  if (rank == 0) {
+    csv.open(fs::path(args.output_dir) / "optimization.csv");
+    csv << "evaluation,replayed,ok,objective";
+    for (const auto &c : p.constraints) csv << "," << c.name;
+    csv << ",gradient_norm,newton_iterations,forward_time,adjoint_time,deformation_time,"
+           "deformation_adjoint_time,min_volume_ratio,failure\n";
+    designs.open(fs::path(args.output_dir) / "designs.csv");
+    designs << "evaluation";
+    for (const auto &n : p.names) designs << "," << n;
+    designs << "\n";
+  }
+  std::vector<std::unique_ptr<io::VtkSeries>> shape_series;
+  const std::vector<int> walls = fc.residual().boundary_conditions().wall_patches();
+  for (int w : walls)
+    shape_series.push_back(
+        std::make_unique<io::VtkSeries>(comm, args.output_dir, "shape_" + mesh.patch_names[w]));
+  driver::FlowWriter flow_writer;
+  PetscCall(flow_writer.setup(fc.residual(), fc.monitors(), cfg, args.output_dir, "flow"));
+  const long vtk_every = opt.integer("vtk_every");
+  long resumed_series = -1; // the series are continued after the replayed evaluations
+  double wall_new = 0;
+  long computed = 0;
+  const double start = MPI_Wtime();
+
+  // the evaluator: the problem's, then the warm-start state saved before the journal gets
+  // the evaluation (so a restart finds the state of every journaled good evaluation)
+  long next_index = 0;
+  const driver::Evaluator evaluator = [&](const std::vector<double> &x,
+                                          driver::Evaluation *e) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    PetscCall(problem.evaluate(x, e));
+    const driver::ShapeRecord &r = problem.last();
+    nlohmann::json d = {{"gradient_norm", r.gradient_norm},
+                        {"newton_iterations", r.shape.newton_iterations},
+                        {"forward_time", r.shape.forward_time},
+                        {"adjoint_time", r.shape.adjoint_time},
+                        {"deformation_time", r.shape.deformation_time},
+                        {"deformation_adjoint_time", r.shape.deformation_reverse_time},
+                        {"min_volume_ratio", r.shape.min_volume_ratio}};
+    e->details = d.dump();
+    if (e->ok) PetscCall(save_state(fc, args.output_dir, next_index, problem.shape().state()));
+    PetscFunctionReturn(0);
+  };
+  long last_ok_replayed = -1;
+  const driver::EvaluationObserver observer = [&](long k, const std::vector<double> &x,
+                                                  const driver::Evaluation &e,
+                                                  bool replayed) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    next_index = k + 1;
+    const nlohmann::json d =
+        e.details.empty() ? nlohmann::json::object() : nlohmann::json::parse(e.details);
+    auto num = [&](const char *key) { return d.contains(key) ? d[key].get<double>() : 0.0; };
+    if (rank == 0) {
+      char line[512];
+      std::snprintf(line, sizeof(line), "%ld,%d,%d,%.12e", k, replayed ? 1 : 0, e.ok ? 1 : 0,
+                    e.ok ? e.f : NAN);
+      csv << line;
+      for (std::size_t i = 0; i < p.constraints.size(); ++i) {
+        std::snprintf(line, sizeof(line), ",%.12e", e.ok ? e.c[i] : NAN);
+        csv << line;
+      }
+      std::snprintf(line, sizeof(line), ",%.6e,%d,%.4f,%.4f,%.4f,%.4f,%.6f,", num("gradient_norm"),
+                    static_cast<int>(num("newton_iterations")), num("forward_time"),
+                    num("adjoint_time"), num("deformation_time"), num("deformation_adjoint_time"),
+                    num("min_volume_ratio"));
+      std::string failure = e.failure;
+      for (char &ch : failure)
+        if (ch == ',' || ch == '\n') ch = ';';
+      csv << line << failure << "\n" << std::flush;
+      designs << k;
+      for (double v : x) {
+        std::snprintf(line, sizeof(line), ",%.17g", v);
+        designs << line;
+      }
+      designs << "\n" << std::flush;
+    }
+    if (replayed) {
+      if (e.ok) last_ok_replayed = k;
+      PetscFunctionReturn(0);
+    }
+    if (resumed_series < 0 && k > 0) { // the first new evaluation after a replay
+      for (auto &s : shape_series) PetscCall(s->resume(k - 1 + 0.5));
+      PetscCall(flow_writer.resume(k - 1 + 0.5));
+    }
+    resumed_series = k;
+    ++computed;
+    wall_new = MPI_Wtime() - start;
+    const double eta = wall_new / computed * std::max(0L, o.max_evaluations - k - 1);
+    if (!e.ok) {
+      PetscCall(log_info(comm, "evaluation %3ld  FAILED (%s): the optimizer backs off", k,
+                         e.failure.c_str()));
+      PetscFunctionReturn(0);
+    }
+    const driver::ShapeRecord &r = problem.last();
+    std::string cons;
+    for (std::size_t i = 0; i < e.c.size(); ++i) {
+      char item[96];
+      std::snprintf(item, sizeof(item), "  %s %.8g", p.constraints[i].name.c_str(), e.c[i]);
+      cons += item;
+    }
+    PetscCall(log_info(comm,
+                       "evaluation %3ld  J %.10g%s  |dJ/da| %.3e  newton %d  %.1f s  ETA <= %.1f "
+                       "min",
+                       k, e.f, cons.c_str(), r.gradient_norm, r.shape.newton_iterations,
+                       r.shape.forward_time + r.shape.adjoint_time + r.shape.deformation_time +
+                           r.shape.deformation_reverse_time,
+                       eta / 60));
+    const std::vector<Vec3<double>> &X = problem.shape().coordinates();
+    for (std::size_t i = 0; i < walls.size(); ++i)
+      PetscCall(shape_series[i]->write_surface(mesh, X, walls[i], static_cast<double>(k), {}, {}));
+    if (vtk_every > 0 && k % vtk_every == 0) {
+      discretization::LocalState state;
+      solver::FlowMonitors::Values v;
+      PetscCall(fc.evaluate(problem.shape().state(), &state, &v));
+      PetscCall(flow_writer.write_vtk(fc.residual(), state, static_cast<double>(k)));
+    }
+    PetscFunctionReturn(0);
+  };
+  driver::OptimizationResult result;
+  // the evaluator loads the warm start before the first new evaluation of a restart
+  bool warm_loaded = !args.restart;
+  const driver::Evaluator restarting = [&](const std::vector<double> &x,
+                                           driver::Evaluation *e) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    if (!warm_loaded) {
+      warm_loaded = true;
+      if (last_ok_replayed >= 0) {
+        Vec w;
+        bool found = false;
+        PetscCall(fc.create_state(&w));
+        PetscCall(load_state(fc, args.output_dir, last_ok_replayed, w, &found));
+        PetscCheck(found, comm, PETSC_ERR_FILE_OPEN,
+                   "--restart: no saved flow state of evaluation %ld (optimization-state.h5) in "
+                   "%s; the campaign cannot continue from where it stopped",
+                   last_ok_replayed, args.output_dir.c_str());
+        PetscCall(problem.shape().set_state(w));
+        PetscCall(VecDestroy(&w));
+        PetscCall(log_info(comm,
+                           "restart: %ld evaluations replayed from the journal; the flow of "
+                           "evaluation %ld starts the next solve",
+                           next_index, last_ok_replayed));
+      }
+    }
+    PetscCall(evaluator(x, e));
+    PetscFunctionReturn(0);
+  };
+  PetscCall(driver::optimize(comm, p, restarting, o, observer, &result));
+  csv.close();
+  designs.close();
+
+  // the best design: its mesh (to re-run), flow and summary
+  PetscCall(log_info(comm,
+                     "optimizer: %s after %ld evaluations (%ld replayed, %ld failed); best J "
+                     "%.10g",
+                     result.status.c_str(), result.evaluations, result.replayed, result.failed,
+                     result.f));
+  driver::Evaluation best;
+  PetscCall(problem.evaluate(result.x, &best));
+  PetscCheck(best.ok, comm, PETSC_ERR_NOT_CONVERGED,
+             "the best design of the optimizer could not be evaluated again: %s",
+             best.failure.c_str());
+  PetscCall(io::write_msh(mesh, problem.shape().coordinates(),
+                          (fs::path(args.output_dir) / "optimized.msh").string()));
+  PetscCall(driver::write_flow_state(fc.residual(), fc.monitors(), cfg, args.output_dir,
+                                     "flow_optimized", problem.shape().state(), 0.0));
+  nlohmann::json j;
+  j["case"] = cfg.file();
+  j["algorithm"] = o.algorithm;
+  j["status"] = result.status;
+  j["evaluations"] = result.evaluations;
+  j["replayed"] = result.replayed;
+  j["failed"] = result.failed;
+  j["objective"] = best.f;
+  j["design"] = nlohmann::json::object();
+  for (std::size_t i = 0; i < p.names.size(); ++i) j["design"][p.names[i]] = result.x[i];
+  for (std::size_t i = 0; i < p.constraints.size(); ++i)
+    j["constraints"][p.constraints[i].name] = {{"value", best.c[i]},
+                                               {"bound", p.constraints[i].value}};
+  j["values"] = {{"cd", problem.last().shape.values.cd}, {"cl", problem.last().shape.values.cl}};
+  j["wall_time"] = MPI_Wtime() - start;
+  if (rank == 0) {
+    std::ofstream out(fs::path(args.output_dir) / "summary.json");
+    out << j.dump(2) << "\n";
+  }
+  PetscCall(log_info(comm, "best design: J %.10g, c_D %.8f, c_L %.8f; mesh %s/optimized.msh",
+                     best.f, problem.last().shape.values.cd, problem.last().shape.values.cl,
+                     args.output_dir.c_str()));
+  PetscFunctionReturn(0);
+}
+
+} // namespace karman::cli

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# karman optimize on a short campaign (DFG 2D-1 channel, coarse mesh, Re = 20): the cylinder's
+# drag minimized with an FFD box around it, its area and centroid held (equality constraints,
+# SLSQP, 8 evaluations):
+#  1. the campaign lowers the drag, holds the area to 1e-8 relative at the best design, and its
+#     optimized.msh re-run with `karman run` gives the reported drag (to 1e-7);
+#  2. the same campaign killed with SIGKILL after its third evaluation and restarted with
+#     --restart replays the journal (no finished evaluation recomputed) and follows the same
+#     path: the designs and objectives of every evaluation equal the uninterrupted run's
+#     (bitwise designs, objectives to 1e-12);
+#  3. a design box that holds no vertex of its wall is one error line naming the key.
+# usage: optimize.sh KARMAN SOURCE_DIR WORK_DIR
+set -u
+karman=$1 src=$2 work=$3
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+cat > case.yaml <<YAML
+mesh: {file: $src/cases/dfg-2d1/dfg-channel.geo, level: 0, cache_dir: $work/cache}
+fluid: {viscosity: 1.0e-3}
+reference: {velocity: 0.2, length: 0.1}
+boundaries:
+  inlet: {type: velocity-inlet, velocity: 0.3, direction: [1, 0], profile: parabolic, profile_range: [0, 0.41]}
+  outlet: {type: pressure-outlet}
+  walls: {type: wall}
+  cylinder: {type: wall}
+objective: {type: drag, walls: [cylinder]}
+solver: {rtol: 1e-12, atol: 1e-12}
+design:
+  - {type: ffd, walls: [cylinder], origin: [0.13, 0.13], size: [0.14, 0.14], lattice: [5, 5],
+     axes: [x, y], fixed_layers: 1, lower: -0.01, upper: 0.01}
+constraints:
+  - {type: area, walls: [cylinder], sense: "=", value: 1.0, relative: true, tolerance: 1e-10}
+  - {type: centroid, axis: x, walls: [cylinder], sense: "=", value: 1.0, relative: true, tolerance: 1e-10}
+  - {type: centroid, axis: y, walls: [cylinder], sense: "=", value: 1.0, relative: true, tolerance: 1e-10}
+optimization: {max_evaluations: 8, vtk_every: 4}
+output: {vtk: true}
+YAML
+
+"$karman" optimize case.yaml -o ref > ref.log 2>&1 || { tail -20 ref.log; fail "uninterrupted campaign"; }
+for f in optimization.csv designs.csv optimized.msh summary.json shape_cylinder.pvd flow.pvd flow_optimized.pvd; do
+  [ -s "ref/$f" ] || fail "ref/$f missing"
+done
+
+# 1. lower drag, area held, optimized.msh re-runs to the same drag
+"$karman" run case.yaml -o rerun --set mesh.file="$work/ref/optimized.msh" > rerun.log 2>&1 ||
+  { tail -5 rerun.log; fail "karman run on optimized.msh"; }
+/usr/bin/python3 - <<'PY' || exit 1
+import csv, json
+rows = list(csv.DictReader(open("ref/optimization.csv")))
+s = json.load(open("ref/summary.json"))
+j0, jb = float(rows[0]["objective"]), s["objective"]
+area = s["constraints"]["area(cylinder)"]
+print(f"drag {j0:.8f} -> {jb:.8f} ({100 * (jb - j0) / j0:+.3f} %) in {len(rows)} evaluations; "
+      f"area {area['value']:.12g} (bound {area['bound']:.12g})")
+assert jb < j0 - 1e-4, "the drag did not decrease"
+assert abs(area["value"] - area["bound"]) <= 1e-8 * abs(area["bound"]), "area not held"
+rerun = json.load(open("rerun/summary.json"))["cd"]
+print(f"optimized.msh re-run: c_D {rerun:.10f} (optimizer: {jb:.10f})")
+assert abs(rerun - jb) <= 1e-7 * abs(jb), "the optimized mesh does not give the reported drag"
+PY
+
+# 2. killed after the third evaluation, restarted
+"$karman" optimize case.yaml -o killed > killed.log 2>&1 &
+pid=$!
+for _ in $(seq 1 900); do
+  grep -q "evaluation   3 " killed.log && break
+  sleep 0.1
+done
+kill -9 $pid
+wait $pid 2> /dev/null
+grep -q "best design" killed.log && fail "the campaign finished before it could be killed"
+"$karman" optimize case.yaml -o killed --restart > restart.log 2>&1 || { tail -20 restart.log; fail "restart"; }
+grep -q "evaluations replayed from the journal" restart.log || fail "no replay in the restart log"
+/usr/bin/python3 - <<'PY' || exit 1
+import csv
+ref = list(csv.DictReader(open("ref/optimization.csv")))
+got = list(csv.DictReader(open("killed/optimization.csv")))
+dref = list(csv.reader(open("ref/designs.csv")))
+dgot = list(csv.reader(open("killed/designs.csv")))
+replayed = sum(int(r["replayed"]) for r in got)
+assert replayed >= 3, f"only {replayed} evaluations replayed"
+assert len(got) == len(ref), f"{len(got)} evaluations after the restart, {len(ref)} uninterrupted"
+assert dgot == dref, "the restarted campaign took other designs"
+worst = max(abs(float(a["objective"]) - float(b["objective"])) / abs(float(a["objective"]))
+            for a, b in zip(ref, got) if a["ok"] == "1")
+print(f"restart: {replayed} evaluations replayed, {len(got) - replayed} computed; same designs; "
+      f"objectives within {worst:.1e} of the uninterrupted run")
+assert worst <= 1e-12
+PY
+
+# 3. a box without the wall's vertices
+"$karman" optimize case.yaml -o bad --set 'design=[{type: ffd, walls: [cylinder], origin: [0.5, 0.1], size: [0.1, 0.1], lattice: [4, 4]}]' > bad.log 2>&1 &&
+  fail "an FFD box without wall vertices was accepted"
+grep -q "design\[0\]" bad.log || { tail -3 bad.log; fail "the error does not name design[0]"; }
+echo "optimize: all checks passed"
