@@ -59,6 +59,20 @@ struct BoundaryConfig {
   int line = 0;       ///< line in the case file (1-based)
 };
 
+/// One entry of the optional `design:` list (a shape parameterization, see
+/// adjoint/shape_parameterization.hpp).  Checked at load: the keys and their types, the walls
+/// (boundaries of type wall or blowing-suction), the type-specific values (FFD lattice and
+/// fixed layers, Hicks-Henne positions in (0, 1), rigid variables) and the bounds (lower <=
+/// initial <= upper, one value or one per variable).  What needs the mesh (a wall without
+/// vertices in an FFD box, a 3D mesh for a 2D-only type) is checked by the parameterization.
+struct DesignConfig {
+  std::string type;   ///< one of design_types()
+  std::string name;   ///< its name (given, or generated: ffd0, hh0, rigid0, normal0, ...)
+  Section parameters; ///< the type's keys, defaults filled in
+  std::string label;  ///< "design[i]", for messages
+  int line = 0;       ///< line in the case file (1-based)
+};
+
 class CaseConfig {
 public:
   /// Reads and validates `path` on every rank of `comm`, with `overrides` of the form
@@ -74,6 +88,8 @@ public:
   Section section(const std::string &name) const;
   const std::vector<BoundaryConfig> &boundaries() const { return boundaries_; }
   const BoundaryConfig *boundary(const std::string &name) const;
+  /// The `design:` list in the case file's order (empty when the case has none).
+  const std::vector<DesignConfig> &designs() const { return designs_; }
   /// PETSc options from the `petsc:` block as (-name, value) pairs.
   const std::vector<std::pair<std::string, std::string>> &petsc_options() const { return petsc_; }
   /// Absolute path of a Path-typed key, resolved against the case file's folder.
@@ -100,6 +116,7 @@ private:
   std::string file_, directory_;
   YAML::Node resolved_;
   std::vector<BoundaryConfig> boundaries_;
+  std::vector<DesignConfig> designs_;
   std::vector<std::pair<std::string, std::string>> petsc_;
 };
 
