@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -301,10 +302,175 @@ PetscErrorCode apply_override(MPI_Comm comm, const std::string &text, YAML::Node
   PetscFunctionReturn(0);
 }
 
+// Short name of a design type, the prefix of generated parameterization names.
+std::string design_prefix(const std::string &type) {
+  if (type == "hicks-henne") return "hh";
+  if (type == "surface-normal") return "normal";
+  return type;
+}
+
+// Number of variables of a design entry when the case file fixes it (-1: it depends on the
+// mesh, surface-normal).  Call after check_design's type-specific checks.
+long design_variable_count(const std::string &type, const YAML::Node &params) {
+  if (type == "ffd") {
+    long n = static_cast<long>(params["axes"].size());
+    const long fixed = params["fixed_layers"].as<long>();
+    for (const auto &c : params["lattice"]) n *= std::lround(c.as<double>()) - 2 * fixed;
+    return n;
+  }
+  if (type == "hicks-henne")
+    return static_cast<long>(params["positions"].size()) *
+           (params["surfaces"].Scalar() == "both" ? 2 : 1);
+  if (type == "rigid") return static_cast<long>(params["variables"].size());
+  return -1;
+}
+
+// Type-specific checks of one design entry (`given` as written, for line numbers; `params`
+// resolved): what the schema's key types cannot say.
+PetscErrorCode check_design(MPI_Comm comm, const std::string &file, const std::string &type,
+                            const YAML::Node &given, const YAML::Node &params,
+                            const std::string &label,
+                            const std::vector<BoundaryConfig> &boundaries) {
+  PetscFunctionBeginUser;
+  auto at = [&](const char *key) { return where(file, given[key] ? given[key] : given); };
+  // walls: existing wall-type boundaries, at least one, no repeats
+  const YAML::Node walls = params["walls"];
+  PetscCheck(walls.size() > 0, comm, PETSC_ERR_USER_INPUT,
+             "%s: '%s.walls' must name at least one wall boundary", at("walls").c_str(),
+             label.c_str());
+  std::vector<std::string> bc_names;
+  for (const auto &b : boundaries) bc_names.push_back(b.name);
+  std::vector<std::string> seen;
+  for (const auto &w : walls) {
+    const std::string name = w.Scalar();
+    const BoundaryConfig *bc = nullptr;
+    for (const auto &b : boundaries)
+      if (b.name == name) bc = &b;
+    PetscCheck(bc, comm, PETSC_ERR_USER_INPUT, "%s: '%s.walls': '%s' is not a boundary: %s",
+               at("walls").c_str(), label.c_str(), name.c_str(),
+               suggestion(name, bc_names).c_str());
+    PetscCheck(bc->type == "wall" || bc->type == "blowing-suction", comm, PETSC_ERR_USER_INPUT,
+               "%s: '%s.walls': '%s' is a %s boundary; only wall and blowing-suction boundaries "
+               "can be moved",
+               at("walls").c_str(), label.c_str(), name.c_str(), bc->type.c_str());
+    PetscCheck(std::find(seen.begin(), seen.end(), name) == seen.end(), comm, PETSC_ERR_USER_INPUT,
+               "%s: '%s.walls' lists '%s' twice", at("walls").c_str(), label.c_str(), name.c_str());
+    seen.push_back(name);
+  }
+  const std::string name = params["name"].Scalar();
+  PetscCheck(name.find_first_of(".[], \t") == std::string::npos, comm, PETSC_ERR_USER_INPUT,
+             "%s: '%s.name' must not contain '.', '[', ']', ',' or blanks (it prefixes the "
+             "variables' names), got '%s'",
+             at("name").c_str(), label.c_str(), name.c_str());
+  // a list of distinct names out of `allowed`, at least one
+  auto check_names = [&](const char *key,
+                         const std::vector<std::string> &allowed) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    const YAML::Node list = params[key];
+    PetscCheck(list.size() > 0, comm, PETSC_ERR_USER_INPUT, "%s: '%s.%s' must not be empty",
+               at(key).c_str(), label.c_str(), key);
+    std::vector<std::string> listed;
+    for (const auto &item : list) {
+      const std::string v = item.Scalar();
+      PetscCheck(std::find(allowed.begin(), allowed.end(), v) != allowed.end(), comm,
+                 PETSC_ERR_USER_INPUT, "%s: '%s.%s': unknown entry '%s': %s", at(key).c_str(),
+                 label.c_str(), key, v.c_str(), suggestion(v, allowed).c_str());
+      PetscCheck(std::find(listed.begin(), listed.end(), v) == listed.end(), comm,
+                 PETSC_ERR_USER_INPUT, "%s: '%s.%s' lists '%s' twice", at(key).c_str(),
+                 label.c_str(), key, v.c_str());
+      listed.push_back(v);
+    }
+    PetscFunctionReturn(0);
+  };
+  if (type == "ffd") {
+    const YAML::Node lattice = params["lattice"], size = params["size"];
+    PetscCheck(lattice.size() == 2 || lattice.size() == 3, comm, PETSC_ERR_USER_INPUT,
+               "%s: '%s.lattice' must be [nx, ny] (2D) or [nx, ny, nz] (3D), got %zu numbers",
+               at("lattice").c_str(), label.c_str(), lattice.size());
+    const long fixed = params["fixed_layers"].as<long>();
+    for (std::size_t i = 0; i < lattice.size(); ++i) {
+      const double n = lattice[i].as<double>();
+      PetscCheck(n >= 2 && n == std::round(n), comm, PETSC_ERR_USER_INPUT,
+                 "%s: '%s.lattice' entries must be integers >= 2 (control points per "
+                 "direction), got %g",
+                 at("lattice").c_str(), label.c_str(), n);
+      PetscCheck(std::lround(n) - 2 * fixed >= 1, comm, PETSC_ERR_USER_INPUT,
+                 "%s: '%s.fixed_layers' = %ld leaves no free control point in direction %zu "
+                 "of the lattice (%g points; needs at least 2 * fixed_layers + 1)",
+                 at("fixed_layers").c_str(), label.c_str(), fixed, i, n);
+    }
+    PetscCheck(size.size() == lattice.size(), comm, PETSC_ERR_USER_INPUT,
+               "%s: '%s.size' has %zu components, the lattice %zu directions", at("size").c_str(),
+               label.c_str(), size.size(), lattice.size());
+    PetscCheck(params["origin"].size() == lattice.size(), comm, PETSC_ERR_USER_INPUT,
+               "%s: '%s.origin' has %zu components, the lattice %zu directions",
+               at("origin").c_str(), label.c_str(), params["origin"].size(), lattice.size());
+    for (const auto &c : size)
+      PetscCheck(c.as<double>() > 0, comm, PETSC_ERR_USER_INPUT,
+                 "%s: '%s.size' must be > 0 in every direction, got %s", at("size").c_str(),
+                 label.c_str(), show(size).c_str());
+    PetscCall(check_names("axes", {"x", "y", "z"}));
+  } else if (type == "hicks-henne") {
+    const YAML::Node positions = params["positions"];
+    PetscCheck(positions.size() > 0, comm, PETSC_ERR_USER_INPUT,
+               "%s: '%s.positions' must list at least one bump position", at("positions").c_str(),
+               label.c_str());
+    double last = 0;
+    for (const auto &p : positions) {
+      const double h = p.as<double>();
+      PetscCheck(h > 0 && h < 1, comm, PETSC_ERR_USER_INPUT,
+                 "%s: '%s.positions': bump position %g is outside (0, 1) (chord fractions)",
+                 at("positions").c_str(), label.c_str(), h);
+      PetscCheck(h > last, comm, PETSC_ERR_USER_INPUT,
+                 "%s: '%s.positions' must increase (%g after %g)", at("positions").c_str(),
+                 label.c_str(), h, last);
+      last = h;
+    }
+    const YAML::Node c = params["chord_direction"];
+    double c2 = 0;
+    for (const auto &x : c) c2 += x.as<double>() * x.as<double>();
+    PetscCheck(c.size() == 2 && c2 > 0, comm, PETSC_ERR_USER_INPUT,
+               "%s: '%s.chord_direction' must be a nonzero 2D vector [x, y], got %s",
+               at("chord_direction").c_str(), label.c_str(), show(c).c_str());
+  } else if (type == "rigid") {
+    PetscCall(check_names("variables", {"angle", "dx", "dy", "dz"}));
+  }
+  // bounds and initial values: one value for all, or one per variable (when known)
+  const long n = design_variable_count(type, params);
+  for (const char *key : {"lower", "upper", "initial"}) {
+    const std::size_t len = params[key].size();
+    PetscCheck(len <= 1 || (n >= 0 && len == static_cast<std::size_t>(n)), comm,
+               PETSC_ERR_USER_INPUT, "%s: '%s.%s' has %zu values; expected 1 (for all) or %s",
+               at(key).c_str(), label.c_str(), key, len,
+               n >= 0 ? (std::to_string(n) + " (one per variable)").c_str()
+                      : "none (one per wall vertex is not supported)");
+  }
+  const std::size_t count = std::max<std::size_t>(
+      {std::size_t(1), params["lower"].size(), params["upper"].size(), params["initial"].size()});
+  auto value = [&](const char *key, std::size_t i, double def) {
+    const YAML::Node list = params[key];
+    if (list.size() == 0) return def;
+    return list[list.size() == 1 ? 0 : i].as<double>();
+  };
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < count; ++i) {
+    const double lo = value("lower", i, -inf), up = value("upper", i, inf),
+                 a0 = value("initial", i, 0.0);
+    PetscCheck(lo <= up, comm, PETSC_ERR_USER_INPUT,
+               "%s: '%s.lower' (%g) is greater than '%s.upper' (%g) for variable %zu",
+               at("lower").c_str(), label.c_str(), lo, label.c_str(), up, i);
+    PetscCheck(lo <= a0 && a0 <= up, comm, PETSC_ERR_USER_INPUT,
+               "%s: '%s.initial' (%g) is outside ['%s.lower', '%s.upper'] = [%g, %g] for "
+               "variable %zu",
+               at("initial").c_str(), label.c_str(), a0, label.c_str(), label.c_str(), lo, up, i);
+  }
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &file,
                      const std::string &directory, const std::vector<std::string> &overrides,
                      CaseConfig &out, YAML::Node *resolved_out,
-                     std::vector<BoundaryConfig> *boundaries,
+                     std::vector<BoundaryConfig> *boundaries, std::vector<DesignConfig> *designs,
                      std::vector<std::pair<std::string, std::string>> *petsc,
                      std::vector<Section> *constraints) {
   PetscFunctionBeginUser;
@@ -319,12 +485,13 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
   std::vector<std::string> known;
   for (const auto &s : case_sections()) known.push_back(s.name);
   known.push_back("boundaries");
+  known.push_back("design");
   known.push_back("petsc");
   known.push_back("constraints");
   for (const auto &item : root) {
     const std::string name = item.first.Scalar();
-    PetscCheck(name == "boundaries" || name == "petsc" || name == "constraints" ||
-                   find_section(case_sections(), name),
+    PetscCheck(name == "boundaries" || name == "design" || name == "petsc" ||
+                   name == "constraints" || find_section(case_sections(), name),
                comm, PETSC_ERR_USER_INPUT, "%s: unknown section '%s': %s",
                where(file, item.first).c_str(), name.c_str(), suggestion(name, known).c_str());
   }
@@ -394,6 +561,50 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
       constraints->emplace_back(params, &constraint_spec(), label);
     }
     resolved["constraints"] = resolved_cons;
+  }
+
+  // Design parameterizations: a list of {type: TYPE, ...}
+  designs->clear();
+  const YAML::Node design = root["design"];
+  if (design && !design.IsNull()) {
+    std::vector<std::string> design_names;
+    for (const auto &t : design_types()) design_names.push_back(t.name);
+    PetscCheck(
+        design.IsSequence(), comm, PETSC_ERR_USER_INPUT,
+        "%s: 'design' must be a list of parameterizations, each a map {type: TYPE, ...} (%s)",
+        where(file, design).c_str(), suggestion("", design_names).c_str());
+    YAML::Node resolved_design(YAML::NodeType::Sequence);
+    std::map<std::string, int> of_type;
+    for (std::size_t i = 0; i < design.size(); ++i) {
+      const YAML::Node item = design[i];
+      const std::string label = "design[" + std::to_string(i) + "]";
+      PetscCheck(item.IsMap() && item["type"], comm, PETSC_ERR_USER_INPUT,
+                 "%s: '%s' needs a map with a 'type' (%s)", where(file, item).c_str(),
+                 label.c_str(), suggestion("", design_names).c_str());
+      const std::string type = item["type"].IsScalar() ? item["type"].Scalar() : show(item["type"]);
+      const SectionSpec *spec = find_section(design_types(), type);
+      PetscCheck(spec, comm, PETSC_ERR_USER_INPUT, "%s: '%s.type': unknown type '%s': %s",
+                 where(file, item["type"]).c_str(), label.c_str(), type.c_str(),
+                 suggestion(type, design_names).c_str());
+      YAML::Node params;
+      PetscCall(resolve_section(comm, file, *spec, item, label, {"type"}, &params));
+      PetscCall(check_design(comm, file, type, item, params, label, *boundaries));
+      std::string name = params["name"].Scalar();
+      if (name.empty()) name = design_prefix(type) + std::to_string(of_type[type]);
+      ++of_type[type];
+      for (const auto &other : *designs)
+        PetscCheck(other.name != name, comm, PETSC_ERR_USER_INPUT,
+                   "%s: '%s.name': '%s' is also the name of %s (names must differ%s)",
+                   where(file, item).c_str(), label.c_str(), name.c_str(), other.label.c_str(),
+                   item["name"] ? "" : "; this one is generated: give it a name");
+      params["name"] = name;
+      YAML::Node full(YAML::NodeType::Map);
+      full["type"] = type;
+      for (const auto &p : params) full[p.first.Scalar()] = p.second;
+      resolved_design.push_back(full);
+      designs->push_back({type, name, Section(params, spec, label), label, item.Mark().line + 1});
+    }
+    resolved["design"] = resolved_design;
   }
 
   // PETSc options block
@@ -586,7 +797,7 @@ PetscErrorCode CaseConfig::load_text(MPI_Comm comm, const std::string &text,
   out.file_ = name;
   out.directory_ = directory;
   PetscCall(parse(comm, root, name, directory, overrides, out, &out.resolved_, &out.boundaries_,
-                  &out.petsc_, &out.constraints_));
+                  &out.designs_, &out.petsc_, &out.constraints_));
   PetscFunctionReturn(0);
 }
 
@@ -614,7 +825,7 @@ std::string CaseConfig::resolved_yaml() const {
   e << YAML::Comment("karman resolved case (defaults filled in) from " + file_);
   for (const auto &item : resolved_) {
     e << YAML::Key << item.first << YAML::Value;
-    if (item.second.IsSequence()) { // a list of maps (constraints)
+    if (item.second.IsSequence()) { // design and constraints: one flow map per entry
       e << YAML::BeginSeq;
       for (const auto &entry : item.second) e << YAML::Flow << entry;
       e << YAML::EndSeq;

@@ -372,6 +372,91 @@ std::vector<SectionSpec> make_boundary_types() {
   return b;
 }
 
+// Keys shared by every design parameterization.
+std::vector<KeySpec> design_common_keys() {
+  return {
+      typed("name", KeyType::String, "''",
+            "name of the parameterization, the prefix of its variables' names; empty: the "
+            "type's short name and its index among the parameterizations of that type (ffd0, "
+            "hh0, rigid0, normal0)"),
+      typed("walls", KeyType::NameList, "",
+            "the wall boundaries that this parameterization moves (the other boundaries stay)"),
+      typed("lower", KeyType::RealList, "[]",
+            "lower bounds of the variables: one value for all, or one per variable in their "
+            "order; empty: unbounded"),
+      typed("upper", KeyType::RealList, "[]",
+            "upper bounds of the variables: one value for all, or one per variable; empty: "
+            "unbounded"),
+      typed("initial", KeyType::RealList, "[]",
+            "initial values of the variables: one value for all, or one per variable; empty: "
+            "0 (the reference shape)"),
+  };
+}
+
+std::vector<SectionSpec> make_design_types() {
+  std::vector<SectionSpec> d;
+  auto with_common = [](std::vector<KeySpec> keys) {
+    std::vector<KeySpec> all = design_common_keys();
+    for (auto &k : keys) all.push_back(std::move(k));
+    return all;
+  };
+  d.push_back(
+      {"ffd",
+       "free-form deformation box (axis-aligned): Bernstein polynomials of degree n-1 per "
+       "direction in the box's local coordinates; variables: displacements of the free control "
+       "points along `axes`; the vertices of `walls` inside the box move",
+       with_common({
+           typed("origin", KeyType::RealVector, "", "the box's lowest corner"),
+           typed("size", KeyType::RealVector, "", "the box's edge lengths (each > 0)"),
+           typed("lattice", KeyType::RealList, "",
+                 "control points per direction [nx, ny] (2D) or [nx, ny, nz] (3D), each >= 2"),
+           typed("axes", KeyType::NameList, "[y]",
+                 "directions in which the control points move (x, y, z): one variable per free "
+                 "control point and axis"),
+           integer("fixed_layers", "1",
+                   "layers of control points held fixed on every side of the box: 1 makes the "
+                   "displacement vanish on the box's boundary (continuous there), 2 also its "
+                   "first derivative",
+                   0),
+       })});
+  d.push_back(
+      {"hicks-henne",
+       "Hicks-Henne bumps on an airfoil-like 2D body: b_i(x) = sin^width(pi x^(ln 0.5 / ln h_i)) "
+       "at chord fraction x, one variable per bump and surface; a positive value thickens the "
+       "body (moves its surface outward along the thickness direction)",
+       with_common({
+           typed("positions", KeyType::RealList, "",
+                 "chord fractions h_i of the bump peaks, increasing, each in (0, 1)"),
+           positive("width", "3.0", "width exponent t of the bumps (larger: narrower)"),
+           choice("surfaces", "both",
+                  "surfaces that get bumps: both (upper then lower variables), upper or lower",
+                  {"both", "upper", "lower"}),
+           typed("chord_direction", KeyType::RealVector, "[1, 0]",
+                 "direction from leading to trailing edge; the leading and trailing edges are "
+                 "the wall vertices of least and greatest position along it; the thickness "
+                 "direction (upper side) is it turned by +90 degrees about z"),
+       })});
+  d.push_back(
+      {"rigid",
+       "rigid motion of the walls: rotation by `angle` (radians, counter-clockwise about +z "
+       "through `center`; 2D only) and translation by (dx, dy[, dz])",
+       with_common({
+           typed("center", KeyType::RealVector, "[0, 0, 0]", "centre of rotation"),
+           typed("variables", KeyType::NameList, "[angle, dx, dy]",
+                 "the motions that are variables, of angle, dx, dy, dz (the others stay 0)"),
+       })});
+  d.push_back(
+      {"surface-normal",
+       "one variable per wall vertex: displacement along the unit wall normal (out of the body, "
+       "into the fluid), smoothed by the Helmholtz filter (M + L^2 K) s = M a on the wall "
+       "surface so that the gradient is a smooth descent direction",
+       with_common({
+           nonnegative("filter_length", "",
+                       "filter length L of the Helmholtz (Sobolev) smoothing; 0: no smoothing"),
+       })});
+  return d;
+}
+
 std::string describe_type(KeyType type) {
   switch (type) {
   case KeyType::Real:
@@ -429,6 +514,11 @@ const std::vector<SectionSpec> &boundary_types() {
   return types;
 }
 
+const std::vector<SectionSpec> &design_types() {
+  static const std::vector<SectionSpec> types = make_design_types();
+  return types;
+}
+
 const SectionSpec *find_section(const std::vector<SectionSpec> &sections, const std::string &name) {
   for (const auto &s : sections)
     if (s.name == name) return &s;
@@ -468,6 +558,13 @@ std::string format_case_help() {
   out << "boundaries:    # one entry per Gmsh physical name of the mesh boundary\n"
          "  NAME: {type: TYPE, ...}    TYPE and its keys:\n";
   for (const auto &t : boundary_types()) {
+    out << "  type: " << t.name << "    # " << t.help << "\n";
+    print_keys(t, "    ");
+  }
+  out << "\ndesign:    # optional: shape parameterizations (several may be combined; the design\n"
+         "          # vector is their variables in this order)\n"
+         "  - {type: TYPE, ...}    TYPE and its keys:\n";
+  for (const auto &t : design_types()) {
     out << "  type: " << t.name << "    # " << t.help << "\n";
     print_keys(t, "    ");
   }

@@ -163,6 +163,113 @@ TEST_CASE("bad case files give one clear error naming file, line, key and expect
   REQUIRE_THAT(load_error("- a\n- b\n"), Catch::Contains("must be a map of sections"));
 }
 
+TEST_CASE("design: a list of parameterizations with defaults, generated names, checked values",
+          "[config]") {
+  const std::string design = std::string(kValid) + R"(
+design:
+  - {type: ffd, walls: [cylinder], origin: [0.1, 0.1], size: [0.2, 0.2], lattice: [4, 3]}
+  - type: hicks-henne
+    walls: [cylinder]
+    positions: [0.2, 0.6]
+    lower: [-0.01]
+    upper: [0.01, 0.02, 0.03, 0.04]
+  - {type: rigid, name: pitch, walls: [cylinder], variables: [angle]}
+  - {type: ffd, walls: [cylinder], origin: [0, 0], size: [1, 1], lattice: [3, 3], axes: [x, y]}
+)";
+  config::CaseConfig cfg;
+  clear_error();
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, design, "case.yaml", "/x", {}, cfg) == 0);
+  const auto &d = cfg.designs();
+  REQUIRE(d.size() == 4);
+  REQUIRE(d[0].type == "ffd");
+  REQUIRE(d[0].name == "ffd0");
+  REQUIRE(d[0].label == "design[0]");
+  REQUIRE(d[0].parameters.names("axes") == std::vector<std::string>{"y"}); // default
+  REQUIRE(d[0].parameters.integer("fixed_layers") == 1);                   // default
+  REQUIRE(d[1].name == "hh0");
+  REQUIRE(d[1].parameters.real("width") == 3.0);
+  REQUIRE(d[1].parameters.text("surfaces") == "both");
+  REQUIRE(d[2].name == "pitch");
+  REQUIRE(d[3].name == "ffd1");
+  // the design does not change the residual
+  config::CaseConfig plain;
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kValid, "case.yaml", "/x", {}, plain) ==
+          0);
+  REQUIRE(plain.designs().empty());
+  REQUIRE(cfg.problem_hash() == plain.problem_hash());
+  // the resolved YAML (with the generated names) parses again to the same design
+  config::CaseConfig again;
+  clear_error();
+  const PetscErrorCode ierr = config::CaseConfig::load_text(PETSC_COMM_WORLD, cfg.resolved_yaml(),
+                                                            "resolved", "/x", {}, again);
+  INFO(last_error_message() << "\n" << cfg.resolved_yaml());
+  REQUIRE(ierr == 0);
+  REQUIRE(again.designs().size() == 4);
+  REQUIRE(again.designs()[3].name == "ffd1");
+  REQUIRE(again.designs()[1].parameters.reals("upper") ==
+          std::vector<double>{0.01, 0.02, 0.03, 0.04});
+  // karman --help lists the types and their keys
+  REQUIRE_THAT(config::format_case_help(),
+               Catch::Contains("type: hicks-henne") && Catch::Contains("filter_length"));
+}
+
+TEST_CASE("design: bad input gives one error naming the file, the line and the key", "[config]") {
+  auto with = [](const std::string &entry) {
+    return load_error(std::string(kValid) + "design:\n  - " + entry + "\n");
+  };
+  const std::string ffd = "{type: ffd, walls: [cylinder], origin: [0, 0], size: [1, 1], ";
+  REQUIRE_THAT(load_error(std::string(kValid) + "design: {type: ffd}\n"),
+               Catch::Contains("'design' must be a list of parameterizations"));
+  REQUIRE_THAT(with("{type: bump, walls: [cylinder]}"), Catch::Contains("case.yaml:15") &&
+                                                            Catch::Contains("'design[0].type'") &&
+                                                            Catch::Contains("unknown type 'bump'"));
+  REQUIRE_THAT(with("{type: hicks-henne, walls: [cylinder], positions: [0.2, 1.2]}"),
+               Catch::Contains("case.yaml:15") && Catch::Contains("'design[0].positions'") &&
+                   Catch::Contains("bump position 1.2 is outside (0, 1)"));
+  REQUIRE_THAT(with("{type: hicks-henne, walls: [cylinder], positions: [0.5, 0.2]}"),
+               Catch::Contains("'design[0].positions' must increase"));
+  REQUIRE_THAT(with("{type: rigid, walls: [cylinder], lower: [0.1], upper: [-0.1]}"),
+               Catch::Contains("'design[0].lower' (0.1) is greater than 'design[0].upper' (-0.1)"));
+  REQUIRE_THAT(with("{type: rigid, walls: [cylinder], variables: [angle, dx], lower: [-1, 0.5], "
+                    "upper: [1, 0.2]}"),
+               Catch::Contains("'design[0].lower' (0.5) is greater than 'design[0].upper' (0.2) "
+                               "for variable 1"));
+  REQUIRE_THAT(with("{type: rigid, walls: [cylinder], initial: [2], upper: [1]}"),
+               Catch::Contains("'design[0].initial' (2") && Catch::Contains("is outside"));
+  REQUIRE_THAT(with("{type: rigid, walls: [cylinder], lower: [-1, -1]}"),
+               Catch::Contains("'design[0].lower' has 2 values; expected 1 (for all) or 3"));
+  REQUIRE_THAT(with("{type: surface-normal, walls: [cylinder], filter_length: 0.1, upper: [1, 2]}"),
+               Catch::Contains("'design[0].upper' has 2 values"));
+  REQUIRE_THAT(with("{type: rigid, walls: [cylindre]}"),
+               Catch::Contains("'design[0].walls': 'cylindre' is not a boundary") &&
+                   Catch::Contains("did you mean 'cylinder'"));
+  REQUIRE_THAT(with("{type: rigid, walls: [inlet]}"),
+               Catch::Contains("'inlet' is a velocity-inlet boundary"));
+  REQUIRE_THAT(with("{type: rigid, walls: []}"),
+               Catch::Contains("'design[0].walls' must name at least one wall"));
+  REQUIRE_THAT(with("{type: rigid}"), Catch::Contains("missing required key 'design[0].walls'"));
+  REQUIRE_THAT(with("{type: rigid, walls: [cylinder], variables: [angle, dw]}"),
+               Catch::Contains("'design[0].variables': unknown entry 'dw'"));
+  REQUIRE_THAT(with("{type: rigid, walls: [cylinder], centre: [0, 0]}"),
+               Catch::Contains("unknown key 'centre' in 'design[0]'") &&
+                   Catch::Contains("did you mean 'center'"));
+  REQUIRE_THAT(with(ffd + "lattice: [3, 2]}"),
+               Catch::Contains("'design[0].fixed_layers' = 1 leaves no free control point"));
+  REQUIRE_THAT(with(ffd + "lattice: [3, 2.5]}"),
+               Catch::Contains("'design[0].lattice' entries must be integers >= 2"));
+  REQUIRE_THAT(with(ffd + "lattice: [3, 3], size: [1, 0]}"),
+               Catch::Contains("duplicate key 'size'"));
+  REQUIRE_THAT(
+      with("{type: ffd, walls: [cylinder], origin: [0, 0], size: [1, 0], lattice: [3, 3]}"),
+      Catch::Contains("'design[0].size' must be > 0"));
+  REQUIRE_THAT(with(ffd + "lattice: [3, 3], axes: [w]}"),
+               Catch::Contains("'design[0].axes': unknown entry 'w'"));
+  REQUIRE_THAT(load_error(std::string(kValid) + "design:\n  - {type: rigid, walls: [cylinder]}\n"
+                                                "  - {type: rigid, walls: [cylinder], name: "
+                                                "rigid0}\n"),
+               Catch::Contains("'design[1].name': 'rigid0' is also the name of design[0]"));
+}
+
 TEST_CASE("a missing case file is an error naming it", "[config]") {
   config::CaseConfig cfg;
   clear_error();

@@ -59,6 +59,20 @@ struct BoundaryConfig {
   int line = 0;       ///< line in the case file (1-based)
 };
 
+/// One entry of the optional `design:` list (a shape parameterization, see
+/// adjoint/shape_parameterization.hpp).  Checked at load: the keys and their types, the walls
+/// (boundaries of type wall or blowing-suction), the type-specific values (FFD lattice and
+/// fixed layers, Hicks-Henne positions in (0, 1), rigid variables) and the bounds (lower <=
+/// initial <= upper, one value or one per variable).  What needs the mesh (a wall without
+/// vertices in an FFD box, a 3D mesh for a 2D-only type) is checked by the parameterization.
+struct DesignConfig {
+  std::string type;   ///< one of design_types()
+  std::string name;   ///< its name (given, or generated: ffd0, hh0, rigid0, normal0, ...)
+  Section parameters; ///< the type's keys, defaults filled in
+  std::string label;  ///< "design[i]", for messages
+  int line = 0;       ///< line in the case file (1-based)
+};
+
 class CaseConfig {
 public:
   /// Reads and validates `path` on every rank of `comm`, with `overrides` of the form
@@ -76,6 +90,8 @@ public:
   const BoundaryConfig *boundary(const std::string &name) const;
   /// The `constraints:` list of karman optimize (constraint_spec() keys), in file order.
   const std::vector<Section> &constraints() const { return constraints_; }
+  /// The `design:` list in the case file's order (empty when the case has none).
+  const std::vector<DesignConfig> &designs() const { return designs_; }
   /// PETSc options from the `petsc:` block as (-name, value) pairs.
   const std::vector<std::pair<std::string, std::string>> &petsc_options() const { return petsc_; }
   /// Absolute path of a Path-typed key, resolved against the case file's folder.
@@ -103,6 +119,7 @@ private:
   YAML::Node resolved_;
   std::vector<BoundaryConfig> boundaries_;
   std::vector<Section> constraints_;
+  std::vector<DesignConfig> designs_;
   std::vector<std::pair<std::string, std::string>> petsc_;
 };
 

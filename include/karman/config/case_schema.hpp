@@ -56,6 +56,10 @@ const std::vector<SectionSpec> &boundary_types();
 /// The keys of one entry of the optional `constraints:` list (karman optimize).
 const SectionSpec &constraint_spec();
 
+/// Shape-parameterization types of the optional `design:` list (each a "section" whose keys
+/// are the type's keys besides `type`): `design: [{type: TYPE, ...}, ...]` in the case file.
+const std::vector<SectionSpec> &design_types();
+
 /// Looks up a section or boundary type by name (nullptr when unknown).
 const SectionSpec *find_section(const std::vector<SectionSpec> &sections, const std::string &name);
 
