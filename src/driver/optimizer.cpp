@@ -79,7 +79,9 @@ struct Context {
   std::FILE *out = nullptr;  ///< the journal, rank 0
   nlopt::opt *opt = nullptr;
   PetscErrorCode error = 0;
-  std::string message; ///< of an error found here (not in the evaluator)
+  std::string message;      ///< of an error found here (not in the evaluator)
+  long max_evaluations = 0; ///< distinct designs evaluated (NLopt's own count includes repeats)
+  bool max_reached = false;
   bool have_last = false;
   std::vector<double> x_last;
   Evaluation last;
@@ -131,6 +133,7 @@ PetscErrorCode evaluate(Context &ctx, const std::vector<double> &x, const Evalua
              k, ev.df.size(), ev.c.size(), ev.dc.size(), n, m, m);
   ++ctx.next;
   ++ctx.result->evaluations;
+  if (ctx.result->evaluations >= ctx.max_evaluations) ctx.max_reached = true;
   ctx.result->failed += ev.ok ? 0 : 1;
   ctx.x_last = x;
   ctx.last = ev;
@@ -143,6 +146,10 @@ PetscErrorCode evaluate(Context &ctx, const std::vector<double> &x, const Evalua
 double objective_callback(const std::vector<double> &x, std::vector<double> &grad, void *data) {
   auto &ctx = *static_cast<Context *>(data);
   const Evaluation *e = nullptr;
+  if (ctx.max_reached && !(ctx.have_last && x == ctx.x_last)) { // a new design: over budget
+    ctx.opt->force_stop();
+    return HUGE_VAL;
+  }
   ctx.error = evaluate(ctx, x, &e);
   if (ctx.error) {
     ctx.opt->force_stop();
@@ -310,7 +317,7 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
       opt.add_inequality_constraint(constraint_callback, &cdata[i],
                                     problem.constraints[i].tolerance);
   }
-  opt.set_maxeval(static_cast<int>(options.max_evaluations));
+  ctx.max_evaluations = options.max_evaluations; // counted here: NLopt counts repeated designs
   opt.set_xtol_rel(options.xtol_rel);
   opt.set_ftol_rel(options.ftol_rel);
   std::vector<double> x = problem.start;
@@ -342,7 +349,7 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
   } catch (const nlopt::roundoff_limited &) {
     result->status = "roundoff-limited (no further progress possible at this precision)";
   } catch (const nlopt::forced_stop &) {
-    result->status = "stopped";
+    result->status = ctx.max_reached ? "max_evaluations reached" : "stopped";
   } catch (const std::exception &e) {
     if (!ctx.error) {
       if (ctx.out) std::fclose(ctx.out);
