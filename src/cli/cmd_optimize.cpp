@@ -34,55 +34,6 @@ using driver::ConstraintSense;
 
 namespace {
 
-PetscErrorCode build_constraints(driver::FlowCase &fc, const config::CaseConfig &cfg,
-                                 std::vector<driver::ShapeConstraint> *out) {
-  PetscFunctionBeginUser;
-  const mesh::Mesh &m = fc.mesh();
-  out->clear();
-  for (const config::Section &sec : cfg.constraints()) {
-    driver::ShapeConstraint c;
-    const std::string type = sec.text("type"), sense = sec.text("sense");
-    c.sense = sense == "="
-                  ? ConstraintSense::Equal
-                  : (sense == "<=" ? ConstraintSense::LessEqual : ConstraintSense::GreaterEqual);
-    c.value = sec.real("value");
-    c.relative = sec.flag("relative");
-    c.tolerance = sec.real("tolerance");
-    std::vector<int> walls;
-    for (const auto &w : sec.names("walls")) {
-      const int p = m.patch_index(w);
-      PetscCheck(p >= 0, m.comm, PETSC_ERR_USER_INPUT, "%s: %s.walls: no boundary named '%s'",
-                 cfg.file().c_str(), sec.label().c_str(), w.c_str());
-      walls.push_back(p);
-    }
-    if (type == "area" || type == "volume" || type == "centroid" || type == "thickness") {
-      PetscCheck(type != "area" || m.dim == 2, m.comm, PETSC_ERR_USER_INPUT,
-                 "%s: %s: 'area' is for 2D meshes; use 'volume' in 3D", cfg.file().c_str(),
-                 sec.label().c_str());
-      PetscCheck(type != "volume" || m.dim == 3, m.comm, PETSC_ERR_USER_INPUT,
-                 "%s: %s: 'volume' is for 3D meshes; use 'area' in 2D", cfg.file().c_str(),
-                 sec.label().c_str());
-      c.geometric = std::make_unique<adjoint::GeometricConstraint>();
-      if (type == "centroid")
-        PetscCall(adjoint::GeometricConstraint::centroid(
-            m, walls, static_cast<int>(sec.text("axis")[0] - 'x'), c.geometric.get()));
-      else if (type == "thickness")
-        PetscCall(adjoint::GeometricConstraint::thickness(m, walls, sec.real("station"),
-                                                          c.geometric.get()));
-      else
-        PetscCall(adjoint::GeometricConstraint::volume(m, walls, c.geometric.get()));
-      c.name = c.geometric->name();
-    } else {
-      c.flow = std::make_unique<adjoint::Objective>();
-      PetscCall(c.flow->setup(fc.residual(), cfg, sec));
-      c.name = type;
-    }
-    if (!sec.text("name").empty()) c.name = sec.text("name");
-    out->push_back(std::move(c));
-  }
-  PetscFunctionReturn(0);
-}
-
 /// The flow state of evaluation `index` to DIR/optimization-state.h5 (the previous one kept as
 /// optimization-state.prev.h5): the warm start of a restarted campaign.  Collective.
 PetscErrorCode save_state(const driver::FlowCase &fc, const std::string &dir, long index, Vec w) {
@@ -148,17 +99,9 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
   driver::FlowCase fc;
   PetscCall(fc.load(comm, cfg));
   const mesh::Mesh &mesh = fc.mesh();
-  auto design = std::make_unique<adjoint::DesignSpace>();
-  PetscCall(design->setup(mesh, fc.residual().coordinates(), cfg));
-  std::vector<driver::ShapeConstraint> constraints;
-  PetscCall(build_constraints(fc, cfg, &constraints));
   const config::Section opt = cfg.section("optimization");
-  adjoint::DeformationOptions dopt;
-  dopt.stiffness_exponent = opt.real("deformation_stiffness_exponent");
-  dopt.poisson_ratio = opt.real("deformation_poisson_ratio");
-  dopt.rtol = opt.real("deformation_rtol");
   driver::ShapeOptimization problem;
-  PetscCall(problem.setup(fc, std::move(design), std::move(constraints), dopt, nullptr));
+  PetscCall(problem.setup(fc, nullptr));
   const driver::OptimizationProblem &p = problem.problem();
   PetscCall(log_info(comm,
                      "optimize %s: %zu design variables, %zu constraints, %s, at most %ld "

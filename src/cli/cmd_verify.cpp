@@ -8,9 +8,11 @@
 #include "karman/adjoint/verification.hpp"
 #include "karman/cli/commands.hpp"
 #include "karman/core/logger.hpp"
+#include "karman/driver/shape_optimization.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -29,6 +31,8 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args) {
   // converge the forward problem to round-off: finite differences need it
   std::vector<std::string> overrides = args.overrides;
   overrides.push_back("solver.rtol=1e-14");
+  // and below an absolute 1e-13 (design checks difference re-solves with small steps)
+  if (cfg0.section("solver").real("atol") > 1e-13) overrides.push_back("solver.atol=1e-13");
   config::CaseConfig cfg;
   PetscCall(config::CaseConfig::load(comm, args.case_file, overrides, cfg));
   driver::FlowCase fc;
@@ -110,6 +114,55 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args) {
     }
     report["taylor"] = {
         {"wall", mesh.patch_names[patch]}, {"directional_derivative", dJ}, {"steps", taylor}};
+  }
+  // design variables (a case with a design: list): dJ/da and dc/da through the deformation
+  // and re-solves, and a Taylor test
+  if (!cfg.designs().empty()) {
+    driver::ShapeOptimization shape;
+    PetscCall(shape.setup(fc, w));
+    const driver::OptimizationProblem &p = shape.problem();
+    driver::DesignGradientCheck check;
+    PetscCall(shape.check_gradient(p.start, 12, 1e-3, &check));
+    std::vector<std::string> functions = {"objective"};
+    for (const auto &c : p.constraints) functions.push_back(c.name);
+    // a function's gradient entries are compared relative to its largest checked entry (the
+    // re-solves converge to an absolute 1e-13, so a small entry's difference quotient carries
+    // an absolute error of that size / h; an entry that vanishes analytically is round-off)
+    std::vector<double> scale(functions.size(), 0.0);
+    for (const auto &v : check.variables)
+      for (std::size_t j = 0; j < functions.size(); ++j)
+        scale[j] = std::max(scale[j], std::abs(v.adjoint[j]));
+    PetscCall(log_info(comm, "design: %zu of %zu variables checked (4th-order central differences)",
+                       check.variables.size(), p.names.size()));
+    PetscCall(log_info(comm, "%-28s %-24s %16s %16s %10s", "variable", "function", "adjoint", "FD",
+                       "rel. diff"));
+    for (const auto &v : check.variables)
+      for (std::size_t j = 0; j < functions.size(); ++j) {
+        const double diff = std::abs(v.adjoint[j] - v.fd[j]);
+        const double rel = diff / std::max(scale[j], 1e-300);
+        const bool ok = rel <= 1e-6;
+        failures += ok ? 0 : 1;
+        PetscCall(log_info(comm, "%-28s %-24s %16.9e %16.9e %10.2e%s", v.name.c_str(),
+                           functions[j].c_str(), v.adjoint[j], v.fd[j], rel, ok ? "" : "  FAILED"));
+        report["design"][v.name][functions[j]] = {
+            {"adjoint", v.adjoint[j]}, {"fd", v.fd[j]}, {"relative_difference", rel}, {"ok", ok}};
+      }
+    nlohmann::json taylor = nlohmann::json::array();
+    PetscCall(log_info(comm, "design Taylor test (random direction): %14s %16s %8s", "eps",
+                       "remainder", "rate"));
+    for (std::size_t k = 0; k < check.taylor_eps.size(); ++k) {
+      const double rate = k ? std::log(check.taylor_remainder[k - 1] / check.taylor_remainder[k]) /
+                                  std::log(check.taylor_eps[k - 1] / check.taylor_eps[k])
+                            : 0.0;
+      const bool ok = k == 0 || rate >= 1.9;
+      failures += ok ? 0 : 1;
+      PetscCall(log_info(comm, "%53.4e %16.6e %8s%s", check.taylor_eps[k],
+                         check.taylor_remainder[k],
+                         k ? std::to_string(rate).substr(0, 6).c_str() : "", ok ? "" : "  FAILED"));
+      taylor.push_back(
+          {{"eps", check.taylor_eps[k]}, {"remainder", check.taylor_remainder[k]}, {"rate", rate}});
+    }
+    report["design_taylor"] = taylor;
   }
   report["failures"] = failures;
   PetscMPIInt rank;

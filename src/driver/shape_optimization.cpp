@@ -1,9 +1,80 @@
 // A shape-optimization problem (see include/karman/driver/shape_optimization.hpp).
 #include "karman/driver/shape_optimization.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 
 namespace karman::driver {
+
+PetscErrorCode build_shape_constraints(FlowCase &fc, std::vector<ShapeConstraint> *out) {
+  PetscFunctionBeginUser;
+  const config::CaseConfig &cfg = fc.config();
+  const mesh::Mesh &m = fc.mesh();
+  out->clear();
+  for (const config::Section &sec : cfg.constraints()) {
+    ShapeConstraint c;
+    const std::string type = sec.text("type"), sense = sec.text("sense");
+    c.sense = sense == "="
+                  ? ConstraintSense::Equal
+                  : (sense == "<=" ? ConstraintSense::LessEqual : ConstraintSense::GreaterEqual);
+    c.value = sec.real("value");
+    c.relative = sec.flag("relative");
+    c.tolerance = sec.real("tolerance");
+    std::vector<int> walls;
+    for (const auto &w : sec.names("walls")) {
+      const int p = m.patch_index(w);
+      PetscCheck(p >= 0, m.comm, PETSC_ERR_USER_INPUT, "%s: %s.walls: no boundary named '%s'",
+                 cfg.file().c_str(), sec.label().c_str(), w.c_str());
+      walls.push_back(p);
+    }
+    if (type == "area" || type == "volume" || type == "centroid" || type == "thickness") {
+      PetscCheck(type != "area" || m.dim == 2, m.comm, PETSC_ERR_USER_INPUT,
+                 "%s: %s: 'area' is for 2D meshes; use 'volume' in 3D", cfg.file().c_str(),
+                 sec.label().c_str());
+      PetscCheck(type != "volume" || m.dim == 3, m.comm, PETSC_ERR_USER_INPUT,
+                 "%s: %s: 'volume' is for 3D meshes; use 'area' in 2D", cfg.file().c_str(),
+                 sec.label().c_str());
+      c.geometric = std::make_unique<adjoint::GeometricConstraint>();
+      if (type == "centroid")
+        PetscCall(adjoint::GeometricConstraint::centroid(
+            m, walls, static_cast<int>(sec.text("axis")[0] - 'x'), c.geometric.get()));
+      else if (type == "thickness")
+        PetscCall(adjoint::GeometricConstraint::thickness(m, walls, sec.real("station"),
+                                                          c.geometric.get()));
+      else
+        PetscCall(adjoint::GeometricConstraint::volume(m, walls, c.geometric.get()));
+      c.name = c.geometric->name();
+    } else {
+      c.flow = std::make_unique<adjoint::Objective>();
+      PetscCall(c.flow->setup(fc.residual(), cfg, sec));
+      c.name = type;
+    }
+    if (!sec.text("name").empty()) c.name = sec.text("name");
+    out->push_back(std::move(c));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode ShapeOptimization::setup(FlowCase &fc, Vec w0) {
+  PetscFunctionBeginUser;
+  const config::CaseConfig &cfg = fc.config();
+  PetscCheck(!cfg.designs().empty(), fc.mesh().comm, PETSC_ERR_USER_INPUT,
+             "%s: a shape optimization needs a 'design:' list (the shape parameterizations: ffd, "
+             "hicks-henne, rigid, surface-normal)",
+             cfg.file().c_str());
+  auto design = std::make_unique<adjoint::DesignSpace>();
+  PetscCall(design->setup(fc.mesh(), fc.residual().coordinates(), cfg));
+  std::vector<ShapeConstraint> constraints;
+  PetscCall(build_shape_constraints(fc, &constraints));
+  const config::Section opt = cfg.section("optimization");
+  adjoint::DeformationOptions dopt;
+  dopt.stiffness_exponent = opt.real("deformation_stiffness_exponent");
+  dopt.poisson_ratio = opt.real("deformation_poisson_ratio");
+  dopt.rtol = opt.real("deformation_rtol");
+  PetscCall(setup(fc, std::move(design), std::move(constraints), dopt, w0));
+  PetscFunctionReturn(0);
+}
 
 PetscErrorCode ShapeOptimization::setup(FlowCase &fc, std::unique_ptr<adjoint::DesignSpace> design,
                                         std::vector<ShapeConstraint> constraints,
@@ -78,6 +149,72 @@ PetscErrorCode ShapeOptimization::evaluate(const std::vector<double> &a, Evaluat
     e->dc.push_back(dc);
   }
   last_.constraints = e->c;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode ShapeOptimization::check_gradient(const std::vector<double> &a,
+                                                 std::size_t max_variables, double rel,
+                                                 DesignGradientCheck *check) {
+  PetscFunctionBeginUser;
+  const MPI_Comm comm = fc_->mesh().comm;
+  *check = DesignGradientCheck();
+  Evaluation e0;
+  PetscCall(evaluate(a, &e0));
+  PetscCheck(e0.ok, comm, PETSC_ERR_NOT_CONVERGED, "verify: the design cannot be evaluated: %s",
+             e0.failure.c_str());
+  const std::size_t n = a.size(), m = e0.c.size();
+  const double L = fc_->config().section("reference").real("length");
+  auto step = [&](std::size_t i) {
+    const double range = problem_.upper[i] - problem_.lower[i];
+    return std::isfinite(range) && range > 0 ? rel * range : rel * L;
+  };
+  // F(a + s e_i): objective then constraints
+  auto values = [&](const std::vector<double> &x, std::vector<double> *F) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    Evaluation e;
+    PetscCall(evaluate(x, &e));
+    PetscCheck(e.ok, comm, PETSC_ERR_NOT_CONVERGED,
+               "verify: a perturbed design cannot be evaluated (%s); use smaller steps",
+               e.failure.c_str());
+    F->assign(1, e.f);
+    F->insert(F->end(), e.c.begin(), e.c.end());
+    PetscFunctionReturn(0);
+  };
+  const std::size_t count = std::min(n, max_variables);
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::size_t i = count == n ? k : (k * (n - 1)) / std::max<std::size_t>(count - 1, 1);
+    DesignGradientCheck::Variable v;
+    v.name = problem_.names[i];
+    v.step = step(i);
+    v.adjoint.push_back(e0.df[i]);
+    for (std::size_t j = 0; j < m; ++j) v.adjoint.push_back(e0.dc[j][i]);
+    std::vector<double> F[4];
+    const double s[4] = {v.step, -v.step, 2 * v.step, -2 * v.step};
+    for (int q = 0; q < 4; ++q) {
+      std::vector<double> x = a;
+      x[i] += s[q];
+      PetscCall(values(x, &F[q]));
+    }
+    for (std::size_t j = 0; j <= m; ++j)
+      v.fd.push_back((8 * (F[0][j] - F[1][j]) - (F[2][j] - F[3][j])) / (12 * v.step));
+    check->variables.push_back(v);
+  }
+  // Taylor test along a random direction scaled by the steps
+  std::mt19937 gen(12345);
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  std::vector<double> p(n);
+  double dJ = 0;
+  for (std::size_t i = 0; i < n; ++i) p[i] = uni(gen) * step(i) / rel, dJ += e0.df[i] * p[i];
+  for (double eps : {4e-3, 2e-3, 1e-3}) {
+    std::vector<double> x = a, F;
+    for (std::size_t i = 0; i < n; ++i) x[i] += eps * p[i];
+    PetscCall(values(x, &F));
+    check->taylor_eps.push_back(eps);
+    check->taylor_remainder.push_back(std::abs(F[0] - e0.f - eps * dJ));
+  }
+  // back to the design a (the warm start and the mesh of the caller's design)
+  Evaluation e;
+  PetscCall(evaluate(a, &e));
   PetscFunctionReturn(0);
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # karman optimize on a short campaign (DFG 2D-1 channel, coarse mesh, Re = 20): the cylinder's
-# drag minimized with an FFD box around it, its area and centroid held (equality constraints,
-# SLSQP, 20 evaluations):
+# drag minimized with an FFD box around it, its area and centroid held (equality constraints)
+# and its lift coefficient bounded (a flow constraint: one more adjoint), SLSQP, 20 evaluations:
 #  1. the campaign lowers the drag, holds the area to 1e-8 relative at the best design, and its
 #     optimized.msh re-run with `karman run` gives the reported drag (to 1e-7);
 #  2. the same campaign killed with SIGKILL after its third evaluation and restarted with
@@ -32,6 +32,7 @@ constraints:
   - {type: area, walls: [cylinder], sense: "=", value: 1.0, relative: true, tolerance: 1e-10}
   - {type: centroid, axis: x, walls: [cylinder], sense: "=", value: 1.0, relative: true, tolerance: 1e-10}
   - {type: centroid, axis: y, walls: [cylinder], sense: "=", value: 1.0, relative: true, tolerance: 1e-10}
+  - {type: lift, walls: [cylinder], sense: "<=", value: 0.5, name: lift}
 optimization: {max_evaluations: 20, vtk_every: 5}
 output: {vtk: true}
 YAML
@@ -102,6 +103,21 @@ jw = max(abs(float(a["objective"]) - float(b["objective"])) / abs(float(a["objec
 xw = max(abs(x - y) for a, b in zip(dref[:n], dgot) for x, y in zip(a, b))
 print(f"2 ranks: {n} evaluations, objectives within {jw:.1e} (relative), designs within {xw:.1e} of 1 rank")
 assert n == 6 and jw <= 1e-8 and xw <= 1e-8
+PY
+
+# 5. karman verify: dJ/da and dc/da through deformation and re-solve against finite differences
+"$karman" verify case.yaml -o verify > verify.log 2>&1 ||
+  { grep -E "FAILED|error" verify.log | head; fail "karman verify of the design gradients"; }
+/usr/bin/python3 - <<'PY' || exit 1
+import json
+v = json.load(open("verify/verify.json"))
+d = v["design"]
+worst = max(f["relative_difference"] for var in d.values() for f in var.values())
+rates = [s["rate"] for s in v["design_taylor"][1:]]
+n = sum(len(var) for var in d.values())
+print(f"verify: {len(d)} design variables x {n // len(d)} functions, max relative difference "
+      f"adjoint vs FD {worst:.1e}; Taylor rates {', '.join(f'{r:.3f}' for r in rates)}")
+assert worst <= 1e-6 and min(rates) >= 1.9 and v["failures"] == 0
 PY
 
 # 3. a box without the wall's vertices

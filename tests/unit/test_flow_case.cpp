@@ -28,18 +28,7 @@ using namespace karman;
 namespace {
 
 std::string dfg_case(const std::string &extra) {
-  const std::string msh = test::mesh_file(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2);
-  return "mesh: {file: " + msh + R"(}
-fluid: {viscosity: 1.0e-3}
-reference: {velocity: 0.2, length: 0.1}
-boundaries:
-  inlet: {type: velocity-inlet, velocity: 0.3, direction: [1, 0], profile: parabolic, profile_range: [0, 0.41]}
-  outlet: {type: pressure-outlet}
-  walls: {type: wall}
-  cylinder: {type: wall}
-objective: {type: drag, walls: [cylinder]}
-adjoint: {parameters: [fluid.viscosity]}
-)" + extra;
+  return test::dfg_case_yaml(0, "adjoint: {parameters: [fluid.viscosity]}\n" + extra);
 }
 
 void load_case(const std::string &text, const std::vector<std::string> &overrides,

@@ -16,6 +16,19 @@ std::string data_file(const std::string &name) {
   return std::string(KARMAN_TEST_DATA_DIR) + "/" + name;
 }
 
+std::string dfg_case_yaml(int level, const std::string &extra) {
+  return "mesh: {file: " + mesh_file(PETSC_COMM_WORLD, dfg_geo(), level, 2) + R"(}
+fluid: {viscosity: 1.0e-3}
+reference: {velocity: 0.2, length: 0.1}
+boundaries:
+  inlet: {type: velocity-inlet, velocity: 0.3, direction: [1, 0], profile: parabolic, profile_range: [0, 0.41]}
+  outlet: {type: pressure-outlet}
+  walls: {type: wall}
+  cylinder: {type: wall}
+objective: {type: drag, walls: [cylinder]}
+)" + extra;
+}
+
 std::string mesh_file(MPI_Comm comm, const std::string &geo, int level, int dim) {
   const std::string out = std::string(KARMAN_TEST_WORK_DIR) + "/" +
                           std::filesystem::path(geo).stem().string() + "-L" +

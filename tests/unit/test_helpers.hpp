@@ -26,6 +26,10 @@ inline std::string dfg_geo() {
   return std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo";
 }
 
+/// The steady DFG 2D-1 case (Re = 20, drag of the cylinder as objective) on the DFG test mesh
+/// of `level`, as case-file text, followed by `extra` (more sections).  Collective (meshes).
+std::string dfg_case_yaml(int level, const std::string &extra = "");
+
 /// An empty (clean) or existing directory under the test work directory; collective.
 std::string work_dir(const std::string &name, bool clean = true);
 

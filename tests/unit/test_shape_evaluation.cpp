@@ -20,18 +20,7 @@ using namespace karman;
 
 TEST_CASE("shape evaluation: dJ/d(wall displacement) through deformation and re-solve",
           "[driver][shape][mpi]") {
-  const std::string msh = test::mesh_file(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2);
-  const std::string yaml = "mesh: {file: " + msh + R"(}
-fluid: {viscosity: 1.0e-3}
-reference: {velocity: 0.2, length: 0.1}
-boundaries:
-  inlet: {type: velocity-inlet, velocity: 0.3, direction: [1, 0], profile: parabolic, profile_range: [0, 0.41]}
-  outlet: {type: pressure-outlet}
-  walls: {type: wall}
-  cylinder: {type: wall}
-objective: {type: drag, walls: [cylinder]}
-solver: {rtol: 1e-14, atol: 1e-13}
-)";
+  const std::string yaml = test::dfg_case_yaml(0, "solver: {rtol: 1e-14, atol: 1e-13}\n");
   config::CaseConfig cfg;
   clear_error();
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "shape.yaml", "/", {}, cfg) == 0);

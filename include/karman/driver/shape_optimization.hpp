@@ -39,6 +39,25 @@ struct ShapeRecord {
   std::vector<double> constraints;
 };
 
+/// dJ/da and dc/da of a ShapeOptimization against finite differences of re-deformed, re-solved
+/// designs (karman verify): per checked variable a_i, the fourth-order central difference
+///   (8 (F(a + h e_i) - F(a - h e_i)) - (F(a + 2h e_i) - F(a - 2h e_i))) / 12h
+/// of the objective and of every constraint, and a Taylor test along a random direction p:
+///   r(eps) = |J(a + eps p) - J(a) - eps dJ/da . p|, eps = eps0 {1, 1/2, 1/4}  (rate ~ 2).
+struct DesignGradientCheck {
+  struct Variable {
+    std::string name;
+    double step = 0;
+    std::vector<double> adjoint, fd; ///< objective first, then the constraints
+  };
+  std::vector<Variable> variables;
+  std::vector<double> taylor_eps, taylor_remainder;
+};
+
+/// The constraints: list of the case as ShapeConstraints (walls checked against the mesh).
+/// Collective.
+PetscErrorCode build_shape_constraints(FlowCase &fc, std::vector<ShapeConstraint> *out);
+
 class ShapeOptimization {
 public:
   /// The design space and constraints are taken over; the case's current coordinates are the
@@ -46,6 +65,9 @@ public:
   PetscErrorCode setup(FlowCase &fc, std::unique_ptr<adjoint::DesignSpace> design,
                        std::vector<ShapeConstraint> constraints,
                        const adjoint::DeformationOptions &deformation, Vec w0);
+  /// The same from the case: its design: list, constraints: list and optimization: section
+  /// (deformation keys).  Collective.
+  PetscErrorCode setup(FlowCase &fc, Vec w0);
   /// Bounds, start and constraints for driver::optimize (relative values resolved).
   const OptimizationProblem &problem() const { return problem_; }
   /// f and c at the design a.  Collective.
@@ -53,6 +75,11 @@ public:
   Evaluator evaluator() {
     return [this](const std::vector<double> &a, Evaluation *e) { return evaluate(a, e); };
   }
+  /// The check above at design a for at most `max_variables` variables (evenly spread over the
+  /// design vector); steps h_i = rel (upper_i - lower_i) where the bounds are finite, else
+  /// rel * reference.length.  Collective.
+  PetscErrorCode check_gradient(const std::vector<double> &a, std::size_t max_variables, double rel,
+                                DesignGradientCheck *check);
   const ShapeRecord &last() const { return last_; }
   ShapeEvaluator &shape() { return shape_; }
   const adjoint::DesignSpace &design() const { return *design_; }

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Cost of a shape-optimization evaluation: the DFG 2D-1 cylinder's drag at fixed area and
+# centroid (FFD 5 x 5 box, x and y displacements: 18 design variables, 3 constraints, SLSQP)
+# on mesh LEVEL, EVALUATIONS evaluations, on 1 and 2 ranks.  From OUT/optimization.csv:
+# the wall time per evaluation split into the forward solve, the adjoint, the mesh deformation
+# and its adjoint; the share of deformation + its adjoint; the warm-started forward solves
+# (evaluations 1...) against the cold first one (evaluation 0, from the initial state); and
+# the drag and constraint history.  Prints the table and writes results/bench-optimize.md.
+# usage: scripts/bench-optimize.sh [LEVEL] [EVALUATIONS] [RANKS]   (default: 1 20 "1 2")
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+level=${1:-1} evaluations=${2:-20} ranks=${3:-"1 2"}
+[ -x build/release/karman ] || bash scripts/build.sh
+. scripts/mpi-env.sh
+out=out/bench-optimize
+mkdir -p "$out" results
+cat > "$out/case.yaml" <<YAML
+mesh: {file: $root/cases/dfg-2d1/dfg-channel.geo, level: $level}
+fluid: {viscosity: 1.0e-3}
+reference: {velocity: 0.2, length: 0.1}
+boundaries:
+  inlet: {type: velocity-inlet, velocity: 0.3, direction: [1, 0], profile: parabolic, profile_range: [0, 0.41]}
+  outlet: {type: pressure-outlet}
+  walls: {type: wall}
+  cylinder: {type: wall}
+objective: {type: drag, walls: [cylinder]}
+design:
+  - {type: ffd, walls: [cylinder], origin: [0.13, 0.13], size: [0.14, 0.14], lattice: [5, 5],
+     axes: [x, y], fixed_layers: 1, lower: [-0.01], upper: [0.01]}
+constraints:
+  - {type: area, walls: [cylinder], sense: "=", value: 1.0, relative: true, tolerance: 1e-10}
+  - {type: centroid, axis: x, walls: [cylinder], sense: "=", value: 1.0, relative: true, tolerance: 1e-10}
+  - {type: centroid, axis: y, walls: [cylinder], sense: "=", value: 1.0, relative: true, tolerance: 1e-10}
+optimization: {max_evaluations: $evaluations, vtk_every: 0}
+output: {vtk: false, hdf5: false}
+YAML
+for np in $ranks; do
+  echo "bench-optimize: level $level, $evaluations evaluations, $np rank(s)"
+  rm -rf "$out/np$np"
+  mpirun -n "$np" build/release/karman optimize "$out/case.yaml" -o "$out/np$np" > "$out/np$np.log" 2>&1 ||
+    { tail -5 "$out/np$np.log"; exit 1; }
+done
+/usr/bin/python3 - "$out" "$level" "$ranks" <<'PY'
+import csv, json, sys, platform, datetime
+out, level, ranks = sys.argv[1], sys.argv[2], sys.argv[3].split()
+lines = [f"# Shape-optimization evaluation cost (DFG 2D-1 cylinder, level {level}, FFD 18 variables, 3 constraints)", "",
+         f"{platform.node()}, {datetime.date.today()}; times in seconds per evaluation (mean over the evaluations; "
+         "evaluation 0 is the cold forward solve from the initial state, the others start from the last good design).", "",
+         "| ranks | evaluations | forward (cold) | forward (warm, mean) | warm / cold | adjoint | deformation | deformation adjoint | deformation share | Newton (cold / warm mean) | c_D first -> best | evaluations/min |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+for np in ranks:
+    rows = [r for r in csv.DictReader(open(f"{out}/np{np}/optimization.csv")) if r["ok"] == "1"]
+    s = json.load(open(f"{out}/np{np}/summary.json"))
+    f = lambda k, rs: sum(float(r[k]) for r in rs) / len(rs)
+    warm = rows[1:]
+    total = [float(r["forward_time"]) + float(r["adjoint_time"]) + float(r["deformation_time"]) + float(r["deformation_adjoint_time"]) for r in rows]
+    share = sum(float(r["deformation_time"]) + float(r["deformation_adjoint_time"]) for r in rows) / sum(total)
+    lines.append(f"| {np} | {len(rows)} | {float(rows[0]['forward_time']):.3f} | {f('forward_time', warm):.3f} | "
+                 f"{f('forward_time', warm) / float(rows[0]['forward_time']):.2f} | {f('adjoint_time', rows):.3f} | "
+                 f"{f('deformation_time', rows):.4f} | {f('deformation_adjoint_time', rows):.4f} | {100 * share:.1f} % | "
+                 f"{rows[0]['newton_iterations']} / {f('newton_iterations', warm):.1f} | "
+                 f"{float(rows[0]['objective']):.6f} -> {s['objective']:.6f} | {60 * len(rows) / s['wall_time']:.1f} |")
+text = "\n".join(lines) + "\n"
+print(text)
+open("results/bench-optimize.md", "w").write(text)
+PY
