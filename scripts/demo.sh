@@ -4,6 +4,9 @@
 # on 2 MPI ranks, prints c_D, c_L and delta p beside the published reference values,
 # then solves the discrete adjoint of the drag and prints its gradients; ParaView files
 # (flow, adjoint, surface sensitivity of the drag on the cylinder) go to out/demo-dfg-2d1/.
+# Last, a short shape optimization (cases/dfg-2d1/optimize-cylinder.yaml: the cylinder's drag
+# at fixed area and centroid, 20 evaluations on the coarse mesh, about half a minute) with its
+# history plot, shape series and optimized mesh in out/demo-optimize/.
 # usage: scripts/demo.sh [MESH_LEVEL]      (default 1: 20 653 cells, a few seconds)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,8 +30,16 @@ for key, (value, lo, hi) in ref.items():
 PY
 mpirun -n 2 build/release/karman adjoint cases/dfg-2d1/case.yaml -o "$out" --set mesh.level="$level" |
   grep -E "objective|adjoint:|dJ/d"
+# a short shape optimization: the cylinder's drag at fixed area and centroid (coarse mesh)
+opt=out/demo-optimize
+mpirun -n 2 build/release/karman optimize cases/dfg-2d1/optimize-cylinder.yaml -o "$opt" |
+  grep -E "optimize |evaluation +[0-9]+ |optimizer:|best design"
+/usr/bin/python3 postprocess/plot_optimization.py "$opt"
 echo
 echo "demo: ParaView: $root/$out/flow.pvd (velocity, pressure, vorticity),"
 echo "      $root/$out/flow_cylinder.pvd (pressure coefficient, skin friction on the cylinder),"
 echo "      $root/$out/adjoint.pvd (adjoint fields, dJ/dX), $root/$out/sensitivity_cylinder.pvd (dc_D/dn)"
 echo "      history: $out/forces.csv, summary: $out/summary.json, gradients: $out/gradient.json"
+echo "      shape optimization: $root/$opt/shape_cylinder.pvd (the wall per evaluation),"
+echo "      $root/$opt/flow_optimized.pvd, history $opt/optimization.csv and $opt/optimization.png,"
+echo "      the optimized mesh $opt/optimized.msh (karman run ... --set mesh.file=$opt/optimized.msh)"
