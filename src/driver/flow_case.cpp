@@ -127,10 +127,11 @@ PetscErrorCode FlowCase::evaluate(Vec w, LocalState *state,
 }
 
 PetscErrorCode FlowCase::solve_steady(Vec w, Vec best, const SteadyObserver &observer,
-                                      SteadySolution *solution) {
+                                      SteadySolution *solution, double reference_residual) {
   PetscFunctionBeginUser;
   solver::SteadySolver newton;
   PetscCall(newton.setup(res_, *cfg_));
+  newton.set_reference_residual(reference_residual);
   LocalState state;
   const std::function<PetscErrorCode(const solver::NewtonRecord &, Vec)> monitor =
       [&](const solver::NewtonRecord &r, Vec x) -> PetscErrorCode {

@@ -21,10 +21,17 @@ PetscErrorCode ShapeEvaluator::setup(FlowCase &fc, const adjoint::DeformationOpt
   PetscCall(deformation_.setup(fc.mesh(), X0_, options));
   PetscCall(fc.create_state(&w_));
   PetscCall(fc.create_state(&w_good_));
+  // the continuation's reference: the residual of the case's initial state
+  PetscCall(fc.initial_state(w_));
+  Vec R;
+  PetscCall(fc.create_state(&R));
+  PetscCall(fc.residual().residual(w_, R));
+  PetscCall(VecNorm(R, NORM_2, &r_ref_));
+  PetscCall(VecDestroy(&R));
   if (w0)
     PetscCall(VecCopy(w0, w_good_));
   else
-    PetscCall(fc.initial_state(w_good_));
+    PetscCall(VecCopy(w_, w_good_));
   PetscFunctionReturn(0);
 }
 
@@ -54,9 +61,15 @@ PetscErrorCode ShapeEvaluator::evaluate(const std::vector<Vec3<double>> &boundar
   // forward, from the last good state
   PetscCall(VecCopy(w_good_, w_));
   SteadySolution sol;
-  PetscCall(fc_->solve_steady(w_, nullptr, {}, &sol));
+  PetscCall(fc_->solve_steady(w_, nullptr, {}, &sol, r_ref_));
   e->forward_time = sol.summary.wall_time;
   e->newton_iterations = sol.summary.iterations;
+  if (!sol.summary.converged) { // too far for the warm continuation: the case's own
+    PetscCall(VecCopy(w_good_, w_));
+    PetscCall(fc_->solve_steady(w_, nullptr, {}, &sol));
+    e->forward_time += sol.summary.wall_time;
+    e->newton_iterations += sol.summary.iterations;
+  }
   if (!sol.summary.converged) {
     e->failure = "the forward solve did not converge (" + sol.summary.reason + ")";
     PetscFunctionReturn(0);

@@ -96,7 +96,7 @@ PetscErrorCode SteadySolver::record_iteration(SNES snes, PetscInt it, PetscReal 
   last_linear_its_ = lits;
   rec.wall_time = MPI_Wtime() - start_time_;
   // CFL for the next step (switched evolution relaxation)
-  if (it == 0) r0_ = norm;
+  if (it == 0) r0_ = r_ref_ > 0 ? std::max(r_ref_, norm) : norm;
   rec.cfl = cfl_;
   if (std::isfinite(norm) && norm > 0)
     cfl_ = std::min(cfl_max_, std::max(cfl0_, cfl0_ * r0_ / norm));

@@ -88,8 +88,10 @@ public:
   /// The steady solve from the state in w.  Converged: w holds the solution.  Not converged:
   /// w the last iterate, `best` (if given) the state of least residual, and the values are
   /// those of the best state; summary.converged tells (no error).  Collective.
+  /// `reference_residual` > 0: the continuation of a warm start (SteadySolver::
+  /// set_reference_residual).
   PetscErrorCode solve_steady(Vec w, Vec best, const SteadyObserver &observer,
-                              SteadySolution *solution);
+                              SteadySolution *solution, double reference_residual = 0);
   /// Steps `ts` (set up on this case's residual, its state set) until t_end; the last step is
   /// shortened to end on t_end.  A step that does not converge stops the stepping with
   /// solution->converged false (ts keeps the last good state; no error).  Collective.

@@ -8,7 +8,9 @@
 // so the map is linear and D^T exact.  A displacement that inverts cells (or whose deformation
 // solve does not converge) and a forward solve that does not converge are reported as a failed
 // evaluation (ok = false, with the reason), not as an error: an optimizer backs off.  The flow
-// state of the last good evaluation is kept and starts the next solve.
+// state of the last good evaluation is kept and starts the next solve, with the pseudo-time
+// continuation referred to the residual of the cold initial state (a warm start begins near
+// Newton); if that solve fails, once more with the case's own continuation.
 #pragma once
 
 #include "karman/adjoint/mesh_deformation.hpp"
@@ -64,6 +66,7 @@ private:
   std::vector<double> V0_; ///< reference cell volumes (owned cells)
   adjoint::MeshDeformation deformation_;
   Vec w_ = nullptr, w_good_ = nullptr;
+  double r_ref_ = 0; ///< |R| of the case's initial state on the reference mesh (continuation)
 };
 
 } // namespace karman::driver

@@ -61,6 +61,11 @@ public:
                        const std::function<PetscErrorCode(const NewtonRecord &, Vec)> &monitor,
                        Vec best, SteadySummary *summary);
 
+  /// Continuation for a warm start: the CFL follows cfl_initial * r_ref / |R| with r_ref the
+  /// residual of a cold initial state (> 0) instead of this solve's own initial residual, so a
+  /// start near the solution (small |R|) begins close to Newton.  0: the default.
+  void set_reference_residual(double r_ref) { r_ref_ = r_ref; }
+
   SNES snes() const { return snes_; }
   Mat jacobian() const { return J_; }
 
@@ -76,7 +81,7 @@ private:
   SNES snes_ = nullptr;
   Mat J_ = nullptr;
   Vec r_ = nullptr;
-  double cfl0_ = 10, cfl_max_ = 1e12, cfl_ = 10, r0_ = 0;
+  double cfl0_ = 10, cfl_max_ = 1e12, cfl_ = 10, r0_ = 0, r_ref_ = 0;
   std::vector<double> shift_;
   // state of the current solve
   const std::function<PetscErrorCode(const NewtonRecord &, Vec)> *user_monitor_ = nullptr;
