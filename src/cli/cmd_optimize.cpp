@@ -144,17 +144,37 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
   driver::FlowWriter flow_writer;
   PetscCall(flow_writer.setup(fc.residual(), fc.monitors(), cfg, args.output_dir, "flow"));
   const long vtk_every = opt.integer("vtk_every");
-  long resumed_series = -1; // the series are continued after the replayed evaluations
-  double wall_new = 0;
+  bool series_resumed = false; // the series are continued after the replayed evaluations
   long computed = 0;
   const double start = MPI_Wtime();
 
-  // the evaluator: the problem's, then the warm-start state saved before the journal gets
-  // the evaluation (so a restart finds the state of every journaled good evaluation)
-  long next_index = 0;
+  // the evaluator: on a restart first the warm start of the last good journaled evaluation,
+  // then the problem's evaluation, then its flow state saved before the journal gets the
+  // evaluation (so a restart finds the state of every journaled good evaluation)
+  long next_index = 0, last_ok_replayed = -1;
+  bool warm_loaded = !args.restart;
   const driver::Evaluator evaluator = [&](const std::vector<double> &x,
                                           driver::Evaluation *e) -> PetscErrorCode {
     PetscFunctionBeginUser;
+    if (!warm_loaded) {
+      warm_loaded = true;
+      if (last_ok_replayed >= 0) {
+        Vec w;
+        bool found = false;
+        PetscCall(fc.create_state(&w));
+        PetscCall(load_state(fc, args.output_dir, last_ok_replayed, w, &found));
+        PetscCheck(found, comm, PETSC_ERR_FILE_OPEN,
+                   "--restart: no saved flow state of evaluation %ld (optimization-state.h5) in "
+                   "%s; the campaign cannot continue from where it stopped",
+                   last_ok_replayed, args.output_dir.c_str());
+        PetscCall(problem.shape().set_state(w));
+        PetscCall(VecDestroy(&w));
+        PetscCall(log_info(comm,
+                           "restart: %ld evaluations replayed from the journal; the flow of "
+                           "evaluation %ld starts the next solve",
+                           next_index, last_ok_replayed));
+      }
+    }
     PetscCall(problem.evaluate(x, e));
     const driver::ShapeRecord &r = problem.last();
     nlohmann::json d = {{"gradient_norm", r.gradient_norm},
@@ -168,7 +188,6 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
     if (e->ok) PetscCall(save_state(fc, args.output_dir, next_index, problem.shape().state()));
     PetscFunctionReturn(0);
   };
-  long last_ok_replayed = -1;
   const driver::EvaluationObserver observer = [&](long k, const std::vector<double> &x,
                                                   const driver::Evaluation &e,
                                                   bool replayed) -> PetscErrorCode {
@@ -205,14 +224,13 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
       if (e.ok) last_ok_replayed = k;
       PetscFunctionReturn(0);
     }
-    if (resumed_series < 0 && k > 0) { // the first new evaluation after a replay
+    if (!series_resumed && k > 0) { // the first new evaluation after a replay
       for (auto &s : shape_series) PetscCall(s->resume(k - 1 + 0.5));
       PetscCall(flow_writer.resume(k - 1 + 0.5));
     }
-    resumed_series = k;
+    series_resumed = true;
     ++computed;
-    wall_new = MPI_Wtime() - start;
-    const double eta = wall_new / computed * std::max(0L, o.max_evaluations - k - 1);
+    const double eta = (MPI_Wtime() - start) / computed * std::max(0L, o.max_evaluations - k - 1);
     if (!e.ok) {
       PetscCall(log_info(comm, "evaluation %3ld  FAILED (%s): the optimizer backs off", k,
                          e.failure.c_str()));
@@ -244,34 +262,7 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
     PetscFunctionReturn(0);
   };
   driver::OptimizationResult result;
-  // the evaluator loads the warm start before the first new evaluation of a restart
-  bool warm_loaded = !args.restart;
-  const driver::Evaluator restarting = [&](const std::vector<double> &x,
-                                           driver::Evaluation *e) -> PetscErrorCode {
-    PetscFunctionBeginUser;
-    if (!warm_loaded) {
-      warm_loaded = true;
-      if (last_ok_replayed >= 0) {
-        Vec w;
-        bool found = false;
-        PetscCall(fc.create_state(&w));
-        PetscCall(load_state(fc, args.output_dir, last_ok_replayed, w, &found));
-        PetscCheck(found, comm, PETSC_ERR_FILE_OPEN,
-                   "--restart: no saved flow state of evaluation %ld (optimization-state.h5) in "
-                   "%s; the campaign cannot continue from where it stopped",
-                   last_ok_replayed, args.output_dir.c_str());
-        PetscCall(problem.shape().set_state(w));
-        PetscCall(VecDestroy(&w));
-        PetscCall(log_info(comm,
-                           "restart: %ld evaluations replayed from the journal; the flow of "
-                           "evaluation %ld starts the next solve",
-                           next_index, last_ok_replayed));
-      }
-    }
-    PetscCall(evaluator(x, e));
-    PetscFunctionReturn(0);
-  };
-  PetscCall(driver::optimize(comm, p, restarting, o, observer, &result));
+  PetscCall(driver::optimize(comm, p, evaluator, o, observer, &result));
   csv.close();
   designs.close();
 
