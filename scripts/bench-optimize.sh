@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Cost of a shape-optimization evaluation: the DFG 2D-1 cylinder's drag at fixed area and
-# centroid (FFD 5 x 5 box, x and y displacements: 18 design variables, 3 constraints, SLSQP)
+# Cost of a shape-optimization evaluation: cases/dfg-2d1/optimize-cylinder.yaml (the DFG 2D-1
+# cylinder's drag at fixed area and centroid, lift bounded; FFD 5 x 5 box, x and y
+# displacements: 18 design variables, 4 constraints, SLSQP)
 # on mesh LEVEL, EVALUATIONS evaluations, on 1 and 2 ranks.  From OUT/optimization.csv:
 # the wall time per evaluation split into the forward solve, the adjoint, the mesh deformation
 # and its adjoint; the share of deformation + its adjoint; the warm-started forward solves
@@ -15,36 +16,18 @@ level=${1:-1} evaluations=${2:-20} ranks=${3:-"1 2"}
 . scripts/mpi-env.sh
 out=out/bench-optimize
 mkdir -p "$out" results
-cat > "$out/case.yaml" <<YAML
-mesh: {file: $root/cases/dfg-2d1/dfg-channel.geo, level: $level}
-fluid: {viscosity: 1.0e-3}
-reference: {velocity: 0.2, length: 0.1}
-boundaries:
-  inlet: {type: velocity-inlet, velocity: 0.3, direction: [1, 0], profile: parabolic, profile_range: [0, 0.41]}
-  outlet: {type: pressure-outlet}
-  walls: {type: wall}
-  cylinder: {type: wall}
-objective: {type: drag, walls: [cylinder]}
-design:
-  - {type: ffd, walls: [cylinder], origin: [0.13, 0.13], size: [0.14, 0.14], lattice: [5, 5],
-     axes: [x, y], fixed_layers: 1, lower: [-0.01], upper: [0.01]}
-constraints:
-  - {type: area, walls: [cylinder], sense: "=", value: 1.0, relative: true, tolerance: 1e-10}
-  - {type: centroid, axis: x, walls: [cylinder], sense: "=", value: 1.0, relative: true, tolerance: 1e-10}
-  - {type: centroid, axis: y, walls: [cylinder], sense: "=", value: 1.0, relative: true, tolerance: 1e-10}
-optimization: {max_evaluations: $evaluations, vtk_every: 0}
-output: {vtk: false, hdf5: false}
-YAML
 for np in $ranks; do
   echo "bench-optimize: level $level, $evaluations evaluations, $np rank(s)"
   rm -rf "$out/np$np"
-  mpirun -n "$np" build/release/karman optimize "$out/case.yaml" -o "$out/np$np" > "$out/np$np.log" 2>&1 ||
+  mpirun -n "$np" build/release/karman optimize cases/dfg-2d1/optimize-cylinder.yaml -o "$out/np$np" \
+    --set mesh.level="$level" --set optimization.max_evaluations="$evaluations" \
+    --set optimization.vtk_every=0 --set output.vtk=false --set output.hdf5=false > "$out/np$np.log" 2>&1 ||
     { tail -5 "$out/np$np.log"; exit 1; }
 done
 /usr/bin/python3 - "$out" "$level" "$ranks" <<'PY'
 import csv, json, sys, platform, datetime
 out, level, ranks = sys.argv[1], sys.argv[2], sys.argv[3].split()
-lines = [f"# Shape-optimization evaluation cost (DFG 2D-1 cylinder, level {level}, FFD 18 variables, 3 constraints)", "",
+lines = [f"# Shape-optimization evaluation cost (DFG 2D-1 cylinder, level {level}, FFD 18 variables, 4 constraints)", "",
          f"{platform.node()}, {datetime.date.today()}; times in seconds per evaluation (mean over the evaluations; "
          "evaluation 0 is the cold forward solve from the initial state, the others start from the last good design).", "",
          "| ranks | evaluations | forward (cold) | forward (warm, mean) | warm / cold | adjoint | deformation | deformation adjoint | deformation share | Newton (cold / warm mean) | c_D first -> best | evaluations/min |",

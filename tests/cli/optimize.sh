@@ -14,28 +14,10 @@ set -u
 karman=$1 src=$2 work=$3
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 fail() { echo "FAIL: $*"; exit 1; }
-cat > case.yaml <<YAML
-mesh: {file: $src/cases/dfg-2d1/dfg-channel.geo, level: 0, cache_dir: $work/cache}
-fluid: {viscosity: 1.0e-3}
-reference: {velocity: 0.2, length: 0.1}
-boundaries:
-  inlet: {type: velocity-inlet, velocity: 0.3, direction: [1, 0], profile: parabolic, profile_range: [0, 0.41]}
-  outlet: {type: pressure-outlet}
-  walls: {type: wall}
-  cylinder: {type: wall}
-objective: {type: drag, walls: [cylinder]}
-solver: {rtol: 1e-12, atol: 1e-12}
-design:
-  - {type: ffd, walls: [cylinder], origin: [0.13, 0.13], size: [0.14, 0.14], lattice: [5, 5],
-     axes: [x, y], fixed_layers: 1, lower: [-0.01], upper: [0.01]}
-constraints:
-  - {type: area, walls: [cylinder], sense: "=", value: 1.0, relative: true, tolerance: 1e-10}
-  - {type: centroid, axis: x, walls: [cylinder], sense: "=", value: 1.0, relative: true, tolerance: 1e-10}
-  - {type: centroid, axis: y, walls: [cylinder], sense: "=", value: 1.0, relative: true, tolerance: 1e-10}
-  - {type: lift, walls: [cylinder], sense: "<=", value: 0.5, name: lift}
-optimization: {max_evaluations: 20, vtk_every: 5}
-output: {vtk: true}
-YAML
+# the demo case (cases/dfg-2d1/optimize-cylinder.yaml), its mesh cached in the work folder
+sed "s|file: dfg-channel.geo, level: 0|file: $src/cases/dfg-2d1/dfg-channel.geo, level: 0, cache_dir: $work/cache|" \
+  "$src/cases/dfg-2d1/optimize-cylinder.yaml" > case.yaml
+grep -q "cache_dir: $work/cache" case.yaml || fail "the demo case's mesh line changed"
 
 "$karman" optimize case.yaml -o ref > ref.log 2>&1 || { tail -20 ref.log; fail "uninterrupted campaign"; }
 for f in optimization.csv designs.csv optimized.msh summary.json shape_cylinder.pvd flow.pvd flow_optimized.pvd; do
