@@ -8,6 +8,8 @@
 //                             failure reason
 //   OUTDIR/designs.csv        the design vector of every evaluation
 //   OUTDIR/shape_<wall>.pvd   the walls at every evaluation (time = evaluation index)
+//   OUTDIR/shapes/shape_NNNN.csv   the same as CSV (io/wall_shape.hpp), for
+//                             postprocess/plot_shapes.py; shapes/optimized.csv the best design
 //   OUTDIR/flow.pvd           the flow every optimization.vtk_every evaluations
 //   OUTDIR/optimization-journal.jsonl   every evaluation, for --restart (driver/optimizer.hpp)
 //   OUTDIR/optimization-state*.h5       the flow of the last good evaluations (warm start)
@@ -20,6 +22,7 @@
 #include "karman/io/hdf5_fields.hpp"
 #include "karman/io/msh_writer.hpp"
 #include "karman/io/state_fields.hpp"
+#include "karman/io/wall_shape.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -141,6 +144,8 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
   for (int w : walls)
     shape_series.push_back(
         std::make_unique<io::VtkSeries>(comm, args.output_dir, "shape_" + mesh.patch_names[w]));
+  const fs::path shapes_dir = fs::path(args.output_dir) / "shapes";
+  if (rank == 0) fs::create_directories(shapes_dir);
   driver::FlowWriter flow_writer;
   PetscCall(flow_writer.setup(fc.residual(), fc.monitors(), cfg, args.output_dir, "flow"));
   const long vtk_every = opt.integer("vtk_every");
@@ -253,6 +258,9 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
     const std::vector<Vec3<double>> &X = problem.shape().coordinates();
     for (std::size_t i = 0; i < walls.size(); ++i)
       PetscCall(shape_series[i]->write_surface(mesh, X, walls[i], static_cast<double>(k), {}, {}));
+    char name[32];
+    std::snprintf(name, sizeof(name), "shape_%04ld.csv", k);
+    PetscCall(io::write_wall_shape(mesh, X, walls, (shapes_dir / name).string()));
     if (vtk_every > 0 && k % vtk_every == 0) {
       discretization::LocalState state;
       solver::FlowMonitors::Values v;
@@ -279,6 +287,8 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
              best.failure.c_str());
   PetscCall(io::write_msh(mesh, problem.shape().coordinates(),
                           (fs::path(args.output_dir) / "optimized.msh").string()));
+  PetscCall(io::write_wall_shape(mesh, problem.shape().coordinates(), walls,
+                                 (shapes_dir / "optimized.csv").string()));
   PetscCall(driver::write_flow_state(fc.residual(), fc.monitors(), cfg, args.output_dir,
                                      "flow_optimized", problem.shape().state(), 0.0));
   nlohmann::json j;

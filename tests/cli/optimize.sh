@@ -8,7 +8,9 @@
 #     --restart replays the journal (no finished evaluation recomputed) and follows the same
 #     path: the designs and objectives of every evaluation equal the uninterrupted run's
 #     (bitwise designs, objectives to 1e-12);
-#  3. a design box that holds no vertex of its wall is one error line naming the key.
+#  3. a design box that holds no vertex of its wall is one error line naming the key;
+#  4. 2 ranks take the same first evaluations; the wall-shape CSV files are rank-independent and
+#     the optimized one holds the cylinder of optimized.msh (postprocess/plot_shapes.py draws them).
 # usage: optimize.sh KARMAN SOURCE_DIR WORK_DIR
 set -u
 karman=$1 src=$2 work=$3
@@ -86,6 +88,28 @@ xw = max(abs(x - y) for a, b in zip(dref[:n], dgot) for x, y in zip(a, b))
 print(f"2 ranks: {n} evaluations, objectives within {jw:.1e} (relative), designs within {xw:.1e} of 1 rank")
 assert n == 6 and jw <= 1e-8 and xw <= 1e-8
 PY
+# the wall shapes as CSV (postprocess/plot_shapes.py): the same file on 1 and 2 ranks for the
+# reference design, and the optimized one holds exactly the cylinder nodes of optimized.msh
+cmp -s ref/shapes/shape_0000.csv np2/shapes/shape_0000.csv || fail "shapes/shape_0000.csv differs on 2 ranks"
+/usr/bin/python3 - <<'PY' || exit 1
+import csv
+rows = [r for r in csv.DictReader(open("ref/shapes/optimized.csv")) if r["wall"] == "cylinder"]
+csv_pts = {(float(r["x"]), float(r["y"])) for r in rows}
+lines = open("ref/optimized.msh").read().split("\n")
+names = {l.split()[2].strip('"'): int(l.split()[1]) for l in lines[lines.index("$PhysicalNames") + 2:lines.index("$EndPhysicalNames")]}
+nodes = {}
+for l in lines[lines.index("$Nodes") + 2:lines.index("$EndNodes")]:
+    i, x, y, z = l.split()
+    nodes[int(i)] = (float(x), float(y))
+msh_pts = set()
+for l in lines[lines.index("$Elements") + 2:lines.index("$EndElements")]:
+    e = list(map(int, l.split()))
+    if e[1] == 1 and e[3] == names["cylinder"]:
+        msh_pts |= {nodes[e[5]], nodes[e[6]]}
+print(f"shapes/optimized.csv: {len(rows) // 2} cylinder faces, {len(csv_pts)} vertices = optimized.msh's")
+assert csv_pts == msh_pts and len(rows) == 2 * len(csv_pts)
+PY
+/usr/bin/python3 "$src/postprocess/plot_shapes.py" ref -o shapes.png > /dev/null || fail "plot_shapes.py"
 
 # 5. karman verify: dJ/da and dc/da through deformation and re-solve against finite differences
 "$karman" verify case.yaml -o verify > verify.log 2>&1 ||
