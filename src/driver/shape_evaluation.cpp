@@ -88,7 +88,7 @@ PetscErrorCode ShapeEvaluator::evaluate(const std::vector<Vec3<double>> &boundar
   e->deformation_reverse_iterations = static_cast<int>(its);
   for (const adjoint::Objective *o : extra) {
     adjoint::AdjointResult rc;
-    PetscCall(fc_->gradient(w_, *o, &rc));
+    PetscCall(fc_->gradient(w_, *o, &rc, true)); // the objective's Jacobian and LU factors
     e->adjoint_time += rc.wall_time;
     e->extra.push_back(rc.J);
     e->extra_dB.emplace_back();
