@@ -263,7 +263,7 @@ PetscErrorCode ShapeOptimization::check_gradient(const std::vector<double> &a,
       std::vector<double> rates;
       for (std::size_t k = 0; k < t.eps.size(); ++k) {
         const double floor =
-            1e-10 * std::max(std::abs(check->values[j]), std::abs(t.eps[k] * t.derivative[j]));
+            1e-12 * std::max(std::abs(check->values[j]), std::abs(t.eps[k] * t.derivative[j]));
         linear = linear && t.remainder[j][k] <= floor;
         if (k == 0) continue;
         rates.push_back(std::log(t.remainder[j][k - 1] / t.remainder[j][k]) /

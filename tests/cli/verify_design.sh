@@ -39,8 +39,8 @@ for np, v in runs.items():
         for f, t in fs.items():
             if t["linear"]:
                 r = max(s["remainder"] for s in t["steps"])
-                assert r <= 1e-10 * max(abs(v["design_functions"][f]), 1e-300) + \
-                    1e-10 * abs(4e-3 * t["directional_derivative"]), (np, entry, f, t)
+                assert r <= 1e-12 * max(abs(v["design_functions"][f]), 1e-300) + \
+                    1e-12 * abs(4e-3 * t["directional_derivative"]), (np, entry, f, t)
                 continue
             assert min(t["rates"]) >= 1.9, (np, entry, f, t["rates"])
             rates.setdefault(entry, []).append(min(t["rates"]))

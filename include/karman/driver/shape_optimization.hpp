@@ -51,8 +51,8 @@ struct ShapeRecord {
 ///    random direction of all variables:
 ///      r_j(eps) = |F_j(a + eps p) - F_j(a) - eps dF_j/da . p|,  eps = {4, 2, 1} 1e-3,
 ///    rate_k = log2(r(eps_(k-1)) / r(eps_k)) must be >= 1.9; F_j is linear along p when every
-///    r_j <= 1e-10 max(|F_j(a)|, |eps dF_j/da . p|) (round-off: an area under a translation, a
-///    centroid under FFD moves along y): nothing converges, ok.
+///    r_j <= 1e-12 max(|F_j(a)|, |eps dF_j/da . p|) (round-off: an area under a rigid motion,
+///    an area or a thickness under moves along y (FFD, Hicks-Henne)): nothing converges, ok.
 struct DesignGradientCheck {
   static constexpr double kFdTolerance = 1e-6, kMinRate = 1.9;
   std::vector<std::string> functions;        ///< "objective", then the constraints' names
