@@ -118,6 +118,7 @@ bool cell_stiffness(int dim, mesh::CellShape shape, const std::vector<V3> &x, do
 
 MeshDeformation::~MeshDeformation() {
   if (ksp_) KSPDestroy(&ksp_);
+  if (direct_) KSPDestroy(&direct_);
   if (A_) MatDestroy(&A_);
   if (K_) MatDestroy(&K_);
 }
@@ -133,6 +134,7 @@ PetscErrorCode MeshDeformation::setup(const mesh::Mesh &mesh, const std::vector<
              PETSC_ERR_ARG_OUTOFRANGE, "mesh deformation: Poisson ratio %g not in (-1, 0.5)",
              options.poisson_ratio);
   if (ksp_) PetscCall(KSPDestroy(&ksp_));
+  if (direct_) PetscCall(KSPDestroy(&direct_));
   if (A_) PetscCall(MatDestroy(&A_));
   if (K_) PetscCall(MatDestroy(&K_));
   mesh_ = &mesh;
@@ -228,7 +230,10 @@ PetscErrorCode MeshDeformation::setup(const mesh::Mesh &mesh, const std::vector<
     PetscCall(VecDestroy(&coords));
   }
 
-  // CG + GAMG, overridable with -deform_ksp_* / -deform_pc_*
+  // CG + GAMG, overridable with -deform_ksp_* / -deform_pc_*.  GAMG's Chebyshev smoothers rest
+  // on an eigenvalue estimate; where it comes out low (it depends on the partition, which varies
+  // between 2-rank runs) the V-cycle is not positive definite and CG can stop with
+  // DIVERGED_INDEFINITE_PC: solve() then falls back to a direct solve.
   PetscCall(KSPCreate(mesh.comm, &ksp_));
   PetscCall(KSPSetOptionsPrefix(ksp_, "deform_"));
   PetscCall(KSPSetType(ksp_, KSPCG));
@@ -263,11 +268,33 @@ PetscErrorCode MeshDeformation::owned_values(const std::vector<V3> &local, bool 
 }
 
 PetscErrorCode MeshDeformation::solve(Vec rhs, Vec x, PetscInt *iterations,
-                                      KSPConvergedReason *reason) const {
+                                      KSPConvergedReason *reason, bool *direct) const {
   PetscFunctionBeginUser;
+  if (direct) *direct = false;
   PetscCall(KSPSolve(ksp_, rhs, x));
   PetscCall(KSPGetIterationNumber(ksp_, iterations));
   PetscCall(KSPGetConvergedReason(ksp_, reason));
+  if (*reason > 0) PetscFunctionReturn(0);
+  // the fallback: a direct solve (MUMPS LU of A, set up once), so that a preconditioner that
+  // fails on some right-hand side costs time, not the design
+  PetscCall(log_info(mesh_->comm,
+                     "mesh deformation: CG + AMG stopped (%s after %d iterations); solving with "
+                     "a direct LU factorization instead",
+                     KSPConvergedReasons[*reason], (int)*iterations));
+  if (!direct_) {
+    PetscCall(KSPCreate(mesh_->comm, &direct_));
+    PetscCall(KSPSetOptionsPrefix(direct_, "deform_direct_"));
+    PetscCall(KSPSetType(direct_, KSPPREONLY));
+    PC pc;
+    PetscCall(KSPGetPC(direct_, &pc));
+    PetscCall(PCSetType(pc, PCLU));
+    PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+    PetscCall(KSPSetOperators(direct_, A_, A_));
+    PetscCall(KSPSetFromOptions(direct_));
+  }
+  PetscCall(KSPSolve(direct_, rhs, x));
+  PetscCall(KSPGetConvergedReason(direct_, reason));
+  if (direct) *direct = true;
   PetscFunctionReturn(0);
 }
 
@@ -296,7 +323,7 @@ PetscErrorCode MeshDeformation::deform(const std::vector<V3> &boundary_displacem
     PetscCall(VecRestoreArray(rhs, &r));
   }
   KSPConvergedReason reason;
-  PetscCall(solve(rhs, d, &result->iterations, &reason));
+  PetscCall(solve(rhs, d, &result->iterations, &reason, &result->direct));
   {
     const PetscScalar *b;
     PetscScalar *x;

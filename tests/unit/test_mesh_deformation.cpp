@@ -340,6 +340,34 @@ TEST_CASE("mesh deformation: DFG cylinder rotated and moved, same on 1 and 2 ran
   REQUIRE(moved > 0.005); // the cylinder moved (0.1 rad of a 0.05 radius and the shift)
 }
 
+TEST_CASE("mesh deformation: when CG + AMG fails, the direct fallback gives the same mesh",
+          "[mesh_deformation][mpi]") {
+  // Richardson + Jacobi smoothing (unscaled) makes the V-cycle indefinite: CG stops with
+  // DIVERGED_INDEFINITE_PC, and the LU fallback must give the mesh of the default solver
+  const V3 shift(0.002, -0.001, 0.0);
+  auto displacement = [&](const V3 &x, PetscInt) {
+    return norm(x - V3(0.2, 0.2, 0.0)) > 0.05 + 1e-8 ? V3() : shift;
+  };
+  mesh::Mesh m, m2;
+  Deformed good, fallback;
+  deform_mesh(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, kDfg, displacement, &m, &good);
+  REQUIRE(PetscOptionsSetValue(nullptr, "-deform_mg_levels_ksp_type", "richardson") == 0);
+  REQUIRE(PetscOptionsSetValue(nullptr, "-deform_mg_levels_pc_type", "jacobi") == 0);
+  deform_mesh(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, kDfg, displacement, &m2, &fallback);
+  REQUIRE(PetscOptionsClearValue(nullptr, "-deform_mg_levels_ksp_type") == 0);
+  REQUIRE(PetscOptionsClearValue(nullptr, "-deform_mg_levels_pc_type") == 0);
+  INFO(fallback.result.message);
+  REQUIRE(!good.result.direct);
+  REQUIRE(fallback.result.direct);
+  REQUIRE(fallback.result.valid);
+  // by serial vertex index (two loads on 2 ranks may partition differently)
+  std::map<PetscInt, PetscInt> vertex;
+  for (PetscInt v = 0; v < m.n_vertices; ++v) vertex[m.vertex_gid[v]] = v;
+  for (PetscInt v = 0; v < m2.n_vertices; ++v)
+    if (vertex.count(m2.vertex_gid[v]))
+      REQUIRE(norm(good.X[vertex[m2.vertex_gid[v]]] - fallback.X[v]) < 1e-12);
+}
+
 TEST_CASE("mesh deformation: an inverting displacement is refused", "[mesh_deformation][mpi]") {
   // the cylinder pushed up by 0.2 crosses the channel wall at y = 0.41
   mesh::Mesh m;

@@ -20,7 +20,8 @@
 // K is assembled as a MATAIJ of block size dim on the VertexLayout numbering, every cell by
 // the rank that owns it.  The Dirichlet rows and columns are eliminated symmetrically
 // (MatZeroRowsColumns with a scaled identity), so the operator A = [c I, 0; 0, K_II] is
-// symmetric positive definite: the solves are CG with smoothed-aggregation AMG (PCGAMG) and the
+// symmetric positive definite: the solves are CG with smoothed-aggregation AMG (PCGAMG; a MUMPS
+// LU solve if CG fails, prefix deform_direct_) and the
 // rigid-body modes of X0 as its near null space, options prefix deform_ (-deform_ksp_type,
 // -deform_pc_type, -deform_ksp_monitor ...), each with a zero right-hand side on the Dirichlet
 // rows (the tolerance is relative to the interior's right-hand side) and the Dirichlet values
@@ -78,6 +79,7 @@ struct DeformationResult {
   std::string message; ///< why not ("" if valid)
   PetscInt n_invalid_cells = 0; ///< invalid cells of the deformed mesh (all ranks)
   PetscInt iterations = 0;      ///< CG iterations
+  bool direct = false;          ///< CG + AMG failed and the direct fallback solved
 };
 
 class MeshDeformation {
@@ -111,7 +113,9 @@ public:
   const mesh::VertexLayout &layout() const { return layout_; }
 
 private:
-  PetscErrorCode solve(Vec rhs, Vec x, PetscInt *iterations, KSPConvergedReason *reason) const;
+  /// CG + AMG, and the direct LU solve if that fails (*direct tells).  Collective.
+  PetscErrorCode solve(Vec rhs, Vec x, PetscInt *iterations, KSPConvergedReason *reason,
+                       bool *direct = nullptr) const;
   PetscErrorCode owned_values(const std::vector<Vec3<double>> &local, bool boundary_only,
                               Vec global) const;
 
@@ -124,6 +128,7 @@ private:
   double diagonal_ = 1;             ///< the scaled identity c of the Dirichlet rows
   Mat K_ = nullptr, A_ = nullptr;   ///< stiffness; with the Dirichlet rows/columns eliminated
   KSP ksp_ = nullptr;
+  mutable KSP direct_ = nullptr; ///< LU fallback when CG + AMG fails (created on first use)
 };
 
 } // namespace karman::adjoint
