@@ -207,7 +207,7 @@ def optimization(opt, images):
     open(os.path.join(opt, "optimization.md"), "w").write("\n".join(lines) + "\n")
     print("\n".join(lines))
 
-    fig, axes = plt.subplots(3, 1, figsize=(8, 10))
+    fig, axes = plt.subplots(3, 1, figsize=(8, 8.5), gridspec_kw={"height_ratios": [1.1, 1.4, 1.2]})
     xs = [i / 400 for i in range(401)]
     axes[0].plot(xs, [naca_half_thickness(x) for x in xs], "k-", lw=1, label="NACA 0012")
     axes[0].plot(xs, [-naca_half_thickness(x) for x in xs], "k-", lw=1)
