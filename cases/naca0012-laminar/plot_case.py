@@ -2,6 +2,9 @@
 
 usage: /usr/bin/python3 plot_case.py validation OUT [--images DIR]
        /usr/bin/python3 plot_case.py optimization OUT/optimize-LN [--images DIR]
+       /usr/bin/python3 plot_case.py mesh OUT [--images DIR]
+
+mesh: meshes naca0012.geo on level 0 with gmsh (OUT/mesh-L0.msh) and draws it (DIR/mesh.png).
 
 validation: reads OUT/farfield/R*/summary.json and OUT/validation/L<level>-a<alpha>/summary.json
 (karman run), writes OUT/validation.md (c_D, c_L and their pressure and viscous parts per level
@@ -260,13 +263,49 @@ def optimization(opt, images):
           f"|c_L - target| {abs(cl1 - target):.1e}, thickness margins >= {worst:.1e} (relative)")
 
 
+def mesh_picture(out, images):
+    import subprocess
+    from matplotlib.collections import PolyCollection
+    msh = os.path.join(out, "mesh-L0.msh")
+    geo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "naca0012.geo")
+    subprocess.run(["gmsh", geo, "-2", "-setnumber", "level", "0", "-format", "msh22", "-nt", "1",
+                    "-v", "1", "-o", msh], check=True, stdout=subprocess.DEVNULL)
+    text = open(msh).read().split("\n")
+    i = text.index("$Nodes")
+    nodes = {}
+    for line in text[i + 2:i + 2 + int(text[i + 1])]:
+        a = line.split()
+        nodes[int(a[0])] = (float(a[1]), float(a[2]))
+    i = text.index("$Elements")
+    cells = []
+    for line in text[i + 2:i + 2 + int(text[i + 1])]:
+        a = list(map(int, line.split()))
+        if a[1] in (2, 3):
+            cells.append([nodes[v] for v in a[3 + a[2]:]])
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2), gridspec_kw={"width_ratios": [1.6, 1, 1]})
+    for ax, box, title in zip(axes, [(-0.3, 1.6, -0.5, 0.5), (-0.03, 0.07, -0.05, 0.05),
+                                     (0.94, 1.04, -0.05, 0.05)],
+                              [f"level 0: {len(cells)} cells", "leading edge", "trailing edge"]):
+        ax.add_collection(PolyCollection(cells, facecolor="none", edgecolor="k", lw=0.25))
+        ax.set_xlim(box[0], box[1])
+        ax.set_ylim(box[2], box[3])
+        ax.set_aspect("equal")
+        ax.set_title(title)
+    fig.tight_layout()
+    png = os.path.join(images, "mesh.png")
+    fig.savefig(png, dpi=90)
+    print(f"plot_case: {png}")
+
+
 def main():
-    if len(sys.argv) < 3 or sys.argv[1] not in ("validation", "optimization"):
+    if len(sys.argv) < 3 or sys.argv[1] not in ("validation", "optimization", "mesh"):
         sys.exit(__doc__)
     images = sys.argv[sys.argv.index("--images") + 1] if "--images" in sys.argv else sys.argv[2]
     os.makedirs(images, exist_ok=True)
     if sys.argv[1] == "validation":
         validation(sys.argv[2], images)
+    elif sys.argv[1] == "mesh":
+        mesh_picture(sys.argv[2], images)
     else:
         optimization(sys.argv[2], images)
 

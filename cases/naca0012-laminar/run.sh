@@ -65,6 +65,7 @@ for level in $levels; do
   done
 done
 $py "$here/plot_case.py" validation "$out" --images "$out/images"
+$py "$here/plot_case.py" mesh "$out" --images "$out/images"
 
 # 3. optimization
 opt=$out/optimize-L$opt_level
