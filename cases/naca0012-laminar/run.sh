@@ -39,6 +39,7 @@ solve() {
   local dir=$1
   shift
   [ -s "$dir/summary.json" ] && return 0
+  mkdir -p "$(dirname "$dir")"
   log "karman run -o $dir $*"
   # shellcheck disable=SC2046
   mpirun -n "$np" "$karman" run "$here/case.yaml" -o "$dir" --set output.vtk=false "$@" > "$dir.log" 2>&1 ||
