@@ -51,10 +51,11 @@ def wind_parts(s):
     free stream, whose direction is that of the drag: c_D = scale F . d, c_L = scale F . l)."""
     f = s["force"]
     cd, cl = s["cd"], s["cl"]
-    # scale = 1/(q S); recover the drag direction from (F . d, F . l) = (cd, cl) / scale
+    # scale = 1/(q S) = |(c_D, c_L)| / |F|; the unit drag direction d solves F . d = c_D / scale,
+    # F . l = c_L / scale with l = (-d_y, d_x)
     scale = math.hypot(cd, cl) / math.hypot(f[0], f[1])
-    d = ((cd * f[0] - cl * f[1]) / (scale * (f[0] ** 2 + f[1] ** 2)),
-         (cd * f[1] + cl * f[0]) / (scale * (f[0] ** 2 + f[1] ** 2)))
+    f2 = scale * (f[0] ** 2 + f[1] ** 2)
+    d = ((f[0] * cd + f[1] * cl) / f2, (f[1] * cd - f[0] * cl) / f2)
     lift = (-d[1], d[0])
     fp, fv = s["force_pressure"], s["force_viscous"]
     return scale * (fp[0] * lift[0] + fp[1] * lift[1]), scale * (fv[0] * lift[0] + fv[1] * lift[1])
@@ -121,6 +122,9 @@ def validation(out, images):
         axes[2].semilogx([r for r, _ in far], [s["cd"] for _, s in far], "o-", label="c_D")
         ax2 = axes[2].twinx()
         ax2.semilogx([r for r, _ in far], [s["cl"] for _, s in far], "s--", color="C1", label="c_L")
+        axes[2].set_xticks([r for r, _ in far])
+        axes[2].set_xticks([], minor=True)
+        axes[2].set_xticklabels([f"{r:g}" for r, _ in far])
         axes[2].set_xlabel("far-field radius R [chords] (level 1, alpha 4)")
         axes[2].set_ylabel("c_D")
         ax2.set_ylabel("c_L", color="C1")
