@@ -251,7 +251,12 @@ def optimization(opt, images):
     fig.savefig(png, dpi=90)
     print(f"plot_case: {png}")
 
-    # acceptance checks
+    # acceptance checks; first: every constraint is a column of optimization.csv (names such as
+    # "thickness(airfoil, x=0.1)" hold a comma and must be quoted in the header)
+    for name, c in cons.items():
+        assert name in rows[0], f"optimization.csv has no column '{name}': {list(rows[0])}"
+        if name.startswith("thickness"):  # relative, value 1: evaluation 0 is the bound
+            assert abs(float(rows[0][name]) - c["bound"]) <= 1e-12 * c["bound"], (name, rows[0][name])
     assert cd1 < cd0, f"the drag did not decrease: {cd0} -> {cd1}"
     assert abs(cl1 - target) <= 1e-6, f"|c_L - target| = {abs(cl1 - target):.2e} > 1e-6"
     assert worst >= -1e-9, f"a thickness constraint is violated (relative {worst:.2e})"
