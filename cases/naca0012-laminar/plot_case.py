@@ -302,7 +302,7 @@ def mesh_picture(out, images):
         ax.set_title(title)
     fig.tight_layout()
     png = os.path.join(images, "mesh.png")
-    fig.savefig(png, dpi=90)
+    fig.savefig(png, dpi=60)
     print(f"plot_case: {png}")
 
 
