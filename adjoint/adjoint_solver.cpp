@@ -31,7 +31,8 @@ PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res,
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointResult *result) {
+PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointResult *result,
+                                    bool same_operator) {
   PetscFunctionBeginUser;
   const double start = MPI_Wtime();
   discretization::FlowResidual &res = *res_;
@@ -39,7 +40,9 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
   const int nv = res.nv();
   discretization::LocalState state;
   PetscCall(res.local_state(w, &state));
-  PetscCall(res.jacobian(w, J_, nullptr));
+  PetscCheck(!same_operator || have_operator_, m.comm, PETSC_ERR_ORDER,
+             "AdjointSolver::solve: same_operator needs a previous solve");
+  if (!same_operator) PetscCall(res.jacobian(w, J_, nullptr));
   PetscCall(objective.value(res, state, &result->J));
 
   // g = dJ/dw (explicit), assembled from every local cell's share into the owners' rows
@@ -60,8 +63,11 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
   PetscCall(VecAssemblyEnd(g_));
 
   // J^T psi = -g
-  PetscCall(KSPSetOperators(ksp_, J_, J_));
-  PetscCall(solver::check_transposed_solve(ksp_));
+  if (!same_operator) { // new operator: the preconditioner (LU factors) is set up again
+    PetscCall(KSPSetOperators(ksp_, J_, J_));
+    PetscCall(solver::check_transposed_solve(ksp_));
+    have_operator_ = true;
+  }
   KSPType ksptype;
   PetscCall(KSPGetType(ksp_, &ksptype));
   PetscCall(VecScale(g_, -1.0));

@@ -35,6 +35,7 @@ opt=out/demo-optimize
 mpirun -n 2 build/release/karman optimize cases/dfg-2d1/optimize-cylinder.yaml -o "$opt" |
   grep -E "optimize |evaluation +[0-9]+ |optimizer:|best design"
 /usr/bin/python3 postprocess/plot_optimization.py "$opt"
+/usr/bin/python3 postprocess/plot_shapes.py "$opt" --titles "DFG 2D-1 cylinder, drag at fixed area"
 echo
 echo "demo: ParaView: $root/$out/flow.pvd (velocity, pressure, vorticity),"
 echo "      $root/$out/flow_cylinder.pvd (pressure coefficient, skin friction on the cylinder),"
@@ -42,4 +43,5 @@ echo "      $root/$out/adjoint.pvd (adjoint fields, dJ/dX), $root/$out/sensitivi
 echo "      history: $out/forces.csv, summary: $out/summary.json, gradients: $out/gradient.json"
 echo "      shape optimization: $root/$opt/shape_cylinder.pvd (the wall per evaluation),"
 echo "      $root/$opt/flow_optimized.pvd, history $opt/optimization.csv and $opt/optimization.png,"
+echo "      the shapes (initial, in between, optimized) $opt/shapes.png,"
 echo "      the optimized mesh $opt/optimized.msh (karman run ... --set mesh.file=$opt/optimized.msh)"

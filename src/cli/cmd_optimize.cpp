@@ -7,12 +7,16 @@
 //                             Newton iterations, forward/adjoint/deformation times, min V/V0,
 //                             failure reason
 //   OUTDIR/designs.csv        the design vector of every evaluation
-//   OUTDIR/shape_<wall>.pvd   the walls at every evaluation (time = evaluation index)
+//   OUTDIR/shape_<wall>.pvd   the walls at every evaluation (time = evaluation index) with
+//                             the objective's shape gradient and surface sensitivity
+//   OUTDIR/shapes/shape_NNNN.csv   the same as CSV with dJ/dd_B (io/wall_shape.hpp), for
+//                             postprocess/plot_shapes.py; shapes/optimized.csv the best design
 //   OUTDIR/flow.pvd           the flow every optimization.vtk_every evaluations
 //   OUTDIR/optimization-journal.jsonl   every evaluation, for --restart (driver/optimizer.hpp)
 //   OUTDIR/optimization-state*.h5       the flow of the last good evaluations (warm start)
 // and at the end OUTDIR/optimized.msh (the best design's mesh, to re-run), summary.json and the
 // flow and surface sensitivity of the best design.  A progress line per evaluation with an ETA.
+#include "karman/adjoint/surface_sensitivity.hpp"
 #include "karman/cli/commands.hpp"
 #include "karman/core/logger.hpp"
 #include "karman/core/parallel.hpp"
@@ -20,6 +24,7 @@
 #include "karman/io/hdf5_fields.hpp"
 #include "karman/io/msh_writer.hpp"
 #include "karman/io/state_fields.hpp"
+#include "karman/io/wall_shape.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -52,6 +57,26 @@ PetscErrorCode save_state(const driver::FlowCase &fc, const std::string &dir, lo
   PetscCall(VecRestoreArrayRead(w, &a));
   PetscCall(io::write_fields_h5(m, m.coordinates, path, {u, p},
                                 {{"evaluation", static_cast<double>(index)}}));
+  PetscFunctionReturn(0);
+}
+
+/// The wall `patch` of the current design at time `t` of `series`, with the objective's shape
+/// gradient dJ/dd_B (per vertex, after the mesh deformation's reverse: the derivative with
+/// respect to moving that wall vertex), its normal component (surface_sensitivity: positive
+/// where moving the wall into the fluid increases J) and its density per unit area.
+PetscErrorCode write_shape(const discretization::FlowResidual &res, int patch,
+                           const std::vector<Vec3<double>> &dJ_dB, double t,
+                           io::VtkSeries &series) {
+  PetscFunctionBeginUser;
+  adjoint::SurfaceSensitivity s;
+  PetscCall(adjoint::surface_sensitivity(res, patch, dJ_dB, &s));
+  io::Field g{"shape_gradient", 3, {}}, sens{"surface_sensitivity", 1, s.value},
+      density{"sensitivity_density", 1, s.density},
+      face_density{"sensitivity_density", 1, s.face_density};
+  for (const auto &x : dJ_dB)
+    for (int d = 0; d < 3; ++d) g.values.push_back(x[d]);
+  PetscCall(series.write_surface(res.mesh(), res.coordinates(), patch, t, {face_density},
+                                 {g, sens, density}));
   PetscFunctionReturn(0);
 }
 
@@ -150,6 +175,8 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
   for (int w : walls)
     shape_series.push_back(
         std::make_unique<io::VtkSeries>(comm, args.output_dir, "shape_" + mesh.patch_names[w]));
+  const fs::path shapes_dir = fs::path(args.output_dir) / "shapes";
+  if (rank == 0) fs::create_directories(shapes_dir);
   driver::FlowWriter flow_writer;
   PetscCall(flow_writer.setup(fc.residual(), fc.monitors(), cfg, args.output_dir, "flow"));
   const long vtk_every = opt.integer("vtk_every");
@@ -261,7 +288,11 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
                        eta / 60));
     const std::vector<Vec3<double>> &X = problem.shape().coordinates();
     for (std::size_t i = 0; i < walls.size(); ++i)
-      PetscCall(shape_series[i]->write_surface(mesh, X, walls[i], static_cast<double>(k), {}, {}));
+      PetscCall(write_shape(fc.residual(), walls[i], r.shape.dJ_dB, static_cast<double>(k),
+                            *shape_series[i]));
+    char name[32];
+    std::snprintf(name, sizeof(name), "shape_%04ld.csv", k);
+    PetscCall(io::write_wall_shape(mesh, X, walls, (shapes_dir / name).string(), &r.shape.dJ_dB));
     if (vtk_every > 0 && k % vtk_every == 0) {
       discretization::LocalState state;
       solver::FlowMonitors::Values v;
@@ -288,6 +319,9 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
              best.failure.c_str());
   PetscCall(io::write_msh(mesh, problem.shape().coordinates(),
                           (fs::path(args.output_dir) / "optimized.msh").string()));
+  PetscCall(io::write_wall_shape(mesh, problem.shape().coordinates(), walls,
+                                 (shapes_dir / "optimized.csv").string(),
+                                 &problem.last().shape.dJ_dB));
   PetscCall(driver::write_flow_state(fc.residual(), fc.monitors(), cfg, args.output_dir,
                                      "flow_optimized", problem.shape().state(), 0.0));
   nlohmann::json j;

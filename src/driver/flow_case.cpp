@@ -189,14 +189,14 @@ PetscErrorCode FlowCase::objective(const adjoint::Objective **objective) {
 }
 
 PetscErrorCode FlowCase::gradient(Vec w, const adjoint::Objective &objective,
-                                  adjoint::AdjointResult *result) {
+                                  adjoint::AdjointResult *result, bool same_state) {
   PetscFunctionBeginUser;
   if (!adjoint_) {
     auto a = std::make_unique<adjoint::AdjointSolver>();
     PetscCall(a->setup(res_, *cfg_));
     adjoint_ = std::move(a);
   }
-  PetscCall(adjoint_->solve(w, objective, result));
+  PetscCall(adjoint_->solve(w, objective, result, same_state));
   PetscFunctionReturn(0);
 }
 

@@ -2,8 +2,20 @@
 #include "karman/driver/shape_evaluation.hpp"
 
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <string>
 
 namespace karman::driver {
+
+namespace {
+
+/// The crash-test hook (KARMAN_TEST_KILL, see the header): SIGKILL now.
+void kill_self() {
+  std::raise(SIGKILL);
+}
+
+} // namespace
 
 ShapeEvaluator::~ShapeEvaluator() {
   if (w_) VecDestroy(&w_);
@@ -32,6 +44,23 @@ PetscErrorCode ShapeEvaluator::setup(FlowCase &fc, const adjoint::DeformationOpt
     PetscCall(VecCopy(w0, w_good_));
   else
     PetscCall(VecCopy(w_, w_good_));
+  evaluations_ = 0;
+  kill_phase_.clear();
+  if (const char *kill = std::getenv("KARMAN_TEST_KILL")) {
+    const std::string text = kill;
+    const std::size_t colon = text.find(':');
+    char *end = nullptr;
+    kill_phase_ = text.substr(0, colon);
+    kill_evaluation_ =
+        colon == std::string::npos ? 0 : std::strtol(text.c_str() + colon + 1, &end, 10);
+    PetscCheck(
+        (kill_phase_ == "forward" || kill_phase_ == "adjoint" || kill_phase_ == "deformation") &&
+            kill_evaluation_ >= 1 && end && *end == '\0',
+        fc.mesh().comm, PETSC_ERR_USER_INPUT,
+        "environment variable KARMAN_TEST_KILL='%s': expected PHASE:N with PHASE forward, "
+        "adjoint or deformation and N >= 1 (e.g. forward:5)",
+        kill);
+  }
   PetscFunctionReturn(0);
 }
 
@@ -42,6 +71,8 @@ PetscErrorCode ShapeEvaluator::evaluate(const std::vector<Vec3<double>> &boundar
   *e = ShapeEvaluation();
   discretization::FlowResidual &res = fc_->residual();
   const MPI_Comm comm = fc_->mesh().comm;
+  ++evaluations_;
+  const std::string kill = evaluations_ == kill_evaluation_ ? kill_phase_ : std::string();
   // deformation
   double t = MPI_Wtime();
   std::vector<Vec3<double>> X;
@@ -49,6 +80,7 @@ PetscErrorCode ShapeEvaluator::evaluate(const std::vector<Vec3<double>> &boundar
   PetscCall(deformation_.deform(boundary_displacement, &X, &dr));
   e->deformation_time = MPI_Wtime() - t;
   e->deformation_iterations = static_cast<int>(dr.iterations);
+  if (kill == "deformation") kill_self();
   if (!dr.valid) {
     e->failure = "mesh deformation: " + dr.message;
     PetscFunctionReturn(0);
@@ -61,7 +93,13 @@ PetscErrorCode ShapeEvaluator::evaluate(const std::vector<Vec3<double>> &boundar
   // forward, from the last good state
   PetscCall(VecCopy(w_good_, w_));
   SteadySolution sol;
-  PetscCall(fc_->solve_steady(w_, nullptr, {}, &sol, r_ref_));
+  SteadyObserver observer;
+  if (kill == "forward")
+    observer = [](const solver::NewtonRecord &r, const solver::FlowMonitors::Values &) {
+      if (r.iteration >= 1) kill_self();
+      return PetscErrorCode(0);
+    };
+  PetscCall(fc_->solve_steady(w_, nullptr, observer, &sol, r_ref_));
   e->forward_time = sol.summary.wall_time;
   e->newton_iterations = sol.summary.iterations;
   if (!sol.summary.converged) { // too far for the warm continuation: the case's own
@@ -86,9 +124,10 @@ PetscErrorCode ShapeEvaluator::evaluate(const std::vector<Vec3<double>> &boundar
   PetscCall(deformation_.reverse(r.gradient.X, &e->dJ_dB, &its));
   e->deformation_reverse_time = MPI_Wtime() - t;
   e->deformation_reverse_iterations = static_cast<int>(its);
+  if (kill == "adjoint" && !extra.empty()) kill_self();
   for (const adjoint::Objective *o : extra) {
     adjoint::AdjointResult rc;
-    PetscCall(fc_->gradient(w_, *o, &rc));
+    PetscCall(fc_->gradient(w_, *o, &rc, true)); // the objective's Jacobian and LU factors
     e->adjoint_time += rc.wall_time;
     e->extra.push_back(rc.J);
     e->extra_dB.emplace_back();

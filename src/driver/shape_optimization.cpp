@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 
 namespace karman::driver {
@@ -156,19 +157,26 @@ PetscErrorCode ShapeOptimization::check_gradient(const std::vector<double> &a,
                                                  std::size_t max_variables, double rel,
                                                  DesignGradientCheck *check) {
   PetscFunctionBeginUser;
+  using Check = DesignGradientCheck;
   const MPI_Comm comm = fc_->mesh().comm;
-  *check = DesignGradientCheck();
+  *check = Check();
   Evaluation e0;
   PetscCall(evaluate(a, &e0));
   PetscCheck(e0.ok, comm, PETSC_ERR_NOT_CONVERGED, "verify: the design cannot be evaluated: %s",
              e0.failure.c_str());
-  const std::size_t n = a.size(), m = e0.c.size();
+  const std::size_t n = a.size(), nf = 1 + e0.c.size();
+  check->functions.push_back("objective");
+  for (const auto &c : problem_.constraints) check->functions.push_back(c.name);
+  check->values.push_back(e0.f);
+  check->values.insert(check->values.end(), e0.c.begin(), e0.c.end());
+  check->gradient.push_back(e0.df);
+  check->gradient.insert(check->gradient.end(), e0.dc.begin(), e0.dc.end());
   const double L = fc_->config().section("reference").real("length");
   auto step = [&](std::size_t i) {
     const double range = problem_.upper[i] - problem_.lower[i];
     return std::isfinite(range) && range > 0 ? rel * range : rel * L;
   };
-  // F(a + s e_i): objective then constraints
+  // F(x): objective then constraints
   auto values = [&](const std::vector<double> &x, std::vector<double> *F) -> PetscErrorCode {
     PetscFunctionBeginUser;
     Evaluation e;
@@ -180,37 +188,109 @@ PetscErrorCode ShapeOptimization::check_gradient(const std::vector<double> &a,
     F->insert(F->end(), e.c.begin(), e.c.end());
     PetscFunctionReturn(0);
   };
-  const std::size_t count = std::min(n, max_variables);
-  for (std::size_t k = 0; k < count; ++k) {
-    const std::size_t i = count == n ? k : (k * (n - 1)) / std::max<std::size_t>(count - 1, 1);
-    DesignGradientCheck::Variable v;
-    v.name = problem_.names[i];
-    v.step = step(i);
-    v.adjoint.push_back(e0.df[i]);
-    for (std::size_t j = 0; j < m; ++j) v.adjoint.push_back(e0.dc[j][i]);
-    std::vector<double> F[4];
-    const double s[4] = {v.step, -v.step, 2 * v.step, -2 * v.step};
-    for (int q = 0; q < 4; ++q) {
-      std::vector<double> x = a;
-      x[i] += s[q];
-      PetscCall(values(x, &F[q]));
+
+  // finite differences: max_variables shared out among the design entries
+  const std::vector<adjoint::DesignBlock> &blocks = design_->blocks();
+  const std::size_t nb = blocks.size();
+  for (std::size_t b = 0; b < nb; ++b) {
+    const std::size_t size = blocks[b].count;
+    const std::size_t quota =
+        std::max<std::size_t>(1, max_variables / nb + (b < max_variables % nb));
+    const std::size_t count = std::min(size, quota);
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::size_t i =
+          blocks[b].offset +
+          (count == size ? k : (k * (size - 1)) / std::max<std::size_t>(count - 1, 1));
+      Check::Variable v;
+      v.name = problem_.names[i];
+      v.block = blocks[b].name;
+      v.step = step(i);
+      for (std::size_t j = 0; j < nf; ++j) v.adjoint.push_back(check->gradient[j][i]);
+      std::vector<double> F[4];
+      const double s[4] = {v.step, -v.step, 2 * v.step, -2 * v.step};
+      for (int q = 0; q < 4; ++q) {
+        std::vector<double> x = a;
+        x[i] += s[q];
+        PetscCall(values(x, &F[q]));
+      }
+      for (std::size_t j = 0; j < nf; ++j)
+        v.fd.push_back((8 * (F[0][j] - F[1][j]) - (F[2][j] - F[3][j])) / (12 * v.step));
+      check->variables.push_back(v);
     }
-    for (std::size_t j = 0; j <= m; ++j)
-      v.fd.push_back((8 * (F[0][j] - F[1][j]) - (F[2][j] - F[3][j])) / (12 * v.step));
-    check->variables.push_back(v);
   }
-  // Taylor test along a random direction scaled by the steps
-  std::mt19937 gen(12345);
+  // relative to the function's largest checked entry in the entry, or 1e-4 of its largest one
+  // overall when it barely depends on the entry (the re-solves converge to an absolute 1e-13,
+  // so a small entry's difference quotient carries an absolute error of that size / h)
+  std::vector<double> overall(nf, 0.0);
+  std::vector<std::vector<double>> in_block(nb, std::vector<double>(nf, 0.0));
+  std::map<std::string, std::size_t> block_index;
+  for (std::size_t b = 0; b < nb; ++b) block_index[blocks[b].name] = b;
+  for (const auto &v : check->variables)
+    for (std::size_t j = 0; j < nf; ++j) {
+      overall[j] = std::max(overall[j], std::abs(v.adjoint[j]));
+      double &bs = in_block[block_index[v.block]][j];
+      bs = std::max(bs, std::abs(v.adjoint[j]));
+    }
+  for (auto &v : check->variables)
+    for (std::size_t j = 0; j < nf; ++j) {
+      const double scale = std::max(in_block[block_index[v.block]][j], 1e-4 * overall[j]);
+      const double diff = std::abs(v.adjoint[j] - v.fd[j]);
+      const double r = diff == 0 ? 0.0 : diff / std::max(scale, 1e-300);
+      v.relative_difference.push_back(r);
+      v.ok.push_back(r <= Check::kFdTolerance);
+      check->failures += r <= Check::kFdTolerance ? 0 : 1;
+    }
+
+  // Taylor tests along p (uniform in +-h_i / rel on the variables of one entry, or all)
+  auto taylor = [&](const std::string &name, const std::vector<double> &p) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    Check::Taylor t;
+    t.block = name;
+    t.eps = {4e-3, 2e-3, 1e-3};
+    t.derivative.assign(nf, 0.0);
+    for (std::size_t j = 0; j < nf; ++j)
+      for (std::size_t i = 0; i < n; ++i) t.derivative[j] += check->gradient[j][i] * p[i];
+    t.remainder.assign(nf, {});
+    for (double eps : t.eps) {
+      std::vector<double> x = a, F;
+      for (std::size_t i = 0; i < n; ++i) x[i] += eps * p[i];
+      PetscCall(values(x, &F));
+      for (std::size_t j = 0; j < nf; ++j)
+        t.remainder[j].push_back(std::abs(F[j] - check->values[j] - eps * t.derivative[j]));
+    }
+    for (std::size_t j = 0; j < nf; ++j) {
+      bool linear = true, ok = true;
+      std::vector<double> rates;
+      for (std::size_t k = 0; k < t.eps.size(); ++k) {
+        const double floor =
+            1e-12 * std::max(std::abs(check->values[j]), std::abs(t.eps[k] * t.derivative[j]));
+        linear = linear && t.remainder[j][k] <= floor;
+        if (k == 0) continue;
+        rates.push_back(std::log(t.remainder[j][k - 1] / t.remainder[j][k]) /
+                        std::log(t.eps[k - 1] / t.eps[k]));
+        ok = ok && rates.back() >= Check::kMinRate; // false for NaN (0/0)
+      }
+      t.rate.push_back(rates);
+      t.linear.push_back(linear);
+      t.ok.push_back(linear || ok);
+      check->failures += linear || ok ? 0 : 1;
+    }
+    check->taylor.push_back(t);
+    PetscFunctionReturn(0);
+  };
   std::uniform_real_distribution<double> uni(-1.0, 1.0);
-  std::vector<double> p(n);
-  double dJ = 0;
-  for (std::size_t i = 0; i < n; ++i) p[i] = uni(gen) * step(i) / rel, dJ += e0.df[i] * p[i];
-  for (double eps : {4e-3, 2e-3, 1e-3}) {
-    std::vector<double> x = a, F;
-    for (std::size_t i = 0; i < n; ++i) x[i] += eps * p[i];
-    PetscCall(values(x, &F));
-    check->taylor_eps.push_back(eps);
-    check->taylor_remainder.push_back(std::abs(F[0] - e0.f - eps * dJ));
+  for (std::size_t b = 0; b < nb; ++b) {
+    std::mt19937 gen(12345 + static_cast<unsigned>(b) + 1);
+    std::vector<double> p(n, 0.0);
+    for (std::size_t i = blocks[b].offset; i < blocks[b].offset + blocks[b].count; ++i)
+      p[i] = uni(gen) * step(i) / rel;
+    PetscCall(taylor(blocks[b].name, p));
+  }
+  {
+    std::mt19937 gen(12345);
+    std::vector<double> p(n);
+    for (std::size_t i = 0; i < n; ++i) p[i] = uni(gen) * step(i) / rel;
+    PetscCall(taylor("all", p));
   }
   // back to the design a (the warm start and the mesh of the caller's design)
   Evaluation e;

@@ -34,25 +34,6 @@ int gmsh_face_type(int dim, PetscInt n) {
   return dim == 2 ? 1 : (n == 3 ? 2 : 3);
 }
 
-// Gathers a flat integer or double array on rank 0 (concatenated in rank order).
-template <typename T>
-PetscErrorCode gather(MPI_Comm comm, const std::vector<T> &mine, MPI_Datatype type,
-                      std::vector<T> *all) {
-  PetscFunctionBeginUser;
-  PetscMPIInt size, rank;
-  PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  int n = static_cast<int>(mine.size());
-  std::vector<int> counts(size), offsets(size, 0);
-  PetscCallMPI(MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm));
-  int total = 0;
-  for (int r = 0; r < size; ++r) offsets[r] = total, total += counts[r];
-  if (rank == 0) all->resize(total);
-  PetscCallMPI(MPI_Gatherv(mine.data(), n, type, rank == 0 ? all->data() : nullptr, counts.data(),
-                           offsets.data(), type, 0, comm));
-  PetscFunctionReturn(0);
-}
-
 } // namespace
 
 PetscErrorCode write_msh(const mesh::Mesh &m, const std::vector<Vec3<double>> &X,
@@ -80,8 +61,8 @@ PetscErrorCode write_msh(const mesh::Mesh &m, const std::vector<Vec3<double>> &X
   }
   std::vector<double> all_nodes;
   std::vector<long> all_elements;
-  PetscCall(gather(m.comm, nodes, MPI_DOUBLE, &all_nodes));
-  PetscCall(gather(m.comm, elements, MPI_LONG, &all_elements));
+  PetscCall(gather_to_root(m.comm, nodes, MPI_DOUBLE, &all_nodes));
+  PetscCall(gather_to_root(m.comm, elements, MPI_LONG, &all_elements));
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
   std::string error;

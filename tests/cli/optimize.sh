@@ -8,7 +8,11 @@
 #     --restart replays the journal (no finished evaluation recomputed) and follows the same
 #     path: the designs and objectives of every evaluation equal the uninterrupted run's
 #     (bitwise designs, objectives to 1e-12);
-#  3. a design box that holds no vertex of its wall is one error line naming the key.
+#  3. a design box that holds no vertex of its wall is one error line naming the key;
+#  4. 2 ranks take the same first evaluations; the wall-shape CSV files are rank-independent (the
+#     shape gradient to 1e-8) and
+#     the optimized one holds the cylinder of optimized.msh (postprocess/plot_shapes.py draws them);
+#     their shape gradient dJ/dd_B chained through the FFD box equals the optimizer's dJ/da.
 # usage: optimize.sh KARMAN SOURCE_DIR WORK_DIR
 set -u
 karman=$1 src=$2 work=$3
@@ -86,6 +90,60 @@ xw = max(abs(x - y) for a, b in zip(dref[:n], dgot) for x, y in zip(a, b))
 print(f"2 ranks: {n} evaluations, objectives within {jw:.1e} (relative), designs within {xw:.1e} of 1 rank")
 assert n == 6 and jw <= 1e-8 and xw <= 1e-8
 PY
+# the wall shapes as CSV (postprocess/plot_shapes.py): the same file on 1 and 2 ranks for the
+# reference design, and the optimized one holds exactly the cylinder nodes of optimized.msh
+/usr/bin/python3 - <<'PY' || exit 1
+import csv
+a = list(csv.reader(open("ref/shapes/shape_0000.csv")))
+b = list(csv.reader(open("np2/shapes/shape_0000.csv")))
+assert a[0] == b[0] and len(a) == len(b), "another set of faces on 2 ranks"
+assert all(r[:5] == q[:5] for r, q in zip(a[1:], b[1:])), "other wall coordinates on 2 ranks"
+gmax = max(abs(float(v)) for r in a[1:] for v in r[5:])
+gdiff = max(abs(float(v) - float(w)) for r, q in zip(a[1:], b[1:]) for v, w in zip(r[5:], q[5:]))
+print(f"shapes/shape_0000.csv: same faces and coordinates on 2 ranks, dJ/dd_B within {gdiff / gmax:.1e}")
+assert gdiff <= 1e-8 * gmax
+PY
+/usr/bin/python3 - <<'PY' || exit 1
+import csv
+rows = [r for r in csv.DictReader(open("ref/shapes/optimized.csv")) if r["wall"] == "cylinder"]
+csv_pts = {(float(r["x"]), float(r["y"])) for r in rows}
+lines = open("ref/optimized.msh").read().split("\n")
+names = {l.split()[2].strip('"'): int(l.split()[1]) for l in lines[lines.index("$PhysicalNames") + 2:lines.index("$EndPhysicalNames")]}
+nodes = {}
+for l in lines[lines.index("$Nodes") + 2:lines.index("$EndNodes")]:
+    i, x, y, z = l.split()
+    nodes[int(i)] = (float(x), float(y))
+msh_pts = set()
+for l in lines[lines.index("$Elements") + 2:lines.index("$EndElements")]:
+    e = list(map(int, l.split()))
+    if e[1] == 1 and e[3] == names["cylinder"]:
+        msh_pts |= {nodes[e[5]], nodes[e[6]]}
+print(f"shapes/optimized.csv: {len(rows) // 2} cylinder faces, {len(csv_pts)} vertices = optimized.msh's")
+assert csv_pts == msh_pts and len(rows) == 2 * len(csv_pts)
+PY
+/usr/bin/python3 - <<'PY' || exit 1
+import csv, json, math
+# the shape gradient dJ/dd_B of the cylinder vertices in shapes/shape_0000.csv, chained through
+# the FFD box of the case (Bernstein polynomials, eq. 23 of adjoint/README.md), equals the
+# design gradient dJ/da the optimizer got (the journal's df of evaluation 0)
+j = [json.loads(l) for l in open("ref/optimization-journal.jsonl")]
+names, df = j[0]["names"], j[1]["df"]
+g = {}
+for r in csv.DictReader(open("ref/shapes/shape_0000.csv")):
+    if r["wall"] == "cylinder":
+        g[(float(r["x"]), float(r["y"]))] = (float(r["gx"]), float(r["gy"]))
+B = lambda i, s: math.comb(4, i) * s**i * (1 - s)**(4 - i)
+worst = 0
+for name, d in zip(names, df):
+    i, k = map(int, name[name.index("[") + 1:name.index("]")].split(","))
+    ax = 0 if name.endswith(".x") else 1
+    chain = sum(B(i, (x - 0.13) / 0.14) * B(k, (y - 0.13) / 0.14) * gv[ax] for (x, y), gv in g.items())
+    worst = max(worst, abs(chain - d) / max(abs(v) for v in df))
+print(f"shapes/shape_0000.csv: dJ/dd_B on {len(g)} cylinder vertices chained through the FFD box "
+      f"= the optimizer's dJ/da to {worst:.1e} (relative to max |dJ/da|)")
+assert worst <= 1e-10
+PY
+/usr/bin/python3 "$src/postprocess/plot_shapes.py" ref -o shapes.png > /dev/null || fail "plot_shapes.py"
 
 # 5. karman verify: dJ/da and dc/da through deformation and re-solve against finite differences
 "$karman" verify case.yaml -o verify > verify.log 2>&1 ||

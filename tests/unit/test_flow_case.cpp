@@ -3,7 +3,8 @@
 //    calls the observer once per Newton iteration, returns the force coefficients of the
 //    solution (equal to the monitors evaluated afresh at the returned state) and writes no
 //    file; the steady gradient of the drag with respect to the viscosity equals central
-//    finite differences of re-solves (adjoint::check_parameter);
+//    finite differences of re-solves (adjoint::check_parameter); a second objective (lift)
+//    with the drag adjoint's Jacobian and LU factors reused equals a fresh solve's gradient;
 //  - a steady solve that cannot converge (one Newton iteration) is reported, not an error,
 //    and hands back the state of least residual;
 //  - FlowCase::advance_to lands exactly on t_end (the last step shortened), calls the
@@ -104,6 +105,30 @@ TEST_CASE("FlowCase: steady solve and gradient as values, no files", "[driver][m
   REQUIRE(fc.steady_gradient(w, &r2) == 0);
   CHECK(r2.gradient.parameters[0].gradient ==
         Approx(r.gradient.parameters[0].gradient).epsilon(1e-10));
+  // another objective at the same state with the drag's Jacobian and LU factors (same_state)
+  // equals the gradient from a fresh assembly and factorization
+  config::CaseConfig lift_cfg;
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, dfg_case(""), "test.yaml", "/",
+                                        {"objective.type=lift"}, lift_cfg) == 0);
+  adjoint::Objective lift;
+  REQUIRE(lift.setup(fc.residual(), lift_cfg) == 0);
+  adjoint::AdjointResult reused, fresh;
+  REQUIRE(fc.gradient(w, lift, &reused, true) == 0);
+  REQUIRE(fc.gradient(w, lift, &fresh, false) == 0);
+  CHECK(reused.J == fresh.J);
+  CHECK(reused.J != Approx(r.J).epsilon(1e-3)); // another function than the drag
+  CHECK(reused.relative_residual < 1e-10);
+  for (std::size_t i = 0; i < fresh.gradient.parameters.size(); ++i)
+    CHECK(reused.gradient.parameters[i].gradient ==
+          Approx(fresh.gradient.parameters[i].gradient).epsilon(1e-12));
+  double xmax = 0, dmax = 0;
+  for (std::size_t v = 0; v < fresh.gradient.X.size(); ++v)
+    for (int d = 0; d < 2; ++d) {
+      xmax = std::max(xmax, std::abs(fresh.gradient.X[v][d]));
+      dmax = std::max(dmax, std::abs(fresh.gradient.X[v][d] - reused.gradient.X[v][d]));
+    }
+  CAPTURE(dmax, xmax);
+  CHECK(dmax <= 1e-12 * xmax);
   VecDestroy(&w);
   VecDestroy(&R);
 }

@@ -1,7 +1,9 @@
 // The assembled residual Jacobian and the steady Newton solver.
 //  - dR/dw (assembled) times random directions equals central finite differences of
 //    the residual to 1e-6 (2D DFG channel with inlet/outlet/walls, far-field cylinder,
-//    a pinned-pressure all-Dirichlet box, and a 3D hexahedral channel with a slip wall);
+//    a pinned-pressure all-Dirichlet box, a 3D hexahedral channel with a slip wall, 3D
+//    tetrahedra (inflow, outflow, moving wall, symmetry, far field), prisms, and a
+//    tetrahedral box with an obstacle in a far field);
 //    on 1 and 2 ranks ([mpi]);
 //  - Newton converges quadratically on the coarse DFG 2D-1 mesh;
 //  - Kovasznay flow (Re = 40): second-order convergence of velocity and pressure on
@@ -161,6 +163,45 @@ boundaries:
 )",
                  "channel-3d.geo", 0, 3, {"inlet", "outlet", "walls", "top"}, &p);
     REQUIRE(jacobian_fd_error(p, 1.0) < 1e-6);
+  }
+  SECTION("3D tetrahedra: inflow, outflow, walls, a translating wall, symmetry") {
+    Problem p;
+    make_problem(R"(
+mesh: {file: x.geo, dimension: 3}
+fluid: {viscosity: 0.05}
+boundaries:
+  xmin: {type: velocity-inlet, velocity: 1.0, direction: [1, 0, 0]}
+  xmax: {type: pressure-outlet}
+  ymin: {type: wall}
+  ymax: {type: wall, velocity: [0.3, 0, 0.1]}
+  zmin: {type: symmetry}
+  zmax: {type: far-field, velocity: [1, 0.1, 0.2]}
+)",
+                 "box-tet.geo", 0, 3, {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"}, &p);
+    REQUIRE(jacobian_fd_error(p, 1.0) < 1e-6);
+  }
+  SECTION("3D prisms and a tetrahedral obstacle channel") {
+    Problem p;
+    make_problem(R"(
+mesh: {file: x.geo, dimension: 3}
+fluid: {viscosity: 0.05}
+boundaries:
+  sides: {type: wall}
+  zmin: {type: velocity-inlet, velocity: 1.0, direction: [0, 0, 1]}
+  zmax: {type: pressure-outlet}
+)",
+                 "box-prism.geo", 0, 3, {"sides", "zmin", "zmax"}, &p);
+    REQUIRE(jacobian_fd_error(p, 1.0) < 1e-6);
+    Problem q;
+    make_problem(R"(
+mesh: {file: x.geo, dimension: 3}
+fluid: {viscosity: 0.02}
+boundaries:
+  outer: {type: far-field, velocity: [1, 0.2, 0]}
+  obstacle: {type: wall}
+)",
+                 "box-obstacle.geo", 0, 3, {"outer", "obstacle"}, &q);
+    REQUIRE(jacobian_fd_error(q, 1.0) < 1e-6);
   }
 }
 

@@ -6,7 +6,8 @@
 //    a^2 (rate >= 1.9): the deformation's reverse mode, the adjoint and the warm-started re-solves
 //    are exact together; on 1 and 2 ranks ([mpi]);
 //  - a displacement that inverts cells is a failed evaluation (ok = false, the reason given),
-//    not an error, and the next evaluation starts from the last good state (J(0) again).
+//    not an error, and the next evaluation starts from the last good state (J(0) again);
+//  - the crash-test hook KARMAN_TEST_KILL: bad values are refused at set-up, naming it.
 #include "karman/adjoint/verification.hpp"
 #include "karman/core/error.hpp"
 #include "karman/driver/shape_evaluation.hpp"
@@ -15,6 +16,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
 
 using namespace karman;
 
@@ -75,4 +77,37 @@ TEST_CASE("shape evaluation: dJ/d(wall displacement) through deformation and re-
   CHECK_FALSE(bad.ok);
   CHECK_THAT(bad.failure, Catch::Contains("mesh deformation"));
   CHECK(J_at(0.0, &e) == Approx(J0).epsilon(1e-10));
+}
+
+// The crash-test hook (KARMAN_TEST_KILL=PHASE:N, tests/cli/optimize_kill.sh) is read at set-up: a
+// bad value is one error naming the variable; a kill armed for a later evaluation leaves the
+// evaluations before it alone.
+TEST_CASE("shape evaluation: KARMAN_TEST_KILL", "[driver][shape]") {
+  const std::string yaml = test::dfg_case_yaml(0, "");
+  config::CaseConfig cfg;
+  clear_error();
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "shape.yaml", "/", {}, cfg) == 0);
+  driver::FlowCase fc;
+  REQUIRE(fc.load(PETSC_COMM_WORLD, cfg) == 0);
+  for (const char *bad : {"solve:5", "forward", "forward:0", "adjoint:2x", "deformation:"}) {
+    CAPTURE(bad);
+    REQUIRE(setenv("KARMAN_TEST_KILL", bad, 1) == 0);
+    driver::ShapeEvaluator shape;
+    clear_error();
+    CHECK(shape.setup(fc, {}, nullptr) != 0);
+    CHECK_THAT(last_error_message(),
+               Catch::Contains("environment variable KARMAN_TEST_KILL='" + std::string(bad) + "'"));
+  }
+  for (const char *later : {"forward:2", "adjoint:1", "deformation:2"}) {
+    CAPTURE(later);
+    REQUIRE(setenv("KARMAN_TEST_KILL", later, 1) == 0);
+    driver::ShapeEvaluator shape;
+    clear_error();
+    REQUIRE(shape.setup(fc, {}, nullptr) == 0);
+    driver::ShapeEvaluation e;
+    // the first evaluation (no extra flow function: "adjoint" has one adjoint solve, no kill)
+    REQUIRE(shape.evaluate(std::vector<Vec3<double>>(fc.mesh().n_vertices), &e) == 0);
+    CHECK(e.ok);
+  }
+  REQUIRE(unsetenv("KARMAN_TEST_KILL") == 0);
 }

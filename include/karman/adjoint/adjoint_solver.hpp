@@ -33,8 +33,13 @@ public:
   /// Creates the matrix and the transposed solver (-adj_ksp_type, -adj_pc_type ...; tolerances
   /// from the case's adjoint section).  Collective.
   PetscErrorCode setup(discretization::FlowResidual &res, const config::CaseConfig &cfg);
-  /// Objective, adjoint and gradient at the converged state w.  Collective.
-  PetscErrorCode solve(Vec w, const Objective &objective, AdjointResult *result);
+  /// Objective, adjoint and gradient at the converged state w.  With `same_operator` the
+  /// Jacobian and the preconditioner (the LU factors) of the previous solve are reused: the
+  /// caller promises that neither w nor the residual (coordinates, parameters) changed since
+  /// then (several objectives at one state: one factorization, one triangular solve each).
+  /// Collective.
+  PetscErrorCode solve(Vec w, const Objective &objective, AdjointResult *result,
+                       bool same_operator = false);
   Mat jacobian() const { return J_; }
 
 private:
@@ -42,6 +47,7 @@ private:
   Mat J_ = nullptr;
   KSP ksp_ = nullptr;
   Vec g_ = nullptr, psi_ = nullptr, check_ = nullptr;
+  bool have_operator_ = false; ///< J_ and the preconditioner hold a previous solve's
 };
 
 } // namespace karman::adjoint

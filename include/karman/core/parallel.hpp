@@ -1,6 +1,7 @@
 // Small MPI/PETSc helpers shared by the layers: broadcasting a string (typically an error
-// found on rank 0, so that every rank fails together) and reading the local form (owned
-// and ghost entries) of a ghosted vector.
+// found on rank 0, so that every rank fails together), gathering a flat array on rank 0 (for
+// files written by rank 0) and reading the local form (owned and ghost entries) of a ghosted
+// vector.
 #pragma once
 
 #include <petscvec.h>
@@ -12,6 +13,26 @@ namespace karman {
 
 /// Broadcasts *s from `root` to every rank of comm.  Collective.
 PetscErrorCode broadcast_string(MPI_Comm comm, std::string *s, int root = 0);
+
+/// Gathers every rank's `mine` on rank 0 into *all (concatenated in rank order; *all is left
+/// untouched on the other ranks).  `type` is the MPI type of T.  Collective.
+template <typename T>
+PetscErrorCode gather_to_root(MPI_Comm comm, const std::vector<T> &mine, MPI_Datatype type,
+                              std::vector<T> *all) {
+  PetscFunctionBeginUser;
+  PetscMPIInt size, rank;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  int n = static_cast<int>(mine.size());
+  std::vector<int> counts(size), offsets(size, 0);
+  PetscCallMPI(MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm));
+  int total = 0;
+  for (int r = 0; r < size; ++r) offsets[r] = total, total += counts[r];
+  if (rank == 0) all->resize(total);
+  PetscCallMPI(MPI_Gatherv(mine.data(), n, type, rank == 0 ? all->data() : nullptr, counts.data(),
+                           offsets.data(), type, 0, comm));
+  PetscFunctionReturn(0);
+}
 
 /// Updates the ghosts of a ghosted vector and copies its local form (owned then ghost
 /// entries) into *values.  Collective.

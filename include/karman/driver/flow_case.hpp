@@ -102,9 +102,10 @@ public:
   /// first call and reused.  Collective.
   PetscErrorCode steady_gradient(Vec w, adjoint::AdjointResult *result);
   /// The same for another objective (e.g. a flow constraint of an optimization), with the
-  /// same adjoint solver; the parameters are not selected.  Collective.
+  /// same adjoint solver; the parameters are not selected.  `same_state`: w and the case did
+  /// not change since the last gradient, whose Jacobian and LU factors are reused.  Collective.
   PetscErrorCode gradient(Vec w, const adjoint::Objective &objective,
-                          adjoint::AdjointResult *result);
+                          adjoint::AdjointResult *result, bool same_state = false);
   /// The case's objective (set up on the first call).  Collective.
   PetscErrorCode objective(const adjoint::Objective **objective);
 

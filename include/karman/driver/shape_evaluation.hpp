@@ -11,6 +11,12 @@
 // state of the last good evaluation is kept and starts the next solve, with the pseudo-time
 // continuation referred to the residual of the cold initial state (a warm start begins near
 // Newton); if that solve fails, once more with the case's own continuation.
+//
+// Crash tests: with the environment variable KARMAN_TEST_KILL=PHASE:N (PHASE forward, adjoint or
+// deformation, N >= 1) every rank raises SIGKILL on itself inside that phase of the N-th
+// evaluation that this evaluator computes: forward after the first Newton iteration, adjoint
+// after the first adjoint solve (when there are two or more), deformation after the mesh
+// deformation solve (before the mesh is used).  Read once at setup; unset, it costs nothing.
 #pragma once
 
 #include "karman/adjoint/mesh_deformation.hpp"
@@ -66,7 +72,10 @@ private:
   std::vector<double> V0_; ///< reference cell volumes (owned cells)
   adjoint::MeshDeformation deformation_;
   Vec w_ = nullptr, w_good_ = nullptr;
-  double r_ref_ = 0; ///< |R| of the case's initial state on the reference mesh (continuation)
+  double r_ref_ = 0;       ///< |R| of the case's initial state on the reference mesh (continuation)
+  long evaluations_ = 0;   ///< evaluations computed so far
+  std::string kill_phase_; ///< KARMAN_TEST_KILL: the phase ("" unset) ...
+  long kill_evaluation_ = 0; ///< ... and the evaluation (1-based)
 };
 
 } // namespace karman::driver

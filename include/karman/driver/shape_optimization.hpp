@@ -39,19 +39,42 @@ struct ShapeRecord {
   std::vector<double> constraints;
 };
 
-/// dJ/da and dc/da of a ShapeOptimization against finite differences of re-deformed, re-solved
-/// designs (karman verify): per checked variable a_i, the fourth-order central difference
-///   (8 (F(a + h e_i) - F(a - h e_i)) - (F(a + 2h e_i) - F(a - 2h e_i))) / 12h
-/// of the objective and of every constraint, and a Taylor test along a random direction p:
-///   r(eps) = |J(a + eps p) - J(a) - eps dJ/da . p|, eps = eps0 {1, 1/2, 1/4}  (rate ~ 2).
+/// dJ/da and dc/da of a ShapeOptimization against re-deformed, re-solved designs (karman verify),
+/// for the objective and every constraint (the functions F_j, objective first):
+///  * finite differences: per checked variable a_i the fourth-order central difference
+///      (8 (F(a + h e_i) - F(a - h e_i)) - (F(a + 2h e_i) - F(a - 2h e_i))) / 12h,
+///    compared with the adjoint's dF_j/da_i relative to the largest |dF_j/da| checked in the same
+///    design entry (block), or to 1e-4 of the largest over all entries when F_j barely depends on
+///    the entry (an area under a rigid motion): ok when <= 1e-6;
+///  * Taylor tests, one per design entry along a random direction p restricted to its variables
+///    (seeded by the entry's index: the same on every rank and rank count), and one along a
+///    random direction of all variables:
+///      r_j(eps) = |F_j(a + eps p) - F_j(a) - eps dF_j/da . p|,  eps = {4, 2, 1} 1e-3,
+///    rate_k = log2(r(eps_(k-1)) / r(eps_k)) must be >= 1.9; F_j is linear along p when every
+///    r_j <= 1e-12 max(|F_j(a)|, |eps dF_j/da . p|) (round-off: an area under a rigid motion,
+///    an area or a thickness under moves along y (FFD, Hicks-Henne)): nothing converges, ok.
 struct DesignGradientCheck {
+  static constexpr double kFdTolerance = 1e-6, kMinRate = 1.9;
+  std::vector<std::string> functions;        ///< "objective", then the constraints' names
+  std::vector<double> values;                ///< F_j(a)
+  std::vector<std::vector<double>> gradient; ///< dF_j/da, every variable (adjoint)
   struct Variable {
-    std::string name;
+    std::string name, block; ///< the variable and its design entry
     double step = 0;
-    std::vector<double> adjoint, fd; ///< objective first, then the constraints
+    std::vector<double> adjoint, fd, relative_difference; ///< per function
+    std::vector<char> ok;                                 ///< per function
   };
   std::vector<Variable> variables;
-  std::vector<double> taylor_eps, taylor_remainder;
+  struct Taylor {
+    std::string block; ///< the design entry's name, or "all" (every variable)
+    std::vector<double> eps;
+    std::vector<double> derivative;             ///< dF_j/da . p per function
+    std::vector<std::vector<double>> remainder; ///< r_j(eps_k) [function][k]
+    std::vector<std::vector<double>> rate;      ///< rate_k, k >= 1 [function][k - 1]
+    std::vector<char> linear, ok;               ///< per function
+  };
+  std::vector<Taylor> taylor; ///< one per design entry (case order), then "all"
+  int failures = 0;           ///< FD differences above the tolerance and rates below kMinRate
 };
 
 /// The constraints: list of the case as ShapeConstraints (walls checked against the mesh).
@@ -75,9 +98,11 @@ public:
   Evaluator evaluator() {
     return [this](const std::vector<double> &a, Evaluation *e) { return evaluate(a, e); };
   }
-  /// The check above at design a for at most `max_variables` variables (evenly spread over the
-  /// design vector); steps h_i = rel (upper_i - lower_i) where the bounds are finite, else
-  /// rel * reference.length.  Collective.
+  /// The check above at design a, finite differences for at most `max_variables` variables
+  /// (shared out among the design entries, at least one each, evenly spread over each entry's
+  /// variables); steps h_i = rel (upper_i - lower_i) where the bounds are finite, else
+  /// rel * reference.length (the Taylor directions p_i are uniform in +-h_i / rel).
+  /// Collective.
   PetscErrorCode check_gradient(const std::vector<double> &a, std::size_t max_variables, double rel,
                                 DesignGradientCheck *check);
   const ShapeRecord &last() const { return last_; }
