@@ -94,7 +94,7 @@ fi
 solve "$opt/rerun" --set mesh.file="$opt/optimized.msh" $(wind 4)
 $py "$root/postprocess/plot_optimization.py" "$opt" "$out/images/optimization-history.png"
 $py "$here/plot_case.py" optimization "$opt" --images "$out/images"
-$py "$root/postprocess/plot_shapes.py" "$opt" -o "$out/images/shapes.png" --titles "NACA 0012, Re 1000, 4 deg"
+$py "$root/postprocess/plot_shapes.py" "$opt" -o "$out/images/shapes.png" --titles "NACA 0012 at Re 1000 and 4 degrees"
 if [ "${IMAGES:-0}" = 1 ]; then
   cp "$out"/images/*.png "$here/images/"
   log "copied the PNGs to $here/images"
