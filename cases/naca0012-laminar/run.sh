@@ -10,15 +10,16 @@
 # usage: bash cases/naca0012-laminar/run.sh [full|quick]
 #   quick: levels 0 and 1, far field R = 30 and 60, the optimization on level 0 (its own lift
 #   target: c_L of the NACA 0012 on level 0 from step 2), at most 25 evaluations.
-# environment: KARMAN (default build/release/karman), NP (2 ranks), OUT (out/naca0012-laminar);
+# environment: KARMAN (default build/release/karman), NP (2 ranks), OUT (out/naca0012-laminar,
+# quick: out/naca0012-laminar-quick);
 # the PNGs go to OUT/images (and, with IMAGES=1, to cases/naca0012-laminar/images).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 karman=${KARMAN:-$root/build/release/karman}
 np=${NP:-2}
-out=${OUT:-$root/out/naca0012-laminar}
 mode=${1:-full}
+out=${OUT:-$root/out/naca0012-laminar$([ "$mode" = quick ] && echo -quick)}
 py=/usr/bin/python3
 . "$root/scripts/mpi-env.sh"
 mkdir -p "$out/images"
