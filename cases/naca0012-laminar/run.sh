@@ -19,7 +19,9 @@ root=$(cd "$here/../.." && pwd)
 karman=${KARMAN:-$root/build/release/karman}
 np=${NP:-2}
 mode=${1:-full}
-out=${OUT:-$root/out/naca0012-laminar$([ "$mode" = quick ] && echo -quick)}
+suffix=
+[ "$mode" = quick ] && suffix=-quick
+out=${OUT:-$root/out/naca0012-laminar$suffix}
 py=/usr/bin/python3
 . "$root/scripts/mpi-env.sh"
 mkdir -p "$out/images"
