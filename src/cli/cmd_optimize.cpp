@@ -153,7 +153,16 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
   if (rank == 0) {
     csv.open(fs::path(args.output_dir) / "optimization.csv");
     csv << "evaluation,replayed,ok,objective";
-    for (const auto &c : p.constraints) csv << "," << c.name;
+    // a constraint name may hold commas ("thickness(airfoil, x=0.1)"): quoted (RFC 4180)
+    for (const auto &c : p.constraints) {
+      if (c.name.find_first_of(",\"") == std::string::npos) {
+        csv << "," << c.name;
+        continue;
+      }
+      std::string quoted;
+      for (char ch : c.name) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+      csv << ",\"" << quoted << "\"";
+    }
     csv << ",gradient_norm,newton_iterations,forward_time,adjoint_time,deformation_time,"
            "deformation_adjoint_time,min_volume_ratio,failure\n";
     designs.open(fs::path(args.output_dir) / "designs.csv");

@@ -77,6 +77,8 @@ void add_values(nlohmann::json &j, const FlowMonitors::Values &v, const config::
   j["cd_viscous"] = v.cd_viscous;
   j["cm"] = v.cm;
   j["force"] = {v.force.total()[0], v.force.total()[1], v.force.total()[2]};
+  j["force_pressure"] = {v.force.pressure[0], v.force.pressure[1], v.force.pressure[2]};
+  j["force_viscous"] = {v.force.viscous[0], v.force.viscous[1], v.force.viscous[2]};
   if (v.has_dp) j["delta_p"] = v.dp;
   const auto pts = cfg.section("output").points("probes");
   for (std::size_t i = 0; i < pts.size(); ++i) {
