@@ -87,6 +87,7 @@ struct Context {
   std::vector<double> x_last;
   Evaluation last;
   OptimizationResult *result = nullptr;
+  std::vector<std::pair<std::vector<double>, Evaluation>> good; ///< every successful evaluation
 };
 
 // One evaluation at x: the cached one, a replayed one or a new one (journaled).  Collective.
@@ -139,6 +140,7 @@ PetscErrorCode evaluate(Context &ctx, const std::vector<double> &x, const Evalua
   ctx.x_last = x;
   ctx.last = ev;
   ctx.have_last = true;
+  if (ev.ok) ctx.good.emplace_back(x, ev);
   if (*ctx.observer) PetscCall((*ctx.observer)(k, x, ctx.last, replayed));
   *e = &ctx.last;
   PetscFunctionReturn(0);
@@ -308,6 +310,119 @@ std::vector<double> least_squares(const std::vector<std::vector<double>> &a,
   for (std::size_t j = 0; j < m; ++j)
     for (std::size_t i = 0; i < n; ++i) res[i] += (*x)[j] * a[j][i];
   return res;
+}
+
+// The largest violation of the constraints at an evaluation, each relative to its tolerance
+// (<= 1: feasible in NLopt's sense) or, with `near`, to max(1e4 tolerance, 1e-3 (1 + |value|))
+// (<= 1: nearly feasible).
+double violation_ratio(const OptimizationProblem &p, const Evaluation &e, bool near = false) {
+  double r = 0;
+  for (std::size_t i = 0; i < p.constraints.size(); ++i) {
+    const ConstraintSpec &c = p.constraints[i];
+    const double g = (c.sense == ConstraintSense::GreaterEqual ? -1.0 : 1.0) * (e.c[i] - c.value);
+    const double v = c.sense == ConstraintSense::Equal ? std::fabs(g) : std::max(0.0, g);
+    r = std::max(
+        r, v / (near ? std::max(1e4 * c.tolerance, 1e-3 * (1 + std::fabs(c.value))) : c.tolerance));
+  }
+  return r;
+}
+
+// Solves the small dense system A y = b (Gaussian elimination with partial pivoting); false if
+// singular.
+bool solve_dense(std::vector<std::vector<double>> a, std::vector<double> b,
+                 std::vector<double> *y) {
+  const std::size_t m = b.size();
+  for (std::size_t k = 0; k < m; ++k) {
+    std::size_t piv = k;
+    for (std::size_t i = k + 1; i < m; ++i)
+      if (std::fabs(a[i][k]) > std::fabs(a[piv][k])) piv = i;
+    if (!(std::fabs(a[piv][k]) > 0)) return false;
+    std::swap(a[k], a[piv]);
+    std::swap(b[k], b[piv]);
+    for (std::size_t i = k + 1; i < m; ++i) {
+      const double l = a[i][k] / a[k][k];
+      for (std::size_t j = k; j < m; ++j) a[i][j] -= l * a[k][j];
+      b[i] -= l * b[k];
+    }
+  }
+  y->assign(m, 0.0);
+  for (std::size_t k = m; k-- > 0;) {
+    double s = b[k];
+    for (std::size_t j = k + 1; j < m; ++j) s -= a[k][j] * (*y)[j];
+    (*y)[k] = s / a[k][k];
+  }
+  return true;
+}
+
+// The answer of a run: the best evaluated design within the constraint tolerances (what NLopt
+// means by its answer, which it does not always return when stopped by the evaluation budget).
+// When a nearly feasible evaluation (every violation below 1e4 tolerances or 1e-3 (1 + |bound|))
+// has a lower objective -- the iterates approach the optimum with constraint violations just
+// above the tolerances, e.g. when failed designs keep SLSQP's steps short -- it is projected onto
+// the constraints by Gauss-Newton steps on the violated ones,
+//   x <- clamp(x - A^T (A A^T)^-1 g, l, u),   A = dg/dx,
+// one evaluation per step (journaled like any other), until every violation is within its
+// tolerance; the projected design is the answer if it is feasible and better.
+PetscErrorCode project_feasible(Context &ctx, long steps, OptimizationResult *result) {
+  PetscFunctionBeginUser;
+  const OptimizationProblem &p = *ctx.problem;
+  const std::size_t n = p.names.size(), m = p.constraints.size();
+  const std::pair<std::vector<double>, Evaluation> *feasible = nullptr, *best = nullptr;
+  for (const auto &g : ctx.good)
+    if (violation_ratio(p, g.second) <= 1 && (!feasible || g.second.f < feasible->second.f))
+      feasible = &g;
+  if (feasible) {
+    result->x = feasible->first;
+    result->f = feasible->second.f;
+  }
+  for (const auto &g : ctx.good)
+    if (violation_ratio(p, g.second, true) <= 1 && (!feasible || g.second.f < feasible->second.f) &&
+        (!best || g.second.f < best->second.f))
+      best = &g;
+  if (m == 0 || steps <= 0 || !best || violation_ratio(p, best->second) <= 1)
+    PetscFunctionReturn(0);
+  const bool have_feasible = feasible != nullptr;
+  std::vector<double> x = best->first;
+  Evaluation e = best->second;
+  for (long k = 0; k < steps; ++k) {
+    std::vector<std::vector<double>> a;
+    std::vector<double> g;
+    for (std::size_t i = 0; i < m; ++i) {
+      const ConstraintSpec &c = p.constraints[i];
+      const double sign = c.sense == ConstraintSense::GreaterEqual ? -1.0 : 1.0;
+      const double gi = sign * (e.c[i] - c.value);
+      if (c.sense != ConstraintSense::Equal && gi <= 0) continue;
+      std::vector<double> row(n);
+      for (std::size_t j = 0; j < n; ++j) row[j] = sign * e.dc[i][j];
+      a.push_back(row);
+      g.push_back(gi);
+    }
+    std::vector<std::vector<double>> aat(a.size(), std::vector<double>(a.size(), 0.0));
+    for (std::size_t i = 0; i < a.size(); ++i)
+      for (std::size_t j = 0; j < a.size(); ++j)
+        for (std::size_t l = 0; l < n; ++l) aat[i][j] += a[i][l] * a[j][l];
+    std::vector<double> y;
+    if (!solve_dense(aat, g, &y)) break;
+    for (std::size_t l = 0; l < n; ++l) {
+      double d = 0;
+      for (std::size_t i = 0; i < a.size(); ++i) d -= a[i][l] * y[i];
+      x[l] = std::min(p.upper[l], std::max(p.lower[l], x[l] + d));
+    }
+    const Evaluation *ev = nullptr;
+    PetscCall(evaluate(ctx, x, &ev));
+    if (!ev->ok) break;
+    e = *ev;
+    if (violation_ratio(p, e) <= 1) {
+      if (!have_feasible || e.f < result->f) {
+        result->x = x;
+        result->f = e.f;
+        result->status += "; best nearly feasible design projected onto the constraints in " +
+                          std::to_string(k + 1) + " step" + (k ? "s" : "");
+      }
+      break;
+    }
+  }
+  PetscFunctionReturn(0);
 }
 
 } // namespace
@@ -488,10 +603,15 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
               e.what());
     }
   }
-  if (ctx.out) std::fclose(ctx.out);
-  PetscCall(ctx.error); // an error inside an evaluation (already reported)
+  if (ctx.error) {
+    if (ctx.out) std::fclose(ctx.out);
+    PetscCall(ctx.error); // an error inside an evaluation (already reported)
+  }
   result->x = x;
   result->f = f;
+  const PetscErrorCode ierr = project_feasible(ctx, options.projection_steps, result);
+  if (ctx.out) std::fclose(ctx.out);
+  PetscCall(ierr);
   PetscFunctionReturn(0);
 }
 

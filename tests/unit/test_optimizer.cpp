@@ -320,3 +320,39 @@ TEST_CASE("optimizer: SLSQP's answer passes the KKT check (nonlinear equality)",
   CHECK(driver::check_kkt(p, {std::sqrt(2.0) * std::cos(t), std::sqrt(2.0) * std::sin(t)}, e1)
             .residual > 0.1);
 }
+
+TEST_CASE("optimizer: a run stopped before feasibility ends with a projected feasible design",
+          "[driver]") {
+  // x + y on the circle x^2 + y^2 = 2 from (0.5, -1.5), stopped after 5 evaluations: the
+  // iterates are not yet on the circle within 1e-12, the answer is (projected onto it)
+  const driver::Evaluator circle = [](const std::vector<double> &x, driver::Evaluation *e) {
+    e->f = x[0] + x[1];
+    e->df = {1.0, 1.0};
+    e->c = {x[0] * x[0] + x[1] * x[1]};
+    e->dc = {{2 * x[0], 2 * x[1]}};
+    return PetscErrorCode(0);
+  };
+  driver::OptimizationProblem p;
+  p.names = {"x", "y"};
+  p.lower = {-5, -5};
+  p.upper = {5, 5};
+  p.start = {0.5, -1.5};
+  p.constraints = {{"r2", ConstraintSense::Equal, 2.0, 1e-12}};
+  driver::OptimizerOptions o;
+  o.max_evaluations = 5;
+  driver::OptimizationResult r;
+  o.projection_steps = 0;
+  REQUIRE(driver::optimize(PETSC_COMM_WORLD, p, circle, o, {}, &r) == 0);
+  driver::Evaluation e;
+  REQUIRE(circle(r.x, &e) == 0);
+  CAPTURE(r.status, r.x[0], r.x[1], e.c[0]);
+  CHECK(std::fabs(e.c[0] - 2) > 1e-12); // without the projection: NLopt's answer, off the circle
+  o.projection_steps = 5;
+  REQUIRE(driver::optimize(PETSC_COMM_WORLD, p, circle, o, {}, &r) == 0);
+  REQUIRE(circle(r.x, &e) == 0);
+  CAPTURE(r.status, r.x[0], r.x[1], e.c[0]);
+  CHECK(std::fabs(e.c[0] - 2) <= 1e-12);
+  CHECK(r.f == e.f);
+  CHECK(r.f < -1.9); // near the optimum -2
+  CHECK_THAT(r.status, Catch::Contains("projected"));
+}
