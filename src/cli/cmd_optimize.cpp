@@ -120,6 +120,7 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
   o.max_evaluations = opt.integer("max_evaluations");
   o.xtol_rel = opt.real("xtol_rel");
   o.ftol_rel = opt.real("ftol_rel");
+  o.projection_steps = opt.integer("projection_steps");
   o.journal = (fs::path(args.output_dir) / "optimization-journal.jsonl").string();
   o.restart = args.restart;
 

@@ -354,7 +354,8 @@ bool solve_dense(std::vector<std::vector<double>> a, std::vector<double> b,
   return true;
 }
 
-// The answer of a run: the best evaluated design within the constraint tolerances (what NLopt
+// With projection steps (OptimizerOptions::projection_steps > 0; else NLopt's answer stands):
+// the answer of a run is the best evaluated design within the constraint tolerances (what NLopt
 // means by its answer, which it does not always return when stopped by the evaluation budget).
 // When a nearly feasible evaluation (every violation below 1e4 tolerances or 1e-3 (1 + |bound|))
 // has a lower objective -- the iterates approach the optimum with constraint violations just
@@ -367,6 +368,7 @@ PetscErrorCode project_feasible(Context &ctx, long steps, OptimizationResult *re
   PetscFunctionBeginUser;
   const OptimizationProblem &p = *ctx.problem;
   const std::size_t n = p.names.size(), m = p.constraints.size();
+  if (steps <= 0 || m == 0) PetscFunctionReturn(0); // NLopt's answer as it is
   const std::pair<std::vector<double>, Evaluation> *feasible = nullptr, *best = nullptr;
   for (const auto &g : ctx.good)
     if (violation_ratio(p, g.second) <= 1 && (!feasible || g.second.f < feasible->second.f))
@@ -379,8 +381,7 @@ PetscErrorCode project_feasible(Context &ctx, long steps, OptimizationResult *re
     if (violation_ratio(p, g.second, true) <= 1 && (!feasible || g.second.f < feasible->second.f) &&
         (!best || g.second.f < best->second.f))
       best = &g;
-  if (m == 0 || steps <= 0 || !best || violation_ratio(p, best->second) <= 1)
-    PetscFunctionReturn(0);
+  if (!best || violation_ratio(p, best->second) <= 1) PetscFunctionReturn(0);
   const bool have_feasible = feasible != nullptr;
   std::vector<double> x = best->first;
   Evaluation e = best->second;

@@ -7,10 +7,11 @@
 // reported to the optimizer as f = +inf: SLSQP cuts its line-search step back, CCSAQ/MMA
 // tighten their conservative approximation -- the failed design is never taken.
 //
-// The answer is the best evaluated design within the constraint tolerances; when a nearly
-// feasible evaluation has a lower objective, it is projected onto the constraints by a few
-// Gauss-Newton steps (OptimizerOptions::projection_steps, journaled evaluations) and taken if
-// that makes it feasible.
+// With OptimizerOptions::projection_steps > 0 (case key optimization.projection_steps) the
+// answer is the best evaluated design within the constraint tolerances, and when a nearly
+// feasible evaluation has a lower objective, it is projected onto the constraints by at most
+// that many Gauss-Newton steps (journaled evaluations beyond max_evaluations) and taken if that
+// makes it feasible.
 //
 // Every rank runs the same optimizer; the evaluator is collective and its results are
 // broadcast from rank 0, so that all ranks take bitwise the same path.
@@ -70,8 +71,8 @@ struct OptimizerOptions {
   long max_evaluations = 50;
   double xtol_rel = 1e-8, ftol_rel = 1e-10;
   /// Gauss-Newton steps (one evaluation each) that project the best nearly feasible design onto
-  /// the constraints when it beats the best feasible one (0: none); see optimizer.cpp.
-  long projection_steps = 5;
+  /// the constraints when it beats the best feasible one (0: none, NLopt's answer stands).
+  long projection_steps = 0;
   std::string journal;  ///< path of the journal ("": none)
   bool restart = false; ///< replay an existing journal
 };
