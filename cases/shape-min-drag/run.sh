@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 KARMAN=$(realpath "${1:-build/release/karman}")
-OUT=${2:-out/shape-min-drag}
+OUT=$(realpath -m "${2:-out/shape-min-drag}")
 NP=${NP:-1}
 CASE=cases/shape-min-drag
 IMG=$CASE/images
@@ -65,12 +65,12 @@ for re in 40 1; do
   o=$OUT/check-re$re-circle-far60
   mkdir -p "$o"
   sed 's/Rf = {30.0,/Rf = {60.0,/' $CASE/body.geo > "$o/body60.geo"
-  run run $CASE/re$re.yaml -o "$o" --set mesh.file="$PWD/$o/body60.geo" --set mesh.level=1 \
+  run run $CASE/re$re.yaml -o "$o" --set mesh.file="$o/body60.geo" --set mesh.level=1 \
     > "$o.log" 2>&1 || { tail -5 "$o.log"; exit 1; }
   echo "Re $re circle, level 1, far field at 60 D: $(cd_line "$o.log")"
   o=$OUT/check-re$re-optimum-far60
   continue_from $CASE/re$re.yaml "$OUT/re$re-l1" > "$o.yaml"
-  run optimize "$o.yaml" -o "$o" --set mesh.file="$PWD/$OUT/check-re$re-circle-far60/body60.geo" \
+  run optimize "$o.yaml" -o "$o" --set mesh.file="$OUT/check-re$re-circle-far60/body60.geo" \
     --set mesh.level=1 --set optimization.max_evaluations=1 > "$o.log" 2>&1 ||
     { tail -5 "$o.log"; exit 1; }
   echo "Re $re level-1 optimum, far field at 60 D: $(grep 'best design' "$o.log" | sed 's/^karman: //')"
