@@ -145,6 +145,7 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
   o.max_evaluations = opt.integer("max_evaluations");
   o.xtol_rel = opt.real("xtol_rel");
   o.ftol_rel = opt.real("ftol_rel");
+  o.projection_steps = opt.integer("projection_steps");
   o.journal = (fs::path(args.output_dir) / "optimization-journal.jsonl").string();
   o.restart = args.restart;
 
@@ -337,15 +338,40 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
   for (std::size_t i = 0; i < p.constraints.size(); ++i)
     j["constraints"][p.constraints[i].name] = {{"value", best.c[i]},
                                                {"bound", p.constraints[i].value}};
-  j["values"] = {{"cd", problem.last().shape.values.cd}, {"cl", problem.last().shape.values.cl}};
+  const solver::FlowMonitors::Values &bv = problem.last().shape.values;
+  j["values"] = {
+      {"cd", bv.cd}, {"cd_pressure", bv.cd_pressure}, {"cd_viscous", bv.cd_viscous}, {"cl", bv.cl}};
+  // first-order optimality of the best design (driver::check_kkt)
+  const driver::KktReport kkt = driver::check_kkt(p, result.x, best);
+  nlohmann::json jk = {{"residual", kkt.residual},
+                       {"lagrangian_gradient_norm", kkt.lagrangian_gradient_norm},
+                       {"objective_gradient_norm", kkt.objective_gradient_norm},
+                       {"max_violation", kkt.max_violation},
+                       {"max_relative_violation", kkt.max_relative_violation},
+                       {"bound_violation", kkt.bound_violation},
+                       {"active_lower_bounds", kkt.active_lower},
+                       {"active_upper_bounds", kkt.active_upper},
+                       {"wrong_signs", kkt.wrong_signs}};
+  for (std::size_t i = 0; i < p.constraints.size(); ++i)
+    jk["constraints"][p.constraints[i].name] = {{"multiplier", kkt.multipliers[i]},
+                                                {"active", static_cast<bool>(kkt.active[i])},
+                                                {"violation", kkt.violations[i]},
+                                                {"relative_violation", kkt.relative_violations[i]}};
+  j["kkt"] = jk;
   j["wall_time"] = MPI_Wtime() - start;
   if (rank == 0) {
     std::ofstream out(fs::path(args.output_dir) / "summary.json");
     out << j.dump(2) << "\n";
   }
   PetscCall(log_info(comm, "best design: J %.10g, c_D %.8f, c_L %.8f; mesh %s/optimized.msh",
-                     best.f, problem.last().shape.values.cd, problem.last().shape.values.cl,
-                     args.output_dir.c_str()));
+                     best.f, bv.cd, bv.cl, args.output_dir.c_str()));
+  PetscCall(log_info(comm,
+                     "KKT: residual %.3e (|projected Lagrangian gradient| / |dJ/da| = %.3e / "
+                     "%.3e), largest constraint violation %.3e (relative %.3e), %ld active "
+                     "bounds, %ld wrong-signed multipliers",
+                     kkt.residual, kkt.lagrangian_gradient_norm, kkt.objective_gradient_norm,
+                     kkt.max_violation, kkt.max_relative_violation,
+                     kkt.active_lower + kkt.active_upper, kkt.wrong_signs));
   PetscFunctionReturn(0);
 }
 

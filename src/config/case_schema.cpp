@@ -288,6 +288,11 @@ std::vector<SectionSpec> make_sections() {
                     "stop when the design changes by less than this (relative)"),
            positive("ftol_rel", "1e-8",
                     "stop when the objective changes by less than this (relative)"),
+           integer("projection_steps", "0",
+                   "at the end, project the best nearly feasible design (if better than the "
+                   "best feasible one) onto the constraints with at most this many Gauss-Newton "
+                   "steps, one evaluation each (0: none)",
+                   0),
            integer("vtk_every", "1",
                    "ParaView snapshot of the flow every this many evaluations (0: none; the "
                    "shape is written at every evaluation)",

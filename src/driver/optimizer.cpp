@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <nlopt.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -86,6 +87,7 @@ struct Context {
   std::vector<double> x_last;
   Evaluation last;
   OptimizationResult *result = nullptr;
+  std::vector<std::pair<std::vector<double>, Evaluation>> good; ///< every successful evaluation
 };
 
 // One evaluation at x: the cached one, a replayed one or a new one (journaled).  Collective.
@@ -138,6 +140,7 @@ PetscErrorCode evaluate(Context &ctx, const std::vector<double> &x, const Evalua
   ctx.x_last = x;
   ctx.last = ev;
   ctx.have_last = true;
+  if (ev.ok) ctx.good.emplace_back(x, ev);
   if (*ctx.observer) PetscCall((*ctx.observer)(k, x, ctx.last, replayed));
   *e = &ctx.last;
   PetscFunctionReturn(0);
@@ -261,7 +264,251 @@ PetscErrorCode open_journal(MPI_Comm comm, const std::string &path, const json &
   PetscFunctionReturn(0);
 }
 
+// x = the least-squares solution of min |b + sum_k x_k a_k| over the columns a_k (modified
+// Gram-Schmidt, twice for orthogonality); columns dependent on the earlier ones (their
+// remainder below 1e-10 of their norm) get x_k = 0.  Returns the residual b + sum_k x_k a_k.
+std::vector<double> least_squares(const std::vector<std::vector<double>> &a,
+                                  const std::vector<double> &b, std::vector<double> *x) {
+  const std::size_t m = a.size(), n = b.size();
+  std::vector<std::vector<double>> q; // orthonormal columns
+  std::vector<std::size_t> kept;      // the column of a of each q
+  std::vector<std::vector<double>> r; // r[j][k]: coefficient of q_k in a_kept[j]
+  auto dot = [n](const std::vector<double> &u, const std::vector<double> &v) {
+    double s = 0;
+    for (std::size_t i = 0; i < n; ++i) s += u[i] * v[i];
+    return s;
+  };
+  for (std::size_t j = 0; j < m; ++j) {
+    std::vector<double> v = a[j], coef(q.size() + 1, 0.0);
+    const double norm0 = std::sqrt(dot(v, v));
+    for (int pass = 0; pass < 2; ++pass)
+      for (std::size_t k = 0; k < q.size(); ++k) {
+        const double h = dot(q[k], v);
+        coef[k] += h;
+        for (std::size_t i = 0; i < n; ++i) v[i] -= h * q[k][i];
+      }
+    const double norm = std::sqrt(dot(v, v));
+    if (!(norm > 1e-10 * norm0) || norm0 == 0) continue;
+    for (double &vi : v) vi /= norm;
+    coef[q.size()] = norm;
+    q.push_back(v);
+    kept.push_back(j);
+    r.push_back(coef);
+  }
+  // min |b + Q R y|: R y = -Q^T b (upper triangular: column j of R is r[j])
+  const std::size_t k = q.size();
+  std::vector<double> y(k, 0.0), rhs(k);
+  for (std::size_t i = 0; i < k; ++i) rhs[i] = -dot(q[i], b);
+  for (std::size_t i = k; i-- > 0;) {
+    double s = rhs[i];
+    for (std::size_t j = i + 1; j < k; ++j) s -= r[j][i] * y[j];
+    y[i] = s / r[i][i];
+  }
+  x->assign(m, 0.0);
+  for (std::size_t i = 0; i < k; ++i) (*x)[kept[i]] = y[i];
+  std::vector<double> res = b;
+  for (std::size_t j = 0; j < m; ++j)
+    for (std::size_t i = 0; i < n; ++i) res[i] += (*x)[j] * a[j][i];
+  return res;
+}
+
+// The largest violation of the constraints at an evaluation, each relative to its tolerance
+// (<= 1: feasible in NLopt's sense) or, with `near`, to max(1e4 tolerance, 1e-3 (1 + |value|))
+// (<= 1: nearly feasible).
+double violation_ratio(const OptimizationProblem &p, const Evaluation &e, bool near = false) {
+  double r = 0;
+  for (std::size_t i = 0; i < p.constraints.size(); ++i) {
+    const ConstraintSpec &c = p.constraints[i];
+    const double g = (c.sense == ConstraintSense::GreaterEqual ? -1.0 : 1.0) * (e.c[i] - c.value);
+    const double v = c.sense == ConstraintSense::Equal ? std::fabs(g) : std::max(0.0, g);
+    r = std::max(
+        r, v / (near ? std::max(1e4 * c.tolerance, 1e-3 * (1 + std::fabs(c.value))) : c.tolerance));
+  }
+  return r;
+}
+
+// Solves the small dense system A y = b (Gaussian elimination with partial pivoting); false if
+// singular.
+bool solve_dense(std::vector<std::vector<double>> a, std::vector<double> b,
+                 std::vector<double> *y) {
+  const std::size_t m = b.size();
+  for (std::size_t k = 0; k < m; ++k) {
+    std::size_t piv = k;
+    for (std::size_t i = k + 1; i < m; ++i)
+      if (std::fabs(a[i][k]) > std::fabs(a[piv][k])) piv = i;
+    if (!(std::fabs(a[piv][k]) > 0)) return false;
+    std::swap(a[k], a[piv]);
+    std::swap(b[k], b[piv]);
+    for (std::size_t i = k + 1; i < m; ++i) {
+      const double l = a[i][k] / a[k][k];
+      for (std::size_t j = k; j < m; ++j) a[i][j] -= l * a[k][j];
+      b[i] -= l * b[k];
+    }
+  }
+  y->assign(m, 0.0);
+  for (std::size_t k = m; k-- > 0;) {
+    double s = b[k];
+    for (std::size_t j = k + 1; j < m; ++j) s -= a[k][j] * (*y)[j];
+    (*y)[k] = s / a[k][k];
+  }
+  return true;
+}
+
+// With projection steps (OptimizerOptions::projection_steps > 0; else NLopt's answer stands):
+// the answer of a run is the best evaluated design within the constraint tolerances (what NLopt
+// means by its answer, which it does not always return when stopped by the evaluation budget).
+// When a nearly feasible evaluation (every violation below 1e4 tolerances or 1e-3 (1 + |bound|))
+// has a lower objective -- the iterates approach the optimum with constraint violations just
+// above the tolerances, e.g. when failed designs keep SLSQP's steps short -- it is projected onto
+// the constraints by Gauss-Newton steps on the violated ones,
+//   x <- clamp(x - A^T (A A^T)^-1 g, l, u),   A = dg/dx,
+// one evaluation per step (journaled like any other), until every violation is within its
+// tolerance; the projected design is the answer if it is feasible and better.
+PetscErrorCode project_feasible(Context &ctx, long steps, OptimizationResult *result) {
+  PetscFunctionBeginUser;
+  const OptimizationProblem &p = *ctx.problem;
+  const std::size_t n = p.names.size(), m = p.constraints.size();
+  if (steps <= 0 || m == 0) PetscFunctionReturn(0); // NLopt's answer as it is
+  const std::pair<std::vector<double>, Evaluation> *feasible = nullptr, *best = nullptr;
+  for (const auto &g : ctx.good)
+    if (violation_ratio(p, g.second) <= 1 && (!feasible || g.second.f < feasible->second.f))
+      feasible = &g;
+  if (feasible) {
+    result->x = feasible->first;
+    result->f = feasible->second.f;
+  }
+  for (const auto &g : ctx.good)
+    if (violation_ratio(p, g.second, true) <= 1 && (!feasible || g.second.f < feasible->second.f) &&
+        (!best || g.second.f < best->second.f))
+      best = &g;
+  if (!best || violation_ratio(p, best->second) <= 1) PetscFunctionReturn(0);
+  const bool have_feasible = feasible != nullptr;
+  std::vector<double> x = best->first;
+  Evaluation e = best->second;
+  for (long k = 0; k < steps; ++k) {
+    std::vector<std::vector<double>> a;
+    std::vector<double> g;
+    for (std::size_t i = 0; i < m; ++i) {
+      const ConstraintSpec &c = p.constraints[i];
+      const double sign = c.sense == ConstraintSense::GreaterEqual ? -1.0 : 1.0;
+      const double gi = sign * (e.c[i] - c.value);
+      if (c.sense != ConstraintSense::Equal && gi <= 0) continue;
+      std::vector<double> row(n);
+      for (std::size_t j = 0; j < n; ++j) row[j] = sign * e.dc[i][j];
+      a.push_back(row);
+      g.push_back(gi);
+    }
+    std::vector<std::vector<double>> aat(a.size(), std::vector<double>(a.size(), 0.0));
+    for (std::size_t i = 0; i < a.size(); ++i)
+      for (std::size_t j = 0; j < a.size(); ++j)
+        for (std::size_t l = 0; l < n; ++l) aat[i][j] += a[i][l] * a[j][l];
+    std::vector<double> y;
+    if (!solve_dense(aat, g, &y)) break;
+    for (std::size_t l = 0; l < n; ++l) {
+      double d = 0;
+      for (std::size_t i = 0; i < a.size(); ++i) d -= a[i][l] * y[i];
+      x[l] = std::min(p.upper[l], std::max(p.lower[l], x[l] + d));
+    }
+    const Evaluation *ev = nullptr;
+    PetscCall(evaluate(ctx, x, &ev));
+    if (!ev->ok) break;
+    e = *ev;
+    if (violation_ratio(p, e) <= 1) {
+      if (!have_feasible || e.f < result->f) {
+        result->x = x;
+        result->f = e.f;
+        result->status += "; best nearly feasible design projected onto the constraints in " +
+                          std::to_string(k + 1) + " step" + (k ? "s" : "");
+      }
+      break;
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
 } // namespace
+
+KktReport check_kkt(const OptimizationProblem &p, const std::vector<double> &x, const Evaluation &e,
+                    const KktOptions &o) {
+  KktReport k;
+  const std::size_t n = x.size(), m = p.constraints.size();
+  // NLopt's form: g = c - v (<=, =) or v - c (>=), g <= 0
+  std::vector<double> g(m), sign(m);
+  k.multipliers.assign(m, 0.0);
+  k.active.assign(m, false);
+  k.violations.assign(m, 0.0);
+  k.relative_violations.assign(m, 0.0);
+  for (std::size_t i = 0; i < m; ++i) {
+    const ConstraintSpec &c = p.constraints[i];
+    sign[i] = c.sense == ConstraintSense::GreaterEqual ? -1.0 : 1.0;
+    g[i] = sign[i] * (e.c[i] - c.value);
+    k.violations[i] = c.sense == ConstraintSense::Equal ? std::fabs(g[i]) : std::max(0.0, g[i]);
+    k.relative_violations[i] =
+        c.value != 0 ? k.violations[i] / std::fabs(c.value) : k.violations[i];
+    k.max_violation = std::max(k.max_violation, k.violations[i]);
+    k.max_relative_violation = std::max(k.max_relative_violation, k.relative_violations[i]);
+    k.active[i] =
+        c.sense == ConstraintSense::Equal || g[i] >= -o.active_tolerance * (1 + std::fabs(c.value));
+  }
+  // bounds: -1 at an active lower, +1 at an active upper bound, 0 free
+  std::vector<int> at(n, 0);
+  for (std::size_t j = 0; j < n; ++j) {
+    const double l = p.lower[j], u = p.upper[j];
+    const double range = std::isfinite(u - l) ? u - l : std::max(1.0, std::fabs(x[j]));
+    k.bound_violation = std::max({k.bound_violation, l - x[j], x[j] - u});
+    if (std::isfinite(l) && x[j] - l <= o.active_tolerance * range)
+      at[j] = -1;
+    else if (std::isfinite(u) && u - x[j] <= o.active_tolerance * range)
+      at[j] = 1;
+    k.active_lower += at[j] == -1;
+    k.active_upper += at[j] == 1;
+  }
+  double df2 = 0;
+  for (double v : e.df) df2 += v * v;
+  k.objective_gradient_norm = std::sqrt(df2);
+  // multipliers over the free variables; drop the most negative inequality multiplier until
+  // none is left
+  std::vector<double> r;
+  for (;;) {
+    std::vector<std::size_t> idx;
+    for (std::size_t i = 0; i < m; ++i)
+      if (k.active[i]) idx.push_back(i);
+    std::vector<std::vector<double>> a(idx.size());
+    std::vector<double> b;
+    for (std::size_t j = 0; j < n; ++j)
+      if (at[j] == 0) b.push_back(e.df[j]);
+    for (std::size_t s = 0; s < idx.size(); ++s)
+      for (std::size_t j = 0; j < n; ++j)
+        if (at[j] == 0) a[s].push_back(sign[idx[s]] * e.dc[idx[s]][j]);
+    std::vector<double> lambda;
+    least_squares(a, b, &lambda);
+    std::fill(k.multipliers.begin(), k.multipliers.end(), 0.0);
+    for (std::size_t s = 0; s < idx.size(); ++s) k.multipliers[idx[s]] = lambda[s];
+    long worst = -1;
+    for (std::size_t i = 0; i < m; ++i)
+      if (k.active[i] && p.constraints[i].sense != ConstraintSense::Equal && k.multipliers[i] < 0 &&
+          (worst < 0 || k.multipliers[i] < k.multipliers[worst]))
+        worst = static_cast<long>(i);
+    if (worst < 0) break;
+    k.active[worst] = false;
+    ++k.wrong_signs;
+  }
+  // the Lagrangian gradient over all variables, projected at the active bounds
+  double r2 = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    double rj = e.df[j];
+    for (std::size_t i = 0; i < m; ++i) rj += k.multipliers[i] * sign[i] * e.dc[i][j];
+    if (at[j] == -1 && rj >= 0) continue; // pushes against the lower bound: fine
+    if (at[j] == 1 && rj <= 0) continue;
+    if (at[j] != 0) ++k.wrong_signs;
+    r2 += rj * rj;
+  }
+  k.lagrangian_gradient_norm = std::sqrt(r2);
+  k.residual = k.objective_gradient_norm > 0
+                   ? k.lagrangian_gradient_norm / k.objective_gradient_norm
+                   : k.lagrangian_gradient_norm;
+  return k;
+}
 
 bool known_algorithm(const std::string &name) {
   return name == "slsqp" || name == "ccsaq" || name == "mma";
@@ -357,10 +604,15 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
               e.what());
     }
   }
-  if (ctx.out) std::fclose(ctx.out);
-  PetscCall(ctx.error); // an error inside an evaluation (already reported)
+  if (ctx.error) {
+    if (ctx.out) std::fclose(ctx.out);
+    PetscCall(ctx.error); // an error inside an evaluation (already reported)
+  }
   result->x = x;
   result->f = f;
+  const PetscErrorCode ierr = project_feasible(ctx, options.projection_steps, result);
+  if (ctx.out) std::fclose(ctx.out);
+  PetscCall(ierr);
   PetscFunctionReturn(0);
 }
 

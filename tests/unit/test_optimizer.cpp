@@ -11,7 +11,12 @@
 //  - a journal of another problem, an equality constraint with CCSAQ and a start outside the
 //    bounds are refused with messages that name them;
 //  - on 2 ranks every rank ends with the same design even if the evaluator's values differ by
-//    round-off between ranks ([mpi]).
+//    round-off between ranks ([mpi]);
+//  - the KKT check (check_kkt) gives the known multipliers and residual 0 at known optima
+//    (equality, active inequality, active bound with an inequality, a nonlinear equality
+//    reached by SLSQP, a constraint given twice), the hand-computed residual at a feasible
+//    non-optimal point, and counts and drops wrong-signed multipliers (an inequality or a bound
+//    that the objective pulls away from).
 #include "karman/core/error.hpp"
 #include "karman/driver/optimizer.hpp"
 #include "test_helpers.hpp"
@@ -195,4 +200,159 @@ TEST_CASE("optimizer: all ranks take the same path", "[driver][mpi]") {
   MPI_Allreduce(x, xmin, 2, MPI_DOUBLE, MPI_MIN, PETSC_COMM_WORLD);
   CHECK(xmax[0] == xmin[0]);
   CHECK(xmax[1] == xmin[1]);
+}
+
+namespace {
+
+driver::Evaluation at_point(const std::vector<double> &x) {
+  long calls = 0;
+  driver::Evaluation e;
+  REQUIRE(quadratic(1e300, &calls)(x, &e) == 0);
+  return e;
+}
+
+} // namespace
+
+TEST_CASE("optimizer: KKT residual and multipliers at known points", "[driver]") {
+  // (x - 3)^2 + (y + 1)^2 with x + y = 1.5: optimum (2.75, -1.25), df = (-0.5, -0.5), lambda 0.5
+  driver::OptimizationProblem p = problem(ConstraintSense::Equal, 1.5);
+  driver::KktReport k = driver::check_kkt(p, {2.75, -1.25}, at_point({2.75, -1.25}));
+  CHECK(k.residual == Approx(0).margin(1e-15));
+  CHECK(k.multipliers[0] == Approx(0.5).epsilon(1e-14));
+  CHECK(k.max_violation == Approx(0).margin(1e-15));
+  CHECK(k.wrong_signs == 0);
+  // a feasible point that is not optimal: (2, -0.5), df = (-2, 1); lambda = 0.5 leaves
+  // r = (-1.5, 1.5): residual 1.5 sqrt(2) / sqrt(5)
+  k = driver::check_kkt(p, {2, -0.5}, at_point({2, -0.5}));
+  CHECK(k.multipliers[0] == Approx(0.5).epsilon(1e-14));
+  CHECK(k.residual == Approx(1.5 * std::sqrt(2.0) / std::sqrt(5.0)).epsilon(1e-14));
+  // a violated equality: x + y = 1.5 + 3e-6
+  k = driver::check_kkt(p, {2.75 + 1e-6, -1.25 + 2e-6}, at_point({2.75 + 1e-6, -1.25 + 2e-6}));
+  CHECK(k.max_violation == Approx(3e-6).epsilon(1e-8));
+  CHECK(k.max_relative_violation == Approx(2e-6).epsilon(1e-8));
+  // the same constraint twice: dependent gradients, one multiplier takes it all
+  driver::OptimizationProblem twice = p;
+  twice.constraints.push_back(p.constraints[0]);
+  driver::Evaluation e2 = at_point({2.75, -1.25});
+  e2.c.push_back(e2.c[0]);
+  e2.dc.push_back(e2.dc[0]);
+  k = driver::check_kkt(twice, {2.75, -1.25}, e2);
+  CHECK(k.residual == Approx(0).margin(1e-15));
+  CHECK(k.multipliers[0] + k.multipliers[1] == Approx(0.5).epsilon(1e-14));
+
+  // x + y >= 3: optimum (3.5, -0.5), df = (1, 1); NLopt's g = 3 - x - y, lambda = 1 >= 0
+  p = problem(ConstraintSense::GreaterEqual, 3.0);
+  k = driver::check_kkt(p, {3.5, -0.5}, at_point({3.5, -0.5}));
+  CHECK(k.active[0]);
+  CHECK(k.multipliers[0] == Approx(1.0).epsilon(1e-14));
+  CHECK(k.residual == Approx(0).margin(1e-15));
+  // x + y >= 1.5 at (2.75, -1.25): on the boundary, but the objective pulls into the interior
+  // (lambda would be -0.5): dropped, the whole gradient is the residual
+  p = problem(ConstraintSense::GreaterEqual, 1.5);
+  k = driver::check_kkt(p, {2.75, -1.25}, at_point({2.75, -1.25}));
+  CHECK(k.wrong_signs == 1);
+  CHECK_FALSE(k.active[0]);
+  CHECK(k.multipliers[0] == 0);
+  CHECK(k.residual == Approx(1.0).epsilon(1e-14));
+  // an inactive inequality at the unconstrained optimum: df = 0, residual 0
+  p = problem(ConstraintSense::LessEqual, 5.0);
+  k = driver::check_kkt(p, {3, -1}, at_point({3, -1}));
+  CHECK_FALSE(k.active[0]);
+  CHECK(k.residual == 0);
+
+  // x + y <= 1.5 with y >= 0: optimum (1.5, 0), df = (-3, 2), lambda = 3, the bound's
+  // multiplier r_y = 2 + 3 = 5 >= 0
+  p = problem(ConstraintSense::LessEqual, 1.5);
+  p.lower[1] = 0;
+  k = driver::check_kkt(p, {1.5, 0}, at_point({1.5, 0}));
+  CHECK(k.active_lower == 1);
+  CHECK(k.multipliers[0] == Approx(3.0).epsilon(1e-14));
+  CHECK(k.residual == Approx(0).margin(1e-15));
+  CHECK(k.wrong_signs == 0);
+  // x >= 2 at x = 2 (no constraint active): the objective pulls x up, off the bound
+  p = problem(ConstraintSense::LessEqual, 100.0);
+  p.lower[0] = 2;
+  k = driver::check_kkt(p, {2, -1}, at_point({2, -1}));
+  CHECK(k.active_lower == 1);
+  CHECK(k.wrong_signs == 1);
+  CHECK(k.residual == Approx(1.0).epsilon(1e-14));
+  // x <= 2: the same point is optimal
+  p = problem(ConstraintSense::LessEqual, 100.0);
+  p.upper[0] = 2;
+  k = driver::check_kkt(p, {2, -1}, at_point({2, -1}));
+  CHECK(k.active_upper == 1);
+  CHECK(k.residual == Approx(0).margin(1e-15));
+}
+
+TEST_CASE("optimizer: SLSQP's answer passes the KKT check (nonlinear equality)", "[driver]") {
+  // x + y on the circle x^2 + y^2 = 2: optimum (-1, -1), df = (1, 1) = -lambda (2x, 2y),
+  // lambda = 1/2
+  const driver::Evaluator circle = [](const std::vector<double> &x, driver::Evaluation *e) {
+    e->f = x[0] + x[1];
+    e->df = {1.0, 1.0};
+    e->c = {x[0] * x[0] + x[1] * x[1]};
+    e->dc = {{2 * x[0], 2 * x[1]}};
+    return PetscErrorCode(0);
+  };
+  driver::OptimizationProblem p;
+  p.names = {"x", "y"};
+  p.lower = {-5, -5};
+  p.upper = {5, 5};
+  p.start = {0.5, -1.5};
+  p.constraints = {{"r2", ConstraintSense::Equal, 2.0, 1e-12}};
+  driver::OptimizerOptions o;
+  o.xtol_rel = 1e-12;
+  o.ftol_rel = 1e-15;
+  o.max_evaluations = 200;
+  driver::OptimizationResult r;
+  REQUIRE(driver::optimize(PETSC_COMM_WORLD, p, circle, o, {}, &r) == 0);
+  driver::Evaluation e;
+  REQUIRE(circle(r.x, &e) == 0);
+  const driver::KktReport k = driver::check_kkt(p, r.x, e);
+  CAPTURE(r.status, r.evaluations, r.x[0], r.x[1], k.residual);
+  CHECK(k.residual < 1e-6);
+  CHECK(k.multipliers[0] == Approx(0.5).epsilon(1e-6));
+  CHECK(k.max_violation < 1e-10);
+  // a point on the circle away from the optimum is far from stationary
+  const double t = 1.0;
+  driver::Evaluation e1;
+  REQUIRE(circle({std::sqrt(2.0) * std::cos(t), std::sqrt(2.0) * std::sin(t)}, &e1) == 0);
+  CHECK(driver::check_kkt(p, {std::sqrt(2.0) * std::cos(t), std::sqrt(2.0) * std::sin(t)}, e1)
+            .residual > 0.1);
+}
+
+TEST_CASE("optimizer: a run stopped before feasibility ends with a projected feasible design",
+          "[driver]") {
+  // x + y on the circle x^2 + y^2 = 2 from (0.5, -1.5), stopped after 5 evaluations: the
+  // iterates are not yet on the circle within 1e-12, the answer is (projected onto it)
+  const driver::Evaluator circle = [](const std::vector<double> &x, driver::Evaluation *e) {
+    e->f = x[0] + x[1];
+    e->df = {1.0, 1.0};
+    e->c = {x[0] * x[0] + x[1] * x[1]};
+    e->dc = {{2 * x[0], 2 * x[1]}};
+    return PetscErrorCode(0);
+  };
+  driver::OptimizationProblem p;
+  p.names = {"x", "y"};
+  p.lower = {-5, -5};
+  p.upper = {5, 5};
+  p.start = {0.5, -1.5};
+  p.constraints = {{"r2", ConstraintSense::Equal, 2.0, 1e-12}};
+  driver::OptimizerOptions o;
+  o.max_evaluations = 5;
+  driver::OptimizationResult r;
+  o.projection_steps = 0;
+  REQUIRE(driver::optimize(PETSC_COMM_WORLD, p, circle, o, {}, &r) == 0);
+  driver::Evaluation e;
+  REQUIRE(circle(r.x, &e) == 0);
+  CAPTURE(r.status, r.x[0], r.x[1], e.c[0]);
+  CHECK(std::fabs(e.c[0] - 2) > 1e-12); // without the projection: NLopt's answer, off the circle
+  o.projection_steps = 5;
+  REQUIRE(driver::optimize(PETSC_COMM_WORLD, p, circle, o, {}, &r) == 0);
+  REQUIRE(circle(r.x, &e) == 0);
+  CAPTURE(r.status, r.x[0], r.x[1], e.c[0]);
+  CHECK(std::fabs(e.c[0] - 2) <= 1e-12);
+  CHECK(r.f == e.f);
+  CHECK(r.f < -1.9); // near the optimum -2
+  CHECK_THAT(r.status, Catch::Contains("projected"));
 }
