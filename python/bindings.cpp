@@ -508,7 +508,14 @@ public:
     adjoint::UnsteadyAdjointResult r;
     run_unsteady_adjoint(*cfg, false, &r);
     for (const auto &p : r.parameters) grads[py::str(p.name)] = p.gradient;
-    for (const auto &[name, series] : r.control) grads[py::str(name)] = array1(series);
+    // per-step series: as the gradient of the parameters that vary in time (the others have
+    // their sum above); all of them under "series"
+    py::dict series;
+    for (const auto &[name, v] : r.control) {
+      series[py::str(name)] = array1(v);
+      if (!grads.contains(py::str(name))) grads[py::str(name)] = array1(v);
+    }
+    out["series"] = series;
     out["J"] = r.J, out["gradient"] = grads, out["X"] = xarray(r.X);
     out["times"] = array1(r.times);
     out["initial"] = array2(r.initial, fc_->residual().nv());

@@ -41,10 +41,12 @@ def size():
 
 
 def _yaml(value):
-    """A Python value as YAML text (JSON is YAML)."""
-    if hasattr(value, "tolist"):
-        value = value.tolist()
-    return json.dumps(value)
+    """A Python value as YAML text (JSON is YAML; NumPy arrays and numbers as lists, floats)."""
+    def plain(o):
+        if hasattr(o, "tolist"):
+            return o.tolist()
+        raise TypeError(f"cannot pass a {type(o).__name__} to karman")
+    return json.dumps(value, default=plain)
 
 
 class Case:
@@ -97,7 +99,9 @@ class Simulation:
     def solve(self, progress=None, warm_start=False):
         """Solves the case with the current parameters: steady Newton from the initial state (or
         from the last solution with warm_start), or the unsteady steps to time.t_end.
-        progress(dict) is called after every Newton iteration / time step.  Raises karman.Error
+        progress(dict) is called after every Newton iteration / time step.  A warm start stops
+        as soon as the residual meets solver.atol, so after a tiny parameter change it may not
+        iterate at all: finite differences want cold starts.  Raises karman.Error
         if the solve does not converge (the simulation stays usable)."""
         return self._native.solve(progress, warm_start)
 

@@ -12,7 +12,9 @@ sets them, solves and evaluates the objectives; the backward solves the adjoint 
 that solution -- one adjoint per objective whose output gradient is not zero, all from the
 same forward solution (steady: one Newton solve, then one transposed linear solve per
 objective; unsteady: the unsteady adjoint of each objective, each with its own forward run
-that stores the trajectory).  Double precision throughout (the solver's); other dtypes are
+that stores the trajectory).  Unsteady cases compute the gradients already in the forward pass
+(eager), from the adjoint's forward run, so that a training step costs one forward run and one
+backward sweep.  Double precision throughout (the solver's); other dtypes are
 converted.
 """
 import numpy as np
@@ -46,8 +48,10 @@ class _KarmanFunction(torch.autograd.Function):
         x = params.detach().cpu().double().numpy().copy()
         layer._check(x)
         _assign(layer.sim, layer.layout, x)
-        values = layer.sim._evaluate(layer.objectives, gradients=False)[0]
+        eager = layer.eager and ctx.needs_input_grad[0]
+        values, gradients = layer.sim._evaluate(layer.objectives, gradients=eager)
         ctx.layer, ctx.x = layer, x
+        ctx.jacobian = np.array([layer.flatten(g) for g in gradients]) if eager else None
         ctx.params_dtype, ctx.params_device = params.dtype, params.device
         return torch.tensor(values, dtype=params.dtype, device=params.device)
 
@@ -55,6 +59,9 @@ class _KarmanFunction(torch.autograd.Function):
     def backward(ctx, grad_output):
         layer, x = ctx.layer, ctx.x
         w = grad_output.detach().cpu().double().numpy()
+        if ctx.jacobian is not None:
+            grad = w @ ctx.jacobian
+            return torch.tensor(grad, dtype=ctx.params_dtype, device=ctx.params_device), None
         _assign(layer.sim, layer.layout, x)  # the forward's parameters (another call may have run)
         wanted = [k for k in range(len(layer.objectives)) if w[k] != 0]
         grad = np.zeros(layer.size)
@@ -70,10 +77,15 @@ class Objectives(torch.nn.Module):
 
     sim: a karman.Simulation; names: the parameters the tensor holds, in order; objectives:
     a list of None (the case's objective) or objective dicts (as Simulation.gradient).
+    eager: compute the gradients in the forward pass when the tensor requires them (default for
+    unsteady cases, where the adjoint's own forward run then is the only forward run);
+    otherwise the backward pass re-solves at the forward's parameters if needed and runs the
+    adjoints there.
     """
 
-    def __init__(self, sim, names, objectives=(None,)):
+    def __init__(self, sim, names, objectives=(None,), eager=None):
         super().__init__()
+        self.eager = sim.case.unsteady if eager is None else bool(eager)
         if not isinstance(sim, Simulation):
             raise TypeError("Objectives(sim, ...): expected a karman.Simulation")
         self.sim, self.names, self.objectives = sim, list(names), list(objectives)

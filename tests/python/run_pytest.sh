@@ -25,11 +25,14 @@ time: {mode: unsteady, dt: 0.02, t_end: 0.12}
 solver: {rtol: 1e-13, atol: 1e-15}
 objective: {type: drag, walls: [cylinder], time: average, window: [0.0, 0.12]}
 output: {vtk: false}
+petsc: {adj_ksp_type: preonly}   # an LU per level: no time-based preconditioner reuse, reproducible
 YAML
 run "$karman" adjoint "$src/cases/dfg-2d1/case.yaml" -o cli_steady --set mesh.level=0 \
   --set mesh.cache_dir="$work/cache" > cli_steady.log 2>&1 || { tail -3 cli_steady.log; fail "steady adjoint"; }
 run "$karman" adjoint unsteady.yaml -o cli_unsteady --set mesh.cache_dir="$work/cache" \
   > cli_unsteady.log 2>&1 || { tail -3 cli_unsteady.log; fail "unsteady adjoint"; }
+run "$karman" run "$src/cases/dfg-2d1/case.yaml" -o cli_bad --set mesh.levle=0 > cli_bad_key.log 2>&1 &&
+  fail "a misspelt key was accepted"
 export PYTHONPATH="$pypath${PYTHONPATH:+:$PYTHONPATH}" KARMAN_SOURCE_DIR="$src" KARMAN_TEST_WORK="$work"
 # rank 0 reports; the other ranks run quietly (their failures still fail the run)
 run "$python" -m pytest -p no:cacheprovider -q "$src/tests/python" -x

@@ -63,13 +63,16 @@ def objective_at(sim, name, value):
 @pytest.mark.parametrize("level", [1, 3, 6])
 def test_control_gradient_equals_finite_differences(unsteady, level):
     omega = unsteady.parameters()[OMEGA].copy()
-    g = unsteady.gradient()["gradient"][OMEGA][level - 1]
+    series = unsteady.gradient()["gradient"][OMEGA]
+    g = series[level - 1]
     h = 1e-4
     e = np.zeros_like(omega)
     e[level - 1] = h
     fd = (objective_at(unsteady, OMEGA, omega + e) - objective_at(unsteady, OMEGA, omega - e)) / (2 * h)
     objective_at(unsteady, OMEGA, omega)
-    assert abs(g - fd) <= 1e-6 * abs(fd), (level, g, fd)
+    # relative 1e-6, or the difference quotient's round-off (|J| 1e-15 / h ~ 1e-11 here, i.e.
+    # 1e-7 of the largest entry) where the entry nearly vanishes (the last level: 2 % of it)
+    assert abs(g - fd) <= 1e-6 * abs(fd) + 1e-7 * np.abs(series).max(), (level, g, fd)
 
 
 @pytest.mark.parametrize("name", [NU, INLET])
