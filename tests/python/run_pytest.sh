@@ -34,5 +34,8 @@ run "$karman" adjoint unsteady.yaml -o cli_unsteady --set mesh.cache_dir="$work/
 run "$karman" run "$src/cases/dfg-2d1/case.yaml" -o cli_bad --set mesh.levle=0 > cli_bad_key.log 2>&1 &&
   fail "a misspelt key was accepted"
 export PYTHONPATH="$pypath${PYTHONPATH:+:$PYTHONPATH}" KARMAN_SOURCE_DIR="$src" KARMAN_TEST_WORK="$work"
-# rank 0 reports; the other ranks run quietly (their failures still fail the run)
-run "$python" -m pytest -p no:cacheprovider -q "$src/tests/python" -x
+# rank 0 reports; the other ranks write pytest_rank<R>.log (their failures still fail the run)
+run bash -c 'r=${OMPI_COMM_WORLD_RANK:-0}
+  if [ "$r" = 0 ]; then exec "$0" -m pytest -p no:cacheprovider --color=no -q "$1" -x
+  else exec "$0" -m pytest -p no:cacheprovider --color=no -q "$1" -x > "pytest_rank$r.log" 2>&1; fi' \
+  "$python" "$src/tests/python" || { cat pytest_rank*.log 2> /dev/null | tail -20; fail "pytest on $np rank(s)"; }
