@@ -28,8 +28,9 @@ def unsteady_overrides():
 
 def agree(a, b, rel, scale):
     """a equals b to `rel` relative, or to the round-off of a sum of terms of size `scale`
-    (1e-15 scale) for values that vanish (e.g. dJ/d(outlet pressure) ~ 1e-14)."""
-    return abs(a - b) <= rel * abs(b) + 1e-15 * scale
+    (1e-13 scale) for values that nearly vanish (dJ/d(outlet pressure) ~ 1e-14; the last
+    level of a per-step control gradient, whose parallel LU solves differ in the last bits)."""
+    return abs(a - b) <= rel * abs(b) + 1e-13 * scale
 
 
 @pytest.fixture(scope="session")
