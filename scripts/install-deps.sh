@@ -17,6 +17,8 @@ packages=(
   gmsh                                 # meshing of .geo files
   clang-format                         # the format check (ctest format)
   python3 python3-h5py python3-matplotlib   # post-processing scripts
+  pybind11-dev python3-dev python3-numpy python3-mpi4py python3-pytest   # the Python module and its tests
+  python3-torch python3-scipy          # karman.torch, the neural-control and identification examples
 )
 
 missing=()

@@ -156,6 +156,7 @@ PetscErrorCode run_unsteady_adjoint(const CliArgs &args, driver::FlowCase &fc) {
     csv << "step,time";
     for (const auto &[name, series] : r.control) csv << ",dJ/d(" << name << ")";
     csv << "\n";
+    csv.precision(17); // the full value (tests compare with the Python module to 1e-12)
     for (long k = 0; k < r.steps; ++k) {
       csv << (k + 1) << "," << r.times[k];
       for (const auto &[name, series] : r.control) csv << "," << series[k];

@@ -200,6 +200,70 @@ PetscErrorCode FlowCase::gradient(Vec w, const adjoint::Objective &objective,
   PetscFunctionReturn(0);
 }
 
+namespace {
+
+/// The time function of boundary parameter `name` (rotation rate, inlet speed, jet amplitude),
+/// or null.
+physics::TimeFunction *time_function_of(FlowResidual &res, const std::string &name) {
+  const adjoint::ParameterRegistry reg(res);
+  const int i = reg.find(name);
+  if (i < 0) return nullptr;
+  const adjoint::ParameterSpec &s = reg.spec(i);
+  auto &pc = res.boundary_conditions().patch(s.patch >= 0 ? s.patch : 0);
+  switch (s.kind) {
+  case adjoint::ParameterKind::Omega:
+    return &pc.omega;
+  case adjoint::ParameterKind::InletSpeed:
+    return &pc.speed;
+  case adjoint::ParameterKind::Amplitude:
+    return &pc.amplitude;
+  default:
+    return nullptr;
+  }
+}
+
+/// The names of the parameters that time_function_of() knows, comma separated.
+std::string time_function_names(FlowResidual &res) {
+  const adjoint::ParameterRegistry reg(res);
+  std::string out;
+  for (std::size_t i = 0; i < reg.size(); ++i)
+    if (time_function_of(res, reg.spec(i).name))
+      out += (out.empty() ? "" : ", ") + reg.spec(i).name;
+  return out.empty() ? "none" : out;
+}
+
+} // namespace
+
+PetscErrorCode FlowCase::parameter_steps(const std::string &name, long levels,
+                                         std::vector<double> *values) const {
+  PetscFunctionBeginUser;
+  FlowResidual &res = const_cast<FlowResidual &>(res_); // only read
+  const physics::TimeFunction *f = time_function_of(res, name);
+  PetscCheck(f, mesh_.comm, PETSC_ERR_USER_INPUT,
+             "%s: '%s' is not a parameter with a value per time step (the case has: %s)",
+             cfg_->file().c_str(), name.c_str(), time_function_names(res).c_str());
+  const double dt = cfg_->section("time").real("dt");
+  values->resize(levels);
+  for (long n = 1; n <= levels; ++n) (*values)[n - 1] = f->value(n * dt, n);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowCase::set_parameter_steps(const std::string &name,
+                                             const std::vector<double> &values) {
+  PetscFunctionBeginUser;
+  physics::TimeFunction *f = time_function_of(res_, name);
+  PetscCheck(f, mesh_.comm, PETSC_ERR_USER_INPUT,
+             "%s: '%s' is not a parameter with a value per time step (the case has: %s)",
+             cfg_->file().c_str(), name.c_str(), time_function_names(res_).c_str());
+  PetscCheck(!values.empty(), mesh_.comm, PETSC_ERR_USER_INPUT,
+             "%s: no values per time step for '%s'", cfg_->file().c_str(), name.c_str());
+  std::vector<double> v{f->value(0.0, 0)};
+  v.insert(v.end(), values.begin(), values.end());
+  *f = physics::TimeFunction::steps(std::move(v));
+  PetscCall(res_.update_boundary_values(res_.time(), res_.level()));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode FlowCase::steady_gradient(Vec w, adjoint::AdjointResult *result) {
   PetscFunctionBeginUser;
   const adjoint::Objective *obj;

@@ -109,6 +109,16 @@ public:
   /// The case's objective (set up on the first call).  Collective.
   PetscErrorCode objective(const adjoint::Objective **objective);
 
+  /// The values at time levels 1..`levels` of boundary parameter `name` (a ParameterRegistry
+  /// name of a rotation rate, inlet speed or jet amplitude: the ones a time function gives).
+  /// An unknown name, or one that is not such a parameter, is an error listing those that are.
+  PetscErrorCode parameter_steps(const std::string &name, long levels,
+                                 std::vector<double> *values) const;
+  /// Makes parameter `name` (as above) a per-step time function (physics::TimeFunction::steps):
+  /// values[n - 1] at time level n = 1..values.size(), its current value at level 0 kept (the
+  /// initial state's level); the boundary values are re-evaluated.  Collective.
+  PetscErrorCode set_parameter_steps(const std::string &name, const std::vector<double> &values);
+
 private:
   const config::CaseConfig *cfg_ = nullptr;
   mesh::Mesh mesh_;

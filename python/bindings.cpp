@@ -1,0 +1,671 @@
+// The Python extension karman._karman (pybind11): the library behind `import karman`, a client
+// of the driver layer like the command line (ARCHITECTURE.md).  No numerics here: a case is a
+// config::CaseConfig, a simulation a driver::FlowCase with its state; solves, monitors,
+// parameters and gradients are the library's (driver/flow_case.hpp, adjoint/parameters.hpp,
+// adjoint/adjoint_solver.hpp, adjoint/unsteady_adjoint.hpp).
+//
+// Errors: every PETSc error code becomes a karman.Error carrying the one-line message the
+// command line prints (core/error.hpp); an exception raised by a Python callback (progress)
+// stops the solve through a PETSc error and is re-raised as it was.  PETSc is initialized once
+// (initialize(), from karman/__init__.py; MPI by PETSc or by mpi4py before it) and finalized at
+// exit after the PETSc objects of the live simulations are freed.
+#include "karman/adjoint/parameters.hpp"
+#include "karman/adjoint/unsteady_adjoint.hpp"
+#include "karman/core/error.hpp"
+#include "karman/core/parallel.hpp"
+#include "karman/driver/flow_case.hpp"
+#include "karman/driver/flow_output.hpp"
+
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+
+namespace py = pybind11;
+namespace fs = std::filesystem;
+using namespace karman;
+
+namespace {
+
+/// A failure of the library (message: the command line's one line).
+struct Failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// An exception of a Python callback, waiting to be re-raised after the library returned.
+std::unique_ptr<py::error_already_set> g_pending;
+
+void check(PetscErrorCode ierr) {
+  if (!ierr) return;
+  std::string message = last_error_message();
+  clear_error();
+  if (g_pending) {
+    auto e = std::move(g_pending);
+    throw py::error_already_set(std::move(*e));
+  }
+  if (message.empty()) message = "PETSc error code " + std::to_string(ierr);
+  throw Failure(message);
+}
+
+/// Calls a Python callback inside a library observer: its exception becomes a PETSc error
+/// (which stops the solve) and is kept for check().
+template <typename F> PetscErrorCode call_python(F &&f) {
+  PetscFunctionBeginUser;
+  try {
+    f();
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  } catch (py::error_already_set &e) {
+    g_pending = std::make_unique<py::error_already_set>(std::move(e));
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_USER, "interrupted by a Python exception");
+  }
+  PetscFunctionReturn(0);
+}
+
+MPI_Comm world() {
+  return PETSC_COMM_WORLD;
+}
+
+int rank() {
+  int r = 0;
+  MPI_Comm_rank(world(), &r);
+  return r;
+}
+
+/// A YAML node as Python objects (maps -> dict, sequences -> list, scalars -> bool, int,
+/// float, None or str).
+py::object to_python(const YAML::Node &n) {
+  if (n.IsMap()) {
+    py::dict d;
+    for (const auto &kv : n) d[py::str(kv.first.as<std::string>())] = to_python(kv.second);
+    return d;
+  }
+  if (n.IsSequence()) {
+    py::list l;
+    for (const auto &v : n) l.append(to_python(v));
+    return l;
+  }
+  if (!n.IsScalar()) return py::none();
+  const std::string s = n.Scalar();
+  if (n.Tag() == "!") return py::str(s); // quoted
+  if (s == "true" || s == "True") return py::bool_(true);
+  if (s == "false" || s == "False") return py::bool_(false);
+  if (s == "~" || s == "null") return py::none();
+  char *end = nullptr;
+  const long i = std::strtol(s.c_str(), &end, 10);
+  if (!s.empty() && *end == '\0') return py::int_(i);
+  const double x = std::strtod(s.c_str(), &end);
+  if (!s.empty() && *end == '\0') return py::float_(x);
+  return py::str(s);
+}
+
+// ------------------------------------------------------------------------------------ Case
+
+/// A loaded, validated case file (with overrides) and its resolved configuration.
+struct Case {
+  std::string path;
+  std::vector<std::string> overrides;
+  std::shared_ptr<config::CaseConfig> cfg = std::make_shared<config::CaseConfig>();
+
+  static std::shared_ptr<Case> load(const std::string &path,
+                                    const std::vector<std::string> &overrides) {
+    auto c = std::make_shared<Case>();
+    c->path = path, c->overrides = overrides;
+    check(config::CaseConfig::load(world(), path, overrides, *c->cfg));
+    check(c->cfg->apply_petsc_options());
+    return c;
+  }
+  /// The same case with its objective section replaced by `objective` (YAML text of a map).
+  std::shared_ptr<config::CaseConfig> with_objective(const std::string &objective) const {
+    YAML::Node root = YAML::Load(cfg->resolved_yaml()), obj;
+    try {
+      obj = YAML::Load(objective);
+    } catch (const YAML::Exception &e) {
+      throw Failure(cfg->file() + ": objective is not valid YAML: " + e.msg);
+    }
+    root["objective"] = obj;
+    YAML::Emitter out;
+    out << root;
+    auto c = std::make_shared<config::CaseConfig>();
+    check(
+        config::CaseConfig::load_text(world(), out.c_str(), cfg->file(), cfg->directory(), {}, *c));
+    return c;
+  }
+  py::object resolved() const { return to_python(YAML::Load(cfg->resolved_yaml())); }
+  bool unsteady() const { return cfg->section("time").text("mode") == "unsteady"; }
+  long steps() const {
+    const auto t = cfg->section("time");
+    return std::lround(std::ceil(t.real("t_end") / t.real("dt") - 1e-9));
+  }
+};
+
+// ------------------------------------------------------------------------------ Simulation
+
+class Simulation;
+std::set<Simulation *> g_live; ///< freed before PetscFinalize
+
+py::array_t<double> array2(const std::vector<double> &v, std::size_t cols) {
+  const std::size_t rows = cols ? v.size() / cols : 0;
+  py::array_t<double> a({rows, cols});
+  std::copy(v.begin(), v.end(), a.mutable_data());
+  return a;
+}
+
+py::array_t<double> array1(const std::vector<double> &v) {
+  py::array_t<double> a(v.size());
+  std::copy(v.begin(), v.end(), a.mutable_data());
+  return a;
+}
+
+py::dict monitor_dict(const solver::FlowMonitors::Values &v, int nv) {
+  py::dict d;
+  d["cd"] = v.cd, d["cl"] = v.cl, d["cd_pressure"] = v.cd_pressure;
+  d["cd_viscous"] = v.cd_viscous, d["cm"] = v.cm;
+  if (v.has_dp) d["delta_p"] = v.dp;
+  d["probes"] = array2(v.probes, nv);
+  return d;
+}
+
+class Simulation {
+public:
+  Simulation(std::shared_ptr<Case> c, const std::string &work_dir) : case_(std::move(c)) {
+    fc_ = std::make_unique<driver::FlowCase>();
+    check(fc_->load(world(), *case_->cfg));
+    check(fc_->create_state(&w_));
+    check(fc_->initial_state(w_));
+    std::string dir = work_dir;
+    if (dir.empty()) {
+      if (rank() == 0) {
+        std::string t = (fs::temp_directory_path() / "karman-XXXXXX").string();
+        dir = mkdtemp(t.data()) ? t : "";
+        own_dir_ = true;
+      }
+      check(broadcast_string(world(), &dir));
+      if (dir.empty()) throw Failure("cannot create a temporary folder for the trajectory");
+    }
+    work_dir_ = dir;
+    g_live.insert(this);
+  }
+  ~Simulation() {
+    release();
+    g_live.erase(this);
+  }
+  /// Frees the PETSc objects (at destruction or before PetscFinalize).
+  void release() {
+    PetscBool finalized = PETSC_TRUE;
+    PetscFinalized(&finalized);
+    if (!finalized) {
+      if (w_) VecDestroy(&w_);
+      fc_.reset();
+    } else {
+      (void)fc_.release(); // PETSc is gone: nothing left to free
+    }
+    w_ = nullptr;
+    if (own_dir_ && rank_ == 0) {
+      std::error_code ec;
+      fs::remove_all(work_dir_, ec);
+    }
+    own_dir_ = false;
+  }
+
+  std::shared_ptr<Case> case_object() const { return case_; }
+
+  // ------------------------------------------------------------------ solve
+
+  py::dict solve(const py::object &progress, bool warm_start) {
+    alive();
+    solved_ = false;
+    history_ = {};
+    const int nv = fc_->residual().nv();
+    if (!case_->unsteady()) {
+      if (!warm_start || !has_solution_) check(fc_->initial_state(w_));
+      has_solution_ = false;
+      Vec best;
+      check(VecDuplicate(w_, &best));
+      driver::SteadySolution sol;
+      const driver::SteadyObserver observer =
+          [&](const solver::NewtonRecord &r,
+              const solver::FlowMonitors::Values &v) -> PetscErrorCode {
+        PetscFunctionBeginUser;
+        if (progress.is_none()) PetscFunctionReturn(0);
+        PetscCall(call_python([&] {
+          py::dict d = monitor_dict(v, nv);
+          d["iteration"] = r.iteration, d["residual"] = r.residual, d["cfl"] = r.cfl;
+          progress(d);
+        }));
+        PetscFunctionReturn(0);
+      };
+      const PetscErrorCode ierr = fc_->solve_steady(w_, best, observer, &sol);
+      VecDestroy(&best);
+      check(ierr);
+      values_ = sol.values;
+      if (!sol.summary.converged) {
+        std::string h;
+        for (const auto &r : sol.summary.history) {
+          char b[32];
+          std::snprintf(b, sizeof b, "%s%.3g", h.empty() ? "" : ", ", r.residual);
+          h += b;
+        }
+        throw Failure(case_->cfg->file() + ": the steady solve did not converge (" +
+                      sol.summary.reason + ") after " + std::to_string(sol.summary.iterations) +
+                      " Newton iterations; residual history: " + h);
+      }
+      has_solution_ = solved_ = true;
+      time_ = 0;
+      py::dict d;
+      d["converged"] = true, d["iterations"] = sol.summary.iterations;
+      d["residual"] = sol.summary.final_residual, d["wall_time"] = sol.summary.wall_time;
+      return d;
+    }
+    // unsteady: BDF steps from the initial state to t_end
+    has_solution_ = false;
+    check(fc_->initial_state(w_));
+    solver::UnsteadySolver ts;
+    check(ts.setup(fc_->residual(), *case_->cfg));
+    check(ts.set_state(w_, w_, 0, 0.0, 0.0));
+    check(fc_->residual().update_boundary_values(0.0, 0));
+    {
+      discretization::LocalState s;
+      solver::FlowMonitors::Values v;
+      check(fc_->evaluate(w_, &s, &v));
+      record(0, 0.0, v);
+    }
+    const long total = case_->steps();
+    const driver::StepObserver observer =
+        [&](solver::UnsteadySolver &, const solver::StepReport &r,
+            const discretization::LocalState &,
+            const solver::FlowMonitors::Values &v) -> PetscErrorCode {
+      PetscFunctionBeginUser;
+      record(r.step, r.time, v);
+      if (progress.is_none()) PetscFunctionReturn(0);
+      PetscCall(call_python([&] {
+        py::dict d = monitor_dict(v, nv);
+        d["step"] = r.step, d["steps"] = total, d["time"] = r.time;
+        d["newton_iterations"] = r.newton_iterations, d["wall_time"] = r.wall_time;
+        progress(d);
+      }));
+      PetscFunctionReturn(0);
+    };
+    driver::UnsteadySolution sol;
+    check(fc_->advance_to(ts, case_->cfg->section("time").real("t_end"), observer, &sol));
+    check(VecCopy(ts.state(), w_));
+    time_ = ts.time();
+    discretization::LocalState s;
+    check(fc_->evaluate(w_, &s, &values_));
+    if (!sol.converged)
+      throw Failure(case_->cfg->file() + ": time step " + std::to_string(sol.failed.step) +
+                    " (t = " + std::to_string(sol.failed.time) + ") did not converge (" +
+                    sol.failed.reason + "); try a smaller time.dt");
+    has_solution_ = solved_ = true;
+    py::dict d;
+    d["converged"] = true, d["steps"] = sol.steps, d["wall_time"] = sol.wall_time;
+    d["newton_iterations"] = sol.newton_iterations;
+    return d;
+  }
+
+  // --------------------------------------------------------------- monitors, fields, output
+
+  py::dict forces() const {
+    need_solution("forces()");
+    py::dict d = monitor_dict(values_, fc_->residual().nv());
+    d["time"] = time_;
+    return d;
+  }
+
+  py::dict history() const {
+    need_solution("history()");
+    const int nv = fc_->residual().nv();
+    py::dict d;
+    d["step"] = array1(history_.step), d["time"] = array1(history_.time);
+    d["cd"] = array1(history_.cd), d["cl"] = array1(history_.cl);
+    d["delta_p"] = array1(history_.dp);
+    const std::size_t n = history_.step.size(), np = fc_->monitors().n_probes();
+    py::array_t<double> pr({n, np, static_cast<std::size_t>(nv)});
+    std::copy(history_.probes.begin(), history_.probes.end(), pr.mutable_data());
+    d["probes"] = pr;
+    return d;
+  }
+
+  /// Cell centres, pressure and velocity: gathered on rank 0 in serial cell order (None on the
+  /// other ranks), or this rank's owned cells.
+  py::object fields(bool gather) const {
+    need_solution("fields()");
+    const mesh::Mesh &m = fc_->mesh();
+    const int nv = fc_->residual().nv(), dim = m.dim;
+    const auto &g = fc_->residual().geometry();
+    std::vector<double> x, p, u;
+    std::vector<PetscInt> gid(m.cell_gid.begin(), m.cell_gid.begin() + m.n_owned_cells);
+    const PetscScalar *a;
+    check(VecGetArrayRead(w_, &a));
+    for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+      p.push_back(a[c * nv]);
+      for (int d = 0; d < dim; ++d) {
+        u.push_back(a[c * nv + 1 + d]);
+        x.push_back(g.cell_centroid[c][d]);
+      }
+    }
+    check(VecRestoreArrayRead(w_, &a));
+    if (gather) {
+      std::vector<PetscInt> all_gid;
+      std::vector<double> all_x, all_p, all_u;
+      check(gather_to_root(world(), gid, MPIU_INT, &all_gid));
+      check(gather_to_root(world(), x, MPI_DOUBLE, &all_x));
+      check(gather_to_root(world(), p, MPI_DOUBLE, &all_p));
+      check(gather_to_root(world(), u, MPI_DOUBLE, &all_u));
+      if (rank() != 0) return py::none();
+      const std::size_t n = all_gid.size();
+      std::vector<double> sx(n * dim), sp(n), su(n * dim);
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t k = all_gid[i];
+        sp[k] = all_p[i];
+        for (int d = 0; d < dim; ++d)
+          sx[k * dim + d] = all_x[i * dim + d], su[k * dim + d] = all_u[i * dim + d];
+      }
+      x.swap(sx), p.swap(sp), u.swap(su);
+      gid.resize(n);
+      std::iota(gid.begin(), gid.end(), 0);
+    }
+    py::dict d;
+    d["centers"] = array2(x, dim), d["p"] = array1(p), d["u"] = array2(u, dim);
+    d["cell_ids"] = py::array_t<long>(gid.size(), std::vector<long>(gid.begin(), gid.end()).data());
+    return d;
+  }
+
+  /// This rank's vertex coordinates (owned and copies), the order of gradient()["X"].
+  py::dict vertices() const {
+    alive();
+    const mesh::Mesh &m = fc_->mesh();
+    std::vector<double> x;
+    for (const auto &v : fc_->residual().coordinates())
+      for (int d = 0; d < m.dim; ++d) x.push_back(v[d]);
+    py::dict d;
+    d["X"] = array2(x, m.dim);
+    d["vertex_ids"] = py::array_t<long>(
+        m.vertex_gid.size(), std::vector<long>(m.vertex_gid.begin(), m.vertex_gid.end()).data());
+    std::vector<long> owned(m.vertex_owned.begin(), m.vertex_owned.end());
+    d["owned"] = py::array_t<long>(owned.size(), owned.data()).attr("astype")("bool");
+    return d;
+  }
+
+  /// DIR/NAME.pvd (+ walls) and DIR/NAME.h5 of the current state.
+  void write(const std::string &directory, const std::string &name) const {
+    need_solution("write()");
+    std::string error;
+    if (rank() == 0) {
+      std::error_code ec;
+      fs::create_directories(directory, ec);
+      if (ec) error = "cannot create output folder '" + directory + "': " + ec.message();
+    }
+    check(broadcast_string(world(), &error));
+    if (!error.empty()) throw Failure(error);
+    check(driver::write_flow_state(fc_->residual(), fc_->monitors(), *case_->cfg, directory, name,
+                                   w_, time_));
+  }
+
+  // ------------------------------------------------------------------ parameters
+
+  py::dict parameters() {
+    alive();
+    discretization::FlowResidual &res = fc_->residual();
+    const adjoint::ParameterRegistry reg(res);
+    py::dict d;
+    for (std::size_t i = 0; i < reg.size(); ++i) {
+      const auto &s = reg.spec(i);
+      if (s.time_dependent) {
+        std::vector<double> v;
+        check(fc_->parameter_steps(s.name, case_->steps(), &v));
+        d[py::str(s.name)] = array1(v);
+      } else {
+        d[py::str(s.name)] = reg.value(res, i);
+      }
+    }
+    return d;
+  }
+
+  void set_parameters(const py::dict &values) {
+    alive();
+    discretization::FlowResidual &res = fc_->residual();
+    // check everything first: a bad entry changes nothing
+    const adjoint::ParameterRegistry reg(res);
+    std::vector<std::pair<std::string, double>> scalars;
+    std::vector<std::pair<std::string, std::vector<double>>> series;
+    for (const auto &[k, v] : values) {
+      const std::string name = py::str(k);
+      if (reg.find(name) < 0)
+        throw py::key_error("unknown parameter '" + name + "' (the case has: " + reg.names(true) +
+                            ")");
+      if (py::isinstance<py::float_>(v) || py::isinstance<py::int_>(v) ||
+          (py::hasattr(v, "ndim") && v.attr("ndim").cast<int>() == 0)) {
+        scalars.emplace_back(name, v.cast<double>());
+        continue;
+      }
+      const auto a = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(v);
+      if (!a || a.ndim() != 1)
+        throw py::type_error("parameter '" + name +
+                             "': expected a number or a 1-D array of one value per time step");
+      if (!case_->unsteady())
+        throw py::value_error("parameter '" + name +
+                              "': values per time step need an unsteady case (time.mode: "
+                              "unsteady)");
+      if (a.size() != case_->steps())
+        throw py::value_error("parameter '" + name + "': expected " +
+                              std::to_string(case_->steps()) + " values (one per time step), got " +
+                              std::to_string(a.size()));
+      series.emplace_back(name, std::vector<double>(a.data(), a.data() + a.size()));
+    }
+    for (const auto &[name, v] : series) {
+      std::vector<double> dummy;
+      check(fc_->parameter_steps(name, 1, &dummy)); // a parameter with a time function?
+    }
+    for (const auto &[name, v] : scalars) check(reg.set(res, name, v));
+    for (const auto &[name, v] : series) check(fc_->set_parameter_steps(name, v));
+    if (!values.empty()) solved_ = false;
+  }
+
+  // ------------------------------------------------------------------ gradients
+
+  /// J and dJ/d(every parameter), dJ/dX (local vertices) of the case's objective, or of
+  /// `objective` (YAML text of an objective section), at the solution.
+  /// `own_forward` (unsteady only): no solve() needed, the adjoint's forward run is the solve.
+  py::dict gradient(const std::string &objective, bool own_forward) {
+    alive();
+    std::shared_ptr<config::CaseConfig> cfg =
+        objective.empty() ? case_->cfg : case_->with_objective(objective);
+    const int dim = fc_->mesh().dim;
+    auto xarray = [&](const std::vector<Vec3<double>> &X) {
+      std::vector<double> x;
+      for (const auto &v : X)
+        for (int d = 0; d < dim; ++d) x.push_back(v[d]);
+      return array2(x, dim);
+    };
+    py::dict out, grads;
+    if (!case_->unsteady()) {
+      if (!solved_)
+        throw Failure("gradient(): no solution of the current parameters; call solve() first");
+      adjoint::Objective obj;
+      check(obj.setup(fc_->residual(), *cfg));
+      adjoint::AdjointResult r;
+      check(fc_->gradient(w_, obj, &r));
+      for (const auto &p : r.gradient.parameters) grads[py::str(p.name)] = p.gradient;
+      out["J"] = r.J, out["gradient"] = grads, out["X"] = xarray(r.gradient.X);
+      out["objective"] = obj.description();
+      out["adjoint_linear_iterations"] = r.linear_iterations;
+      out["adjoint_relative_residual"] = r.relative_residual;
+      out["psi"] = array2(r.psi, fc_->residual().nv());
+      return out;
+    }
+    // unsteady: the forward run and the backward sweep of the unsteady adjoint
+    if (!solved_ && !own_forward)
+      throw Failure("gradient(): no solution of the current parameters; call solve() first");
+    adjoint::UnsteadyAdjointResult r;
+    run_unsteady_adjoint(*cfg, false, &r);
+    for (const auto &p : r.parameters) grads[py::str(p.name)] = p.gradient;
+    // per-step series: as the gradient of the parameters that vary in time (the others have
+    // their sum above); all of them under "series"
+    py::dict series;
+    for (const auto &[name, v] : r.control) {
+      series[py::str(name)] = array1(v);
+      if (!grads.contains(py::str(name))) grads[py::str(name)] = array1(v);
+    }
+    out["series"] = series;
+    out["J"] = r.J, out["gradient"] = grads, out["X"] = xarray(r.X);
+    out["times"] = array1(r.times);
+    out["initial"] = array2(r.initial, fc_->residual().nv());
+    out["steps"] = r.steps;
+    return out;
+  }
+
+  /// The value of the case's objective or of `objective` (as gradient()) at the solution;
+  /// unsteady: a forward run of the unsteady adjoint without the backward sweep.
+  double objective(const std::string &objective, bool own_forward) {
+    alive();
+    std::shared_ptr<config::CaseConfig> cfg =
+        objective.empty() ? case_->cfg : case_->with_objective(objective);
+    if (!solved_ && !(own_forward && case_->unsteady()))
+      throw Failure("objective(): no solution of the current parameters; call solve() first");
+    if (case_->unsteady()) {
+      adjoint::UnsteadyAdjointResult r;
+      run_unsteady_adjoint(*cfg, true, &r);
+      return r.J;
+    }
+    adjoint::Objective obj;
+    check(obj.setup(fc_->residual(), *cfg));
+    discretization::LocalState s;
+    check(fc_->residual().local_state(w_, &s));
+    double J = 0;
+    check(obj.value(fc_->residual(), s, &J));
+    return J;
+  }
+
+  bool solved() const { return solved_; }
+
+private:
+  struct History {
+    std::vector<double> step, time, cd, cl, dp, probes;
+  };
+  void record(long step, double t, const solver::FlowMonitors::Values &v) {
+    history_.step.push_back(step), history_.time.push_back(t);
+    history_.cd.push_back(v.cd), history_.cl.push_back(v.cl), history_.dp.push_back(v.dp);
+    history_.probes.insert(history_.probes.end(), v.probes.begin(), v.probes.end());
+  }
+  /// UnsteadyAdjoint::run of the case `cfg` (its objective) from the initial state: the
+  /// trajectory under the work folder, the case's adjoint schedule.
+  void run_unsteady_adjoint(const config::CaseConfig &cfg, bool forward_only,
+                            adjoint::UnsteadyAdjointResult *r) {
+    adjoint::UnsteadyAdjoint ua;
+    check(ua.setup(fc_->residual(), cfg));
+    const config::Section a = cfg.section("adjoint");
+    adjoint::UnsteadyAdjointOptions o;
+    o.schedule = a.text("schedule");
+    o.snapshots = a.integer("snapshots");
+    o.trajectory_directory = (fs::path(work_dir_) / "trajectory").string();
+    o.forward_only = forward_only;
+    Vec w0;
+    check(fc_->create_state(&w0));
+    PetscErrorCode ierr = fc_->initial_state(w0);
+    if (!ierr) ierr = ua.run(w0, o, r);
+    VecDestroy(&w0);
+    check(ierr);
+  }
+  void alive() const {
+    if (!fc_) throw Failure("the simulation was closed (karman finalized)");
+  }
+  void need_solution(const char *what) const {
+    alive();
+    if (!has_solution_) throw Failure(std::string(what) + ": no solution; call solve() first");
+  }
+
+  std::shared_ptr<Case> case_;
+  std::unique_ptr<driver::FlowCase> fc_;
+  Vec w_ = nullptr;
+  bool solved_ = false;       ///< w_ is the solution of the current parameters
+  bool has_solution_ = false; ///< w_ is a solution (perhaps of earlier parameters)
+  double time_ = 0;
+  solver::FlowMonitors::Values values_;
+  History history_;
+  std::string work_dir_;
+  bool own_dir_ = false;
+  int rank_ = rank();
+};
+
+// ------------------------------------------------------------------ initialization
+
+std::vector<std::string> g_args;
+std::vector<char *> g_argv;
+
+bool initialize(const std::vector<std::string> &options) {
+  PetscBool done;
+  PetscInitialized(&done);
+  if (done) return false;
+  g_args = {"karman"};
+  g_args.insert(g_args.end(), options.begin(), options.end());
+  for (auto &a : g_args) g_argv.push_back(a.data());
+  g_argv.push_back(nullptr);
+  int argc = static_cast<int>(g_args.size());
+  char **argv = g_argv.data();
+  if (PetscInitialize(&argc, &argv, nullptr, nullptr)) throw Failure("PETSc initialization failed");
+  check(install_error_handler());
+  return true;
+}
+
+void finalize() {
+  PetscBool init, fin;
+  PetscInitialized(&init);
+  PetscFinalized(&fin);
+  if (!init || fin) return;
+  for (Simulation *s : g_live) s->release();
+  PetscFinalize();
+}
+
+} // namespace
+
+PYBIND11_MODULE(_karman, m) {
+  m.doc() = "karman: incompressible Navier-Stokes with exact discrete adjoint (C++ extension)";
+  py::register_exception<Failure>(m, "Error", PyExc_RuntimeError);
+  m.def("initialize", &initialize, py::arg("options") = std::vector<std::string>(),
+        "Initializes PETSc (and MPI unless mpi4py did) once; True if it did now.");
+  m.def("finalize", &finalize, "Frees the simulations' PETSc objects and finalizes PETSc.");
+  m.def("rank", [] { return rank(); });
+  m.def("size", [] {
+    int s = 1;
+    MPI_Comm_size(world(), &s);
+    return s;
+  });
+
+  py::class_<Case, std::shared_ptr<Case>>(m, "Case")
+      .def_static("load", &Case::load, py::arg("path"), py::arg("overrides"))
+      .def_property_readonly("config", &Case::resolved)
+      .def_property_readonly("file", [](const Case &c) { return c.cfg->file(); })
+      .def_property_readonly("overrides", [](const Case &c) { return c.overrides; })
+      .def_property_readonly("unsteady", &Case::unsteady)
+      .def_property_readonly("steps", &Case::steps)
+      .def("resolved_yaml", [](const Case &c) { return c.cfg->resolved_yaml(); });
+
+  py::class_<Simulation>(m, "Simulation")
+      .def(py::init<std::shared_ptr<Case>, const std::string &>(), py::arg("case"),
+           py::arg("work_dir") = "")
+      .def_property_readonly("case", &Simulation::case_object)
+      .def("solve", &Simulation::solve, py::arg("progress") = py::none(),
+           py::arg("warm_start") = false)
+      .def("forces", &Simulation::forces)
+      .def("history", &Simulation::history)
+      .def("fields", &Simulation::fields, py::arg("gather") = true)
+      .def("vertices", &Simulation::vertices)
+      .def("write", &Simulation::write, py::arg("directory"), py::arg("name") = "flow")
+      .def("parameters", &Simulation::parameters)
+      .def("set_parameters", &Simulation::set_parameters)
+      .def("gradient", &Simulation::gradient, py::arg("objective") = "",
+           py::arg("own_forward") = false)
+      .def("objective", &Simulation::objective, py::arg("objective") = "",
+           py::arg("own_forward") = false)
+      .def_property_readonly("solved", &Simulation::solved)
+      .def("close", &Simulation::release);
+}

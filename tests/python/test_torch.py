@@ -1,0 +1,66 @@
+"""karman.torch: the autograd function from a parameter tensor to objective values passes
+torch.autograd.gradcheck (double precision, steady coarse DFG 2D-1: viscosity and inflow ->
+drag and lift); its backward equals Simulation.gradient (steady and unsteady per-step control);
+a tensor of the wrong length raises."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import karman
+from karman.torch import Objectives
+from conftest import STEADY_CASE, steady_overrides
+
+NU, INLET, OMEGA = "fluid.viscosity", "boundaries.inlet.velocity", "boundaries.cylinder.omega"
+LIFT = {"type": "lift", "walls": ["cylinder"]}
+
+
+@pytest.fixture(scope="module")
+def layer():
+    sim = karman.Simulation(karman.Case.load(STEADY_CASE, steady_overrides()))
+    return Objectives(sim, [NU, INLET], [None, LIFT])
+
+
+def test_gradcheck(layer):
+    x = layer.initial().requires_grad_(True)
+    # the solver's round-off (Newton to |R| ~ 1e-10) limits the finite differences of gradcheck:
+    # steps of 1e-7 relative to each parameter, checked to 1e-5 relative
+    scale = x.detach().abs()
+    f = lambda y: layer(y * scale)
+    # (nondet_tol: on 2 ranks the parallel LU and the reductions are not bitwise reproducible
+    # from one solve to the next; the backward repeats to ~1e-14 of gradients of size ~1)
+    assert torch.autograd.gradcheck(f, (torch.ones_like(x, requires_grad=True),), eps=1e-6,
+                                    atol=1e-8, rtol=1e-5, nondet_tol=1e-11)
+
+
+def test_backward_equals_adjoint(layer):
+    x = layer.initial().requires_grad_(True)
+    J = layer(x)
+    (J[0] + 2 * J[1]).backward()
+    sim = layer.sim
+    sim.solve()
+    drag, lift = sim.gradient(), sim.gradient(LIFT)
+    # (1e-12, not bitwise: on 2 ranks two solves differ in the last bits)
+    assert J[0].item() == pytest.approx(drag["J"], rel=1e-12, abs=0)
+    assert J[1].item() == pytest.approx(lift["J"], rel=1e-12, abs=0)
+    expected = layer.flatten(drag) + 2 * layer.flatten(lift)
+    assert np.allclose(x.grad.numpy(), expected, rtol=1e-12, atol=0)
+
+
+def test_wrong_length(layer):
+    with pytest.raises(ValueError, match="expected a 1-D tensor of 2 values"):
+        layer(torch.ones(3, dtype=torch.float64))
+    with pytest.raises(KeyError, match="unknown parameter 'nu'"):
+        Objectives(layer.sim, ["nu"])
+
+
+def test_unsteady_control(unsteady):
+    layer = Objectives(unsteady, [OMEGA])
+    x = layer.initial().requires_grad_(True)
+    J = layer(x)
+    J.sum().backward()
+    unsteady.set_parameters({OMEGA: x.detach().numpy()})
+    unsteady.solve()
+    g = unsteady.gradient()
+    assert J[0].item() == pytest.approx(g["J"], rel=1e-12, abs=0)
+    assert np.allclose(x.grad.numpy(), g["gradient"][OMEGA], rtol=1e-10, atol=0)

@@ -1,0 +1,101 @@
+"""karman from Python, unsteady (DFG channel, coarse mesh, 6 BDF steps, the cylinder rotating
+with a per-step rate omega^n read from a file, mean drag): the solve with progress, the
+per-step control gradient and the parameter gradients of the unsteady adjoint equal to the
+command line's control_gradient.csv and gradient.json (1e-12 relative) and to central finite
+differences (1e-6); the per-step control set from Python as an array."""
+import csv
+import json
+import os
+
+import numpy as np
+import pytest
+
+import karman
+from conftest import UNSTEADY_CASE, WORK, agree, unsteady_overrides
+
+OMEGA, NU, INLET = "boundaries.cylinder.omega", "fluid.viscosity", "boundaries.inlet.velocity"
+
+
+def cli_results():
+    d = os.path.join(WORK, "cli_unsteady")
+    if not os.path.exists(os.path.join(d, "control_gradient.csv")):
+        pytest.skip(f"{d}/control_gradient.csv missing (written by run_pytest.sh)")
+    with open(os.path.join(d, "gradient.json")) as f:
+        j = json.load(f)
+    with open(os.path.join(d, "control_gradient.csv")) as f:
+        rows = list(csv.DictReader(f))
+    return j, np.array([float(r[f"dJ/d({OMEGA})"]) for r in rows])
+
+
+def test_solve_with_progress(unsteady):
+    seen = []
+    unsteady.solve(progress=lambda r: seen.append((r["step"], r["time"], r["cd"])))
+    n = unsteady.case.steps
+    assert [s for s, _, _ in seen] == list(range(1, n + 1))
+    h = unsteady.history()
+    assert len(h["time"]) == n + 1 and h["time"][0] == 0
+    assert np.array_equal(h["cd"][1:], [c for _, _, c in seen])
+    assert unsteady.forces()["cd"] == h["cd"][-1]
+    omega = unsteady.parameters()[OMEGA]
+    assert omega.shape == (n,)
+
+
+def test_gradient_equals_command_line(unsteady):
+    cli, control = cli_results()
+    g = unsteady.gradient()
+    assert agree(g["J"], cli["objective"]["value"], 1e-12, 0)
+    series = g["gradient"][OMEGA]
+    scale = np.abs(control).max()
+    assert series.shape == control.shape
+    for k in range(len(control)):
+        assert agree(series[k], control[k], 1e-12, scale), k
+    big = max(abs(v["gradient"]) for v in cli["gradient"].values())
+    for name, v in cli["gradient"].items():
+        assert agree(g["gradient"][name], v["gradient"], 1e-12, big), name
+
+
+def objective_at(sim, name, value):
+    sim.set_parameters({name: value})
+    sim.solve()
+    return sim.objective()
+
+
+@pytest.mark.parametrize("level", [1, 3, 6])
+def test_control_gradient_equals_finite_differences(unsteady, level):
+    omega = unsteady.parameters()[OMEGA].copy()
+    series = unsteady.gradient()["gradient"][OMEGA]
+    g = series[level - 1]
+    h = 1e-4
+    e = np.zeros_like(omega)
+    e[level - 1] = h
+    fd = (objective_at(unsteady, OMEGA, omega + e) - objective_at(unsteady, OMEGA, omega - e)) / (2 * h)
+    objective_at(unsteady, OMEGA, omega)
+    # relative 1e-6, or the difference quotient's round-off (|J| 1e-15 / h ~ 1e-11 here, i.e.
+    # 1e-7 of the largest entry) where the entry nearly vanishes (the last level: 2 % of it)
+    assert abs(g - fd) <= 1e-6 * abs(fd) + 1e-7 * np.abs(series).max(), (level, g, fd)
+
+
+@pytest.mark.parametrize("name", [NU, INLET])
+def test_parameter_gradient_equals_finite_differences(unsteady, name):
+    value = unsteady.parameters()[name]
+    g = unsteady.gradient()["gradient"][name]
+    h = 1e-4 * abs(value)
+    fd = (objective_at(unsteady, name, value + h) - objective_at(unsteady, name, value - h)) / (2 * h)
+    objective_at(unsteady, name, value)
+    assert abs(g - fd) <= 1e-6 * abs(fd), (name, g, fd)
+
+
+def test_control_from_python(unsteady):
+    """An array set from Python is the per-step control: the file's values set from Python (a
+    list) give the command line's objective, other values another one; wrong lengths are
+    refused."""
+    cli, _ = cli_results()
+    omega = unsteady.parameters()[OMEGA].copy()
+    assert agree(objective_at(unsteady, OMEGA, omega.tolist()), cli["objective"]["value"], 1e-12, 0)
+    assert abs(objective_at(unsteady, OMEGA, 2 * omega) - cli["objective"]["value"]) > 1e-6
+    objective_at(unsteady, OMEGA, omega)
+    with pytest.raises(ValueError, match=f"expected {len(omega)} values .one per time step., got 2"):
+        unsteady.set_parameters({OMEGA: [0.1, 0.2]})
+    with pytest.raises(karman.Error, match="not a parameter with a value per time step"):
+        unsteady.set_parameters({NU: np.ones(len(omega))})
+    assert np.array_equal(unsteady.parameters()[OMEGA], omega)
