@@ -2,9 +2,9 @@
 #include "karman/io/msh_writer.hpp"
 
 #include "karman/core/parallel.hpp"
+#include "karman/io/atomic_file.hpp"
 
 #include <cstdio>
-#include <filesystem>
 #include <map>
 
 namespace karman::io {
@@ -73,11 +73,7 @@ PetscErrorCode write_msh(const mesh::Mesh &m, const std::vector<Vec3<double>> &X
     // elements: boundary faces first (sorted by group), then cells
     long n_elements = 0;
     for (std::size_t i = 0; i < all_elements.size(); i += 3 + all_elements[i + 2]) ++n_elements;
-    const std::string tmp = path + ".tmp";
-    std::FILE *f = std::fopen(tmp.c_str(), "w");
-    if (!f) {
-      error = "cannot write " + tmp;
-    } else {
+    error = write_file_atomically(path, [&](std::FILE *f) {
       std::fprintf(f, "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$PhysicalNames\n%zu\n",
                    m.patch_names.size() + 1);
       for (std::size_t p = 0; p < m.patch_names.size(); ++p)
@@ -97,12 +93,7 @@ PetscErrorCode write_msh(const mesh::Mesh &m, const std::vector<Vec3<double>> &X
         std::fprintf(f, "\n");
       }
       std::fprintf(f, "$EndElements\n");
-      const bool ok = std::fflush(f) == 0;
-      std::fclose(f);
-      std::error_code ec;
-      if (ok) std::filesystem::rename(tmp, path, ec);
-      if (!ok || ec) error = "cannot write " + path;
-    }
+    });
   }
   PetscCall(broadcast_string(m.comm, &error));
   PetscCheck(error.empty(), m.comm, PETSC_ERR_FILE_WRITE, "%s", error.c_str());

@@ -2,10 +2,10 @@
 #include "karman/io/wall_shape.hpp"
 
 #include "karman/core/parallel.hpp"
+#include "karman/io/atomic_file.hpp"
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 
 namespace karman::io {
 
@@ -55,11 +55,7 @@ PetscErrorCode write_wall_shape(const mesh::Mesh &m, const std::vector<Vec3<doub
     std::sort(list.begin(), list.end(), [](const Face &a, const Face &b) {
       return a.patch != b.patch ? a.patch < b.patch : a.gids < b.gids;
     });
-    const std::string tmp = path + ".tmp";
-    std::FILE *f = std::fopen(tmp.c_str(), "w");
-    if (!f) {
-      error = "cannot write " + tmp;
-    } else {
+    error = write_file_atomically(path, [&](std::FILE *f) {
       std::fprintf(f, g ? "wall,face,x,y,z,gx,gy,gz\n" : "wall,face,x,y,z\n");
       const int stride = g ? 6 : 3;
       for (std::size_t k = 0; k < list.size(); ++k)
@@ -70,12 +66,7 @@ PetscErrorCode write_wall_shape(const mesh::Mesh &m, const std::vector<Vec3<doub
           if (g) std::fprintf(f, ",%.17g,%.17g,%.17g", x[3], x[4], x[5]);
           std::fprintf(f, "\n");
         }
-      const bool ok = std::fflush(f) == 0;
-      std::fclose(f);
-      std::error_code ec;
-      if (ok) std::filesystem::rename(tmp, path, ec);
-      if (!ok || ec) error = "cannot write " + path;
-    }
+    });
   }
   PetscCall(broadcast_string(m.comm, &error));
   PetscCheck(error.empty(), m.comm, PETSC_ERR_FILE_WRITE, "%s", error.c_str());
