@@ -47,8 +47,11 @@ def test_gradient_equals_command_line(unsteady):
     series = g["gradient"][OMEGA]
     scale = np.abs(control).max()
     assert series.shape == control.shape
+    # the series as a vector to 1e-12 relative (each entry within 1e-12 of the largest): on 2
+    # ranks the partitions of the CLI run and of this process may differ (PT-Scotch), which moves
+    # the small entries by a few 1e-13 of the largest
     for k in range(len(control)):
-        assert agree(series[k], control[k], 1e-12, scale), k
+        assert abs(series[k] - control[k]) <= 1e-12 * scale, (k, series[k], control[k])
     big = max(abs(v["gradient"]) for v in cli["gradient"].values())
     for name, v in cli["gradient"].items():
         assert agree(g["gradient"][name], v["gradient"], 1e-12, big), name
