@@ -472,13 +472,15 @@ public:
 
   // ------------------------------------------------------------------ gradients
 
-  /// J and dJ/d(every parameter), dJ/dX (local vertices) of the case's objective, or of
-  /// `objective` (YAML text of an objective section), at the solution.
+  /// For each objective (the case's for "", or YAML text of an objective section): J and
+  /// dJ/d(every parameter), dJ/dX (local vertices), at the solution.  Steady: one transposed
+  /// solve per objective with the Jacobian and LU factors of the first; unsteady: one forward
+  /// run and one backward sweep for all of them (UnsteadyAdjoint::add_objective).
   /// `own_forward` (unsteady only): no solve() needed, the adjoint's forward run is the solve.
-  py::dict gradient(const std::string &objective, bool own_forward) {
+  py::list gradients(const std::vector<std::string> &objectives, bool own_forward) {
     alive();
-    std::shared_ptr<config::CaseConfig> cfg =
-        objective.empty() ? case_->cfg : case_->with_objective(objective);
+    if (objectives.empty()) throw py::value_error("gradients(): no objective given");
+    const auto cfgs = objective_cases(objectives);
     const int dim = fc_->mesh().dim;
     auto xarray = [&](const std::vector<Vec3<double>> &X) {
       std::vector<double> x;
@@ -486,63 +488,77 @@ public:
         for (int d = 0; d < dim; ++d) x.push_back(v[d]);
       return array2(x, dim);
     };
-    py::dict out, grads;
+    py::list out;
     if (!case_->unsteady()) {
       if (!solved_)
         throw Failure("gradient(): no solution of the current parameters; call solve() first");
-      adjoint::Objective obj;
-      check(obj.setup(fc_->residual(), *cfg));
-      adjoint::AdjointResult r;
-      check(fc_->gradient(w_, obj, &r));
-      for (const auto &p : r.gradient.parameters) grads[py::str(p.name)] = p.gradient;
-      out["J"] = r.J, out["gradient"] = grads, out["X"] = xarray(r.gradient.X);
-      out["objective"] = obj.description();
-      out["adjoint_linear_iterations"] = r.linear_iterations;
-      out["adjoint_relative_residual"] = r.relative_residual;
-      out["psi"] = array2(r.psi, fc_->residual().nv());
+      for (std::size_t i = 0; i < cfgs.size(); ++i) {
+        adjoint::Objective obj;
+        check(obj.setup(fc_->residual(), *cfgs[i]));
+        adjoint::AdjointResult r;
+        check(fc_->gradient(w_, obj, &r, i > 0));
+        py::dict d, grads;
+        for (const auto &p : r.gradient.parameters) grads[py::str(p.name)] = p.gradient;
+        d["J"] = r.J, d["gradient"] = grads, d["X"] = xarray(r.gradient.X);
+        d["objective"] = obj.description();
+        d["adjoint_linear_iterations"] = r.linear_iterations;
+        d["adjoint_relative_residual"] = r.relative_residual;
+        d["psi"] = array2(r.psi, fc_->residual().nv());
+        out.append(d);
+      }
       return out;
     }
     // unsteady: the forward run and the backward sweep of the unsteady adjoint
     if (!solved_ && !own_forward)
       throw Failure("gradient(): no solution of the current parameters; call solve() first");
-    adjoint::UnsteadyAdjointResult r;
-    run_unsteady_adjoint(*cfg, false, &r);
-    for (const auto &p : r.parameters) grads[py::str(p.name)] = p.gradient;
-    // per-step series: as the gradient of the parameters that vary in time (the others have
-    // their sum above); all of them under "series"
-    py::dict series;
-    for (const auto &[name, v] : r.control) {
-      series[py::str(name)] = array1(v);
-      if (!grads.contains(py::str(name))) grads[py::str(name)] = array1(v);
+    std::vector<adjoint::UnsteadyAdjointResult> results;
+    run_unsteady_adjoint(cfgs, false, &results);
+    for (const auto &r : results) {
+      py::dict d, grads, series;
+      for (const auto &p : r.parameters) grads[py::str(p.name)] = p.gradient;
+      // per-step series: as the gradient of the parameters that vary in time (the others have
+      // their sum above); all of them under "series"
+      for (const auto &[name, v] : r.control) {
+        series[py::str(name)] = array1(v);
+        if (!grads.contains(py::str(name))) grads[py::str(name)] = array1(v);
+      }
+      d["series"] = series;
+      d["J"] = r.J, d["gradient"] = grads, d["X"] = xarray(r.X);
+      d["times"] = array1(r.times);
+      d["initial"] = array2(r.initial, fc_->residual().nv());
+      d["steps"] = r.steps;
+      d["adjoint_linear_iterations"] = r.linear_iterations;
+      d["preconditioner_setups"] = r.preconditioner_setups;
+      out.append(d);
     }
-    out["series"] = series;
-    out["J"] = r.J, out["gradient"] = grads, out["X"] = xarray(r.X);
-    out["times"] = array1(r.times);
-    out["initial"] = array2(r.initial, fc_->residual().nv());
-    out["steps"] = r.steps;
     return out;
   }
 
-  /// The value of the case's objective or of `objective` (as gradient()) at the solution;
-  /// unsteady: a forward run of the unsteady adjoint without the backward sweep.
-  double objective(const std::string &objective, bool own_forward) {
+  /// The values of the objectives (as gradients()) at the solution; unsteady: one forward run
+  /// of the unsteady adjoint without the backward sweep.
+  std::vector<double> objectives(const std::vector<std::string> &objectives, bool own_forward) {
     alive();
-    std::shared_ptr<config::CaseConfig> cfg =
-        objective.empty() ? case_->cfg : case_->with_objective(objective);
+    if (objectives.empty()) throw py::value_error("objectives(): no objective given");
+    const auto cfgs = objective_cases(objectives);
     if (!solved_ && !(own_forward && case_->unsteady()))
       throw Failure("objective(): no solution of the current parameters; call solve() first");
+    std::vector<double> values;
     if (case_->unsteady()) {
-      adjoint::UnsteadyAdjointResult r;
-      run_unsteady_adjoint(*cfg, true, &r);
-      return r.J;
+      std::vector<adjoint::UnsteadyAdjointResult> results;
+      run_unsteady_adjoint(cfgs, true, &results);
+      for (const auto &r : results) values.push_back(r.J);
+      return values;
     }
-    adjoint::Objective obj;
-    check(obj.setup(fc_->residual(), *cfg));
     discretization::LocalState s;
     check(fc_->residual().local_state(w_, &s));
-    double J = 0;
-    check(obj.value(fc_->residual(), s, &J));
-    return J;
+    for (const auto &cfg : cfgs) {
+      adjoint::Objective obj;
+      check(obj.setup(fc_->residual(), *cfg));
+      double J = 0;
+      check(obj.value(fc_->residual(), s, &J));
+      values.push_back(J);
+    }
+    return values;
   }
 
   bool solved() const { return solved_; }
@@ -556,13 +572,23 @@ private:
     history_.cd.push_back(v.cd), history_.cl.push_back(v.cl), history_.dp.push_back(v.dp);
     history_.probes.insert(history_.probes.end(), v.probes.begin(), v.probes.end());
   }
-  /// UnsteadyAdjoint::run of the case `cfg` (its objective) from the initial state: the
-  /// trajectory under the work folder, the case's adjoint schedule.
-  void run_unsteady_adjoint(const config::CaseConfig &cfg, bool forward_only,
-                            adjoint::UnsteadyAdjointResult *r) {
+  /// The case with each objective section ("" the case's own).
+  std::vector<std::shared_ptr<config::CaseConfig>>
+  objective_cases(const std::vector<std::string> &objectives) const {
+    std::vector<std::shared_ptr<config::CaseConfig>> cfgs;
+    for (const auto &o : objectives)
+      cfgs.push_back(o.empty() ? case_->cfg : case_->with_objective(o));
+    return cfgs;
+  }
+  /// UnsteadyAdjoint::run for the objectives of the cases `cfgs` (one forward run, one backward
+  /// sweep) from the initial state: the trajectory under the work folder, the case's adjoint
+  /// schedule.
+  void run_unsteady_adjoint(const std::vector<std::shared_ptr<config::CaseConfig>> &cfgs,
+                            bool forward_only, std::vector<adjoint::UnsteadyAdjointResult> *r) {
     adjoint::UnsteadyAdjoint ua;
-    check(ua.setup(fc_->residual(), cfg));
-    const config::Section a = cfg.section("adjoint");
+    check(ua.setup(fc_->residual(), *cfgs.front()));
+    for (std::size_t i = 1; i < cfgs.size(); ++i) check(ua.add_objective(*cfgs[i]));
+    const config::Section a = case_->cfg->section("adjoint");
     adjoint::UnsteadyAdjointOptions o;
     o.schedule = a.text("schedule");
     o.snapshots = a.integer("snapshots");
@@ -662,9 +688,9 @@ PYBIND11_MODULE(_karman, m) {
       .def("write", &Simulation::write, py::arg("directory"), py::arg("name") = "flow")
       .def("parameters", &Simulation::parameters)
       .def("set_parameters", &Simulation::set_parameters)
-      .def("gradient", &Simulation::gradient, py::arg("objective") = "",
+      .def("gradients", &Simulation::gradients, py::arg("objectives"),
            py::arg("own_forward") = false)
-      .def("objective", &Simulation::objective, py::arg("objective") = "",
+      .def("objectives", &Simulation::objectives, py::arg("objectives"),
            py::arg("own_forward") = false)
       .def_property_readonly("solved", &Simulation::solved)
       .def("close", &Simulation::release);

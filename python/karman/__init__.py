@@ -49,6 +49,13 @@ def _yaml(value):
     return json.dumps(value, default=plain)
 
 
+def _texts(objectives):
+    """Objective dicts (None: the case's objective) as YAML texts ("" for None)."""
+    if isinstance(objectives, (dict, str)) or objectives is None:
+        raise TypeError("expected a list of objectives (None or dicts)")
+    return ["" if o is None else _yaml(o) for o in objectives]
+
+
 class Case:
     """A case file, validated, with every default filled in."""
 
@@ -146,32 +153,35 @@ class Simulation:
         Returns {"J": value, "gradient": {parameter: dJ/dparameter (array per time step for
         per-step controls)}, "X": dJ/dX (this rank's vertices), ...}.  Unsteady: the unsteady
         adjoint (its own forward run with the trajectory, then the backward sweep)."""
-        text = "" if objective is None else _yaml(objective)
-        return self._native.gradient(text)
+        return self.gradients([objective])[0]
+
+    def gradients(self, objectives):
+        """gradient() of several objectives at once (a list of None / objective dicts), sharing
+        the work: steady, one transposed solve each with the LU factors of the first; unsteady,
+        one forward run and one backward sweep for all of them."""
+        return self._native.gradients(_texts(objectives))
 
     def objective(self, objective=None):
         """The value of the case's objective (or of `objective`, as in gradient()) at the
         solution; unsteady: a forward run of the unsteady adjoint without its backward sweep."""
-        text = "" if objective is None else _yaml(objective)
-        return self._native.objective(text)
+        return self.objectives([objective])[0]
+
+    def objectives(self, objectives):
+        """objective() of several objectives (unsteady: one forward run for all)."""
+        return self._native.objectives(_texts(objectives))
 
     def _evaluate(self, objectives, gradients):
         """The objective values (and gradient dicts) of `objectives` for the current parameters,
-        solving as needed: steady, one solve from the initial state and one adjoint per
-        objective; unsteady, the unsteady adjoint's own forward run per objective."""
+        solving as needed: steady, one solve from the initial state and the adjoints at its
+        solution; unsteady, one forward run of the unsteady adjoint (and one backward sweep)
+        for all objectives."""
         unsteady = self.case.unsteady
         if not unsteady:
             self.solve()
-        values, grads = [], []
-        for objective in objectives:
-            text = "" if objective is None else _yaml(objective)
-            if gradients:
-                g = self._native.gradient(text, unsteady)
-                values.append(g["J"])
-                grads.append(g)
-            else:
-                values.append(self._native.objective(text, unsteady))
-        return values, grads
+        if gradients:
+            grads = self._native.gradients(_texts(objectives), unsteady)
+            return [g["J"] for g in grads], grads
+        return list(self._native.objectives(_texts(objectives), unsteady)), []
 
     @property
     def solved(self):
