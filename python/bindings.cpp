@@ -15,6 +15,7 @@
 #include "karman/core/parallel.hpp"
 #include "karman/driver/flow_case.hpp"
 #include "karman/driver/flow_output.hpp"
+#include "karman/driver/shape_optimization.hpp"
 
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
@@ -193,6 +194,7 @@ public:
     }
     work_dir_ = dir;
     g_live.insert(this);
+    if (!case_->cfg->designs().empty()) setup_design();
   }
   ~Simulation() {
     release();
@@ -204,9 +206,13 @@ public:
     PetscFinalized(&finalized);
     if (!finalized) {
       if (w_) VecDestroy(&w_);
+      deformation_.reset();
+      design_.reset();
       fc_.reset();
-    } else {
-      (void)fc_.release(); // PETSc is gone: nothing left to free
+    } else { // PETSc is gone: nothing left to free
+      (void)fc_.release();
+      (void)deformation_.release();
+      (void)design_.release();
     }
     w_ = nullptr;
     if (own_dir_ && rank_ == 0) {
@@ -427,6 +433,24 @@ public:
         d[py::str(s.name)] = reg.value(res, i);
       }
     }
+    if (design_)
+      for (const auto &b : design_->blocks())
+        d[py::str("design." + b.name)] = array1(std::vector<double>(
+            design_x_.begin() + b.offset, design_x_.begin() + b.offset + b.count));
+    return d;
+  }
+
+  /// The design variables of the case's design: list: names, bounds, the entries.
+  py::dict design() const {
+    alive();
+    if (!design_) throw Failure(case_->cfg->file() + ": the case has no design: list");
+    py::dict d, blocks;
+    d["names"] = design_->names();
+    d["lower"] = array1(design_->lower()), d["upper"] = array1(design_->upper());
+    d["values"] = array1(design_x_);
+    for (const auto &b : design_->blocks())
+      blocks[py::str("design." + b.name)] = py::make_tuple(b.offset, b.count);
+    d["entries"] = blocks;
     return d;
   }
 
@@ -437,11 +461,21 @@ public:
     const adjoint::ParameterRegistry reg(res);
     std::vector<std::pair<std::string, double>> scalars;
     std::vector<std::pair<std::string, std::vector<double>>> series;
+    std::vector<double> x = design_x_;
+    bool new_design = false;
     for (const auto &[k, v] : values) {
       const std::string name = py::str(k);
-      if (reg.find(name) < 0)
-        throw py::key_error("unknown parameter '" + name + "' (the case has: " + reg.names(true) +
-                            ")");
+      if (const adjoint::DesignBlock *b = design_block(name)) {
+        set_design_entry(*b, v, &x);
+        new_design = true;
+        continue;
+      }
+      if (reg.find(name) < 0) {
+        std::string known = reg.names(true);
+        if (design_)
+          for (const auto &b : design_->blocks()) known += ", design." + b.name;
+        throw py::key_error("unknown parameter '" + name + "' (the case has: " + known + ")");
+      }
       if (py::isinstance<py::float_>(v) || py::isinstance<py::int_>(v) ||
           (py::hasattr(v, "ndim") && v.attr("ndim").cast<int>() == 0)) {
         scalars.emplace_back(name, v.cast<double>());
@@ -465,6 +499,7 @@ public:
       std::vector<double> dummy;
       check(fc_->parameter_steps(name, 1, &dummy)); // a parameter with a time function?
     }
+    if (new_design) apply_design(x); // a failed deformation changes nothing
     for (const auto &[name, v] : scalars) check(reg.set(res, name, v));
     for (const auto &[name, v] : series) check(fc_->set_parameter_steps(name, v));
     if (!values.empty()) solved_ = false;
@@ -499,6 +534,7 @@ public:
         check(fc_->gradient(w_, obj, &r, i > 0));
         py::dict d, grads;
         for (const auto &p : r.gradient.parameters) grads[py::str(p.name)] = p.gradient;
+        add_design_gradient(r.gradient.X, &grads);
         d["J"] = r.J, d["gradient"] = grads, d["X"] = xarray(r.gradient.X);
         d["objective"] = obj.description();
         d["adjoint_linear_iterations"] = r.linear_iterations;
@@ -516,6 +552,7 @@ public:
     for (const auto &r : results) {
       py::dict d, grads, series;
       for (const auto &p : r.parameters) grads[py::str(p.name)] = p.gradient;
+      add_design_gradient(r.X, &grads);
       // per-step series: as the gradient of the parameters that vary in time (the others have
       // their sum above); all of them under "series"
       for (const auto &[name, v] : r.control) {
@@ -572,6 +609,72 @@ private:
     history_.cd.push_back(v.cd), history_.cl.push_back(v.cl), history_.dp.push_back(v.dp);
     history_.probes.insert(history_.probes.end(), v.probes.begin(), v.probes.end());
   }
+  /// The design variables: the design space of the case's design: list on the case's mesh (the
+  /// reference), its mesh deformation, the initial design applied.
+  void setup_design() {
+    design_ = std::make_unique<adjoint::DesignSpace>();
+    deformation_ = std::make_unique<adjoint::MeshDeformation>();
+    const std::vector<Vec3<double>> X0 = fc_->residual().coordinates();
+    check(design_->setup(fc_->mesh(), X0, *case_->cfg));
+    check(deformation_->setup(fc_->mesh(), X0, driver::deformation_options(*case_->cfg)));
+    design_x_.assign(design_->size(), 0.0);
+    const std::vector<double> &a0 = design_->initial();
+    if (std::any_of(a0.begin(), a0.end(), [](double v) { return v != 0; })) apply_design(a0);
+  }
+  const adjoint::DesignBlock *design_block(const std::string &name) const {
+    if (!design_ || name.rfind("design.", 0) != 0) return nullptr;
+    for (const auto &b : design_->blocks())
+      if ("design." + b.name == name) return &b;
+    return nullptr;
+  }
+  /// The values v of design entry b into x, checked: b.count numbers within the bounds.
+  void set_design_entry(const adjoint::DesignBlock &b, const py::handle &v,
+                        std::vector<double> *x) const {
+    const std::string name = "design." + b.name;
+    const auto a = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(v);
+    if (!a || a.ndim() > 1 || static_cast<std::size_t>(a.size()) != b.count)
+      throw py::value_error("parameter '" + name + "': expected " + std::to_string(b.count) +
+                            " values (the entry's design variables), got " +
+                            (a ? std::to_string(a.size()) : std::string("no array")));
+    for (std::size_t i = 0; i < b.count; ++i) {
+      const std::size_t k = b.offset + i;
+      const double value = a.data()[i];
+      if (!std::isfinite(value) || value < design_->lower()[k] || value > design_->upper()[k])
+        throw py::value_error("design variable '" + design_->names()[k] +
+                              "' = " + std::to_string(value) + " is outside its bounds [" +
+                              std::to_string(design_->lower()[k]) + ", " +
+                              std::to_string(design_->upper()[k]) + "] (" + case_->cfg->file() +
+                              ", design: " + b.name + ")");
+      (*x)[k] = value;
+    }
+  }
+  /// Deforms the reference mesh to the design x (its wall displacement, the volume mesh by
+  /// elasticity); a deformation that fails (inverted cells, no convergence) raises and leaves
+  /// the mesh and the design as they were.
+  void apply_design(const std::vector<double> &x) {
+    std::vector<Vec3<double>> d, X;
+    check(design_->displacement(x, &d));
+    adjoint::DeformationResult dr;
+    check(deformation_->deform(d, &X, &dr));
+    if (!dr.valid)
+      throw Failure(case_->cfg->file() + ": design: the mesh deformation failed (" + dr.message +
+                    "); the design and the mesh are unchanged");
+    check(fc_->residual().move_to(X, "design"));
+    design_x_ = x;
+    solved_ = false;
+  }
+  /// dJ/d(design entries) from dJ/dX (the deformation's and the parameterization's reverse).
+  void add_design_gradient(const std::vector<Vec3<double>> &Xbar, py::dict *grads) const {
+    if (!design_) return;
+    std::vector<Vec3<double>> dB;
+    check(deformation_->reverse(Xbar, &dB));
+    std::vector<double> abar;
+    check(design_->reverse(design_x_, dB, &abar));
+    for (const auto &b : design_->blocks())
+      (*grads)[py::str("design." + b.name)] =
+          array1(std::vector<double>(abar.begin() + b.offset, abar.begin() + b.offset + b.count));
+  }
+
   /// The case with each objective section ("" the case's own).
   std::vector<std::shared_ptr<config::CaseConfig>>
   objective_cases(const std::vector<std::string> &objectives) const {
@@ -611,6 +714,9 @@ private:
 
   std::shared_ptr<Case> case_;
   std::unique_ptr<driver::FlowCase> fc_;
+  std::unique_ptr<adjoint::DesignSpace> design_;          ///< of the case's design: list
+  std::unique_ptr<adjoint::MeshDeformation> deformation_; ///< from the case's mesh
+  std::vector<double> design_x_;                          ///< the current design
   Vec w_ = nullptr;
   bool solved_ = false;       ///< w_ is the solution of the current parameters
   bool has_solution_ = false; ///< w_ is a solution (perhaps of earlier parameters)
@@ -687,6 +793,7 @@ PYBIND11_MODULE(_karman, m) {
       .def("vertices", &Simulation::vertices)
       .def("write", &Simulation::write, py::arg("directory"), py::arg("name") = "flow")
       .def("parameters", &Simulation::parameters)
+      .def("design", &Simulation::design)
       .def("set_parameters", &Simulation::set_parameters)
       .def("gradients", &Simulation::gradients, py::arg("objectives"),
            py::arg("own_forward") = false)

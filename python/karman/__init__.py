@@ -142,8 +142,17 @@ class Simulation:
 
     def set_parameters(self, values):
         """Sets parameters {name: value}; an array (one value per time step, levels 1..N)
-        makes a rotation rate, inlet speed or jet amplitude a per-step control."""
+        makes a rotation rate, inlet speed or jet amplitude a per-step control.  A design entry
+        "design.NAME" (an array of its variables, within their bounds) deforms the mesh from the
+        case's mesh (linear elasticity, as `karman optimize`); a deformation that fails raises
+        karman.Error and changes nothing."""
         self._native.set_parameters(dict(values))
+
+    def design(self):
+        """The design variables of the case's design: list (shape parameterizations): their
+        names, bounds and current values, and the entries {"design.NAME": (offset, count)}.
+        Each entry is a parameter of parameters() / set_parameters() / gradient()."""
+        return self._native.design()
 
     def gradient(self, objective=None):
         """The adjoint gradient at the solution of the current parameters.

@@ -77,6 +77,10 @@ struct DesignGradientCheck {
   int failures = 0;           ///< FD differences above the tolerance and rates below kMinRate
 };
 
+/// The mesh deformation's options from the case's optimization section
+/// (deformation_stiffness_exponent, deformation_poisson_ratio, deformation_rtol).
+adjoint::DeformationOptions deformation_options(const config::CaseConfig &cfg);
+
 /// The constraints: list of the case as ShapeConstraints (walls checked against the mesh).
 /// Collective.
 PetscErrorCode build_shape_constraints(FlowCase &fc, std::vector<ShapeConstraint> *out);
