@@ -10,6 +10,7 @@
 // (initialize(), from karman/__init__.py; MPI by PETSc or by mpi4py before it) and finalized at
 // exit after the PETSc objects of the live simulations are freed.
 #include "karman/adjoint/parameters.hpp"
+#include "karman/adjoint/surface_sensitivity.hpp"
 #include "karman/adjoint/unsteady_adjoint.hpp"
 #include "karman/core/error.hpp"
 #include "karman/core/parallel.hpp"
@@ -536,6 +537,7 @@ public:
         for (const auto &p : r.gradient.parameters) grads[py::str(p.name)] = p.gradient;
         add_design_gradient(r.gradient.X, &grads);
         d["J"] = r.J, d["gradient"] = grads, d["X"] = xarray(r.gradient.X);
+        d["surface"] = surface(r.gradient.X);
         d["objective"] = obj.description();
         d["adjoint_linear_iterations"] = r.linear_iterations;
         d["adjoint_relative_residual"] = r.relative_residual;
@@ -561,6 +563,7 @@ public:
       }
       d["series"] = series;
       d["J"] = r.J, d["gradient"] = grads, d["X"] = xarray(r.X);
+      d["surface"] = surface(r.X);
       d["times"] = array1(r.times);
       d["initial"] = array2(r.initial, fc_->residual().nv());
       d["steps"] = r.steps;
@@ -673,6 +676,35 @@ private:
     for (const auto &b : design_->blocks())
       (*grads)[py::str("design." + b.name)] =
           array1(std::vector<double>(abar.begin() + b.offset, abar.begin() + b.offset + b.count));
+  }
+
+  /// The surface sensitivity of dJ/dX on every wall (adjoint/surface_sensitivity.hpp): per wall
+  /// the owned wall vertices of this rank with their serial ids, coordinates, unit normals into
+  /// the fluid, dual areas, s_v = dJ/dX . n and the density s_v / A_v.
+  py::dict surface(const std::vector<Vec3<double>> &Xbar) const {
+    const discretization::FlowResidual &res = fc_->residual();
+    const mesh::Mesh &m = fc_->mesh();
+    py::dict out;
+    for (int p = 0; p < static_cast<int>(m.patch_names.size()); ++p) {
+      if (res.boundary_conditions().patch(p).type() != physics::BoundaryType::Wall) continue;
+      adjoint::SurfaceSensitivity s;
+      check(adjoint::surface_sensitivity(res, p, Xbar, &s));
+      std::vector<long> ids;
+      std::vector<double> x, n, area, value, density;
+      for (PetscInt v = 0; v < m.n_vertices; ++v) {
+        if (!m.vertex_owned[v] || s.area[v] <= 0) continue;
+        ids.push_back(m.vertex_gid[v]);
+        for (int d = 0; d < m.dim; ++d)
+          x.push_back(res.coordinates()[v][d]), n.push_back(s.normal[v][d]);
+        area.push_back(s.area[v]), value.push_back(s.value[v]), density.push_back(s.density[v]);
+      }
+      py::dict w;
+      w["vertex_ids"] = py::array_t<long>(ids.size(), ids.data());
+      w["X"] = array2(x, m.dim), w["normal"] = array2(n, m.dim);
+      w["area"] = array1(area), w["value"] = array1(value), w["density"] = array1(density);
+      out[py::str(m.patch_names[p])] = w;
+    }
+    return out;
   }
 
   /// The case with each objective section ("" the case's own).

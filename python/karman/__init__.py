@@ -160,8 +160,10 @@ class Simulation:
         objective: None (the case's objective section) or a dict with the keys of an
         objective section, e.g. {"type": "lift", "walls": ["cylinder"]}.
         Returns {"J": value, "gradient": {parameter: dJ/dparameter (array per time step for
-        per-step controls)}, "X": dJ/dX (this rank's vertices), ...}.  Unsteady: the unsteady
-        adjoint (its own forward run with the trajectory, then the backward sweep)."""
+        per-step controls)}, "X": dJ/dX (this rank's vertices), "surface": {wall: the surface
+        sensitivity on this rank's owned wall vertices: vertex_ids, X, normal (into the fluid),
+        area (dual), value = dJ/dX . normal, density = value / area}, ...}.  Unsteady: the
+        unsteady adjoint (its own forward run with the trajectory, then the backward sweep)."""
         return self.gradients([objective])[0]
 
     def gradients(self, objectives):
