@@ -24,6 +24,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -58,17 +59,28 @@ void check(PetscErrorCode ierr) {
   throw Failure(message);
 }
 
-/// Calls a Python callback inside a library observer: its exception becomes a PETSc error
-/// (which stops the solve) and is kept for check().
+MPI_Comm world();
+int rank();
+
+/// Calls a Python callback inside a library observer (on every rank: the observers are called
+/// collectively): its exception becomes a PETSc error (which stops the solve) and is kept for
+/// check().  Collective: when the callback raises on some ranks only, the others stop too, with
+/// a karman.Error naming the rank, so that no rank is left waiting in the solve.
 template <typename F> PetscErrorCode call_python(F &&f) {
   PetscFunctionBeginUser;
+  int failed = 0;
   try {
     f();
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
   } catch (py::error_already_set &e) {
     g_pending = std::make_unique<py::error_already_set>(std::move(e));
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_USER, "interrupted by a Python exception");
+    failed = 1;
   }
+  int first = failed ? rank() : INT_MAX;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, world()));
+  if (failed) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_USER, "interrupted by a Python exception");
+  PetscCheck(first == INT_MAX, PETSC_COMM_SELF, PETSC_ERR_USER,
+             "interrupted: the Python callback raised an exception on rank %d", first);
   PetscFunctionReturn(0);
 }
 

@@ -150,6 +150,17 @@ def test_progress_callback_and_its_exception(steady):
 
     with pytest.raises(Stop, match="from the callback"):
         sim.solve(progress=stop)
+    # raised on one rank only: every rank stops (the others with karman.Error naming the rank)
+    last = karman.size() - 1
+
+    def stop_on_last(r):
+        if karman.rank() == last and r["iteration"] >= 1:
+            raise Stop("on the last rank")
+
+    expected = (Stop, "on the last rank") if karman.rank() == last else \
+        (karman.Error, f"Python callback raised an exception on rank {last}")
+    with pytest.raises(expected[0], match=expected[1]):
+        sim.solve(progress=stop_on_last)
     sim.solve()
     assert sim.forces()["cd"] == pytest.approx(steady.forces()["cd"], rel=1e-10)
 
