@@ -165,6 +165,69 @@ struct Case {
 
 class Simulation;
 std::set<Simulation *> g_live; ///< freed before PetscFinalize
+long g_simulations = 0;        ///< created so far (collectively: the same on every rank)
+
+/// The PETSc objects of a simulation.  Destroying them is collective (MUMPS, hypre and PETSc
+/// free communicators and distributed data), but Python frees objects when its garbage
+/// collector decides, which is not at the same moment on every rank: a simulation freed by
+/// Python is kept here until every rank has freed it (collect_garbage), as petsc4py does.
+struct Remains {
+  std::unique_ptr<driver::FlowCase> fc;
+  std::unique_ptr<adjoint::DesignSpace> design;
+  std::unique_ptr<adjoint::MeshDeformation> deformation;
+  Vec w = nullptr;
+  std::string own_dir; ///< a temporary folder of rank 0 to remove
+
+  /// Frees everything.  Collective (for the same simulation on every rank).
+  void destroy() {
+    PetscBool finalized = PETSC_TRUE;
+    PetscFinalized(&finalized);
+    if (finalized) { // PETSc is gone: nothing left to free
+      (void)fc.release();
+      (void)deformation.release();
+      (void)design.release();
+    } else {
+      if (w) VecDestroy(&w);
+      deformation.reset();
+      design.reset();
+      fc.reset();
+    }
+    w = nullptr;
+    if (!own_dir.empty()) {
+      std::error_code ec;
+      fs::remove_all(own_dir, ec);
+    }
+    own_dir.clear();
+  }
+};
+std::map<long, Remains> g_garbage; ///< by the simulation's number, freed by Python on this rank
+
+/// Destroys the simulations that Python has freed on every rank, in the order of their
+/// numbers.  Collective: called at the start of the collective calls.
+void collect_garbage() {
+  PetscBool finalized = PETSC_TRUE;
+  PetscFinalized(&finalized);
+  if (finalized) return;
+  int size = 1;
+  MPI_Comm_size(world(), &size);
+  std::vector<long> mine;
+  for (const auto &entry : g_garbage) mine.push_back(entry.first);
+  int n = static_cast<int>(mine.size());
+  std::vector<int> counts(size), displs(size, 0);
+  MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, world());
+  if (*std::min_element(counts.begin(), counts.end()) == 0) return;
+  for (int r = 1; r < size; ++r) displs[r] = displs[r - 1] + counts[r - 1];
+  std::vector<long> all(displs.back() + counts.back());
+  MPI_Allgatherv(mine.data(), n, MPI_LONG, all.data(), counts.data(), displs.data(), MPI_LONG,
+                 world());
+  std::map<long, int> freed; // by how many ranks
+  for (long id : all) ++freed[id];
+  for (const auto &[id, ranks] : freed)
+    if (ranks == size) {
+      g_garbage[id].destroy();
+      g_garbage.erase(id);
+    }
+}
 
 py::array_t<double> array2(const std::vector<double> &v, std::size_t cols) {
   const std::size_t rows = cols ? v.size() / cols : 0;
@@ -190,7 +253,9 @@ py::dict monitor_dict(const solver::FlowMonitors::Values &v, int nv) {
 
 class Simulation {
 public:
-  Simulation(std::shared_ptr<Case> c, const std::string &work_dir) : case_(std::move(c)) {
+  Simulation(std::shared_ptr<Case> c, const std::string &work_dir)
+      : case_(std::move(c)), id_(++g_simulations) {
+    collect_garbage();
     fc_ = std::make_unique<driver::FlowCase>();
     check(fc_->load(world(), *case_->cfg));
     check(fc_->create_state(&w_));
@@ -206,34 +271,24 @@ public:
       if (dir.empty()) throw Failure("cannot create a temporary folder for the trajectory");
     }
     work_dir_ = dir;
-    g_live.insert(this);
     if (!case_->cfg->designs().empty()) setup_design();
+    g_live.insert(this); // (last: a constructor that throws leaves no dangling entry)
   }
+  /// Freed by Python (not necessarily at the same moment on every rank): the PETSc objects wait
+  /// in g_garbage for collect_garbage.
   ~Simulation() {
-    release();
-    g_live.erase(this);
-  }
-  /// Frees the PETSc objects (at destruction or before PetscFinalize).
-  void release() {
     PetscBool finalized = PETSC_TRUE;
     PetscFinalized(&finalized);
-    if (!finalized) {
-      if (w_) VecDestroy(&w_);
-      deformation_.reset();
-      design_.reset();
-      fc_.reset();
-    } else { // PETSc is gone: nothing left to free
-      (void)fc_.release();
-      (void)deformation_.release();
-      (void)design_.release();
-    }
-    w_ = nullptr;
-    if (own_dir_ && rank_ == 0) {
-      std::error_code ec;
-      fs::remove_all(work_dir_, ec);
-    }
-    own_dir_ = false;
+    if (finalized)
+      take().destroy();
+    else
+      g_garbage[id_] = take();
+    g_live.erase(this);
   }
+  /// Frees the PETSc objects now (close(), or before PetscFinalize).  Collective.
+  void release() { take().destroy(); }
+  /// The simulation's number (the order of creation, the same on every rank).
+  long id() const { return id_; }
 
   std::shared_ptr<Case> case_object() const { return case_; }
 
@@ -241,6 +296,7 @@ public:
 
   py::dict solve(const py::object &progress, bool warm_start) {
     alive();
+    collect_garbage();
     solved_ = false;
     history_ = {};
     const int nv = fc_->residual().nv();
@@ -527,6 +583,7 @@ public:
   /// `own_forward` (unsteady only): no solve() needed, the adjoint's forward run is the solve.
   py::list gradients(const std::vector<std::string> &objectives, bool own_forward) {
     alive();
+    collect_garbage();
     if (objectives.empty()) throw py::value_error("gradients(): no objective given");
     const auto cfgs = objective_cases(objectives);
     const int dim = fc_->mesh().dim;
@@ -590,6 +647,7 @@ public:
   /// of the unsteady adjoint without the backward sweep.
   std::vector<double> objectives(const std::vector<std::string> &objectives, bool own_forward) {
     alive();
+    collect_garbage();
     if (objectives.empty()) throw py::value_error("objectives(): no objective given");
     const auto cfgs = objective_cases(objectives);
     if (!solved_ && !(own_forward && case_->unsteady()))
@@ -751,6 +809,15 @@ private:
   void alive() const {
     if (!fc_) throw Failure("the simulation was closed (karman finalized)");
   }
+  /// The PETSc objects and the temporary folder, handed over (the simulation is closed).
+  Remains take() {
+    Remains r;
+    r.fc = std::move(fc_), r.design = std::move(design_), r.deformation = std::move(deformation_);
+    r.w = w_, w_ = nullptr;
+    if (own_dir_ && rank_ == 0) r.own_dir = work_dir_;
+    own_dir_ = false;
+    return r;
+  }
   void need_solution(const char *what) const {
     alive();
     if (!has_solution_) throw Failure(std::string(what) + ": no solution; call solve() first");
@@ -770,6 +837,7 @@ private:
   std::string work_dir_;
   bool own_dir_ = false;
   int rank_ = rank();
+  long id_ = 0;
 };
 
 // ------------------------------------------------------------------ initialization
@@ -797,7 +865,16 @@ void finalize() {
   PetscInitialized(&init);
   PetscFinalized(&fin);
   if (!init || fin) return;
-  for (Simulation *s : g_live) s->release();
+  // every simulation not destroyed yet (alive, or freed by Python on some ranks): the same set on
+  // every rank, destroyed in the same order
+  std::map<long, std::function<void()>> order;
+  for (Simulation *s : g_live) order[s->id()] = [s] { s->release(); };
+  for (auto &entry : g_garbage) {
+    Remains *r = &entry.second;
+    order[entry.first] = [r] { r->destroy(); };
+  }
+  for (auto &entry : order) entry.second();
+  g_garbage.clear();
   PetscFinalize();
 }
 
@@ -810,6 +887,12 @@ PYBIND11_MODULE(_karman, m) {
         "Initializes PETSc (and MPI unless mpi4py did) once; True if it did now.");
   m.def("finalize", &finalize, "Frees the simulations' PETSc objects and finalizes PETSc.");
   m.def("rank", [] { return rank(); });
+  m.def("collect_garbage", &collect_garbage,
+        "Destroys the simulations freed by Python on every rank (collective; the collective calls "
+        "do it themselves).");
+  m.def(
+      "garbage", [] { return g_garbage.size(); },
+      "Simulations freed by Python on this rank and not destroyed yet.");
   m.def("size", [] {
     int s = 1;
     MPI_Comm_size(world(), &s);

@@ -195,3 +195,28 @@ def test_surface_sensitivity(steady):
     # an inscribed polygon of `count` sides: perimeter = pi D (1 - pi^2 / (6 count^2) + ...)
     assert perimeter == pytest.approx(np.pi * 0.1, rel=1.2 * np.pi ** 2 / (6 * count ** 2))
     assert perimeter < np.pi * 0.1
+
+
+def test_freed_on_one_rank_only():
+    # Python frees a simulation when its reference count or garbage collector says so, which
+    # need not happen at the same moment on every rank; destroying its PETSc objects (MUMPS
+    # factors) is collective, so a rank must not do it alone: the objects wait until every rank
+    # has freed the simulation (before: rank 0 destroyed them inside the next collective call
+    # of the other ranks, and every rank waited for ever)
+    import gc
+    sim = karman.Simulation(karman.Case.load(STEADY_CASE, steady_overrides()))
+    sim.solve()
+    sim.gradient()  # LU factors of the Jacobian and of its transpose
+    if karman.rank() == 0:
+        del sim
+        gc.collect()
+    other = karman.Simulation(karman.Case.load(STEADY_CASE, steady_overrides()))
+    other.solve()
+    assert karman._karman.garbage() == (1 if karman.rank() == 0 and karman.size() > 1 else 0)
+    if karman.rank() != 0:
+        del sim
+        gc.collect()
+    other.solve()  # every rank has freed it now: destroyed
+    assert karman._karman.garbage() == 0
+    assert other.forces()["cd"] > 0
+    other.close()
