@@ -29,8 +29,7 @@ PetscErrorCode UnsteadyAdjoint::setup(FlowResidual &res, const config::CaseConfi
   PetscFunctionBeginUser;
   res_ = &res;
   cfg_ = &cfg;
-  PetscCall(objective_.setup(res, cfg));
-  const config::Section obj = cfg.section("objective"), time = cfg.section("time");
+  const config::Section time = cfg.section("time");
   t_end_ = time.real("t_end");
   dt_ = time.real("dt");
   steps_ = std::lround(t_end_ / dt_);
@@ -39,21 +38,40 @@ PetscErrorCode UnsteadyAdjoint::setup(FlowResidual &res, const config::CaseConfi
              "%s: the unsteady adjoint needs time.t_end to be a multiple (>= 2) of time.dt (got %g "
              "and %g)",
              cfg.file().c_str(), t_end_, dt_);
-  final_time_ = obj.text("time") == "final";
+  goals_.assign(1, Goal());
+  PetscCall(parse_goal(cfg, &goals_[0]));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadyAdjoint::add_objective(const config::CaseConfig &objective) {
+  PetscFunctionBeginUser;
+  PetscCheck(res_, PETSC_COMM_SELF, PETSC_ERR_ORDER, "UnsteadyAdjoint::add_objective before setup");
+  Goal g;
+  PetscCall(parse_goal(objective, &g));
+  goals_.push_back(std::move(g));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadyAdjoint::parse_goal(const config::CaseConfig &cfg, Goal *g) const {
+  PetscFunctionBeginUser;
+  const FlowResidual &res = *res_;
+  PetscCall(g->objective.setup(res, cfg));
+  const config::Section obj = cfg.section("objective");
+  g->final_time = obj.text("time") == "final";
   const std::vector<double> window = obj.reals("window");
   PetscCheck(window.empty() || (window.size() == 2 && window[1] > window[0]), res.mesh().comm,
              PETSC_ERR_USER_INPUT, "%s: objective.window must be [t0, t1] with t1 > t0",
              cfg.file().c_str());
-  t0_ = window.empty() ? 0.0 : window[0];
-  t1_ = window.empty() ? t_end_ : std::min(window[1], t_end_);
-  beta_ = obj.real("control_cost");
+  g->t0 = window.empty() ? 0.0 : window[0];
+  g->t1 = window.empty() ? t_end_ : std::min(window[1], t_end_);
+  g->beta = obj.real("control_cost");
   const std::string wall = obj.text("control_wall");
-  control_patch_ = wall.empty() ? -1 : res.mesh().patch_index(wall);
-  PetscCheck(beta_ == 0 || control_patch_ >= 0, res.mesh().comm, PETSC_ERR_USER_INPUT,
+  g->control_patch = wall.empty() ? -1 : res.mesh().patch_index(wall);
+  PetscCheck(g->beta == 0 || g->control_patch >= 0, res.mesh().comm, PETSC_ERR_USER_INPUT,
              "%s: objective.control_cost needs objective.control_wall (a rotating wall), got '%s'",
              cfg.file().c_str(), wall.c_str());
-  PetscCheck(control_patch_ < 0 || res.boundary_conditions().patch(control_patch_).type() ==
-                                       physics::BoundaryType::Wall,
+  PetscCheck(g->control_patch < 0 || res.boundary_conditions().patch(g->control_patch).type() ==
+                                         physics::BoundaryType::Wall,
              res.mesh().comm, PETSC_ERR_USER_INPUT, "%s: objective.control_wall '%s' is not a wall",
              cfg.file().c_str(), wall.c_str());
   PetscFunctionReturn(0);
@@ -61,20 +79,37 @@ PetscErrorCode UnsteadyAdjoint::setup(FlowResidual &res, const config::CaseConfi
 
 // Trapezoidal weight of level n in the time average over the levels with t^n in [t0, t1]
 // (uniform steps): q = dt / span inside, dt / (2 span) at both ends, span = t_last - t_first.
-double UnsteadyAdjoint::weight(long n, double) const {
-  if (final_time_) return n == steps_ ? 1.0 : 0.0;
-  const long first = std::max(1L, static_cast<long>(std::ceil(t0_ / dt_ - 1e-9)));
-  const long last = std::min(steps_, static_cast<long>(std::floor(t1_ / dt_ + 1e-9)));
+double UnsteadyAdjoint::weight(const Goal &g, long n) const {
+  if (g.final_time) return n == steps_ ? 1.0 : 0.0;
+  const long first = std::max(1L, static_cast<long>(std::ceil(g.t0 / dt_ - 1e-9)));
+  const long last = std::min(steps_, static_cast<long>(std::floor(g.t1 / dt_ + 1e-9)));
   if (n < first || n > last || last < first) return 0.0;
   if (first == last) return 1.0;
   const double q = 1.0 / (last - first);
   return (n == first || n == last) ? 0.5 * q : q;
 }
 
-// The backward sweep's data: the BDF coefficients of every level, the Jacobian (and the compact
-// matrix the preconditioner is built from), the transposed solver, the adjoints of the level
-// being solved and of the two later levels, and the parameter gradients summed over the levels
+// One objective's part of the backward sweep: the adjoints of the level being solved and of the
+// two later levels, the right-hand side, and the parameter gradients summed over the levels
 // solved so far.
+struct UnsteadyAdjoint::Adjoint {
+  Adjoint() = default;
+  Adjoint(const Adjoint &) = delete;
+  Adjoint &operator=(const Adjoint &) = delete;
+  ~Adjoint() {
+    for (Vec *v : {&g, &psi, &psi1, &psi2})
+      if (*v) VecDestroy(v);
+  }
+
+  Vec psi1 = nullptr, psi2 = nullptr; ///< psi^{n+1}, psi^{n+2} while level n is solved
+  Vec g = nullptr, psi = nullptr;     ///< right-hand side, psi^n
+  std::map<std::string, double> sums; ///< dJ/da summed over the levels so far (16), (17)
+  std::vector<double> psi_local;      ///< psi^n, nv per local cell (ghosts updated)
+};
+
+// The backward sweep's data: the BDF coefficients of every level, the Jacobian (and the compact
+// matrix the preconditioner is built from), the transposed solver, the state of the level being
+// solved and every objective's adjoints.
 struct UnsteadyAdjoint::Sweep {
   Sweep() = default;
   Sweep(const Sweep &) = delete;
@@ -83,71 +118,91 @@ struct UnsteadyAdjoint::Sweep {
     if (ksp) KSPDestroy(&ksp);
     for (Mat *a : {&J, &P})
       if (*a) MatDestroy(a);
-    for (Vec *v : {&w, &w_prev, &g, &psi, &psi1, &psi2, &rs})
+    for (Vec *v : {&w, &w_prev, &rs})
       if (*v) VecDestroy(v);
   }
 
   std::vector<solver::BdfCoefficients> bdf; ///< of level n, zero beyond N
   Mat J = nullptr, P = nullptr;             ///< P: compact preconditioner matrix, or none
   KSP ksp = nullptr;
-  Vec psi1 = nullptr, psi2 = nullptr;           ///< psi^{n+1}, psi^{n+2} while level n is solved
-  Vec w = nullptr, w_prev = nullptr;            ///< w^n, w^{n-1}
-  Vec g = nullptr, psi = nullptr, rs = nullptr; ///< right-hand side, psi^n, R_s(w^n)
+  Vec w = nullptr, w_prev = nullptr; ///< w^n, w^{n-1}
+  Vec rs = nullptr;                  ///< R_s(w^n)
   // Reuse policy: a preconditioner is kept while the last level's solve costs less than the mean
   // cost per level since its set-up (set-up included) and takes at most 100 iterations.  Times
   // are the maximum over the ranks, so that every rank takes the same decision.
   solver::PreconditionerReuse pc_reuse{solver::PreconditionerReuse::Rule::MeanCost, 100};
-  std::map<std::string, double> sums; ///< dJ/da summed over the levels so far (16), (17)
-  std::vector<double> shift;          ///< rho V a0^n per owned cell
-  std::vector<double> psi_local;      ///< psi^n, nv per local cell (ghosts updated)
-  discretization::LocalState state;   ///< of w^n with the boundary values of t^n
+  std::vector<double> shift;                      ///< rho V a0^n per owned cell
+  discretization::LocalState state;               ///< of w^n with the boundary values of t^n
+  std::vector<std::unique_ptr<Adjoint>> adjoints; ///< one per objective (goals_)
 };
 
 PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
                                     UnsteadyAdjointResult *result) {
   PetscFunctionBeginUser;
-  *result = UnsteadyAdjointResult();
-  result->steps = steps_;
-  result->X.assign(res_->mesh().n_vertices, Vec3<double>());
+  std::vector<UnsteadyAdjointResult> results;
+  PetscCall(run(w0, o, &results));
+  *result = std::move(results.front());
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
+                                    std::vector<UnsteadyAdjointResult> *results) {
+  PetscFunctionBeginUser;
+  const MPI_Comm comm = res_->mesh().comm;
+  PetscCheck(goals_.size() == 1 || (o.save_every == 0 && !o.resume), comm, PETSC_ERR_SUP,
+             "the adjoint state is saved and resumed for one objective, not for %zu",
+             goals_.size());
+  results->assign(goals_.size(), UnsteadyAdjointResult());
+  for (auto &r : *results) {
+    r.steps = steps_;
+    r.X.assign(res_->mesh().n_vertices, Vec3<double>());
+  }
   // psi^{n+1}, psi^{n+2} of the level being solved; a saved state is read before the forward run,
   // so that a state of another case is refused at once
   Sweep s;
-  PetscCall(res_->create_state(&s.psi1));
-  PetscCall(res_->create_state(&s.psi2));
-  PetscCall(VecSet(s.psi1, 0.0));
-  PetscCall(VecSet(s.psi2, 0.0));
+  for (std::size_t i = 0; i < goals_.size(); ++i) {
+    s.adjoints.push_back(std::make_unique<Adjoint>());
+    Adjoint &a = *s.adjoints.back();
+    for (Vec *v : {&a.psi1, &a.psi2, &a.g, &a.psi}) PetscCall(res_->create_state(v));
+    PetscCall(VecSet(a.psi1, 0.0));
+    PetscCall(VecSet(a.psi2, 0.0));
+  }
   long n = steps_;
+  UnsteadyAdjointResult &first = results->front();
   if (o.resume && !o.forward_only) {
-    PetscCall(load_state(o, &n, s.psi1, s.psi2, result));
-    result->resumed_from = n;
+    PetscCall(load_state(o, &n, s.adjoints[0]->psi1, s.adjoints[0]->psi2, &first));
+    first.resumed_from = n;
   }
   solver::UnsteadySolver ts;
   std::unique_ptr<Trajectory> traj;
   std::vector<TimeLevel> levels;
-  PetscCall(run_forward(w0, o, ts, &traj, &levels, result));
+  PetscCall(run_forward(w0, o, ts, &traj, &levels, results));
   if (o.forward_only) PetscFunctionReturn(0);
 
   const double a_start = MPI_Wtime();
   PetscCall(setup_sweep(levels, &s));
-  result->times.assign(steps_, 0.0);
-  for (long k = 1; k <= steps_; ++k) result->times[k - 1] = levels[k].time;
+  std::vector<double> times(steps_, 0.0);
+  for (long k = 1; k <= steps_; ++k) times[k - 1] = levels[k].time;
+  for (auto &r : *results) r.times = times;
   if (o.resume) {
-    for (const auto &p : result->parameters) s.sums[p.name] = p.gradient;
-    PetscCall(log_info(res_->mesh().comm, "adjoint: resuming at level %ld from %s", n,
-                       o.state_file.c_str()));
+    for (const auto &p : first.parameters) s.adjoints[0]->sums[p.name] = p.gradient;
+    PetscCall(log_info(comm, "adjoint: resuming at level %ld from %s", n, o.state_file.c_str()));
     --n;
   }
-  for (; n >= 1; --n) PetscCall(solve_level(o, *traj, n, s, result));
-  // initial condition (18): dJ/dw^0 = psi . dR/dw^0 = rho V (a1^1 psi^1 + a2^2 psi^2), the
-  // coupling of level 0 to the two later levels
-  result->initial.assign(res_->mesh().n_owned_cells * res_->nv(), 0.0);
-  PetscCall(add_time_coupling(0, s, result->initial.data()));
-  PetscCall(chain_time_functions(s.sums, result));
-  result->recomputed = traj->recomputed_steps();
-  result->snapshots = traj->snapshots_used();
-  result->bytes_written = traj->bytes_written();
-  result->adjoint_time = MPI_Wtime() - a_start;
-  result->preconditioner_setups = s.pc_reuse.setups();
+  for (; n >= 1; --n) PetscCall(solve_level(o, *traj, n, s, results));
+  for (std::size_t i = 0; i < goals_.size(); ++i) {
+    UnsteadyAdjointResult &r = (*results)[i];
+    // initial condition (18): dJ/dw^0 = psi . dR/dw^0 = rho V (a1^1 psi^1 + a2^2 psi^2), the
+    // coupling of level 0 to the two later levels
+    r.initial.assign(res_->mesh().n_owned_cells * res_->nv(), 0.0);
+    PetscCall(add_time_coupling(0, s, *s.adjoints[i], r.initial.data()));
+    PetscCall(chain_time_functions(s.adjoints[i]->sums, &r));
+    r.recomputed = traj->recomputed_steps();
+    r.snapshots = traj->snapshots_used();
+    r.bytes_written = traj->bytes_written();
+    r.adjoint_time = MPI_Wtime() - a_start;
+    r.preconditioner_setups = s.pc_reuse.setups();
+  }
   PetscFunctionReturn(0);
 }
 
@@ -155,7 +210,7 @@ PetscErrorCode UnsteadyAdjoint::run_forward(Vec w0, const UnsteadyAdjointOptions
                                             solver::UnsteadySolver &ts,
                                             std::unique_ptr<Trajectory> *traj,
                                             std::vector<TimeLevel> *levels,
-                                            UnsteadyAdjointResult *result) {
+                                            std::vector<UnsteadyAdjointResult> *results) {
   PetscFunctionBeginUser;
   FlowResidual &res = *res_;
   const mesh::Mesh &m = res.mesh();
@@ -171,31 +226,41 @@ PetscErrorCode UnsteadyAdjoint::run_forward(Vec w0, const UnsteadyAdjointOptions
         make_store_all(ts, m, o.trajectory_directory, mesh_hash, cfg_->problem_hash(), res.nv());
   }
   levels->assign(steps_ + 1, TimeLevel());
-  double J = 0;
+  std::vector<double> J(goals_.size(), 0.0);
   const std::function<PetscErrorCode(const TimeLevel &)> on_step =
       [&](const TimeLevel &l) -> PetscErrorCode {
     PetscFunctionBeginUser;
     (*levels)[l.step] = l;
-    const double q = weight(l.step, l.time);
-    objective_.set_time(l.time);
-    if (q != 0) {
-      double Js;
-      discretization::LocalState state;
-      PetscCall(res.local_state(ts.state(), &state));
-      PetscCall(objective_.value(res, state, &Js));
-      J += q * Js;
-    }
-    if (beta_ > 0) {
-      const double w = res.boundary_conditions().patch(control_patch_).omega.value(l.time, l.step);
-      J += beta_ * l.dt * w * w;
+    discretization::LocalState state;
+    bool have_state = false;
+    for (std::size_t i = 0; i < goals_.size(); ++i) {
+      Goal &g = goals_[i];
+      const double q = weight(g, l.step);
+      g.objective.set_time(l.time);
+      if (q != 0) {
+        if (!have_state) PetscCall(res.local_state(ts.state(), &state));
+        have_state = true;
+        double Js;
+        PetscCall(g.objective.value(res, state, &Js));
+        J[i] += q * Js;
+      }
+      if (g.beta > 0) {
+        const double w =
+            res.boundary_conditions().patch(g.control_patch).omega.value(l.time, l.step);
+        J[i] += g.beta * l.dt * w * w;
+      }
     }
     PetscFunctionReturn(0);
   };
   PetscCall((*traj)->forward(steps_, dt_, on_step));
-  result->J = J;
-  result->forward_time = MPI_Wtime() - t_start;
-  double forward_memory_max;
-  PetscCall(solver::peak_memory(m.comm, &result->forward_memory, &forward_memory_max));
+  const double forward_time = MPI_Wtime() - t_start;
+  double forward_memory, forward_memory_max;
+  PetscCall(solver::peak_memory(m.comm, &forward_memory, &forward_memory_max));
+  for (std::size_t i = 0; i < goals_.size(); ++i) {
+    (*results)[i].J = J[i];
+    (*results)[i].forward_time = forward_time;
+    (*results)[i].forward_memory = forward_memory;
+  }
   PetscFunctionReturn(0);
 }
 
@@ -213,7 +278,7 @@ PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels
   // levels (Sweep::pc_reuse)
   const config::Section adj = cfg_->section("adjoint");
   if (adj.text("preconditioner_matrix") == "compact") PetscCall(res.create_jacobian(&s->P, true));
-  for (Vec *v : {&s->w, &s->w_prev, &s->g, &s->psi, &s->rs}) PetscCall(res.create_state(v));
+  for (Vec *v : {&s->w, &s->w_prev, &s->rs}) PetscCall(res.create_state(v));
   const solver::LinearTolerances tol{adj.real("rtol"), adj.real("atol"),
                                      static_cast<PetscInt>(adj.integer("level_max_iterations"))};
   PetscCall(solver::create_linear_solver(res.mesh().comm, solver::LinearSolverRole::Adjoint,
@@ -235,7 +300,8 @@ PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels
 }
 
 PetscErrorCode UnsteadyAdjoint::solve_level(const UnsteadyAdjointOptions &o, Trajectory &traj,
-                                            long n, Sweep &s, UnsteadyAdjointResult *result) {
+                                            long n, Sweep &s,
+                                            std::vector<UnsteadyAdjointResult> *results) {
   PetscFunctionBeginUser;
   FlowResidual &res = *res_;
   TimeLevel level;
@@ -245,52 +311,62 @@ PetscErrorCode UnsteadyAdjoint::solve_level(const UnsteadyAdjointOptions &o, Tra
   for (PetscInt c = 0; c < res.mesh().n_owned_cells; ++c)
     s.shift[c] = res.parameters().rho * res.geometry().cell_volume[c] * s.bdf[n].a0;
   PetscCall(res.jacobian(s.w, s.J, &s.shift));
-  Gradient gobj, gres;
-  PetscCall(assemble_adjoint_rhs(n, level.time, s, &gobj));
-  PetscCall(solve_transposed(n, level.time, s, &result->linear_iterations));
-  PetscCall(assemble_residual_gradient(s, &gres));
-  PetscCall(accumulate_gradients(n, level, gobj, gres, s, result));
-  if (o.snapshot && o.snapshot_every > 0 && (n % o.snapshot_every == 0 || n == 1))
-    PetscCall(o.snapshot(n, level.time, s.psi_local));
-  // shift the adjoint history
-  PetscCall(VecCopy(s.psi1, s.psi2));
-  PetscCall(VecCopy(s.psi, s.psi1));
-  result->parameters.clear();
-  for (const auto &[name, value] : s.sums) result->parameters.push_back({name, 0.0, value});
+  const std::size_t k = goals_.size();
+  std::vector<Gradient> gobj(k), gres(k);
+  for (std::size_t i = 0; i < k; ++i)
+    PetscCall(assemble_adjoint_rhs(goals_[i], n, level.time, s, *s.adjoints[i], &gobj[i]));
+  PetscCall(solve_transposed(n, level.time, s, results));
+  // the time term's dependence on the cell volumes needs R_s(w^n) (assemble_residual_gradient)
+  PetscCall(res.residual(s.w, s.rs));
+  for (std::size_t i = 0; i < k; ++i) {
+    Adjoint &a = *s.adjoints[i];
+    UnsteadyAdjointResult &r = (*results)[i];
+    PetscCall(assemble_residual_gradient(s, a, &gres[i]));
+    PetscCall(accumulate_gradients(goals_[i], n, level, gobj[i], gres[i], a, &r));
+    if (i == 0 && o.snapshot && o.snapshot_every > 0 && (n % o.snapshot_every == 0 || n == 1))
+      PetscCall(o.snapshot(n, level.time, a.psi_local));
+    // shift the adjoint history
+    PetscCall(VecCopy(a.psi1, a.psi2));
+    PetscCall(VecCopy(a.psi, a.psi1));
+    r.parameters.clear();
+    for (const auto &[name, value] : a.sums) r.parameters.push_back({name, 0.0, value});
+  }
   if (o.save_every > 0 && n > 1 && n % o.save_every == 0)
-    PetscCall(save_state(o, n, s.psi1, s.psi2, *result));
+    PetscCall(save_state(o, n, s.adjoints[0]->psi1, s.adjoints[0]->psi2, results->front()));
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode UnsteadyAdjoint::assemble_adjoint_rhs(long n, double t, Sweep &s, Gradient *gobj) {
+PetscErrorCode UnsteadyAdjoint::assemble_adjoint_rhs(Goal &goal, long n, double t, Sweep &s,
+                                                     Adjoint &a, Gradient *gobj) {
   PetscFunctionBeginUser;
   FlowResidual &res = *res_;
   const mesh::Mesh &m = res.mesh();
   const int nv = res.nv();
   // explicit objective part at this level
-  const double q = weight(n, t);
-  objective_.set_time(t);
+  const double q = weight(goal, n);
+  goal.objective.set_time(t);
   Sensitivities so;
   so.reset(res);
-  if (q != 0) PetscCall(objective_.reverse(res, s.state, so, q));
+  if (q != 0) PetscCall(goal.objective.reverse(res, s.state, so, q));
   PetscCall(finish(res, s.state, so, gobj, true));
-  PetscCall(VecSet(s.g, 0.0));
+  PetscCall(VecSet(a.g, 0.0));
   for (PetscInt c = 0; c < m.n_cells; ++c)
     for (int k = 0; k < nv; ++k)
       if (so.wbar[c * nv + k] != 0)
-        PetscCall(VecSetValue(s.g, m.cell_global[c] * nv + k, so.wbar[c * nv + k], ADD_VALUES));
-  PetscCall(VecAssemblyBegin(s.g));
-  PetscCall(VecAssemblyEnd(s.g));
+        PetscCall(VecSetValue(a.g, m.cell_global[c] * nv + k, so.wbar[c * nv + k], ADD_VALUES));
+  PetscCall(VecAssemblyBegin(a.g));
+  PetscCall(VecAssemblyEnd(a.g));
   // coupling to the later levels
   PetscScalar *ga;
-  PetscCall(VecGetArray(s.g, &ga));
-  PetscCall(add_time_coupling(n, s, ga));
-  PetscCall(VecRestoreArray(s.g, &ga));
-  PetscCall(VecScale(s.g, -1.0));
+  PetscCall(VecGetArray(a.g, &ga));
+  PetscCall(add_time_coupling(n, s, a, ga));
+  PetscCall(VecRestoreArray(a.g, &ga));
+  PetscCall(VecScale(a.g, -1.0));
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode UnsteadyAdjoint::add_time_coupling(long n, const Sweep &s, PetscScalar *out) const {
+PetscErrorCode UnsteadyAdjoint::add_time_coupling(long n, const Sweep &s, const Adjoint &a,
+                                                  PetscScalar *out) const {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res_->mesh();
   const int nv = res_->nv();
@@ -298,62 +374,71 @@ PetscErrorCode UnsteadyAdjoint::add_time_coupling(long n, const Sweep &s, PetscS
   const double c1 = n + 1 <= steps_ ? s.bdf[n + 1].a1 : 0.0,
                c2 = n + 2 <= steps_ ? s.bdf[n + 2].a2 : 0.0;
   const PetscScalar *p1, *p2;
-  PetscCall(VecGetArrayRead(s.psi1, &p1));
-  PetscCall(VecGetArrayRead(s.psi2, &p2));
+  PetscCall(VecGetArrayRead(a.psi1, &p1));
+  PetscCall(VecGetArrayRead(a.psi2, &p2));
   for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
     const double rv = rho * res_->geometry().cell_volume[c];
     for (int k = 1; k < nv; ++k)
       out[c * nv + k] += rv * (c1 * p1[c * nv + k] + c2 * p2[c * nv + k]);
   }
-  PetscCall(VecRestoreArrayRead(s.psi1, &p1));
-  PetscCall(VecRestoreArrayRead(s.psi2, &p2));
+  PetscCall(VecRestoreArrayRead(a.psi1, &p1));
+  PetscCall(VecRestoreArrayRead(a.psi2, &p2));
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
-                                                 long *linear_iterations) const {
+PetscErrorCode
+UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
+                                  std::vector<UnsteadyAdjointResult> *results) const {
   PetscFunctionBeginUser;
   const MPI_Comm comm = res_->mesh().comm;
   const bool pc_setup = s.pc_reuse.decide_setup();
   if (s.P && pc_setup) PetscCall(res_->jacobian(s.w, s.P, &s.shift, true));
   PetscCall(KSPSetOperators(s.ksp, s.J, s.P ? s.P : s.J));
   PetscCall(KSPSetReusePreconditioner(s.ksp, pc_setup ? PETSC_FALSE : PETSC_TRUE));
-  double solve_time = MPI_Wtime();
   PetscCall(solver::check_transposed_solve(s.ksp));
-  PetscCall(KSPSolveTranspose(s.ksp, s.g, s.psi));
+  // every objective's solve with the same preconditioner; the reuse rule sees the level's cost
+  // (all solves) and its largest iteration count
+  double solve_time = MPI_Wtime();
+  PetscInt max_its = 0;
+  for (std::size_t i = 0; i < s.adjoints.size(); ++i) {
+    Adjoint &a = *s.adjoints[i];
+    if (i > 0) PetscCall(KSPSetReusePreconditioner(s.ksp, PETSC_TRUE));
+    PetscCall(KSPSolveTranspose(s.ksp, a.g, a.psi));
+    KSPConvergedReason reason;
+    PetscInt its;
+    PetscCall(KSPGetConvergedReason(s.ksp, &reason));
+    PetscCall(KSPGetIterationNumber(s.ksp, &its));
+    PetscCheck(reason > 0 || reason == KSP_CONVERGED_ITS, comm, PETSC_ERR_NOT_CONVERGED,
+               "adjoint level %ld: the transposed solve did not converge (%s)", n,
+               KSPConvergedReasons[reason]);
+    (*results)[i].linear_iterations += its;
+    max_its = std::max(max_its, its);
+  }
   solve_time = MPI_Wtime() - solve_time;
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &solve_time, 1, MPI_DOUBLE, MPI_MAX, comm));
-  KSPConvergedReason reason;
-  PetscInt its;
-  PetscCall(KSPGetConvergedReason(s.ksp, &reason));
-  PetscCall(KSPGetIterationNumber(s.ksp, &its));
-  PetscCheck(reason > 0 || reason == KSP_CONVERGED_ITS, comm, PETSC_ERR_NOT_CONVERGED,
-             "adjoint level %ld: the transposed solve did not converge (%s)", n,
-             KSPConvergedReasons[reason]);
-  *linear_iterations += its;
-  s.pc_reuse.record_solve(its, solve_time);
-  PetscCall(log_info(comm, "adjoint level %5ld  t %.6f  linear iterations %d", n, t, (int)its));
+  s.pc_reuse.record_solve(max_its, solve_time);
+  PetscCall(log_info(comm, "adjoint level %5ld  t %.6f  linear iterations %d", n, t, (int)max_its));
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode UnsteadyAdjoint::assemble_residual_gradient(Sweep &s, Gradient *gres) const {
+PetscErrorCode UnsteadyAdjoint::assemble_residual_gradient(Sweep &s, Adjoint &a,
+                                                           Gradient *gres) const {
   PetscFunctionBeginUser;
   FlowResidual &res = *res_;
   const mesh::Mesh &m = res.mesh();
   const int nv = res.nv();
   // fluxes
-  PetscCall(ghosted_local_values(s.psi, &s.psi_local));
+  PetscCall(ghosted_local_values(a.psi, &a.psi_local));
   Sensitivities sr;
   sr.reset(res);
-  add_residual(res, s.state, s.psi_local, sr);
+  add_residual(res, s.state, a.psi_local, sr);
   // the time term's dependence on the cell volumes: rho V (a0 w^n + a1 w^{n-1} + a2 w^{n-2}) =
   // -R_s(w^n) at convergence
-  PetscCall(res.residual(s.w, s.rs));
   const PetscScalar *r;
   PetscCall(VecGetArrayRead(s.rs, &r));
   for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
     double sum = 0;
-    for (int k = 1; k < nv; ++k) sum -= s.psi_local[c * nv + k] * r[c * nv + k];
+    for (int k = 1; k < nv; ++k) sum -= a.psi_local[c * nv + k] * r[c * nv + k];
     sr.geom.cell_volume[c] += sum / res.geometry().cell_volume[c];
   }
   PetscCall(VecRestoreArrayRead(s.rs, &r));
@@ -361,24 +446,24 @@ PetscErrorCode UnsteadyAdjoint::assemble_residual_gradient(Sweep &s, Gradient *g
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode UnsteadyAdjoint::accumulate_gradients(long n, const TimeLevel &level,
+PetscErrorCode UnsteadyAdjoint::accumulate_gradients(const Goal &g, long n, const TimeLevel &level,
                                                      const Gradient &gobj, const Gradient &gres,
-                                                     Sweep &s,
+                                                     Adjoint &a,
                                                      UnsteadyAdjointResult *result) const {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res_->mesh();
   // a parameter's derivative at this level: into its sum (16) and its per-level series (17)
   const auto add = [&](const std::string &name, double v) {
-    s.sums[name] += v;
+    a.sums[name] += v;
     auto &series = result->control[name];
     series.resize(steps_, 0.0);
     series[n - 1] += v;
   };
   for (std::size_t i = 0; i < gres.parameters.size(); ++i)
     add(gres.parameters[i].name, gres.parameters[i].gradient + gobj.parameters[i].gradient);
-  if (beta_ > 0) {
-    const double wv = res_->boundary_conditions().patch(control_patch_).omega.value(level.time, n);
-    add("boundaries." + m.patch_names[control_patch_] + ".omega", 2 * beta_ * level.dt * wv);
+  if (g.beta > 0) {
+    const double wv = res_->boundary_conditions().patch(g.control_patch).omega.value(level.time, n);
+    add("boundaries." + m.patch_names[g.control_patch] + ".omega", 2 * g.beta * level.dt * wv);
   }
   for (PetscInt v = 0; v < m.n_vertices; ++v) result->X[v] += gres.X[v] + gobj.X[v];
   PetscFunctionReturn(0);

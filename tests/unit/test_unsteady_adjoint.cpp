@@ -310,3 +310,87 @@ TEST_CASE("unsteady adjoint: probe matching against observations in time (system
   CAPTURE(r.J, adj, fd);
   REQUIRE(std::abs(adj - fd) <= 1e-5 * std::abs(fd));
 }
+
+TEST_CASE("unsteady adjoint: several objectives in one sweep equal separate runs",
+          "[unsteady-adjoint][mpi]") {
+  // one forward run and one backward sweep for three objectives (the case's time-averaged drag
+  // with control cost, the lift at the final time, the time-averaged lift over another window):
+  // each objective's J, parameter gradients, per-step series, dJ/dX and dJ/dw^0 equal those of
+  // its own run to the linear solver's tolerance
+  Setup s;
+  make(&s);
+  const std::vector<std::vector<std::string>> others = {
+      {"objective.type=lift", "objective.time=final"},
+      {"objective.type=lift", "objective.window=[0.02, 0.08]", "objective.control_cost=0"}};
+  std::vector<config::CaseConfig> cfgs(others.size());
+  for (std::size_t i = 0; i < others.size(); ++i)
+    REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kCase, "ua.yaml", "/", others[i],
+                                          cfgs[i]) == 0);
+  std::vector<adjoint::UnsteadyAdjointResult> batched;
+  {
+    adjoint::UnsteadyAdjoint ua;
+    REQUIRE(ua.setup(s.res, s.cfg) == 0);
+    for (const auto &c : cfgs) REQUIRE(ua.add_objective(c) == 0);
+    REQUIRE(ua.objectives() == 3);
+    adjoint::UnsteadyAdjointOptions o;
+    o.schedule = "revolve";
+    o.snapshots = 2;
+    clear_error();
+    const PetscErrorCode ierr = ua.run(s.w0, o, &batched);
+    INFO(last_error_message());
+    REQUIRE(ierr == 0);
+    REQUIRE(batched.size() == 3);
+    // the adjoint state is for one objective
+    o.save_every = 2;
+    o.state_file = std::string(KARMAN_TEST_WORK_DIR) + "/ua-batched-state.h5";
+    std::vector<adjoint::UnsteadyAdjointResult> refused;
+    REQUIRE(ua.run(s.w0, o, &refused) != 0);
+    REQUIRE(last_error_message().find("one objective") != std::string::npos);
+    clear_error();
+  }
+  for (std::size_t i = 0; i < 3; ++i) {
+    adjoint::UnsteadyAdjoint ua;
+    REQUIRE(ua.setup(s.res, i == 0 ? s.cfg : cfgs[i - 1]) == 0);
+    adjoint::UnsteadyAdjointOptions o;
+    o.schedule = "revolve";
+    o.snapshots = 2;
+    adjoint::UnsteadyAdjointResult single;
+    REQUIRE(ua.run(s.w0, o, &single) == 0);
+    const adjoint::UnsteadyAdjointResult &b = batched[i];
+    CAPTURE(i, single.J, b.J);
+    REQUIRE(b.J == Approx(single.J).epsilon(1e-12)); // (2 ranks: MUMPS, reuse by timing)
+    REQUIRE(b.parameters.size() == single.parameters.size());
+    double scale = 0;
+    for (const auto &p : single.parameters) scale = std::max(scale, std::abs(p.gradient));
+    REQUIRE(scale > 0);
+    for (const auto &p : single.parameters) {
+      const double a = p.gradient, c = gradient_of(b, p.name);
+      CAPTURE(p.name, a, c);
+      REQUIRE(std::abs(a - c) <= 1e-9 * scale);
+    }
+    REQUIRE(b.control.size() == single.control.size());
+    for (const auto &[name, series] : single.control) {
+      REQUIRE(b.control.count(name));
+      const auto &other = b.control.at(name);
+      REQUIRE(other.size() == series.size());
+      double big = 0, diff = 0;
+      for (std::size_t k = 0; k < series.size(); ++k)
+        big = std::max(big, std::abs(series[k])),
+        diff = std::max(diff, std::abs(series[k] - other[k]));
+      CAPTURE(name, big, diff);
+      REQUIRE(diff <= 1e-9 * big + 1e-12 * scale); // (round-off of vanishing series)
+    }
+    double na = 0, nd = 0;
+    for (PetscInt v = 0; v < s.mesh.n_vertices; ++v)
+      na += dot(single.X[v], single.X[v]), nd += dot(single.X[v] - b.X[v], single.X[v] - b.X[v]);
+    REQUIRE(na > 0);
+    REQUIRE(std::sqrt(nd) <= 1e-9 * std::sqrt(na));
+    double ni = 0, ndi = 0;
+    for (std::size_t k = 0; k < single.initial.size(); ++k)
+      ni += single.initial[k] * single.initial[k],
+          ndi += (single.initial[k] - b.initial[k]) * (single.initial[k] - b.initial[k]);
+    MPI_Allreduce(MPI_IN_PLACE, &ni, 1, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &ndi, 1, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+    REQUIRE(std::sqrt(ndi) <= 1e-9 * std::sqrt(ni));
+  }
+}

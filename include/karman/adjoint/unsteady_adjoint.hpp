@@ -27,6 +27,11 @@
 // levels disagree, and a corrupt or truncated file.  It reads the state before the forward
 // run.  KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE (unsteady_adjoint.cpp) kills the process
 // in the middle of a save, for tests.
+// Several objectives (add_objective) share one forward run and one backward sweep: at every level
+// the Jacobian is assembled and the preconditioner set up (or reused) once, and each objective's
+// adjoint is one more transposed solve with its own right-hand side; the results are those of
+// separate runs (to the linear solver's tolerance).  Saving and resuming the adjoint state is for
+// one objective.
 #pragma once
 
 #include "karman/adjoint/objective.hpp"
@@ -74,45 +79,68 @@ class UnsteadyAdjoint {
 public:
   /// Reads the unsteady objective (time average or final time, control cost).  Collective.
   PetscErrorCode setup(discretization::FlowResidual &res, const config::CaseConfig &cfg);
+  /// One more objective: the objective section of `objective`, a case of the same problem (its
+  /// other sections are not read).  Collective.
+  PetscErrorCode add_objective(const config::CaseConfig &objective);
+  std::size_t objectives() const { return goals_.size(); }
   /// Forward from w0 (t = 0) for time.t_end / time.dt steps (run_forward), then the backward
   /// sweep n = N..1 (solve_level), dJ/dw^0 and the chaining to the time functions'
-  /// parameters.  Collective.
+  /// parameters.  The result of the first objective.  Collective.
   PetscErrorCode run(Vec w0, const UnsteadyAdjointOptions &options, UnsteadyAdjointResult *result);
+  /// The same for every objective (setup's, then add_objective's in order): one forward run and
+  /// one backward sweep.  Collective.
+  PetscErrorCode run(Vec w0, const UnsteadyAdjointOptions &options,
+                     std::vector<UnsteadyAdjointResult> *results);
 
 private:
-  struct Sweep; ///< the backward sweep's matrices, solver, adjoints and gradient sums
+  struct Sweep;   ///< the backward sweep's matrices, solver, adjoints and gradient sums
+  struct Adjoint; ///< one objective's adjoints and gradient sums in the sweep
+  /// An objective of the sweep: its functional, time window or final time, control cost.
+  struct Goal {
+    Objective objective;
+    bool final_time = false;
+    double t0 = 0, t1 = 0, beta = 0;
+    int control_patch = -1;
+  };
 
-  /// q_n: the weight of level n in the objective (trapezoidal time average, or final time).
-  double weight(long n, double t) const;
+  /// The objective section of cfg as a Goal.  Collective.
+  PetscErrorCode parse_goal(const config::CaseConfig &cfg, Goal *g) const;
+  /// q_n: the weight of level n in objective g (trapezoidal time average, or final time).
+  double weight(const Goal &g, long n) const;
   /// The forward run from w0 with the solver ts, storing the trajectory (o.schedule) into *traj:
   /// the objective J, the time levels 0..N, the forward time and memory.  Collective.
   PetscErrorCode run_forward(Vec w0, const UnsteadyAdjointOptions &o, solver::UnsteadySolver &ts,
                              std::unique_ptr<Trajectory> *traj, std::vector<TimeLevel> *levels,
-                             UnsteadyAdjointResult *result);
+                             std::vector<UnsteadyAdjointResult> *results);
   /// The BDF coefficients of the levels, the matrices, work vectors and transposed solver of the
   /// backward sweep (s->psi1, psi2 exist already).  Collective.
   PetscErrorCode setup_sweep(const std::vector<TimeLevel> &levels, Sweep *s) const;
-  /// Level n of the backward sweep: psi^n from (15), its contributions to (16)-(17) and dJ/dX, the
-  /// snapshot, psi^n and psi^{n+1} as the later levels of n - 1, the saved state.  Collective.
+  /// Level n of the backward sweep: for every objective psi^n from (15), its contributions to
+  /// (16)-(17) and dJ/dX, psi^n and psi^{n+1} as the later levels of n - 1; the snapshot and the
+  /// saved state (first objective).  Collective.
   PetscErrorCode solve_level(const UnsteadyAdjointOptions &o, Trajectory &traj, long n, Sweep &s,
-                             UnsteadyAdjointResult *result);
-  /// The right-hand side of (15) at level n (time t) into s.g; the explicit objective part of the
-  /// gradient into gobj.  Collective.
-  PetscErrorCode assemble_adjoint_rhs(long n, double t, Sweep &s, Gradient *gobj);
+                             std::vector<UnsteadyAdjointResult> *results);
+  /// The right-hand side of (15) of objective g at level n (time t) into a.g; the explicit
+  /// objective part of the gradient into gobj.  Collective.
+  PetscErrorCode assemble_adjoint_rhs(Goal &g, long n, double t, Sweep &s, Adjoint &a,
+                                      Gradient *gobj);
   /// out (nv per owned cell) += rho V (a1^{n+1} psi^{n+1} + a2^{n+2} psi^{n+2}) on the momentum
-  /// entries, psi^{n+1}, psi^{n+2} = s.psi1, s.psi2: level n's coupling to the two later levels
+  /// entries, psi^{n+1}, psi^{n+2} = a.psi1, a.psi2: level n's coupling to the two later levels
   /// (15); n = 0 gives dJ/dw^0 (18).
-  PetscErrorCode add_time_coupling(long n, const Sweep &s, PetscScalar *out) const;
-  /// (dR^n/dw^n)^T psi^n = g (s.psi, s.g) with the preconditioner set up or reused as s.pc_reuse
-  /// decides; adds the iterations and logs the level.  Collective.
-  PetscErrorCode solve_transposed(long n, double t, Sweep &s, long *linear_iterations) const;
-  /// psi^n . dR^n/d(X, a) into gres: the fluxes, and the time term through the cell volumes; psi^n
-  /// into s.psi_local.  Collective.
-  PetscErrorCode assemble_residual_gradient(Sweep &s, Gradient *gres) const;
-  /// Adds level n's parameter derivatives (objective and residual parts, control cost) to the sums
-  /// (16) and the per-level series (17), and its dJ/dX to result->X.
-  PetscErrorCode accumulate_gradients(long n, const TimeLevel &level, const Gradient &gobj,
-                                      const Gradient &gres, Sweep &s,
+  PetscErrorCode add_time_coupling(long n, const Sweep &s, const Adjoint &a,
+                                   PetscScalar *out) const;
+  /// (dR^n/dw^n)^T psi^n = g (a.psi, a.g) for every objective's adjoint a, with the preconditioner
+  /// set up or reused (once for all) as s.pc_reuse decides; adds the iterations and logs the
+  /// level.  Collective.
+  PetscErrorCode solve_transposed(long n, double t, Sweep &s,
+                                  std::vector<UnsteadyAdjointResult> *results) const;
+  /// psi^n . dR^n/d(X, a) into gres: the fluxes, and the time term through the cell volumes (with
+  /// s.rs = R_s(w^n)); psi^n into a.psi_local.  Collective.
+  PetscErrorCode assemble_residual_gradient(Sweep &s, Adjoint &a, Gradient *gres) const;
+  /// Adds level n's parameter derivatives of objective g (objective and residual parts, control
+  /// cost) to the sums (16) and the per-level series (17), and its dJ/dX to result->X.
+  PetscErrorCode accumulate_gradients(const Goal &g, long n, const TimeLevel &level,
+                                      const Gradient &gobj, const Gradient &gres, Adjoint &a,
                                       UnsteadyAdjointResult *result) const;
   /// The gradients of the result: the sums, with the per-level series of each time-dependent
   /// boundary parameter chained to the parameters of its time function.
@@ -129,10 +157,8 @@ private:
 
   discretization::FlowResidual *res_ = nullptr;
   const config::CaseConfig *cfg_ = nullptr;
-  Objective objective_;
-  bool final_time_ = false;
-  double t0_ = 0, t1_ = 0, t_end_ = 0, dt_ = 0, beta_ = 0;
-  int control_patch_ = -1;
+  std::vector<Goal> goals_; ///< the case's objective first
+  double t_end_ = 0, dt_ = 0;
   long steps_ = 0;
 };
 
