@@ -158,7 +158,7 @@ PetscErrorCode check_design_gradient(const OptimizationProblem &problem,
                                      const std::vector<double> &a, const Evaluation &e0,
                                      const DesignValues &values, double L,
                                      std::size_t max_variables, double rel,
-                                     DesignGradientCheck *check) {
+                                     DesignGradientCheck *check, double taylor_scale) {
   PetscFunctionBeginUser;
   using Check = DesignGradientCheck;
   *check = Check();
@@ -229,7 +229,7 @@ PetscErrorCode check_design_gradient(const OptimizationProblem &problem,
     PetscFunctionBeginUser;
     Check::Taylor t;
     t.block = name;
-    t.eps = {4e-3, 2e-3, 1e-3};
+    t.eps = {4e-3 * taylor_scale, 2e-3 * taylor_scale, 1e-3 * taylor_scale};
     t.derivative.assign(nf, 0.0);
     for (std::size_t j = 0; j < nf; ++j)
       for (std::size_t i = 0; i < n; ++i) t.derivative[j] += check->gradient[j][i] * p[i];

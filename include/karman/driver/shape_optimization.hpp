@@ -90,13 +90,14 @@ using DesignValues =
 /// The check above at design a for any problem: e0 is the evaluation at a (values and
 /// gradients), `values` evaluates the functions at perturbed designs; steps h_i = rel (upper_i -
 /// lower_i) where the bounds are finite, else rel * default_step; at most `max_variables`
-/// variables by finite differences, shared out among the blocks.  Collective (through values).
+/// variables by finite differences, shared out among the blocks; the Taylor steps eps are
+/// taylor_scale {4, 2, 1} 1e-3.  Collective (through values).
 PetscErrorCode check_design_gradient(const OptimizationProblem &problem,
                                      const std::vector<VariableBlock> &blocks,
                                      const std::vector<double> &a, const Evaluation &e0,
                                      const DesignValues &values, double default_step,
                                      std::size_t max_variables, double rel,
-                                     DesignGradientCheck *check);
+                                     DesignGradientCheck *check, double taylor_scale = 1.0);
 
 /// The constraints: list of the case as ShapeConstraints (walls checked against the mesh).
 /// Collective.
