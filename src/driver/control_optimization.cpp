@@ -171,10 +171,11 @@ PetscErrorCode ControlOptimization::setup(FlowCase &fc, const std::string &work_
         e.kind = ControlKind::TimeFunction;
         PetscCheck(f->kind() == TimeFunction::Kind::Sine || f->kind() == TimeFunction::Kind::Table,
                    comm, PETSC_ERR_USER_INPUT,
-                   "%s: '%s.function': '%s' is %s in the case: a time-function variable needs a "
-                   "sine or a table (e.g. omega: {type: sine, amplitude: 0.5, frequency: 0.2}); "
-                   "values per step are a per-step entry",
-                   file, label, e.function.c_str(), f->describe().c_str());
+                   "%s: '%s.function': '%s' is %s%s%s in the case: a time-function variable "
+                   "needs a sine or a table (e.g. omega: {type: sine, amplitude: 0.5, frequency: "
+                   "0.2}); values per step are a per-step entry",
+                   file, label, e.function.c_str(), f->is_constant() ? "constant (" : "",
+                   f->describe().c_str(), f->is_constant() ? ")" : "");
         std::vector<std::string> allowed;
         if (f->kind() == TimeFunction::Kind::Sine)
           allowed = {"amplitude", "frequency", "phase", "offset"};
