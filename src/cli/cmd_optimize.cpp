@@ -337,6 +337,29 @@ PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
                                                {"bound", p.constraints[i].value}};
   const driver::KktReport kkt = driver::check_kkt(p, result.x, *best);
   j["kkt"] = kkt_json(p, kkt);
+  // identification (probe matching): misfit and the parameters' uncertainty
+  if (cfg.section("objective").text("type") == "probe-match" && p.names.size() <= 20) {
+    driver::Identification id;
+    PetscCall(problem.identify(result.x, 1e-4, &id));
+    nlohmann::json ji = {{"misfit", id.misfit},
+                         {"observations", id.observations},
+                         {"estimate_ok", id.ok},
+                         {"hessian", id.hessian},
+                         {"covariance", id.covariance}};
+    PetscCall(log_info(comm, "identification: misfit %.6e over %ld observations%s", id.misfit,
+                       id.observations,
+                       id.ok ? "" : " (no uncertainty estimate: Hessian not positive definite)"));
+    for (std::size_t i = 0; i < p.names.size(); ++i) {
+      ji["parameters"][p.names[i]] = {
+          {"value", id.values[i]},
+          {"standard_deviation", id.standard_deviation[i]},
+          {"relative_standard_deviation",
+           id.values[i] != 0 ? id.standard_deviation[i] / std::abs(id.values[i]) : 0.0}};
+      PetscCall(log_info(comm, "  %s = %.12g +- %.3e (one standard deviation)", p.names[i].c_str(),
+                         id.values[i], id.standard_deviation[i]));
+    }
+    j["identification"] = ji;
+  }
   j["wall_time"] = MPI_Wtime() - start;
   if (rank == 0) {
     std::ofstream out(fs::path(args.output_dir) / "summary.json");

@@ -642,6 +642,95 @@ PetscErrorCode ControlOptimization::evaluate(const std::vector<double> &x, Evalu
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode ControlOptimization::identify(const std::vector<double> &x, double rel,
+                                             Identification *out) {
+  PetscFunctionBeginUser;
+  const MPI_Comm comm = fc_->mesh().comm;
+  const config::CaseConfig &cfg = fc_->config();
+  const config::Section obj = cfg.section("objective");
+  PetscCheck(obj.text("type") == "probe-match", comm, PETSC_ERR_USER_INPUT,
+             "%s: the uncertainty of identified parameters needs a probe-match objective",
+             cfg.file().c_str());
+  *out = Identification();
+  const std::size_t n = x.size();
+  Evaluation e0;
+  PetscCall(evaluate(x, &e0));
+  PetscCheck(e0.ok, comm, PETSC_ERR_NOT_CONVERGED,
+             "identification: the design cannot be "
+             "evaluated: %s",
+             e0.failure.c_str());
+  out->misfit = last_.J;
+  out->values = physical(x);
+  // M: levels in the window x probes x components with a nonzero weight
+  long levels = 1;
+  if (unsteady_) {
+    const std::vector<double> w = obj.reals("window");
+    const double t0 = w.empty() ? 0.0 : w[0], t1 = w.empty() ? steps_ * dt_ : w[1];
+    levels = 0;
+    for (long k = 1; k <= steps_; ++k) levels += window_weight(k, steps_, dt_, t0, t1) > 0;
+  }
+  long components = 0;
+  const std::vector<double> cw = obj.reals("component_weights");
+  for (int c = 0; c < fc_->residual().nv() && c < static_cast<int>(cw.size()); ++c)
+    components += cw[c] != 0;
+  out->observations = levels * components * static_cast<long>(obj.points("probes").size());
+  // H in x, then in physical units: H_a = D^-1 H_x D^-1
+  std::vector<std::vector<double>> H(n, std::vector<double>(n, 0.0));
+  for (std::size_t j = 0; j < n; ++j) {
+    std::vector<double> g[2];
+    for (int side = 0; side < 2; ++side) {
+      std::vector<double> y = x;
+      y[j] += side ? -rel : rel;
+      Evaluation e;
+      PetscCall(evaluate(y, &e));
+      PetscCheck(e.ok, comm, PETSC_ERR_NOT_CONVERGED,
+                 "identification: a perturbed design cannot be evaluated: %s", e.failure.c_str());
+      g[side] = e.df;
+    }
+    for (std::size_t i = 0; i < n; ++i) H[i][j] = (g[0][i] - g[1][i]) / (2 * rel);
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < i; ++j) H[i][j] = H[j][i] = 0.5 * (H[i][j] + H[j][i]);
+  out->hessian = H;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) out->hessian[i][j] /= scale_[i] * scale_[j];
+  // C_x = 2 J / (M - n) H_x^-1 (Gauss-Jordan with pivoting; n is small), C_a = D C_x D
+  const long dof = out->observations - static_cast<long>(n);
+  std::vector<std::vector<double>> A = H, I(n, std::vector<double>(n, 0.0));
+  for (std::size_t i = 0; i < n; ++i) I[i][i] = 1;
+  bool regular = dof > 0;
+  for (std::size_t c = 0; c < n && regular; ++c) {
+    std::size_t piv = c;
+    for (std::size_t r = c + 1; r < n; ++r)
+      if (std::abs(A[r][c]) > std::abs(A[piv][c])) piv = r;
+    if (!(std::abs(A[piv][c]) > 0)) {
+      regular = false;
+      break;
+    }
+    std::swap(A[c], A[piv]);
+    std::swap(I[c], I[piv]);
+    const double d = A[c][c];
+    for (std::size_t k = 0; k < n; ++k) A[c][k] /= d, I[c][k] /= d;
+    for (std::size_t r = 0; r < n; ++r) {
+      if (r == c) continue;
+      const double f = A[r][c];
+      for (std::size_t k = 0; k < n; ++k) A[r][k] -= f * A[c][k], I[r][k] -= f * I[c][k];
+    }
+  }
+  out->covariance.assign(n, std::vector<double>(n, 0.0));
+  out->standard_deviation.assign(n, 0.0);
+  out->ok = regular;
+  for (std::size_t i = 0; i < n && regular; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      out->covariance[i][j] = 2 * out->misfit / dof * I[i][j] * scale_[i] * scale_[j];
+  for (std::size_t i = 0; i < n && regular; ++i) {
+    out->ok = out->ok && out->covariance[i][i] >= 0;
+    out->standard_deviation[i] = std::sqrt(std::max(0.0, out->covariance[i][i]));
+  }
+  PetscCall(apply(x));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode ControlOptimization::check_gradient(const std::vector<double> &x,
                                                    std::size_t max_variables, double rel,
                                                    DesignGradientCheck *check) {

@@ -79,6 +79,25 @@ struct ControlRecord {
   std::string failure;                       ///< why the evaluation failed ("" if it did not)
 };
 
+/// The uncertainty of identified parameters (probe matching, objective J = weighted time average
+/// of the squared misfits): the Hessian of J by central differences of the adjoint gradient,
+///   H_ij = (dJ/da_i(a + h_j e_j) - dJ/da_i(a - h_j e_j)) / 2 h_j   (symmetrized),
+/// which near a good fit is the Gauss-Newton matrix 2 w/m_t R^T R (R the Jacobian of the m = M
+/// residuals, m_t time levels, w the weight), the noise variance estimated from the misfit,
+///   sigma^2 = sum r^2 / (M - n) = m_t J / (w (M - n)),
+/// and the linearized covariance of the least-squares estimate
+///   C = sigma^2 (R^T R)^-1 = 2 J / (M - n) H^-1.
+/// (Exact for uniform weights; the trapezoidal end weights q/2 make it approximate.)
+struct Identification {
+  double misfit = 0;          ///< J at the design
+  long observations = 0;      ///< M = levels in the window x probes x weighted components
+  std::vector<double> values; ///< the parameters a
+  std::vector<std::vector<double>> hessian;    ///< d2J/da2 (physical units)
+  std::vector<std::vector<double>> covariance; ///< C
+  std::vector<double> standard_deviation;      ///< sqrt(C_ii)
+  bool ok = false; ///< false: H not positive definite or M <= n (no estimate)
+};
+
 class ControlOptimization {
 public:
   ControlOptimization() = default;
@@ -109,6 +128,9 @@ public:
   PetscErrorCode check_gradient(const std::vector<double> &x, std::size_t max_variables, double rel,
                                 DesignGradientCheck *check);
   const ControlRecord &last() const { return last_; }
+  /// The identification estimate above at x (steps h_j = rel scale_j); for a probe-match
+  /// objective (an error otherwise).  2n evaluations.  Collective.
+  PetscErrorCode identify(const std::vector<double> &x, double rel, Identification *out);
   /// The values of boundary parameter `function` at the levels 1..N at the design last applied.
   PetscErrorCode series(const std::string &function, std::vector<double> *values) const;
   long steps() const { return steps_; }
