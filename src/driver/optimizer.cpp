@@ -617,7 +617,14 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
   } catch (const nlopt::forced_stop &) {
     result->status = ctx.max_reached ? "max_evaluations reached" : "stopped";
   } catch (const std::exception &e) {
-    if (!ctx.error) {
+    // L-BFGS reports a forced stop (the evaluation budget) or a design that could not be
+    // evaluated (f = +inf: it cannot back off) as a generic failure
+    if (!ctx.error && ctx.max_reached) {
+      result->status = "max_evaluations reached";
+    } else if (!ctx.error && problem.constraints.empty() && !ctx.good.empty()) {
+      result->status = std::string("stopped: NLopt ") + options.algorithm + ": " + e.what() +
+                       (result->failed ? " (after a design that could not be evaluated)" : "");
+    } else if (!ctx.error) {
       if (ctx.out) std::fclose(ctx.out);
       SETERRQ(comm, PETSC_ERR_LIB, "optimize: NLopt %s failed: %s", options.algorithm.c_str(),
               e.what());
@@ -629,6 +636,19 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
   }
   result->x = x;
   result->f = f;
+  // without constraints the answer is the best evaluated design (what NLopt returns, also when an
+  // algorithm stopped with a failure and left another x)
+  if (problem.constraints.empty() && !ctx.good.empty()) {
+    const auto best =
+        std::min_element(ctx.good.begin(), ctx.good.end(),
+                         [](const auto &a, const auto &b) { return a.second.f < b.second.f; });
+    const bool evaluated = std::any_of(ctx.good.begin(), ctx.good.end(),
+                                       [&](const auto &g) { return g.first == result->x; });
+    if (!evaluated || best->second.f < result->f) {
+      result->x = best->first;
+      result->f = best->second.f;
+    }
+  }
   const PetscErrorCode ierr = project_feasible(ctx, options.projection_steps, result);
   if (ctx.out) std::fclose(ctx.out);
   PetscCall(ierr);
