@@ -65,8 +65,11 @@ PetscErrorCode report_design_check(MPI_Comm comm, const driver::OptimizationProb
     for (std::size_t i = 0; i < p.names.size(); ++i)
       report["design_gradient"][p.names[i]][functions[j]] = check.gradient[j][i];
   }
-  PetscCall(log_info(comm, "design Taylor tests (random directions: per design entry, then all "
-                           "variables): rates at eps = 2e-3, 1e-3"));
+  if (!check.taylor.empty() && check.taylor[0].eps.size() == 3)
+    PetscCall(log_info(comm,
+                       "design Taylor tests (random directions: per design entry, then all "
+                       "variables): rates at eps = %g, %g",
+                       check.taylor[0].eps[1], check.taylor[0].eps[2]));
   PetscCall(log_info(comm, "%-16s %-24s %16s %12s %8s %8s", "entry", "function", "dF/da . p",
                      "r(1e-3)", "rate", "rate"));
   for (const auto &t : check.taylor) {

@@ -10,6 +10,8 @@
 #  - dF/da of the checked variables (of every entry) against fourth-order central differences
 #    within 1e-6 relative, for the objective and every constraint;
 #  - the design gradients of 1 and 2 ranks agree to 1e-8 relative, by variable name;
+#  - a steady case (tests/data/control-steady.yaml: viscosity, inflow speed and rotation rate as
+#    parameter variables, drag with a lift constraint) passes the same checks on 1 and 2 ranks;
 #  - bad input is refused with one error line naming the file and the key: a time-function variable
 #    on a constant function, an unknown parameter, lower > upper, a window outside the run, a
 #    parameter of the function that it does not have.
@@ -74,6 +76,13 @@ for f in functions:
             worst = max(worst, abs(a - b) / abs(a))
 print(f"{len(g1)} variables x {len(functions)} functions: 1 and 2 ranks agree to {worst:.1e}")
 PY
+
+# steady: parameter entries through Newton and the steady adjoint
+for np in 1 2; do
+  mpirun -n $np --oversubscribe "$karman" verify "$src/tests/data/control-steady.yaml" -o steady$np \
+    "${opts[@]}" > steady$np.log 2>&1 || { grep -E "FAILED|error" steady$np.log | head; fail "steady verify on $np rank(s)"; }
+  grep -c "boundaries.cylinder.omega  *lift" steady$np.log | grep -q 1 || fail "steady: omega not checked"
+done
 
 # bad input: one error line naming the file and the key
 refuse() { # NAME SED-EXPRESSION EXPECTED-TEXT [--set ...]
