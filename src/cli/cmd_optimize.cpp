@@ -22,7 +22,8 @@
 // case instead (forward + adjoint per function, no mesh deformation):
 //   OUTDIR/optimization.csv   evaluation, replayed, ok, objective (with the smoothness penalty),
 //                             J, penalty, constraints, |dJ/dx|, forward/adjoint times, states
-//                             recomputed (revolve), failure reason
+//                             recomputed (revolve), peak memory after the forward run (MiB, sum
+//                             over ranks), failure reason
 //   OUTDIR/designs.csv        the physical design (a, not a / scale) of every evaluation
 //   OUTDIR/controls.csv       unsteady: t and, per time-function or per-step entry, the
 //                             boundary parameter at every level at the start and at the best design
@@ -196,7 +197,7 @@ PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
     csv.open(fs::path(args.output_dir) / "optimization.csv");
     csv << "evaluation,replayed,ok,objective,J,penalty";
     for (const auto &c : p.constraints) csv << "," << c.name;
-    csv << ",gradient_norm,forward_time,adjoint_time,recomputed,failure\n";
+    csv << ",gradient_norm,forward_time,adjoint_time,recomputed,forward_memory_mib,failure\n";
     designs.open(fs::path(args.output_dir) / "designs.csv");
     designs << "evaluation";
     for (const auto &n : p.names) designs << "," << n;
@@ -215,7 +216,8 @@ PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
                               {"gradient_norm", r.gradient_norm},
                               {"forward_time", r.forward_time},
                               {"adjoint_time", r.adjoint_time},
-                              {"recomputed", r.recomputed}};
+                              {"recomputed", r.recomputed},
+                              {"forward_memory", r.forward_memory}};
     e->details = d.dump();
     PetscFunctionReturn(0);
   };
@@ -237,8 +239,9 @@ PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
         std::snprintf(line, sizeof(line), ",%.15e", e.ok ? e.c[i] : NAN);
         csv << line;
       }
-      std::snprintf(line, sizeof(line), ",%.6e,%.4f,%.4f,%ld,", num("gradient_norm"),
-                    num("forward_time"), num("adjoint_time"), static_cast<long>(num("recomputed")));
+      std::snprintf(line, sizeof(line), ",%.6e,%.4f,%.4f,%ld,%.1f,", num("gradient_norm"),
+                    num("forward_time"), num("adjoint_time"), static_cast<long>(num("recomputed")),
+                    num("forward_memory"));
       std::string failure = e.failure;
       for (char &ch : failure)
         if (ch == ',' || ch == '\n') ch = ';';
@@ -327,11 +330,13 @@ PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
   j["penalty"] = bd["penalty"];
   const driver::Evaluation &first = seen.begin()->second.second;
   if (first.ok) j["initial_objective"] = first.f;
-  if (p.names.size() <= 100)
+  if (p.names.size() <= 100) { // per-step controls: controls.csv
+    const std::vector<double> a0 = problem.physical(p.start);
     for (std::size_t i = 0; i < p.names.size(); ++i) {
       j["design"][p.names[i]] = a[i];
-      j["initial_design"][p.names[i]] = p.start[i] * a[i] / (result.x[i] != 0 ? result.x[i] : 1);
+      j["initial_design"][p.names[i]] = a0[i];
     }
+  }
   for (std::size_t i = 0; i < p.constraints.size(); ++i)
     j["constraints"][p.constraints[i].name] = {{"value", best->c[i]},
                                                {"bound", p.constraints[i].value}};

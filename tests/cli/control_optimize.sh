@@ -52,7 +52,7 @@ for m in 2 5; do
   head -n $((m + 1)) store/optimization-journal.jsonl > revolve$m/optimization-journal.jsonl
   run revolve$m --restart --set adjoint.schedule=revolve --set adjoint.snapshots=3 \
     --set optimization.max_evaluations=$((m + 1))
-  tail -1 revolve$m/optimization.csv | grep -q "^$m,0,1,.*,[1-9][0-9]*,$" ||
+  tail -1 revolve$m/optimization.csv | grep -q "^$m,0,1,.*,[1-9][0-9]*,[0-9.]*,$" ||
     fail "revolve: evaluation $m not computed, or no state recomputed"
 done
 
