@@ -622,8 +622,9 @@ std::string format_case_help() {
     out << "  type: " << t.name << "    # " << t.help << "\n";
     print_keys(t, "    ");
   }
-  out << "\ndesign:    # optional: shape parameterizations (several may be combined; the design\n"
-         "          # vector is their variables in this order)\n"
+  out << "\ndesign:    # optional: shape parameterizations, or control / identification variables\n"
+         "          # (parameter, time-function, per-step); several entries of one family may be\n"
+         "          # combined, the design vector is their variables in this order\n"
          "  - {type: TYPE, ...}    TYPE and its keys:\n";
   for (const auto &t : design_types()) {
     out << "  type: " << t.name << "    # " << t.help << "\n";
