@@ -10,11 +10,13 @@
 // (initialize(), from karman/__init__.py; MPI by PETSc or by mpi4py before it) and finalized at
 // exit after the PETSc objects of the live simulations are freed.
 #include "karman/adjoint/parameters.hpp"
+#include "karman/adjoint/surface_sensitivity.hpp"
 #include "karman/adjoint/unsteady_adjoint.hpp"
 #include "karman/core/error.hpp"
 #include "karman/core/parallel.hpp"
 #include "karman/driver/flow_case.hpp"
 #include "karman/driver/flow_output.hpp"
+#include "karman/driver/shape_optimization.hpp"
 
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
@@ -22,6 +24,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -56,17 +59,28 @@ void check(PetscErrorCode ierr) {
   throw Failure(message);
 }
 
-/// Calls a Python callback inside a library observer: its exception becomes a PETSc error
-/// (which stops the solve) and is kept for check().
+MPI_Comm world();
+int rank();
+
+/// Calls a Python callback inside a library observer (on every rank: the observers are called
+/// collectively): its exception becomes a PETSc error (which stops the solve) and is kept for
+/// check().  Collective: when the callback raises on some ranks only, the others stop too, with
+/// a karman.Error naming the rank, so that no rank is left waiting in the solve.
 template <typename F> PetscErrorCode call_python(F &&f) {
   PetscFunctionBeginUser;
+  int failed = 0;
   try {
     f();
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
   } catch (py::error_already_set &e) {
     g_pending = std::make_unique<py::error_already_set>(std::move(e));
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_USER, "interrupted by a Python exception");
+    failed = 1;
   }
+  int first = failed ? rank() : INT_MAX;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, world()));
+  if (failed) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_USER, "interrupted by a Python exception");
+  PetscCheck(first == INT_MAX, PETSC_COMM_SELF, PETSC_ERR_USER,
+             "interrupted: the Python callback raised an exception on rank %d", first);
   PetscFunctionReturn(0);
 }
 
@@ -193,6 +207,7 @@ public:
     }
     work_dir_ = dir;
     g_live.insert(this);
+    if (!case_->cfg->designs().empty()) setup_design();
   }
   ~Simulation() {
     release();
@@ -204,9 +219,13 @@ public:
     PetscFinalized(&finalized);
     if (!finalized) {
       if (w_) VecDestroy(&w_);
+      deformation_.reset();
+      design_.reset();
       fc_.reset();
-    } else {
-      (void)fc_.release(); // PETSc is gone: nothing left to free
+    } else { // PETSc is gone: nothing left to free
+      (void)fc_.release();
+      (void)deformation_.release();
+      (void)design_.release();
     }
     w_ = nullptr;
     if (own_dir_ && rank_ == 0) {
@@ -427,6 +446,24 @@ public:
         d[py::str(s.name)] = reg.value(res, i);
       }
     }
+    if (design_)
+      for (const auto &b : design_->blocks())
+        d[py::str("design." + b.name)] = array1(std::vector<double>(
+            design_x_.begin() + b.offset, design_x_.begin() + b.offset + b.count));
+    return d;
+  }
+
+  /// The design variables of the case's design: list: names, bounds, the entries.
+  py::dict design() const {
+    alive();
+    if (!design_) throw Failure(case_->cfg->file() + ": the case has no design: list");
+    py::dict d, blocks;
+    d["names"] = design_->names();
+    d["lower"] = array1(design_->lower()), d["upper"] = array1(design_->upper());
+    d["values"] = array1(design_x_);
+    for (const auto &b : design_->blocks())
+      blocks[py::str("design." + b.name)] = py::make_tuple(b.offset, b.count);
+    d["entries"] = blocks;
     return d;
   }
 
@@ -437,11 +474,21 @@ public:
     const adjoint::ParameterRegistry reg(res);
     std::vector<std::pair<std::string, double>> scalars;
     std::vector<std::pair<std::string, std::vector<double>>> series;
+    std::vector<double> x = design_x_;
+    bool new_design = false;
     for (const auto &[k, v] : values) {
       const std::string name = py::str(k);
-      if (reg.find(name) < 0)
-        throw py::key_error("unknown parameter '" + name + "' (the case has: " + reg.names(true) +
-                            ")");
+      if (const adjoint::DesignBlock *b = design_block(name)) {
+        set_design_entry(*b, v, &x);
+        new_design = true;
+        continue;
+      }
+      if (reg.find(name) < 0) {
+        std::string known = reg.names(true);
+        if (design_)
+          for (const auto &b : design_->blocks()) known += ", design." + b.name;
+        throw py::key_error("unknown parameter '" + name + "' (the case has: " + known + ")");
+      }
       if (py::isinstance<py::float_>(v) || py::isinstance<py::int_>(v) ||
           (py::hasattr(v, "ndim") && v.attr("ndim").cast<int>() == 0)) {
         scalars.emplace_back(name, v.cast<double>());
@@ -465,6 +512,7 @@ public:
       std::vector<double> dummy;
       check(fc_->parameter_steps(name, 1, &dummy)); // a parameter with a time function?
     }
+    if (new_design) apply_design(x); // a failed deformation changes nothing
     for (const auto &[name, v] : scalars) check(reg.set(res, name, v));
     for (const auto &[name, v] : series) check(fc_->set_parameter_steps(name, v));
     if (!values.empty()) solved_ = false;
@@ -472,13 +520,15 @@ public:
 
   // ------------------------------------------------------------------ gradients
 
-  /// J and dJ/d(every parameter), dJ/dX (local vertices) of the case's objective, or of
-  /// `objective` (YAML text of an objective section), at the solution.
+  /// For each objective (the case's for "", or YAML text of an objective section): J and
+  /// dJ/d(every parameter), dJ/dX (local vertices), at the solution.  Steady: one transposed
+  /// solve per objective with the Jacobian and LU factors of the first; unsteady: one forward
+  /// run and one backward sweep for all of them (UnsteadyAdjoint::add_objective).
   /// `own_forward` (unsteady only): no solve() needed, the adjoint's forward run is the solve.
-  py::dict gradient(const std::string &objective, bool own_forward) {
+  py::list gradients(const std::vector<std::string> &objectives, bool own_forward) {
     alive();
-    std::shared_ptr<config::CaseConfig> cfg =
-        objective.empty() ? case_->cfg : case_->with_objective(objective);
+    if (objectives.empty()) throw py::value_error("gradients(): no objective given");
+    const auto cfgs = objective_cases(objectives);
     const int dim = fc_->mesh().dim;
     auto xarray = [&](const std::vector<Vec3<double>> &X) {
       std::vector<double> x;
@@ -486,63 +536,81 @@ public:
         for (int d = 0; d < dim; ++d) x.push_back(v[d]);
       return array2(x, dim);
     };
-    py::dict out, grads;
+    py::list out;
     if (!case_->unsteady()) {
       if (!solved_)
         throw Failure("gradient(): no solution of the current parameters; call solve() first");
-      adjoint::Objective obj;
-      check(obj.setup(fc_->residual(), *cfg));
-      adjoint::AdjointResult r;
-      check(fc_->gradient(w_, obj, &r));
-      for (const auto &p : r.gradient.parameters) grads[py::str(p.name)] = p.gradient;
-      out["J"] = r.J, out["gradient"] = grads, out["X"] = xarray(r.gradient.X);
-      out["objective"] = obj.description();
-      out["adjoint_linear_iterations"] = r.linear_iterations;
-      out["adjoint_relative_residual"] = r.relative_residual;
-      out["psi"] = array2(r.psi, fc_->residual().nv());
+      for (std::size_t i = 0; i < cfgs.size(); ++i) {
+        adjoint::Objective obj;
+        check(obj.setup(fc_->residual(), *cfgs[i]));
+        adjoint::AdjointResult r;
+        check(fc_->gradient(w_, obj, &r, i > 0));
+        py::dict d, grads;
+        for (const auto &p : r.gradient.parameters) grads[py::str(p.name)] = p.gradient;
+        add_design_gradient(r.gradient.X, &grads);
+        d["J"] = r.J, d["gradient"] = grads, d["X"] = xarray(r.gradient.X);
+        d["surface"] = surface(r.gradient.X);
+        d["objective"] = obj.description();
+        d["adjoint_linear_iterations"] = r.linear_iterations;
+        d["adjoint_relative_residual"] = r.relative_residual;
+        d["psi"] = array2(r.psi, fc_->residual().nv());
+        out.append(d);
+      }
       return out;
     }
     // unsteady: the forward run and the backward sweep of the unsteady adjoint
     if (!solved_ && !own_forward)
       throw Failure("gradient(): no solution of the current parameters; call solve() first");
-    adjoint::UnsteadyAdjointResult r;
-    run_unsteady_adjoint(*cfg, false, &r);
-    for (const auto &p : r.parameters) grads[py::str(p.name)] = p.gradient;
-    // per-step series: as the gradient of the parameters that vary in time (the others have
-    // their sum above); all of them under "series"
-    py::dict series;
-    for (const auto &[name, v] : r.control) {
-      series[py::str(name)] = array1(v);
-      if (!grads.contains(py::str(name))) grads[py::str(name)] = array1(v);
+    std::vector<adjoint::UnsteadyAdjointResult> results;
+    run_unsteady_adjoint(cfgs, false, &results);
+    for (const auto &r : results) {
+      py::dict d, grads, series;
+      for (const auto &p : r.parameters) grads[py::str(p.name)] = p.gradient;
+      add_design_gradient(r.X, &grads);
+      // per-step series: as the gradient of the parameters that vary in time (the others have
+      // their sum above); all of them under "series"
+      for (const auto &[name, v] : r.control) {
+        series[py::str(name)] = array1(v);
+        if (!grads.contains(py::str(name))) grads[py::str(name)] = array1(v);
+      }
+      d["series"] = series;
+      d["J"] = r.J, d["gradient"] = grads, d["X"] = xarray(r.X);
+      d["surface"] = surface(r.X);
+      d["times"] = array1(r.times);
+      d["initial"] = array2(r.initial, fc_->residual().nv());
+      d["steps"] = r.steps;
+      d["adjoint_linear_iterations"] = r.linear_iterations;
+      d["preconditioner_setups"] = r.preconditioner_setups;
+      out.append(d);
     }
-    out["series"] = series;
-    out["J"] = r.J, out["gradient"] = grads, out["X"] = xarray(r.X);
-    out["times"] = array1(r.times);
-    out["initial"] = array2(r.initial, fc_->residual().nv());
-    out["steps"] = r.steps;
     return out;
   }
 
-  /// The value of the case's objective or of `objective` (as gradient()) at the solution;
-  /// unsteady: a forward run of the unsteady adjoint without the backward sweep.
-  double objective(const std::string &objective, bool own_forward) {
+  /// The values of the objectives (as gradients()) at the solution; unsteady: one forward run
+  /// of the unsteady adjoint without the backward sweep.
+  std::vector<double> objectives(const std::vector<std::string> &objectives, bool own_forward) {
     alive();
-    std::shared_ptr<config::CaseConfig> cfg =
-        objective.empty() ? case_->cfg : case_->with_objective(objective);
+    if (objectives.empty()) throw py::value_error("objectives(): no objective given");
+    const auto cfgs = objective_cases(objectives);
     if (!solved_ && !(own_forward && case_->unsteady()))
       throw Failure("objective(): no solution of the current parameters; call solve() first");
+    std::vector<double> values;
     if (case_->unsteady()) {
-      adjoint::UnsteadyAdjointResult r;
-      run_unsteady_adjoint(*cfg, true, &r);
-      return r.J;
+      std::vector<adjoint::UnsteadyAdjointResult> results;
+      run_unsteady_adjoint(cfgs, true, &results);
+      for (const auto &r : results) values.push_back(r.J);
+      return values;
     }
-    adjoint::Objective obj;
-    check(obj.setup(fc_->residual(), *cfg));
     discretization::LocalState s;
     check(fc_->residual().local_state(w_, &s));
-    double J = 0;
-    check(obj.value(fc_->residual(), s, &J));
-    return J;
+    for (const auto &cfg : cfgs) {
+      adjoint::Objective obj;
+      check(obj.setup(fc_->residual(), *cfg));
+      double J = 0;
+      check(obj.value(fc_->residual(), s, &J));
+      values.push_back(J);
+    }
+    return values;
   }
 
   bool solved() const { return solved_; }
@@ -556,13 +624,118 @@ private:
     history_.cd.push_back(v.cd), history_.cl.push_back(v.cl), history_.dp.push_back(v.dp);
     history_.probes.insert(history_.probes.end(), v.probes.begin(), v.probes.end());
   }
-  /// UnsteadyAdjoint::run of the case `cfg` (its objective) from the initial state: the
-  /// trajectory under the work folder, the case's adjoint schedule.
-  void run_unsteady_adjoint(const config::CaseConfig &cfg, bool forward_only,
-                            adjoint::UnsteadyAdjointResult *r) {
+  /// The design variables: the design space of the case's design: list on the case's mesh (the
+  /// reference), its mesh deformation, the initial design applied.
+  void setup_design() {
+    design_ = std::make_unique<adjoint::DesignSpace>();
+    deformation_ = std::make_unique<adjoint::MeshDeformation>();
+    const std::vector<Vec3<double>> X0 = fc_->residual().coordinates();
+    check(design_->setup(fc_->mesh(), X0, *case_->cfg));
+    check(deformation_->setup(fc_->mesh(), X0, driver::deformation_options(*case_->cfg)));
+    design_x_.assign(design_->size(), 0.0);
+    const std::vector<double> &a0 = design_->initial();
+    if (std::any_of(a0.begin(), a0.end(), [](double v) { return v != 0; })) apply_design(a0);
+  }
+  const adjoint::DesignBlock *design_block(const std::string &name) const {
+    if (!design_ || name.rfind("design.", 0) != 0) return nullptr;
+    for (const auto &b : design_->blocks())
+      if ("design." + b.name == name) return &b;
+    return nullptr;
+  }
+  /// The values v of design entry b into x, checked: b.count numbers within the bounds.
+  void set_design_entry(const adjoint::DesignBlock &b, const py::handle &v,
+                        std::vector<double> *x) const {
+    const std::string name = "design." + b.name;
+    const auto a = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(v);
+    if (!a || a.ndim() > 1 || static_cast<std::size_t>(a.size()) != b.count)
+      throw py::value_error("parameter '" + name + "': expected " + std::to_string(b.count) +
+                            " values (the entry's design variables), got " +
+                            (a ? std::to_string(a.size()) : std::string("no array")));
+    for (std::size_t i = 0; i < b.count; ++i) {
+      const std::size_t k = b.offset + i;
+      const double value = a.data()[i];
+      if (!std::isfinite(value) || value < design_->lower()[k] || value > design_->upper()[k])
+        throw py::value_error("design variable '" + design_->names()[k] +
+                              "' = " + std::to_string(value) + " is outside its bounds [" +
+                              std::to_string(design_->lower()[k]) + ", " +
+                              std::to_string(design_->upper()[k]) + "] (" + case_->cfg->file() +
+                              ", design: " + b.name + ")");
+      (*x)[k] = value;
+    }
+  }
+  /// Deforms the reference mesh to the design x (its wall displacement, the volume mesh by
+  /// elasticity); a deformation that fails (inverted cells, no convergence) raises and leaves
+  /// the mesh and the design as they were.
+  void apply_design(const std::vector<double> &x) {
+    std::vector<Vec3<double>> d, X;
+    check(design_->displacement(x, &d));
+    adjoint::DeformationResult dr;
+    check(deformation_->deform(d, &X, &dr));
+    if (!dr.valid)
+      throw Failure(case_->cfg->file() + ": design: the mesh deformation failed (" + dr.message +
+                    "); the design and the mesh are unchanged");
+    check(fc_->residual().move_to(X, "design"));
+    design_x_ = x;
+    solved_ = false;
+  }
+  /// dJ/d(design entries) from dJ/dX (the deformation's and the parameterization's reverse).
+  void add_design_gradient(const std::vector<Vec3<double>> &Xbar, py::dict *grads) const {
+    if (!design_) return;
+    std::vector<Vec3<double>> dB;
+    check(deformation_->reverse(Xbar, &dB));
+    std::vector<double> abar;
+    check(design_->reverse(design_x_, dB, &abar));
+    for (const auto &b : design_->blocks())
+      (*grads)[py::str("design." + b.name)] =
+          array1(std::vector<double>(abar.begin() + b.offset, abar.begin() + b.offset + b.count));
+  }
+
+  /// The surface sensitivity of dJ/dX on every wall (adjoint/surface_sensitivity.hpp): per wall
+  /// the owned wall vertices of this rank with their serial ids, coordinates, unit normals into
+  /// the fluid, dual areas, s_v = dJ/dX . n and the density s_v / A_v.
+  py::dict surface(const std::vector<Vec3<double>> &Xbar) const {
+    const discretization::FlowResidual &res = fc_->residual();
+    const mesh::Mesh &m = fc_->mesh();
+    py::dict out;
+    for (int p = 0; p < static_cast<int>(m.patch_names.size()); ++p) {
+      if (res.boundary_conditions().patch(p).type() != physics::BoundaryType::Wall) continue;
+      adjoint::SurfaceSensitivity s;
+      check(adjoint::surface_sensitivity(res, p, Xbar, &s));
+      std::vector<long> ids;
+      std::vector<double> x, n, area, value, density;
+      for (PetscInt v = 0; v < m.n_vertices; ++v) {
+        if (!m.vertex_owned[v] || s.area[v] <= 0) continue;
+        ids.push_back(m.vertex_gid[v]);
+        for (int d = 0; d < m.dim; ++d)
+          x.push_back(res.coordinates()[v][d]), n.push_back(s.normal[v][d]);
+        area.push_back(s.area[v]), value.push_back(s.value[v]), density.push_back(s.density[v]);
+      }
+      py::dict w;
+      w["vertex_ids"] = py::array_t<long>(ids.size(), ids.data());
+      w["X"] = array2(x, m.dim), w["normal"] = array2(n, m.dim);
+      w["area"] = array1(area), w["value"] = array1(value), w["density"] = array1(density);
+      out[py::str(m.patch_names[p])] = w;
+    }
+    return out;
+  }
+
+  /// The case with each objective section ("" the case's own).
+  std::vector<std::shared_ptr<config::CaseConfig>>
+  objective_cases(const std::vector<std::string> &objectives) const {
+    std::vector<std::shared_ptr<config::CaseConfig>> cfgs;
+    for (const auto &o : objectives)
+      cfgs.push_back(o.empty() ? case_->cfg : case_->with_objective(o));
+    return cfgs;
+  }
+  /// UnsteadyAdjoint::run for the objectives of the cases `cfgs` (one forward run, one backward
+  /// sweep) from the initial state: the trajectory under the work folder, the case's adjoint
+  /// schedule.
+  void run_unsteady_adjoint(const std::vector<std::shared_ptr<config::CaseConfig>> &cfgs,
+                            bool forward_only, std::vector<adjoint::UnsteadyAdjointResult> *r) {
     adjoint::UnsteadyAdjoint ua;
-    check(ua.setup(fc_->residual(), cfg));
-    const config::Section a = cfg.section("adjoint");
+    check(ua.setup(fc_->residual(), *cfgs.front()));
+    for (std::size_t i = 1; i < cfgs.size(); ++i) check(ua.add_objective(*cfgs[i]));
+    const config::Section a = case_->cfg->section("adjoint");
     adjoint::UnsteadyAdjointOptions o;
     o.schedule = a.text("schedule");
     o.snapshots = a.integer("snapshots");
@@ -585,6 +758,9 @@ private:
 
   std::shared_ptr<Case> case_;
   std::unique_ptr<driver::FlowCase> fc_;
+  std::unique_ptr<adjoint::DesignSpace> design_;          ///< of the case's design: list
+  std::unique_ptr<adjoint::MeshDeformation> deformation_; ///< from the case's mesh
+  std::vector<double> design_x_;                          ///< the current design
   Vec w_ = nullptr;
   bool solved_ = false;       ///< w_ is the solution of the current parameters
   bool has_solution_ = false; ///< w_ is a solution (perhaps of earlier parameters)
@@ -661,10 +837,11 @@ PYBIND11_MODULE(_karman, m) {
       .def("vertices", &Simulation::vertices)
       .def("write", &Simulation::write, py::arg("directory"), py::arg("name") = "flow")
       .def("parameters", &Simulation::parameters)
+      .def("design", &Simulation::design)
       .def("set_parameters", &Simulation::set_parameters)
-      .def("gradient", &Simulation::gradient, py::arg("objective") = "",
+      .def("gradients", &Simulation::gradients, py::arg("objectives"),
            py::arg("own_forward") = false)
-      .def("objective", &Simulation::objective, py::arg("objective") = "",
+      .def("objectives", &Simulation::objectives, py::arg("objectives"),
            py::arg("own_forward") = false)
       .def_property_readonly("solved", &Simulation::solved)
       .def("close", &Simulation::release);

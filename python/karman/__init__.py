@@ -49,6 +49,13 @@ def _yaml(value):
     return json.dumps(value, default=plain)
 
 
+def _texts(objectives):
+    """Objective dicts (None: the case's objective) as YAML texts ("" for None)."""
+    if isinstance(objectives, (dict, str)) or objectives is None:
+        raise TypeError("expected a list of objectives (None or dicts)")
+    return ["" if o is None else _yaml(o) for o in objectives]
+
+
 class Case:
     """A case file, validated, with every default filled in."""
 
@@ -135,8 +142,17 @@ class Simulation:
 
     def set_parameters(self, values):
         """Sets parameters {name: value}; an array (one value per time step, levels 1..N)
-        makes a rotation rate, inlet speed or jet amplitude a per-step control."""
+        makes a rotation rate, inlet speed or jet amplitude a per-step control.  A design entry
+        "design.NAME" (an array of its variables, within their bounds) deforms the mesh from the
+        case's mesh (linear elasticity, as `karman optimize`); a deformation that fails raises
+        karman.Error and changes nothing."""
         self._native.set_parameters(dict(values))
+
+    def design(self):
+        """The design variables of the case's design: list (shape parameterizations): their
+        names, bounds and current values, and the entries {"design.NAME": (offset, count)}.
+        Each entry is a parameter of parameters() / set_parameters() / gradient()."""
+        return self._native.design()
 
     def gradient(self, objective=None):
         """The adjoint gradient at the solution of the current parameters.
@@ -144,34 +160,39 @@ class Simulation:
         objective: None (the case's objective section) or a dict with the keys of an
         objective section, e.g. {"type": "lift", "walls": ["cylinder"]}.
         Returns {"J": value, "gradient": {parameter: dJ/dparameter (array per time step for
-        per-step controls)}, "X": dJ/dX (this rank's vertices), ...}.  Unsteady: the unsteady
-        adjoint (its own forward run with the trajectory, then the backward sweep)."""
-        text = "" if objective is None else _yaml(objective)
-        return self._native.gradient(text)
+        per-step controls)}, "X": dJ/dX (this rank's vertices), "surface": {wall: the surface
+        sensitivity on this rank's owned wall vertices: vertex_ids, X, normal (into the fluid),
+        area (dual), value = dJ/dX . normal, density = value / area}, ...}.  Unsteady: the
+        unsteady adjoint (its own forward run with the trajectory, then the backward sweep)."""
+        return self.gradients([objective])[0]
+
+    def gradients(self, objectives):
+        """gradient() of several objectives at once (a list of None / objective dicts), sharing
+        the work: steady, one transposed solve each with the LU factors of the first; unsteady,
+        one forward run and one backward sweep for all of them."""
+        return self._native.gradients(_texts(objectives))
 
     def objective(self, objective=None):
         """The value of the case's objective (or of `objective`, as in gradient()) at the
         solution; unsteady: a forward run of the unsteady adjoint without its backward sweep."""
-        text = "" if objective is None else _yaml(objective)
-        return self._native.objective(text)
+        return self.objectives([objective])[0]
+
+    def objectives(self, objectives):
+        """objective() of several objectives (unsteady: one forward run for all)."""
+        return self._native.objectives(_texts(objectives))
 
     def _evaluate(self, objectives, gradients):
         """The objective values (and gradient dicts) of `objectives` for the current parameters,
-        solving as needed: steady, one solve from the initial state and one adjoint per
-        objective; unsteady, the unsteady adjoint's own forward run per objective."""
+        solving as needed: steady, one solve from the initial state and the adjoints at its
+        solution; unsteady, one forward run of the unsteady adjoint (and one backward sweep)
+        for all objectives."""
         unsteady = self.case.unsteady
         if not unsteady:
             self.solve()
-        values, grads = [], []
-        for objective in objectives:
-            text = "" if objective is None else _yaml(objective)
-            if gradients:
-                g = self._native.gradient(text, unsteady)
-                values.append(g["J"])
-                grads.append(g)
-            else:
-                values.append(self._native.objective(text, unsteady))
-        return values, grads
+        if gradients:
+            grads = self._native.gradients(_texts(objectives), unsteady)
+            return [g["J"] for g in grads], grads
+        return list(self._native.objectives(_texts(objectives), unsteady)), []
 
     @property
     def solved(self):

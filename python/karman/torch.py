@@ -11,10 +11,11 @@ step for a per-step control (an array parameter of an unsteady case, levels 1..N
 sets them, solves and evaluates the objectives; the backward solves the adjoint problems at
 that solution -- one adjoint per objective whose output gradient is not zero, all from the
 same forward solution (steady: one Newton solve, then one transposed linear solve per
-objective; unsteady: the unsteady adjoint of each objective, each with its own forward run
-that stores the trajectory).  Unsteady cases compute the gradients already in the forward pass
-(eager), from the adjoint's forward run, so that a training step costs one forward run and one
-backward sweep.  Double precision throughout (the solver's); other dtypes are
+objective with the LU factors of the first; unsteady: one forward run that stores the
+trajectory and one backward sweep that solves every objective's adjoint at each level with
+one Jacobian and preconditioner).  Unsteady cases compute the gradients already in the forward
+pass (eager), from the adjoint's forward run, so that a training step costs one forward run
+and one backward sweep whatever the number of objectives.  Double precision throughout (the solver's); other dtypes are
 converted.
 """
 import numpy as np

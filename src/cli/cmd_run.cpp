@@ -16,6 +16,7 @@
 #include "karman/core/logger.hpp"
 #include "karman/core/parallel.hpp"
 #include "karman/core/signal.hpp"
+#include "karman/io/atomic_file.hpp"
 #include "karman/io/checkpoint.hpp"
 #include "karman/io/hdf5_fields.hpp"
 #include "karman/driver/force_history.hpp"
@@ -49,12 +50,13 @@ PetscErrorCode write_json(MPI_Comm comm, const std::string &path, const nlohmann
   PetscFunctionBeginUser;
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  std::string error;
   if (rank == 0) {
-    std::ofstream out(path + ".tmp");
-    out << j.dump(2) << "\n";
-    out.close();
-    fs::rename(path + ".tmp", path);
+    const std::string text = j.dump(2) + "\n";
+    error = io::write_file_atomically(path, [&](std::FILE *f) { std::fputs(text.c_str(), f); });
   }
+  PetscCall(broadcast_string(comm, &error));
+  PetscCheck(error.empty(), comm, PETSC_ERR_FILE_WRITE, "%s", error.c_str());
   PetscFunctionReturn(0);
 }
 
@@ -145,12 +147,8 @@ PetscErrorCode continue_forces_csv(MPI_Comm comm, const std::string &path, long 
       flat.insert(flat.end(),
                   {v[is], v[it], v[icd], v[icl], idp < (int)cols.size() ? v[idp] : 0.0});
     }
-    if (error.empty()) {
-      std::ofstream out(path + ".tmp");
-      out << kept;
-      out.close();
-      fs::rename(path + ".tmp", path);
-    }
+    if (error.empty())
+      error = io::write_file_atomically(path, [&](std::FILE *f) { std::fputs(kept.c_str(), f); });
   }
   PetscCall(broadcast_string(comm, &error));
   PetscCheck(error.empty(), comm, PETSC_ERR_FILE_READ, "%s", error.c_str());

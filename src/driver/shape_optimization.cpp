@@ -57,6 +57,15 @@ PetscErrorCode build_shape_constraints(FlowCase &fc, std::vector<ShapeConstraint
   PetscFunctionReturn(0);
 }
 
+adjoint::DeformationOptions deformation_options(const config::CaseConfig &cfg) {
+  const config::Section opt = cfg.section("optimization");
+  adjoint::DeformationOptions o;
+  o.stiffness_exponent = opt.real("deformation_stiffness_exponent");
+  o.poisson_ratio = opt.real("deformation_poisson_ratio");
+  o.rtol = opt.real("deformation_rtol");
+  return o;
+}
+
 PetscErrorCode ShapeOptimization::setup(FlowCase &fc, Vec w0) {
   PetscFunctionBeginUser;
   const config::CaseConfig &cfg = fc.config();
@@ -68,12 +77,7 @@ PetscErrorCode ShapeOptimization::setup(FlowCase &fc, Vec w0) {
   PetscCall(design->setup(fc.mesh(), fc.residual().coordinates(), cfg));
   std::vector<ShapeConstraint> constraints;
   PetscCall(build_shape_constraints(fc, &constraints));
-  const config::Section opt = cfg.section("optimization");
-  adjoint::DeformationOptions dopt;
-  dopt.stiffness_exponent = opt.real("deformation_stiffness_exponent");
-  dopt.poisson_ratio = opt.real("deformation_poisson_ratio");
-  dopt.rtol = opt.real("deformation_rtol");
-  PetscCall(setup(fc, std::move(design), std::move(constraints), dopt, w0));
+  PetscCall(setup(fc, std::move(design), std::move(constraints), deformation_options(cfg), w0));
   PetscFunctionReturn(0);
 }
 

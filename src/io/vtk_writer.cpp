@@ -1,5 +1,7 @@
 // VTK XML output (see include/karman/io/vtk_writer.hpp).
 #include "karman/io/vtk_writer.hpp"
+
+#include "karman/io/atomic_file.hpp"
 #include "karman/core/parallel.hpp"
 
 #include <vtkCellArray.h>
@@ -183,24 +185,20 @@ PetscErrorCode VtkSeries::write_grid(const std::vector<Vec3<double>> &X,
 
   entries_.emplace_back(time, pvtu);
   pvd_ = (fs::path(directory_) / (name_ + ".pvd")).string();
-  if (rank == 0) {
-    const std::string tmp = pvd_ + ".tmp";
-    {
-      std::ofstream out(tmp);
-      out << "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" "
-             "byte_order=\"LittleEndian\">\n"
-             "  <Collection>\n";
-      char line[1024];
-      for (const auto &[t, file] : entries_) {
-        std::snprintf(line, sizeof(line),
-                      "    <DataSet timestep=\"%.17g\" group=\"\" part=\"0\" file=\"%s\"/>\n", t,
-                      file.c_str());
-        out << line;
-      }
-      out << "  </Collection>\n</VTKFile>\n";
-    }
-    fs::rename(tmp, pvd_);
-  }
+  std::string error;
+  if (rank == 0)
+    error = write_file_atomically(pvd_, [&](std::FILE *f) {
+      std::fputs("<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" "
+                 "byte_order=\"LittleEndian\">\n"
+                 "  <Collection>\n",
+                 f);
+      for (const auto &[t, file] : entries_)
+        std::fprintf(f, "    <DataSet timestep=\"%.17g\" group=\"\" part=\"0\" file=\"%s\"/>\n", t,
+                     file.c_str());
+      std::fputs("  </Collection>\n</VTKFile>\n", f);
+    });
+  PetscCall(broadcast_string(comm_, &error));
+  PetscCheck(error.empty(), comm_, PETSC_ERR_FILE_WRITE, "%s", error.c_str());
   PetscFunctionReturn(0);
 }
 

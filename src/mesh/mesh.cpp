@@ -10,8 +10,12 @@
 
 #include <petscsf.h>
 
+#include <cstdint> // (scotch.h uses int64_t without including it)
+#include <scotch.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -390,6 +394,14 @@ PetscErrorCode load_mesh(MPI_Comm comm, const std::string &msh_file,
     PetscPartitioner part;
     PetscCall(DMPlexGetPartitioner(dm, &part));
     PetscCall(PetscPartitionerSetFromOptions(part));
+    // PT-Scotch (PETSc's default partitioner here) is not reproducible by default: its graph
+    // coarsening runs on threads (Scotch 7), and its random generator is seeded from the clock
+    // and never reset, so the same mesh got another partition in every process and at every
+    // load.  One thread (unless SCOTCH_PTHREAD_NUMBER is set) and a fixed seed, reset before
+    // each distribution, make the partition -- and so every parallel run -- reproducible.
+    setenv("SCOTCH_PTHREAD_NUMBER", "1", 0);
+    SCOTCH_randomSeed(1);
+    SCOTCH_randomReset();
     DM dist = nullptr, over = nullptr;
     PetscSF sf_mig = nullptr, sf_over = nullptr;
     PetscCall(DMPlexDistribute(dm, 0, &sf_mig, &dist));

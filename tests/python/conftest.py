@@ -4,6 +4,7 @@ command line on the same cases):
   KARMAN_TEST_WORK    the test's work folder: mesh cache, the CLI's outputs
       cli_steady/gradient.json                       `karman adjoint` of STEADY_OVERRIDES
       cli_unsteady/gradient.json, control_gradient.csv  `karman adjoint` of the unsteady case
+      cli_design/verify.json                         `karman verify` of tests/data/naca0012-design.yaml
 """
 import os
 

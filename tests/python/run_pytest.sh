@@ -31,6 +31,9 @@ run "$karman" adjoint "$src/cases/dfg-2d1/case.yaml" -o cli_steady --set mesh.le
   --set mesh.cache_dir="$work/cache" > cli_steady.log 2>&1 || { tail -3 cli_steady.log; fail "steady adjoint"; }
 run "$karman" adjoint unsteady.yaml -o cli_unsteady --set mesh.cache_dir="$work/cache" \
   > cli_unsteady.log 2>&1 || { tail -3 cli_unsteady.log; fail "unsteady adjoint"; }
+# design gradients (every kind of shape parameterization, through the mesh deformation)
+run "$karman" verify "$src/tests/data/naca0012-design.yaml" -o cli_design --set mesh.cache_dir="$work/cache" \
+  > cli_design.log 2>&1 || { tail -3 cli_design.log; fail "verify of the design case"; }
 run "$karman" run "$src/cases/dfg-2d1/case.yaml" -o cli_bad --set mesh.levle=0 > cli_bad_key.log 2>&1 &&
   fail "a misspelt key was accepted"
 export PYTHONPATH="$pypath${PYTHONPATH:+:$PYTHONPATH}" KARMAN_SOURCE_DIR="$src" KARMAN_TEST_WORK="$work"

@@ -150,6 +150,17 @@ def test_progress_callback_and_its_exception(steady):
 
     with pytest.raises(Stop, match="from the callback"):
         sim.solve(progress=stop)
+    # raised on one rank only: every rank stops (the others with karman.Error naming the rank)
+    last = karman.size() - 1
+
+    def stop_on_last(r):
+        if karman.rank() == last and r["iteration"] >= 1:
+            raise Stop("on the last rank")
+
+    expected = (Stop, "on the last rank") if karman.rank() == last else \
+        (karman.Error, f"Python callback raised an exception on rank {last}")
+    with pytest.raises(expected[0], match=expected[1]):
+        sim.solve(progress=stop_on_last)
     sim.solve()
     assert sim.forces()["cd"] == pytest.approx(steady.forces()["cd"], rel=1e-10)
 
@@ -160,3 +171,27 @@ def test_write(steady, tmp_path_factory):
     if karman.rank() == 0:
         assert os.path.getsize(os.path.join(out, "flow.pvd")) > 0
         assert os.path.getsize(os.path.join(out, "flow.h5")) > 0
+
+
+def test_surface_sensitivity(steady):
+    # per wall vertex s_v = dJ/dX_v . n_v with n_v the unit normal into the fluid, and the dual
+    # areas of the cylinder's vertices add up to the perimeter of its polygon (pi D to the
+    # polygon's error)
+    from mpi4py import MPI
+    g = steady.gradient()
+    s = g["surface"]["cylinder"]
+    v = steady.vertices()
+    row = {int(i): k for k, i in enumerate(v["vertex_ids"])}
+    for k, vid in enumerate(s["vertex_ids"]):
+        x = g["X"][row[int(vid)]]
+        assert s["value"][k] == pytest.approx(float(x @ s["normal"][k]), rel=1e-12, abs=1e-300)
+        assert np.linalg.norm(s["normal"][k]) == pytest.approx(1.0, rel=1e-12)
+        # the normal points into the fluid: away from the cylinder's centre (0.2, 0.2)
+        assert (s["X"][k] - [0.2, 0.2]) @ s["normal"][k] > 0
+    assert np.allclose(s["density"] * s["area"], s["value"], rtol=1e-12, atol=0)
+    perimeter = MPI.COMM_WORLD.allreduce(float(s["area"].sum()))
+    count = MPI.COMM_WORLD.allreduce(len(s["vertex_ids"]))
+    assert count >= 16
+    # an inscribed polygon of `count` sides: perimeter = pi D (1 - pi^2 / (6 count^2) + ...)
+    assert perimeter == pytest.approx(np.pi * 0.1, rel=1.2 * np.pi ** 2 / (6 * count ** 2))
+    assert perimeter < np.pi * 0.1

@@ -99,6 +99,10 @@ PetscErrorCode check_design_gradient(const OptimizationProblem &problem,
                                      std::size_t max_variables, double rel,
                                      DesignGradientCheck *check, double taylor_scale = 1.0);
 
+/// The mesh deformation's options from the case's optimization section
+/// (deformation_stiffness_exponent, deformation_poisson_ratio, deformation_rtol).
+adjoint::DeformationOptions deformation_options(const config::CaseConfig &cfg);
+
 /// The constraints: list of the case as ShapeConstraints (walls checked against the mesh).
 /// Collective.
 PetscErrorCode build_shape_constraints(FlowCase &fc, std::vector<ShapeConstraint> *out);
