@@ -1,6 +1,8 @@
 // The parameter registry (see include/karman/adjoint/parameters.hpp).
 #include "karman/adjoint/parameters.hpp"
 
+#include <cstdlib>
+
 namespace karman::adjoint {
 
 using discretization::FlowResidual;
@@ -157,6 +159,123 @@ PetscErrorCode ParameterRegistry::set(FlowResidual &res, const std::string &name
   case ParameterKind::Viscosity:
     break;
   }
+  PetscCall(res.update_boundary_values(res.time(), res.level()));
+  PetscFunctionReturn(0);
+}
+
+physics::TimeFunction *ParameterRegistry::time_function(FlowResidual &res,
+                                                        const ParameterSpec &spec) {
+  if (spec.patch < 0) return nullptr;
+  PatchCondition &pc = res.boundary_conditions().patch(spec.patch);
+  switch (spec.kind) {
+  case ParameterKind::Omega:
+    return &pc.omega;
+  case ParameterKind::InletSpeed:
+    return &pc.speed;
+  case ParameterKind::Amplitude:
+    return &pc.amplitude;
+  default:
+    return nullptr;
+  }
+}
+
+namespace {
+
+/// The parameter names of time function f of boundary parameter `base`.
+std::vector<std::string> function_parameters(const physics::TimeFunction &f,
+                                             const std::string &base) {
+  using Kind = physics::TimeFunction::Kind;
+  std::vector<std::string> out;
+  if (f.kind() == Kind::Sine)
+    for (const char *k : {"amplitude", "frequency", "phase", "offset"})
+      out.push_back(base + "." + k);
+  else if (f.kind() == Kind::Table)
+    for (std::size_t j = 0; j < f.values.size(); ++j)
+      out.push_back(base + ".knot[" + std::to_string(j) + "]");
+  return out;
+}
+
+} // namespace
+
+std::string ParameterRegistry::time_function_parameter_names(const FlowResidual &res) const {
+  std::string out;
+  for (const auto &s : specs_) {
+    const physics::TimeFunction *f = time_function(const_cast<FlowResidual &>(res), s); // only read
+    if (!f) continue;
+    for (const auto &n : function_parameters(*f, s.name)) out += (out.empty() ? "" : ", ") + n;
+  }
+  return out.empty() ? "none" : out;
+}
+
+namespace {
+
+/// The member of the time function that time-function parameter `name` designates, or null with
+/// the reason in *why.
+double *function_member(const ParameterRegistry &reg, FlowResidual &res, const std::string &name,
+                        std::string *why) {
+  const std::size_t dot = name.rfind('.');
+  if (dot == std::string::npos) {
+    *why = "not of the form PARAMETER.amplitude|frequency|phase|offset|knot[j]";
+    return nullptr;
+  }
+  const std::string base = name.substr(0, dot), key = name.substr(dot + 1);
+  const int i = reg.find(base);
+  physics::TimeFunction *f = i >= 0 ? ParameterRegistry::time_function(res, reg.spec(i)) : nullptr;
+  if (!f) {
+    *why = "'" + base + "' is not a parameter given by a time function";
+    return nullptr;
+  }
+  using Kind = physics::TimeFunction::Kind;
+  if (f->kind() == Kind::Constant) {
+    *why = "'" + base + "' is constant (" + f->describe() +
+           "): it has no time-function parameters (give it a sine or a table)";
+    return nullptr;
+  }
+  if (f->kind() == Kind::Sine) {
+    if (key == "amplitude") return &f->amplitude;
+    if (key == "frequency") return &f->frequency;
+    if (key == "phase") return &f->phase;
+    if (key == "offset") return &f->offset;
+    *why = "'" + base + "' is a sine: its parameters are amplitude, frequency, phase, offset";
+    return nullptr;
+  }
+  if (f->kind() == Kind::Table && key.rfind("knot[", 0) == 0 && key.back() == ']') {
+    char *end = nullptr;
+    const long j = std::strtol(key.c_str() + 5, &end, 10);
+    if (end == key.c_str() + key.size() - 1 && j >= 0 && j < static_cast<long>(f->values.size()))
+      return &f->values[j];
+  }
+  *why =
+      "'" + base + "' is " + f->describe() + ": its parameters are " +
+      (f->kind() == Kind::Table ? "knot[0] ... knot[" + std::to_string(f->values.size() - 1) + "]"
+                                : std::string("its values per step (a per-step design entry)"));
+  return nullptr;
+}
+
+} // namespace
+
+PetscErrorCode ParameterRegistry::time_function_value(FlowResidual &res, const std::string &name,
+                                                      double *value) const {
+  PetscFunctionBeginUser;
+  std::string why;
+  const double *v = function_member(*this, res, name, &why);
+  PetscCheck(v, res.mesh().comm, PETSC_ERR_USER_INPUT,
+             "time-function parameter '%s': %s (the case has: %s)", name.c_str(), why.c_str(),
+             time_function_parameter_names(res).c_str());
+  *value = *v;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode ParameterRegistry::set_time_function_parameter(FlowResidual &res,
+                                                              const std::string &name,
+                                                              double value) const {
+  PetscFunctionBeginUser;
+  std::string why;
+  double *v = function_member(*this, res, name, &why);
+  PetscCheck(v, res.mesh().comm, PETSC_ERR_USER_INPUT,
+             "time-function parameter '%s': %s (the case has: %s)", name.c_str(), why.c_str(),
+             time_function_parameter_names(res).c_str());
+  *v = value;
   PetscCall(res.update_boundary_values(res.time(), res.level()));
   PetscFunctionReturn(0);
 }

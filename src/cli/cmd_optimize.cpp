@@ -16,10 +16,25 @@
 //   OUTDIR/optimization-state*.h5       the flow of the last good evaluations (warm start)
 // and at the end OUTDIR/optimized.msh (the best design's mesh, to re-run), summary.json and the
 // flow and surface sensitivity of the best design.  A progress line per evaluation with an ETA.
+//
+// A design: list of control entries (parameter, time-function, per-step: driver/
+// control_optimization.hpp) optimizes physical and boundary parameters of a steady or unsteady
+// case instead (forward + adjoint per function, no mesh deformation):
+//   OUTDIR/optimization.csv   evaluation, replayed, ok, objective (with the smoothness penalty),
+//                             J, penalty, constraints, |dJ/dx|, forward/adjoint times, states
+//                             recomputed (revolve), peak memory after the forward run (MiB, sum
+//                             over ranks), failure reason
+//   OUTDIR/designs.csv        the physical design (a, not a / scale) of every evaluation
+//   OUTDIR/controls.csv       unsteady: t and, per time-function or per-step entry, the
+//                             boundary parameter at every level at the start and at the best design
+//   OUTDIR/optimization-journal.jsonl   for --restart (evaluations start from the case's
+//                             initial state, so a replay needs no saved flow)
+//   OUTDIR/summary.json       status, algorithm, best objective, design, constraints, KKT check
 #include "karman/adjoint/surface_sensitivity.hpp"
 #include "karman/cli/commands.hpp"
 #include "karman/core/logger.hpp"
 #include "karman/core/parallel.hpp"
+#include "karman/driver/control_optimization.hpp"
 #include "karman/driver/shape_optimization.hpp"
 #include "karman/io/hdf5_fields.hpp"
 #include "karman/io/msh_writer.hpp"
@@ -32,6 +47,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 namespace karman::cli {
 namespace fs = std::filesystem;
@@ -107,14 +123,279 @@ PetscErrorCode load_state(const driver::FlowCase &fc, const std::string &dir, lo
   PetscFunctionReturn(0);
 }
 
+/// The KKT report as JSON (summary.json).
+nlohmann::json kkt_json(const driver::OptimizationProblem &p, const driver::KktReport &kkt) {
+  nlohmann::json jk = {{"residual", kkt.residual},
+                       {"lagrangian_gradient_norm", kkt.lagrangian_gradient_norm},
+                       {"objective_gradient_norm", kkt.objective_gradient_norm},
+                       {"max_violation", kkt.max_violation},
+                       {"max_relative_violation", kkt.max_relative_violation},
+                       {"bound_violation", kkt.bound_violation},
+                       {"active_lower_bounds", kkt.active_lower},
+                       {"active_upper_bounds", kkt.active_upper},
+                       {"wrong_signs", kkt.wrong_signs}};
+  for (std::size_t i = 0; i < p.constraints.size(); ++i)
+    jk["constraints"][p.constraints[i].name] = {{"multiplier", kkt.multipliers[i]},
+                                                {"active", static_cast<bool>(kkt.active[i])},
+                                                {"violation", kkt.violations[i]},
+                                                {"relative_violation", kkt.relative_violations[i]}};
+  return jk;
+}
+
+/// The optimization options of the case's optimization: section.
+driver::OptimizerOptions optimizer_options(const config::CaseConfig &cfg, const CliArgs &args) {
+  const config::Section opt = cfg.section("optimization");
+  driver::OptimizerOptions o;
+  o.algorithm = opt.text("algorithm");
+  o.max_evaluations = opt.integer("max_evaluations");
+  o.xtol_rel = opt.real("xtol_rel");
+  o.ftol_rel = opt.real("ftol_rel");
+  o.projection_steps = opt.integer("projection_steps");
+  o.journal = (fs::path(args.output_dir) / "optimization-journal.jsonl").string();
+  o.restart = args.restart;
+  return o;
+}
+
+/// `karman optimize` of a design: list of control entries (see the file comment).
+PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
+                                    const config::CaseConfig &cfg) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  driver::FlowCase fc;
+  PetscCall(fc.load(comm, cfg));
+  driver::ControlOptimization problem;
+  PetscCall(problem.setup(fc, args.output_dir));
+  const driver::OptimizationProblem &p = problem.problem();
+  driver::OptimizerOptions o = optimizer_options(cfg, args);
+  const std::string algorithm = driver::resolve_algorithm(o.algorithm, p);
+  PetscCall(
+      log_info(comm,
+               "optimize %s: %zu control variables, %zu constraints, %s%s, at most %ld "
+               "evaluations (%s)",
+               cfg.file().c_str(), p.names.size(), p.constraints.size(), algorithm.c_str(),
+               o.algorithm == "auto" ? " (auto)" : "", o.max_evaluations,
+               fc.unsteady() ? "unsteady: forward + unsteady adjoint per function" : "steady"));
+  for (const auto &c : p.constraints)
+    PetscCall(log_info(comm, "  constraint %s %s %.10g", c.name.c_str(),
+                       c.sense == ConstraintSense::Equal
+                           ? "="
+                           : (c.sense == ConstraintSense::LessEqual ? "<=" : ">="),
+                       c.value));
+  // the boundary parameters given per level by the design (time-function, per-step entries)
+  std::vector<std::string> functions;
+  for (const auto &e : problem.entries())
+    if (!e.function.empty()) functions.push_back(e.function);
+  std::vector<std::vector<double>> series_start;
+  for (const auto &f : functions) {
+    PetscCall(problem.apply(p.start));
+    series_start.emplace_back();
+    PetscCall(problem.series(f, &series_start.back()));
+  }
+  std::ofstream csv, designs;
+  if (rank == 0) {
+    csv.open(fs::path(args.output_dir) / "optimization.csv");
+    csv << "evaluation,replayed,ok,objective,J,penalty";
+    for (const auto &c : p.constraints) csv << "," << c.name;
+    csv << ",gradient_norm,forward_time,adjoint_time,recomputed,forward_memory_mib,failure\n";
+    designs.open(fs::path(args.output_dir) / "designs.csv");
+    designs << "evaluation";
+    for (const auto &n : p.names) designs << "," << n;
+    designs << "\n";
+  }
+  std::map<long, std::pair<std::vector<double>, driver::Evaluation>> seen;
+  long computed = 0;
+  const double start = MPI_Wtime();
+  const driver::Evaluator evaluator = [&](const std::vector<double> &x,
+                                          driver::Evaluation *e) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    PetscCall(problem.evaluate(x, e));
+    const driver::ControlRecord &r = problem.last();
+    const nlohmann::json d = {{"J", r.J},
+                              {"penalty", r.penalty},
+                              {"gradient_norm", r.gradient_norm},
+                              {"forward_time", r.forward_time},
+                              {"adjoint_time", r.adjoint_time},
+                              {"recomputed", r.recomputed},
+                              {"forward_memory", r.forward_memory}};
+    e->details = d.dump();
+    PetscFunctionReturn(0);
+  };
+  const driver::EvaluationObserver observer = [&](long k, const std::vector<double> &x,
+                                                  const driver::Evaluation &e,
+                                                  bool replayed) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    seen[k] = {x, e};
+    const nlohmann::json d =
+        e.details.empty() ? nlohmann::json::object() : nlohmann::json::parse(e.details);
+    auto num = [&](const char *key) { return d.contains(key) ? d[key].get<double>() : 0.0; };
+    const std::vector<double> a = problem.physical(x);
+    if (rank == 0) {
+      char line[512];
+      std::snprintf(line, sizeof(line), "%ld,%d,%d,%.15e,%.15e,%.15e", k, replayed ? 1 : 0,
+                    e.ok ? 1 : 0, e.ok ? e.f : NAN, num("J"), num("penalty"));
+      csv << line;
+      for (std::size_t i = 0; i < p.constraints.size(); ++i) {
+        std::snprintf(line, sizeof(line), ",%.15e", e.ok ? e.c[i] : NAN);
+        csv << line;
+      }
+      std::snprintf(line, sizeof(line), ",%.6e,%.4f,%.4f,%ld,%.1f,", num("gradient_norm"),
+                    num("forward_time"), num("adjoint_time"), static_cast<long>(num("recomputed")),
+                    num("forward_memory"));
+      std::string failure = e.failure;
+      for (char &ch : failure)
+        if (ch == ',' || ch == '\n') ch = ';';
+      csv << line << failure << "\n" << std::flush;
+      designs << k;
+      for (double v : a) {
+        std::snprintf(line, sizeof(line), ",%.17g", v);
+        designs << line;
+      }
+      designs << "\n" << std::flush;
+    }
+    if (replayed) PetscFunctionReturn(0);
+    ++computed;
+    if (!e.ok) {
+      PetscCall(log_info(comm, "evaluation %3ld  FAILED (%s): the optimizer backs off", k,
+                         e.failure.c_str()));
+      PetscFunctionReturn(0);
+    }
+    std::string cons, vars;
+    for (std::size_t i = 0; i < e.c.size(); ++i) {
+      char item[96];
+      std::snprintf(item, sizeof(item), "  %s %.8g", p.constraints[i].name.c_str(), e.c[i]);
+      cons += item;
+    }
+    for (std::size_t i = 0; i < std::min<std::size_t>(a.size(), 4); ++i) {
+      char item[96];
+      std::snprintf(item, sizeof(item), "%s%s %.10g", i ? ", " : "  ", p.names[i].c_str(), a[i]);
+      vars += item;
+    }
+    const double eta = (MPI_Wtime() - start) / computed * std::max(0L, o.max_evaluations - k - 1);
+    PetscCall(
+        log_info(comm, "evaluation %3ld  J %.12g%s  |dJ/dx| %.3e%s%s  %.1f s  ETA <= %.1f min", k,
+                 e.f, cons.c_str(), num("gradient_norm"), vars.c_str(), a.size() > 4 ? ", ..." : "",
+                 num("forward_time") + num("adjoint_time"), eta / 60));
+    PetscFunctionReturn(0);
+  };
+  driver::OptimizationResult result;
+  PetscCall(driver::optimize(comm, p, evaluator, o, observer, &result));
+  csv.close();
+  designs.close();
+  PetscCall(log_info(comm,
+                     "optimizer: %s after %ld evaluations (%ld replayed, %ld failed); best "
+                     "objective %.12g",
+                     result.status.c_str(), result.evaluations, result.replayed, result.failed,
+                     result.f));
+  // the best design's evaluation (from the history: nothing is recomputed)
+  const driver::Evaluation *best = nullptr;
+  for (const auto &[k, xe] : seen)
+    if (xe.first == result.x && xe.second.ok) best = &xe.second;
+  PetscCheck(best, comm, PETSC_ERR_PLIB, "the optimizer's answer is not one of its evaluations");
+  const std::vector<double> a = problem.physical(result.x);
+  PetscCall(problem.apply(result.x));
+  if (!functions.empty() && rank == 0) {
+    std::vector<std::vector<double>> series_best(functions.size());
+    for (std::size_t i = 0; i < functions.size(); ++i)
+      PetscCall(problem.series(functions[i], &series_best[i]));
+    std::ofstream out(fs::path(args.output_dir) / "controls.csv");
+    out << "t";
+    for (const auto &f : functions) out << "," << f << ".start," << f << ".best";
+    out << "\n";
+    char line[128];
+    for (long n = 1; n <= problem.steps(); ++n) {
+      std::snprintf(line, sizeof(line), "%.12g", n * problem.dt());
+      out << line;
+      for (std::size_t i = 0; i < functions.size(); ++i) {
+        std::snprintf(line, sizeof(line), ",%.15e,%.15e", series_start[i][n - 1],
+                      series_best[i][n - 1]);
+        out << line;
+      }
+      out << "\n";
+    }
+  } else if (!functions.empty()) {
+    std::vector<double> v; // collective
+    for (const auto &f : functions) PetscCall(problem.series(f, &v));
+  }
+  nlohmann::json j;
+  j["case"] = cfg.file();
+  j["algorithm"] = algorithm;
+  j["status"] = result.status;
+  j["evaluations"] = result.evaluations;
+  j["replayed"] = result.replayed;
+  j["failed"] = result.failed;
+  j["objective"] = best->f;
+  const nlohmann::json bd = nlohmann::json::parse(best->details);
+  j["J"] = bd["J"];
+  j["penalty"] = bd["penalty"];
+  const driver::Evaluation &first = seen.begin()->second.second;
+  if (first.ok) j["initial_objective"] = first.f;
+  if (p.names.size() <= 100) { // per-step controls: controls.csv
+    const std::vector<double> a0 = problem.physical(p.start);
+    for (std::size_t i = 0; i < p.names.size(); ++i) {
+      j["design"][p.names[i]] = a[i];
+      j["initial_design"][p.names[i]] = a0[i];
+    }
+  }
+  for (std::size_t i = 0; i < p.constraints.size(); ++i)
+    j["constraints"][p.constraints[i].name] = {{"value", best->c[i]},
+                                               {"bound", p.constraints[i].value}};
+  const driver::KktReport kkt = driver::check_kkt(p, result.x, *best);
+  j["kkt"] = kkt_json(p, kkt);
+  // identification (probe matching): misfit and the parameters' uncertainty
+  if (cfg.section("objective").text("type") == "probe-match" && p.names.size() <= 20) {
+    driver::Identification id;
+    PetscCall(problem.identify(result.x, 1e-4, &id));
+    nlohmann::json ji = {{"misfit", id.misfit},
+                         {"observations", id.observations},
+                         {"estimate_ok", id.ok},
+                         {"hessian", id.hessian},
+                         {"covariance", id.covariance}};
+    PetscCall(log_info(comm, "identification: misfit %.6e over %ld observations%s", id.misfit,
+                       id.observations,
+                       id.ok ? "" : " (no uncertainty estimate: Hessian not positive definite)"));
+    for (std::size_t i = 0; i < p.names.size(); ++i) {
+      ji["parameters"][p.names[i]] = {
+          {"value", id.values[i]},
+          {"standard_deviation", id.standard_deviation[i]},
+          {"relative_standard_deviation",
+           id.values[i] != 0 ? id.standard_deviation[i] / std::abs(id.values[i]) : 0.0}};
+      PetscCall(log_info(comm, "  %s = %.12g +- %.3e (one standard deviation)", p.names[i].c_str(),
+                         id.values[i], id.standard_deviation[i]));
+    }
+    j["identification"] = ji;
+  }
+  j["wall_time"] = MPI_Wtime() - start;
+  if (rank == 0) {
+    std::ofstream out(fs::path(args.output_dir) / "summary.json");
+    out << j.dump(2) << "\n";
+  }
+  PetscCall(log_info(comm, "best design: objective %.12g (J %.12g + penalty %.6g)", best->f,
+                     bd["J"].get<double>(), bd["penalty"].get<double>()));
+  PetscCall(log_info(comm,
+                     "KKT: residual %.3e (|projected gradient| / |df| = %.3e / %.3e), largest "
+                     "constraint violation %.3e, %ld active bounds, %ld wrong-signed multipliers",
+                     kkt.residual, kkt.lagrangian_gradient_norm, kkt.objective_gradient_norm,
+                     kkt.max_violation, kkt.active_lower + kkt.active_upper, kkt.wrong_signs));
+  PetscFunctionReturn(0);
+}
+
 } // namespace
 
 PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
   PetscFunctionBeginUser;
   config::CaseConfig cfg;
   PetscCall(start_command(comm, args, &cfg));
+  for (const auto &d : cfg.designs())
+    if (config::is_control_design(d.type)) {
+      PetscCall(run_control_optimize(comm, args, cfg));
+      PetscFunctionReturn(0);
+    }
   PetscCheck(cfg.section("time").text("mode") == "steady", comm, PETSC_ERR_SUP,
-             "%s: karman optimize optimizes steady cases (time.mode: steady)", cfg.file().c_str());
+             "%s: karman optimize optimizes the shape of steady cases (time.mode: steady); "
+             "unsteady cases take control entries in design: (parameter, time-function, "
+             "per-step)",
+             cfg.file().c_str());
   PetscCheck(!cfg.designs().empty(), comm, PETSC_ERR_USER_INPUT,
              "%s: karman optimize needs a 'design:' list (the shape parameterizations: ffd, "
              "hicks-henne, rigid, surface-normal)",
@@ -140,14 +421,7 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
                            : (c.sense == ConstraintSense::LessEqual ? "<=" : ">="),
                        c.value));
 
-  driver::OptimizerOptions o;
-  o.algorithm = opt.text("algorithm");
-  o.max_evaluations = opt.integer("max_evaluations");
-  o.xtol_rel = opt.real("xtol_rel");
-  o.ftol_rel = opt.real("ftol_rel");
-  o.projection_steps = opt.integer("projection_steps");
-  o.journal = (fs::path(args.output_dir) / "optimization-journal.jsonl").string();
-  o.restart = args.restart;
+  const driver::OptimizerOptions o = optimizer_options(cfg, args);
 
   // history files: rewritten from the journal on a restart (replayed rows keep their details)
   std::ofstream csv, designs;
@@ -343,21 +617,7 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
       {"cd", bv.cd}, {"cd_pressure", bv.cd_pressure}, {"cd_viscous", bv.cd_viscous}, {"cl", bv.cl}};
   // first-order optimality of the best design (driver::check_kkt)
   const driver::KktReport kkt = driver::check_kkt(p, result.x, best);
-  nlohmann::json jk = {{"residual", kkt.residual},
-                       {"lagrangian_gradient_norm", kkt.lagrangian_gradient_norm},
-                       {"objective_gradient_norm", kkt.objective_gradient_norm},
-                       {"max_violation", kkt.max_violation},
-                       {"max_relative_violation", kkt.max_relative_violation},
-                       {"bound_violation", kkt.bound_violation},
-                       {"active_lower_bounds", kkt.active_lower},
-                       {"active_upper_bounds", kkt.active_upper},
-                       {"wrong_signs", kkt.wrong_signs}};
-  for (std::size_t i = 0; i < p.constraints.size(); ++i)
-    jk["constraints"][p.constraints[i].name] = {{"multiplier", kkt.multipliers[i]},
-                                                {"active", static_cast<bool>(kkt.active[i])},
-                                                {"violation", kkt.violations[i]},
-                                                {"relative_violation", kkt.relative_violations[i]}};
-  j["kkt"] = jk;
+  j["kkt"] = kkt_json(p, kkt);
   j["wall_time"] = MPI_Wtime() - start;
   if (rank == 0) {
     std::ofstream out(fs::path(args.output_dir) / "summary.json");

@@ -12,9 +12,13 @@
 // and fails (non-zero exit) when the best finite difference of some parameter differs from the
 // adjoint by more than 1e-6 (relative, above the round-off of the differences), a design
 // gradient by more than 1e-6 of its scale, or a Taylor rate is below 1.9.
+// A design: list of control entries (parameter, time-function, per-step; steady or unsteady:
+// driver/control_optimization.hpp) gets the same design checks, through forward runs (and the
+// unsteady adjoint) instead of deformations and re-solves.
 #include "karman/adjoint/verification.hpp"
 #include "karman/cli/commands.hpp"
 #include "karman/core/logger.hpp"
+#include "karman/driver/control_optimization.hpp"
 #include "karman/driver/shape_optimization.hpp"
 
 #include <nlohmann/json.hpp>
@@ -28,12 +32,131 @@ namespace karman::cli {
 namespace fs = std::filesystem;
 using discretization::FlowResidual;
 
+namespace {
+
+/// Logs a design gradient check (driver::check_design_gradient) and adds it to the report:
+/// design: variable -> function -> adjoint, fd, relative_difference; design_gradient; design_taylor
+/// (the objective over all variables) and design_taylor_entries.  Collective (logging).
+PetscErrorCode report_design_check(MPI_Comm comm, const driver::OptimizationProblem &p,
+                                   const driver::DesignGradientCheck &check,
+                                   nlohmann::json *report_out) {
+  PetscFunctionBeginUser;
+  nlohmann::json &report = *report_out;
+  const std::vector<std::string> &functions = check.functions;
+  PetscCall(log_info(comm,
+                     "design: %zu of %zu variables checked (4th-order central differences; "
+                     "relative to the largest entry of the function in the design entry)",
+                     check.variables.size(), p.names.size()));
+  PetscCall(log_info(comm, "%-28s %-24s %16s %16s %10s", "variable", "function", "adjoint", "FD",
+                     "rel. diff"));
+  for (const auto &v : check.variables)
+    for (std::size_t j = 0; j < functions.size(); ++j) {
+      PetscCall(log_info(comm, "%-28s %-24s %16.9e %16.9e %10.2e%s", v.name.c_str(),
+                         functions[j].c_str(), v.adjoint[j], v.fd[j], v.relative_difference[j],
+                         v.ok[j] ? "" : "  FAILED"));
+      report["design"][v.name][functions[j]] = {{"adjoint", v.adjoint[j]},
+                                                {"fd", v.fd[j]},
+                                                {"relative_difference", v.relative_difference[j]},
+                                                {"ok", static_cast<bool>(v.ok[j])}};
+    }
+  // every design gradient (to compare runs, e.g. on 1 and 2 ranks)
+  for (std::size_t j = 0; j < functions.size(); ++j) {
+    report["design_functions"][functions[j]] = check.values[j];
+    for (std::size_t i = 0; i < p.names.size(); ++i)
+      report["design_gradient"][p.names[i]][functions[j]] = check.gradient[j][i];
+  }
+  if (!check.taylor.empty() && check.taylor[0].eps.size() == 3)
+    PetscCall(log_info(comm,
+                       "design Taylor tests (random directions: per design entry, then all "
+                       "variables): rates at eps = %g, %g",
+                       check.taylor[0].eps[1], check.taylor[0].eps[2]));
+  PetscCall(log_info(comm, "%-16s %-24s %16s %12s %8s %8s", "entry", "function", "dF/da . p",
+                     "r(1e-3)", "rate", "rate"));
+  for (const auto &t : check.taylor) {
+    nlohmann::json entry;
+    for (std::size_t j = 0; j < functions.size(); ++j) {
+      std::string rates;
+      for (double r : t.rate[j]) rates += "   " + std::to_string(r).substr(0, 6);
+      PetscCall(log_info(comm, "%-16s %-24s %16.9e %12.4e %s%s", t.block.c_str(),
+                         functions[j].c_str(), t.derivative[j], t.remainder[j].back(),
+                         t.linear[j] ? "   linear (remainders at round-off)" : rates.c_str(),
+                         t.ok[j] ? "" : "  FAILED"));
+      nlohmann::json steps = nlohmann::json::array();
+      for (std::size_t k = 0; k < t.eps.size(); ++k)
+        steps.push_back({{"eps", t.eps[k]},
+                         {"remainder", t.remainder[j][k]},
+                         {"rate", k ? t.rate[j][k - 1] : 0.0}});
+      entry[functions[j]] = {{"directional_derivative", t.derivative[j]},
+                             {"steps", steps},
+                             {"rates", t.rate[j]},
+                             {"linear", static_cast<bool>(t.linear[j])},
+                             {"ok", static_cast<bool>(t.ok[j])}};
+    }
+    if (t.block == "all")
+      report["design_taylor"] = entry["objective"]["steps"]; // objective, all variables
+    report["design_taylor_entries"][t.block] = entry;
+  }
+  PetscFunctionReturn(0);
+}
+
+/// `karman verify` of a case whose design: list holds control entries (parameter, time-function,
+/// per-step; steady or unsteady): the design gradients of the objective and of every constraint
+/// against finite differences of re-run forwards, and Taylor tests (driver::ControlOptimization::
+/// check_gradient).  Collective.
+PetscErrorCode run_control_verify(MPI_Comm comm, const CliArgs &args) {
+  PetscFunctionBeginUser;
+  std::vector<std::string> overrides = args.overrides;
+  overrides.push_back("solver.rtol=1e-14");
+  config::CaseConfig cfg;
+  PetscCall(config::CaseConfig::load(comm, args.case_file, overrides, cfg));
+  if (cfg.section("solver").real("atol") > 1e-13) {
+    overrides.push_back("solver.atol=1e-13");
+    PetscCall(config::CaseConfig::load(comm, args.case_file, overrides, cfg));
+  }
+  driver::FlowCase fc;
+  PetscCall(fc.load(comm, cfg));
+  driver::ControlOptimization control;
+  PetscCall(control.setup(fc, args.output_dir));
+  const driver::OptimizationProblem &p = control.problem();
+  driver::DesignGradientCheck check;
+  PetscCall(control.check_gradient(p.start, 12, 1e-3, &check));
+  nlohmann::json report;
+  PetscCall(report_design_check(comm, p, check, &report));
+  for (const auto &e : control.entries())
+    report["design_entries"][e.name] = {
+        {"kind",
+         e.kind == driver::ControlKind::Parameter
+             ? "parameter"
+             : (e.kind == driver::ControlKind::TimeFunction ? "time-function" : "per-step")},
+        {"variables", e.count}};
+  report["failures"] = check.failures;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) {
+    std::ofstream out(fs::path(args.output_dir) / "verify.json");
+    out << report.dump(2) << "\n";
+  }
+  PetscCheck(check.failures == 0, comm, PETSC_ERR_NOT_CONVERGED,
+             "verify: %d check(s) failed (see the table above and %s/verify.json)", check.failures,
+             args.output_dir.c_str());
+  PetscCall(log_info(comm, "verify: all checks passed"));
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
 PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args) {
   PetscFunctionBeginUser;
   config::CaseConfig cfg0;
   PetscCall(start_command(comm, args, &cfg0));
+  for (const auto &d : cfg0.designs())
+    if (config::is_control_design(d.type)) {
+      PetscCall(run_control_verify(comm, args));
+      PetscFunctionReturn(0);
+    }
   PetscCheck(cfg0.section("time").text("mode") == "steady", comm, PETSC_ERR_SUP,
-             "%s: karman verify checks the steady adjoint (time.mode: steady)",
+             "%s: karman verify checks the steady adjoint (time.mode: steady), or the design "
+             "gradients of control entries in design: (parameter, time-function, per-step)",
              cfg0.file().c_str());
   // converge the forward problem to round-off: finite differences need it
   std::vector<std::string> overrides = args.overrides;
@@ -131,57 +254,7 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args) {
     driver::DesignGradientCheck check;
     PetscCall(shape.check_gradient(p.start, 12, 1e-3, &check));
     failures += check.failures;
-    const std::vector<std::string> &functions = check.functions;
-    PetscCall(log_info(comm,
-                       "design: %zu of %zu variables checked (4th-order central differences; "
-                       "relative to the largest entry of the function in the design entry)",
-                       check.variables.size(), p.names.size()));
-    PetscCall(log_info(comm, "%-28s %-24s %16s %16s %10s", "variable", "function", "adjoint", "FD",
-                       "rel. diff"));
-    for (const auto &v : check.variables)
-      for (std::size_t j = 0; j < functions.size(); ++j) {
-        PetscCall(log_info(comm, "%-28s %-24s %16.9e %16.9e %10.2e%s", v.name.c_str(),
-                           functions[j].c_str(), v.adjoint[j], v.fd[j], v.relative_difference[j],
-                           v.ok[j] ? "" : "  FAILED"));
-        report["design"][v.name][functions[j]] = {{"adjoint", v.adjoint[j]},
-                                                  {"fd", v.fd[j]},
-                                                  {"relative_difference", v.relative_difference[j]},
-                                                  {"ok", static_cast<bool>(v.ok[j])}};
-      }
-    // every design gradient (to compare runs, e.g. on 1 and 2 ranks)
-    for (std::size_t j = 0; j < functions.size(); ++j) {
-      report["design_functions"][functions[j]] = check.values[j];
-      for (std::size_t i = 0; i < p.names.size(); ++i)
-        report["design_gradient"][p.names[i]][functions[j]] = check.gradient[j][i];
-    }
-    PetscCall(log_info(comm, "design Taylor tests (random directions: per design entry, then all "
-                             "variables): rates at eps = 2e-3, 1e-3"));
-    PetscCall(log_info(comm, "%-16s %-24s %16s %12s %8s %8s", "entry", "function", "dF/da . p",
-                       "r(1e-3)", "rate", "rate"));
-    for (const auto &t : check.taylor) {
-      nlohmann::json entry;
-      for (std::size_t j = 0; j < functions.size(); ++j) {
-        std::string rates;
-        for (double r : t.rate[j]) rates += "   " + std::to_string(r).substr(0, 6);
-        PetscCall(log_info(comm, "%-16s %-24s %16.9e %12.4e %s%s", t.block.c_str(),
-                           functions[j].c_str(), t.derivative[j], t.remainder[j].back(),
-                           t.linear[j] ? "   linear (remainders at round-off)" : rates.c_str(),
-                           t.ok[j] ? "" : "  FAILED"));
-        nlohmann::json steps = nlohmann::json::array();
-        for (std::size_t k = 0; k < t.eps.size(); ++k)
-          steps.push_back({{"eps", t.eps[k]},
-                           {"remainder", t.remainder[j][k]},
-                           {"rate", k ? t.rate[j][k - 1] : 0.0}});
-        entry[functions[j]] = {{"directional_derivative", t.derivative[j]},
-                               {"steps", steps},
-                               {"rates", t.rate[j]},
-                               {"linear", static_cast<bool>(t.linear[j])},
-                               {"ok", static_cast<bool>(t.ok[j])}};
-      }
-      if (t.block == "all")
-        report["design_taylor"] = entry["objective"]["steps"]; // objective, all variables
-      report["design_taylor_entries"][t.block] = entry;
-    }
+    PetscCall(report_design_check(comm, p, check, &report));
     for (const auto &b : shape.design().blocks())
       report["design_entries"][b.name] = {
           {"kind",

@@ -333,6 +333,11 @@ PetscErrorCode check_design(MPI_Comm comm, const std::string &file, const std::s
                             const std::vector<BoundaryConfig> &boundaries) {
   PetscFunctionBeginUser;
   auto at = [&](const char *key) { return where(file, given[key] ? given[key] : given); };
+  if (is_control_design(type)) { // no walls; names, counts and bounds need the case's parameters
+    PetscCheck(type == "per-step" || params["parameters"].size() > 0, comm, PETSC_ERR_USER_INPUT,
+               "%s: '%s.parameters' must not be empty", at("parameters").c_str(), label.c_str());
+    PetscFunctionReturn(0); // the rest needs the case: driver::ControlOptimization
+  }
   // walls: existing wall-type boundaries, at least one, no repeats
   const YAML::Node walls = params["walls"];
   PetscCheck(walls.size() > 0, comm, PETSC_ERR_USER_INPUT,

@@ -280,8 +280,10 @@ std::vector<SectionSpec> make_sections() {
            choice("algorithm", "slsqp",
                   "NLopt algorithm: slsqp (sequential quadratic programming; equality and "
                   "inequality constraints), ccsaq or mma (conservative approximations; "
-                  "inequalities only)",
-                  {"slsqp", "ccsaq", "mma"}),
+                  "inequalities only), lbfgs (limited-memory quasi-Newton with bounds; no "
+                  "constraints), auto (lbfgs for more than 100 variables without constraints, "
+                  "ccsaq for more than 100 with inequalities only, slsqp otherwise)",
+                  {"slsqp", "ccsaq", "mma", "lbfgs", "auto"}),
            integer("max_evaluations", "30",
                    "maximum number of evaluations (forward + adjoints) of the objective", 1),
            positive("xtol_rel", "1e-6",
@@ -317,9 +319,10 @@ SectionSpec make_constraint_spec(const std::vector<SectionSpec> &sections) {
       "area (2D) or volume (3D) of the body enclosed by `walls`, centroid (component `axis`) of "
       "that body, thickness of a 2D body at chord station `station`, or a flow quantity with "
       "the keys of the objective section (drag, lift, force, moment, pressure-difference, "
-      "pressure-drop, probe-match, sum)",
+      "pressure-drop, probe-match, sum; unsteady: its time average over `window`), or "
+      "control-power: the time average over `window` of omega(t)^2 of `control_wall` (unsteady)",
       {"area", "volume", "centroid", "thickness", "drag", "lift", "force", "moment",
-       "pressure-difference", "pressure-drop", "probe-match", "sum"}));
+       "pressure-difference", "pressure-drop", "probe-match", "sum", "control-power"}));
   c.keys.push_back(choice("sense", "", "C = value, C <= value or C >= value", {"=", "<=", ">="}));
   c.keys.push_back(real("value", "", "the bound"));
   c.keys.push_back(typed("relative", KeyType::Bool, "false",
@@ -459,8 +462,61 @@ std::vector<SectionSpec> make_design_types() {
            nonnegative("filter_length", "",
                        "filter length L of the Helmholtz (Sobolev) smoothing; 0: no smoothing"),
        })});
+  // flow-control and identification variables (driver/control_optimization.hpp): no walls
+  const std::vector<KeySpec> control_common = {
+      typed("name", KeyType::String, "''", "name of the entry in messages and verify.json"),
+      typed("lower", KeyType::RealList, "[]",
+            "lower bounds: one value for all variables of the entry, or one per variable; "
+            "empty: unbounded"),
+      typed("upper", KeyType::RealList, "[]",
+            "upper bounds: one value for all, or one per variable; empty: unbounded"),
+      typed("initial", KeyType::RealList, "[]",
+            "initial values: one value for all, or one per variable; empty: the case's values"),
+      typed("scale", KeyType::RealList, "[]",
+            "the optimizer sees a / scale (one value for all, or one per variable; each > 0); "
+            "empty: |initial value| (1 where it is 0) for parameter entries, 1 otherwise"),
+  };
+  auto with_control = [&](std::vector<KeySpec> keys) {
+    std::vector<KeySpec> all = control_common;
+    for (auto &k : keys) all.push_back(std::move(k));
+    return all;
+  };
+  d.push_back({"parameter",
+               "physical and boundary parameters by their registry name, constant in time: "
+               "fluid.viscosity, boundaries.INLET.velocity, boundaries.WALL.omega (2D), "
+               "boundaries.WALL.velocity.x, boundaries.JET.amplitude, ... (karman adjoint lists "
+               "them); steady and unsteady cases",
+               with_control({typed("parameters", KeyType::NameList, "",
+                                   "the parameters, one variable each")})});
+  d.push_back({"time-function",
+               "parameters of a boundary parameter's time function (unsteady): a sine's amplitude, "
+               "frequency, phase, offset; a table's knot values knot[j] (or `knots`: all of them)",
+               with_control({typed("function", KeyType::String, "",
+                                   "the boundary parameter given by the time function, e.g. "
+                                   "boundaries.cylinder.omega"),
+                             typed("parameters", KeyType::NameList, "",
+                                   "the function's parameters: amplitude, frequency, phase, offset "
+                                   "(sine); knot[j] or knots (table)")})});
+  d.push_back(
+      {"per-step",
+       "one value per time level n = 1..N of a boundary parameter (unsteady), with the "
+       "smoothness penalty smoothing * sum_n (a_(n+1) - a_n)^2 / dt added to the objective",
+       with_control(
+           {typed("function", KeyType::String, "",
+                  "the boundary parameter (rotation rate, inlet speed, jet amplitude), e.g. "
+                  "boundaries.cylinder.omega"),
+            nonnegative("smoothing", "0.0",
+                        "weight of the smoothness penalty (a discrete integral of (da/dt)^2)")})});
   return d;
 }
+
+} // namespace
+
+bool is_control_design(const std::string &type) {
+  return type == "parameter" || type == "time-function" || type == "per-step";
+}
+
+namespace {
 
 std::string describe_type(KeyType type) {
   switch (type) {
@@ -566,8 +622,9 @@ std::string format_case_help() {
     out << "  type: " << t.name << "    # " << t.help << "\n";
     print_keys(t, "    ");
   }
-  out << "\ndesign:    # optional: shape parameterizations (several may be combined; the design\n"
-         "          # vector is their variables in this order)\n"
+  out << "\ndesign:    # optional: shape parameterizations, or control / identification variables\n"
+         "          # (parameter, time-function, per-step); several entries of one family may be\n"
+         "          # combined, the design vector is their variables in this order\n"
          "  - {type: TYPE, ...}    TYPE and its keys:\n";
   for (const auto &t : design_types()) {
     out << "  type: " << t.name << "    # " << t.help << "\n";

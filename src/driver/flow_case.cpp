@@ -207,19 +207,7 @@ namespace {
 physics::TimeFunction *time_function_of(FlowResidual &res, const std::string &name) {
   const adjoint::ParameterRegistry reg(res);
   const int i = reg.find(name);
-  if (i < 0) return nullptr;
-  const adjoint::ParameterSpec &s = reg.spec(i);
-  auto &pc = res.boundary_conditions().patch(s.patch >= 0 ? s.patch : 0);
-  switch (s.kind) {
-  case adjoint::ParameterKind::Omega:
-    return &pc.omega;
-  case adjoint::ParameterKind::InletSpeed:
-    return &pc.speed;
-  case adjoint::ParameterKind::Amplitude:
-    return &pc.amplitude;
-  default:
-    return nullptr;
-  }
+  return i < 0 ? nullptr : adjoint::ParameterRegistry::time_function(res, reg.spec(i));
 }
 
 /// The names of the parameters that time_function_of() knows, comma separated.

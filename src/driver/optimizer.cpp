@@ -25,6 +25,7 @@ const char *kJournalFormat = "karman-optimization-journal";
 nlopt::algorithm algorithm_of(const std::string &name) {
   if (name == "ccsaq") return nlopt::LD_CCSAQ;
   if (name == "mma") return nlopt::LD_MMA;
+  if (name == "lbfgs") return nlopt::LD_LBFGS;
   return nlopt::LD_SLSQP;
 }
 
@@ -511,19 +512,37 @@ KktReport check_kkt(const OptimizationProblem &p, const std::vector<double> &x, 
 }
 
 bool known_algorithm(const std::string &name) {
-  return name == "slsqp" || name == "ccsaq" || name == "mma";
+  return name == "slsqp" || name == "ccsaq" || name == "mma" || name == "lbfgs" || name == "auto";
+}
+
+std::string resolve_algorithm(const std::string &name, const OptimizationProblem &problem) {
+  if (name != "auto") return name;
+  if (problem.names.size() <= kAutoSmallProblem) return "slsqp";
+  bool equality = false;
+  for (const auto &c : problem.constraints)
+    equality = equality || c.sense == ConstraintSense::Equal;
+  if (problem.constraints.empty()) return "lbfgs";
+  return equality ? "slsqp" : "ccsaq";
 }
 
 PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
-                        const Evaluator &evaluator, const OptimizerOptions &options,
+                        const Evaluator &evaluator, const OptimizerOptions &given_options,
                         const EvaluationObserver &observer, OptimizationResult *result) {
   PetscFunctionBeginUser;
+  OptimizerOptions options = given_options;
+  options.algorithm = resolve_algorithm(given_options.algorithm, problem);
   const std::size_t n = problem.names.size();
   PetscCheck(n > 0, comm, PETSC_ERR_USER_INPUT, "optimize: no design variables");
   PetscCheck(problem.lower.size() == n && problem.upper.size() == n && problem.start.size() == n,
              comm, PETSC_ERR_ARG_SIZ, "optimize: bounds and start must have %zu entries", n);
   PetscCheck(known_algorithm(options.algorithm), comm, PETSC_ERR_USER_INPUT,
-             "optimize: unknown algorithm '%s' (slsqp, ccsaq or mma)", options.algorithm.c_str());
+             "optimize: unknown algorithm '%s' (slsqp, ccsaq, mma, lbfgs or auto)",
+             options.algorithm.c_str());
+  PetscCheck(options.algorithm != "lbfgs" || problem.constraints.empty(), comm,
+             PETSC_ERR_USER_INPUT,
+             "optimize: lbfgs handles bounds only, the problem has %zu constraints (use slsqp, "
+             "ccsaq, mma or auto)",
+             problem.constraints.size());
   for (std::size_t i = 0; i < n; ++i)
     PetscCheck(problem.lower[i] <= problem.start[i] && problem.start[i] <= problem.upper[i], comm,
                PETSC_ERR_USER_INPUT,
@@ -598,7 +617,14 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
   } catch (const nlopt::forced_stop &) {
     result->status = ctx.max_reached ? "max_evaluations reached" : "stopped";
   } catch (const std::exception &e) {
-    if (!ctx.error) {
+    // L-BFGS reports a forced stop (the evaluation budget) or a design that could not be
+    // evaluated (f = +inf: it cannot back off) as a generic failure
+    if (!ctx.error && ctx.max_reached) {
+      result->status = "max_evaluations reached";
+    } else if (!ctx.error && problem.constraints.empty() && !ctx.good.empty()) {
+      result->status = std::string("stopped: NLopt ") + options.algorithm + ": " + e.what() +
+                       (result->failed ? " (after a design that could not be evaluated)" : "");
+    } else if (!ctx.error) {
       if (ctx.out) std::fclose(ctx.out);
       SETERRQ(comm, PETSC_ERR_LIB, "optimize: NLopt %s failed: %s", options.algorithm.c_str(),
               e.what());
@@ -610,6 +636,19 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
   }
   result->x = x;
   result->f = f;
+  // without constraints the answer is the best evaluated design (what NLopt returns, also when an
+  // algorithm stopped with a failure and left another x)
+  if (problem.constraints.empty() && !ctx.good.empty()) {
+    const auto best =
+        std::min_element(ctx.good.begin(), ctx.good.end(),
+                         [](const auto &a, const auto &b) { return a.second.f < b.second.f; });
+    const bool evaluated = std::any_of(ctx.good.begin(), ctx.good.end(),
+                                       [&](const auto &g) { return g.first == result->x; });
+    if (!evaluated || best->second.f < result->f) {
+      result->x = best->first;
+      result->f = best->second.f;
+    }
+  }
   const PetscErrorCode ierr = project_feasible(ctx, options.projection_steps, result);
   if (ctx.out) std::fclose(ctx.out);
   PetscCall(ierr);

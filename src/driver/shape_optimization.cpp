@@ -157,44 +157,27 @@ PetscErrorCode ShapeOptimization::evaluate(const std::vector<double> &a, Evaluat
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode ShapeOptimization::check_gradient(const std::vector<double> &a,
-                                                 std::size_t max_variables, double rel,
-                                                 DesignGradientCheck *check) {
+PetscErrorCode check_design_gradient(const OptimizationProblem &problem,
+                                     const std::vector<VariableBlock> &blocks,
+                                     const std::vector<double> &a, const Evaluation &e0,
+                                     const DesignValues &values, double L,
+                                     std::size_t max_variables, double rel,
+                                     DesignGradientCheck *check, double taylor_scale) {
   PetscFunctionBeginUser;
   using Check = DesignGradientCheck;
-  const MPI_Comm comm = fc_->mesh().comm;
   *check = Check();
-  Evaluation e0;
-  PetscCall(evaluate(a, &e0));
-  PetscCheck(e0.ok, comm, PETSC_ERR_NOT_CONVERGED, "verify: the design cannot be evaluated: %s",
-             e0.failure.c_str());
   const std::size_t n = a.size(), nf = 1 + e0.c.size();
   check->functions.push_back("objective");
-  for (const auto &c : problem_.constraints) check->functions.push_back(c.name);
+  for (const auto &c : problem.constraints) check->functions.push_back(c.name);
   check->values.push_back(e0.f);
   check->values.insert(check->values.end(), e0.c.begin(), e0.c.end());
   check->gradient.push_back(e0.df);
   check->gradient.insert(check->gradient.end(), e0.dc.begin(), e0.dc.end());
-  const double L = fc_->config().section("reference").real("length");
   auto step = [&](std::size_t i) {
-    const double range = problem_.upper[i] - problem_.lower[i];
+    const double range = problem.upper[i] - problem.lower[i];
     return std::isfinite(range) && range > 0 ? rel * range : rel * L;
   };
-  // F(x): objective then constraints
-  auto values = [&](const std::vector<double> &x, std::vector<double> *F) -> PetscErrorCode {
-    PetscFunctionBeginUser;
-    Evaluation e;
-    PetscCall(evaluate(x, &e));
-    PetscCheck(e.ok, comm, PETSC_ERR_NOT_CONVERGED,
-               "verify: a perturbed design cannot be evaluated (%s); use smaller steps",
-               e.failure.c_str());
-    F->assign(1, e.f);
-    F->insert(F->end(), e.c.begin(), e.c.end());
-    PetscFunctionReturn(0);
-  };
-
   // finite differences: max_variables shared out among the design entries
-  const std::vector<adjoint::DesignBlock> &blocks = design_->blocks();
   const std::size_t nb = blocks.size();
   for (std::size_t b = 0; b < nb; ++b) {
     const std::size_t size = blocks[b].count;
@@ -206,7 +189,7 @@ PetscErrorCode ShapeOptimization::check_gradient(const std::vector<double> &a,
           blocks[b].offset +
           (count == size ? k : (k * (size - 1)) / std::max<std::size_t>(count - 1, 1));
       Check::Variable v;
-      v.name = problem_.names[i];
+      v.name = problem.names[i];
       v.block = blocks[b].name;
       v.step = step(i);
       for (std::size_t j = 0; j < nf; ++j) v.adjoint.push_back(check->gradient[j][i]);
@@ -250,7 +233,7 @@ PetscErrorCode ShapeOptimization::check_gradient(const std::vector<double> &a,
     PetscFunctionBeginUser;
     Check::Taylor t;
     t.block = name;
-    t.eps = {4e-3, 2e-3, 1e-3};
+    t.eps = {4e-3 * taylor_scale, 2e-3 * taylor_scale, 1e-3 * taylor_scale};
     t.derivative.assign(nf, 0.0);
     for (std::size_t j = 0; j < nf; ++j)
       for (std::size_t i = 0; i < n; ++i) t.derivative[j] += check->gradient[j][i] * p[i];
@@ -296,6 +279,36 @@ PetscErrorCode ShapeOptimization::check_gradient(const std::vector<double> &a,
     for (std::size_t i = 0; i < n; ++i) p[i] = uni(gen) * step(i) / rel;
     PetscCall(taylor("all", p));
   }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode ShapeOptimization::check_gradient(const std::vector<double> &a,
+                                                 std::size_t max_variables, double rel,
+                                                 DesignGradientCheck *check) {
+  PetscFunctionBeginUser;
+  const MPI_Comm comm = fc_->mesh().comm;
+  Evaluation e0;
+  PetscCall(evaluate(a, &e0));
+  PetscCheck(e0.ok, comm, PETSC_ERR_NOT_CONVERGED, "verify: the design cannot be evaluated: %s",
+             e0.failure.c_str());
+  // F(x): objective then constraints
+  const DesignValues values = [&](const std::vector<double> &x,
+                                  std::vector<double> *F) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    Evaluation e;
+    PetscCall(evaluate(x, &e));
+    PetscCheck(e.ok, comm, PETSC_ERR_NOT_CONVERGED,
+               "verify: a perturbed design cannot be evaluated (%s); use smaller steps",
+               e.failure.c_str());
+    F->assign(1, e.f);
+    F->insert(F->end(), e.c.begin(), e.c.end());
+    PetscFunctionReturn(0);
+  };
+  std::vector<VariableBlock> blocks;
+  for (const auto &b : design_->blocks()) blocks.push_back({b.name, b.offset, b.count});
+  PetscCall(check_design_gradient(problem_, blocks, a, e0, values,
+                                  fc_->config().section("reference").real("length"), max_variables,
+                                  rel, check));
   // back to the design a (the warm start and the mesh of the caller's design)
   Evaluation e;
   PetscCall(evaluate(a, &e));

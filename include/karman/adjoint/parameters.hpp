@@ -11,6 +11,12 @@
 // A parameter given by a time function that is not constant (omega(t), U(t), A(t)) is
 // "time dependent": it has a value per time level (the unsteady adjoint's per-step control
 // gradients) and no single value; set() replaces it by a constant.
+//
+// The parameters of the time functions (the names of the unsteady adjoint's chained gradients):
+//   <parameter>.amplitude, .frequency, .phase, .offset   of a sine  c + A sin(2 pi f t + phi)
+//   <parameter>.knot[j]                                  value j of a table (piecewise linear)
+// are read and set with time_function_value() / set_time_function_parameter(); a time function
+// that is constant has none.
 #pragma once
 
 #include "karman/discretization/flow_residual.hpp"
@@ -68,6 +74,23 @@ public:
   /// residual's time; an unknown name is an error listing the known ones.  Collective.
   PetscErrorCode set(discretization::FlowResidual &res, const std::string &name,
                      double value) const;
+
+  /// The time function of boundary parameter i (rotation rate, inlet speed, jet amplitude: the
+  /// parameters a time function gives), or null for the other parameters.
+  static physics::TimeFunction *time_function(discretization::FlowResidual &res,
+                                              const ParameterSpec &spec);
+  /// The names of the time-function parameters of the case's non-constant time functions
+  /// (boundaries.cylinder.omega.amplitude, ..., .knot[3]), comma separated ("none").
+  std::string time_function_parameter_names(const discretization::FlowResidual &res) const;
+  /// Value of time-function parameter `name` (PARAMETER.amplitude, ... .knot[j]) into *value;
+  /// an unknown name, a constant function or a parameter its kind does not have (a knot of a
+  /// sine, a knot index beyond the table) is an error naming the known ones.  Collective.
+  PetscErrorCode time_function_value(discretization::FlowResidual &res, const std::string &name,
+                                     double *value) const;
+  /// Sets time-function parameter `name` (as above) and re-evaluates the boundary values at the
+  /// residual's time.  Collective.
+  PetscErrorCode set_time_function_parameter(discretization::FlowResidual &res,
+                                             const std::string &name, double value) const;
 
   /// The parameters with their values and zero gradients: the constant ones, and with
   /// `time_dependent` also the time-dependent ones (value at the current time).

@@ -56,9 +56,13 @@ const std::vector<SectionSpec> &boundary_types();
 /// The keys of one entry of the optional `constraints:` list (karman optimize).
 const SectionSpec &constraint_spec();
 
-/// Shape-parameterization types of the optional `design:` list (each a "section" whose keys
-/// are the type's keys besides `type`): `design: [{type: TYPE, ...}, ...]` in the case file.
+/// Types of the optional `design:` list (shape parameterizations and control entries) (each a
+/// "section" whose keys are the type's keys besides `type`): `design: [{type: TYPE, ...}, ...]` in
+/// the case file.
 const std::vector<SectionSpec> &design_types();
+/// True for the flow-control / identification kinds of design entry (parameter, time-function,
+/// per-step), false for the shape parameterizations.
+bool is_control_design(const std::string &type);
 
 /// Looks up a section or boundary type by name (nullptr when unknown).
 const SectionSpec *find_section(const std::vector<SectionSpec> &sections, const std::string &name);

@@ -67,7 +67,7 @@ using EvaluationObserver = std::function<PetscErrorCode(long index, const std::v
                                                         const Evaluation &e, bool replayed)>;
 
 struct OptimizerOptions {
-  std::string algorithm = "slsqp"; ///< slsqp, ccsaq or mma
+  std::string algorithm = "slsqp"; ///< slsqp, ccsaq, mma, lbfgs or auto
   long max_evaluations = 50;
   double xtol_rel = 1e-8, ftol_rel = 1e-10;
   /// Gauss-Newton steps (one evaluation each) that project the best nearly feasible design onto
@@ -127,6 +127,14 @@ KktReport check_kkt(const OptimizationProblem &problem, const std::vector<double
 
 /// The algorithm name checked against the known ones; false if unknown.
 bool known_algorithm(const std::string &name);
+
+/// Up to this many variables "auto" takes slsqp (dense quasi-Newton QP: O(n^2) memory, O(n^3)
+/// per iteration).
+constexpr std::size_t kAutoSmallProblem = 100;
+/// The algorithm that optimize() runs: `name`, or for "auto" slsqp up to kAutoSmallProblem
+/// variables, above that lbfgs without constraints, ccsaq with inequalities only and slsqp with
+/// equalities.
+std::string resolve_algorithm(const std::string &name, const OptimizationProblem &problem);
 
 /// Runs the optimization.  Collective.
 PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,

@@ -16,6 +16,7 @@
 #include "karman/driver/optimizer.hpp"
 #include "karman/driver/shape_evaluation.hpp"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,6 +77,27 @@ struct DesignGradientCheck {
   std::vector<Taylor> taylor; ///< one per design entry (case order), then "all"
   int failures = 0;           ///< FD differences above the tolerance and rates below kMinRate
 };
+
+/// A block of consecutive design variables (one design entry) for check_design_gradient.
+struct VariableBlock {
+  std::string name;
+  std::size_t offset = 0, count = 0;
+};
+/// The objective, then the constraints, at a design x.  Collective.
+using DesignValues =
+    std::function<PetscErrorCode(const std::vector<double> &x, std::vector<double> *F)>;
+
+/// The check above at design a for any problem: e0 is the evaluation at a (values and
+/// gradients), `values` evaluates the functions at perturbed designs; steps h_i = rel (upper_i -
+/// lower_i) where the bounds are finite, else rel * default_step; at most `max_variables`
+/// variables by finite differences, shared out among the blocks; the Taylor steps eps are
+/// taylor_scale {4, 2, 1} 1e-3.  Collective (through values).
+PetscErrorCode check_design_gradient(const OptimizationProblem &problem,
+                                     const std::vector<VariableBlock> &blocks,
+                                     const std::vector<double> &a, const Evaluation &e0,
+                                     const DesignValues &values, double default_step,
+                                     std::size_t max_variables, double rel,
+                                     DesignGradientCheck *check, double taylor_scale = 1.0);
 
 /// The mesh deformation's options from the case's optimization section
 /// (deformation_stiffness_exponent, deformation_poisson_ratio, deformation_rtol).
