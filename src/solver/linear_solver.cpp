@@ -114,15 +114,12 @@ PetscErrorCode set_recording_convergence_test(SNES snes, NewtonRecorder record,
 
 PetscErrorCode check_transposed_solve(KSP ksp) {
   PetscFunctionBeginUser;
-  PetscCall(KSPSetUp(ksp));
   PC pc;
   PCType type;
   const char *prefix;
   PetscBool exists;
   PetscCall(KSPGetPC(ksp, &pc));
-  PetscCall(PCGetType(pc, &type));
   PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
-  PetscCall(PCApplyTransposeExists(pc, &exists));
   if (!prefix) prefix = "";
   // PETSc 3.18's Schur field split claims a transposed apply that it does not have
   PetscBool fieldsplit;
@@ -136,6 +133,9 @@ PetscErrorCode check_transposed_solve(KSP ksp) {
                "iterative (a SIMPLE preconditioner that applies transposed) or -%spc_type lu",
                prefix, prefix, prefix);
   }
+  PetscCall(KSPSetUp(ksp));
+  PetscCall(PCGetType(pc, &type));
+  PetscCall(PCApplyTransposeExists(pc, &exists));
   PetscCheck(exists, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,
              "the adjoint preconditioner -%spc_type %s cannot be applied transposed; use one that "
              "can: -%spc_type lu (with -%spc_factor_mat_solver_type mumps, the default), ilu, asm, "

@@ -227,7 +227,7 @@ PetscErrorCode setup_transposed(PC pc, Simple &s) {
   PetscCall(MatDestroy(&s.MuuT));
   PetscCall(MatDestroy(&s.ST));
   PetscCall(MatTranspose(s.Auu, MAT_INITIAL_MATRIX, &s.AuuT));
-  PetscCall(mmatrix_part(s.AuuT, s.dim, MAT_INITIAL_MATRIX, &s.MuuT));
+  PetscCall(MatTranspose(s.Muu, MAT_INITIAL_MATRIX, &s.MuuT));
   PetscCall(MatTranspose(s.S, MAT_INITIAL_MATRIX, &s.ST));
   if (!s.kuT) PetscCall(create_inner(pc, "u", &s.kuT));
   if (!s.kpT) PetscCall(create_inner(pc, "p", &s.kpT));
