@@ -76,6 +76,8 @@ lines += ["", "Wall time: the Newton solve (meshing, set-up and output excluded)
           "of the peak resident set of the whole process (mesh, set-up and MPI included). Linear iterations: "
           "direct = 1 per Newton step (preonly LU); iterative = FGMRES iterations (Eisenstat-Walker tolerances, "
           "at most solver.linear_max_iterations = 200 per step).",
+          "On a machine shared with other jobs the wall times are indicative only (level 2, 1 rank, direct: "
+          "44.6 s and 86.4 s in two runs on the shared 2-core test machine).",
           "Reproduce: scripts/bench-scaling.sh \"LEVELS\" \"RANKS\" TIME_LIMIT_S"]
 open(out + ".md", "w").write("\n".join(lines) + "\n")
 open(out + ".csv", "w").write("\n".join(csv) + "\n")
