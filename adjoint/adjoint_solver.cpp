@@ -26,8 +26,18 @@ PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res,
   const config::Section a = cfg.section("adjoint");
   const solver::LinearTolerances tol{a.real("rtol"), a.real("atol"),
                                      static_cast<PetscInt>(a.integer("max_iterations"))};
+  // solver.linear: iterative — GMRES on J^T with the transposed SIMPLE preconditioner built from
+  // the compact matrix P, which the KSP keeps (found again with KSPGetOperators)
+  const bool iterative = cfg.section("solver").text("linear") == "iterative";
   PetscCall(solver::create_linear_solver(res.mesh().comm, solver::LinearSolverRole::Adjoint,
-                                         KSPPREONLY, tol, &ksp_));
+                                         KSPPREONLY, tol, &ksp_, iterative));
+  if (iterative) {
+    Mat P;
+    PetscCall(res.create_jacobian(&P, true));
+    PetscCall(KSPSetOperators(ksp_, J_, P));
+    PetscCall(MatDestroy(&P));
+  } else
+    PetscCall(KSPSetOperators(ksp_, J_, J_));
   PetscFunctionReturn(0);
 }
 
@@ -42,7 +52,12 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
   PetscCall(res.local_state(w, &state));
   PetscCheck(!same_operator || have_operator_, m.comm, PETSC_ERR_ORDER,
              "AdjointSolver::solve: same_operator needs a previous solve");
-  if (!same_operator) PetscCall(res.jacobian(w, J_, nullptr));
+  Mat P = nullptr;
+  if (!same_operator) {
+    PetscCall(res.jacobian(w, J_, nullptr));
+    PetscCall(KSPGetOperators(ksp_, nullptr, &P));
+    if (P != J_) PetscCall(res.jacobian(w, P, nullptr, true));
+  }
   PetscCall(objective.value(res, state, &result->J));
 
   // g = dJ/dw (explicit), assembled from every local cell's share into the owners' rows
@@ -64,7 +79,7 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
 
   // J^T psi = -g
   if (!same_operator) { // new operator: the preconditioner (LU factors) is set up again
-    PetscCall(KSPSetOperators(ksp_, J_, J_));
+    PetscCall(KSPSetOperators(ksp_, J_, P));
     PetscCall(solver::check_transposed_solve(ksp_));
     have_operator_ = true;
   }

@@ -139,6 +139,13 @@ std::vector<SectionSpec> make_sections() {
                0.0,
                false,
                1.0},
+           choice("linear", "direct",
+                  "steady Newton steps and the steady adjoint: direct (MUMPS LU of the exact "
+                  "Jacobian: robust, memory grows fast) or iterative (FGMRES on the exact Jacobian "
+                  "preconditioned by a SIMPLE-type block preconditioner built from the compact "
+                  "matrix, algebraic multigrid on the velocity block and the Schur approximation; "
+                  "memory about linear in the cells; -ksp_type, -pc_type override either)",
+                  {"direct", "iterative"}),
            choice("preconditioner_matrix", "compact",
                   "unsteady: matrix the preconditioner is built from (default: its LU factors): "
                   "exact (the full "

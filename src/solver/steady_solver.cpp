@@ -4,6 +4,7 @@
 
 #include "karman/core/logger.hpp"
 #include "karman/solver/linear_solver.hpp"
+#include "karman/solver/simple_preconditioner.hpp"
 
 #include <sys/resource.h>
 
@@ -14,6 +15,7 @@ namespace karman::solver {
 SteadySolver::~SteadySolver() {
   if (snes_) SNESDestroy(&snes_);
   if (J_) MatDestroy(&J_);
+  if (P_) MatDestroy(&P_);
   if (r_) VecDestroy(&r_);
 }
 
@@ -26,8 +28,27 @@ PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
   cfl_max_ = s.real("cfl_max");
   PetscCall(residual.create_jacobian(&J_));
   PetscCall(residual.create_state(&r_));
-  PetscCall(create_newton(residual.mesh().comm, s, r_, J_, J_, form_function, form_jacobian, this,
-                          KSPPREONLY, &snes_));
+  if (s.text("linear") == "iterative") {
+    // FGMRES on J, SIMPLE preconditioner from the compact P, Eisenstat-Walker forcing terms
+    // (floored by the absolute tolerance); a linear solve that stops at its iteration limit still
+    // gives a descent direction for the line search, so it does not end the Newton solve
+    PetscCall(residual.create_jacobian(&P_, true));
+    const LinearTolerances linear{0.1, s.real("linear_atol"),
+                                  static_cast<PetscInt>(s.integer("linear_max_iterations"))};
+    PetscCall(create_newton(residual.mesh().comm, s, r_, J_, P_, form_function, form_jacobian, this,
+                            KSPFGMRES, &snes_, &linear));
+    KSP ksp;
+    PC pc;
+    PetscCall(SNESGetKSP(snes_, &ksp));
+    PetscCall(KSPGMRESSetRestart(ksp, 100));
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(set_simple_preconditioner(pc));
+    PetscCall(SNESKSPSetUseEW(snes_, PETSC_TRUE));
+    PetscCall(SNESSetMaxLinearSolveFailures(snes_, 1000000));
+  } else {
+    PetscCall(create_newton(residual.mesh().comm, s, r_, J_, J_, form_function, form_jacobian, this,
+                            KSPPREONLY, &snes_));
+  }
   PetscCall(SNESSetFromOptions(snes_));
   // The continuation (CFL update), the history, the best state and the caller's monitor run
   // in the convergence test, set after SNESSetFromOptions: unlike a monitor, PETSc options
@@ -67,11 +88,12 @@ PetscErrorCode SteadySolver::update_shift(Vec w) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode SteadySolver::form_jacobian(SNES, Vec w, Mat J, Mat, void *ctx) {
+PetscErrorCode SteadySolver::form_jacobian(SNES, Vec w, Mat J, Mat P, void *ctx) {
   PetscFunctionBeginUser;
   auto *self = static_cast<SteadySolver *>(ctx);
   PetscCall(self->update_shift(w));
   PetscCall(self->res_->jacobian(w, J, &self->shift_));
+  if (P != J) PetscCall(self->res_->jacobian(w, P, &self->shift_, true));
   PetscFunctionReturn(0);
 }
 

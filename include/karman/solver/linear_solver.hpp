@@ -42,9 +42,12 @@ struct LinearTolerances {
 PetscErrorCode set_default_linear_solver(KSP ksp, KSPType type);
 
 /// Creates the KSP of a role: its options prefix, the default (set_default_linear_solver) with
-/// `type`, the tolerances, then KSPSetFromOptions.  Collective.
+/// `type`, or with `iterative` right-preconditioned GMRES(100) with the SIMPLE preconditioner
+/// (solver/simple_preconditioner.hpp; its preconditioning matrix should be the compact one), the
+/// tolerances, then KSPSetFromOptions.  Collective.
 PetscErrorCode create_linear_solver(MPI_Comm comm, LinearSolverRole role, KSPType type,
-                                    const LinearTolerances &tolerances, KSP *ksp);
+                                    const LinearTolerances &tolerances, KSP *ksp,
+                                    bool iterative = false);
 
 /// The Newton solver of the steady and unsteady flow solvers: SNES Newton with a
 /// backtracking line search, tolerances from the `solver` section (atol, rtol,

@@ -5,8 +5,11 @@
 // with the CFL number ramped by switched evolution relaxation (Mulder & van Leer 1985):
 //   CFL_k = min(CFL_max, CFL_0 ||R_0|| / ||R_k||),
 // so the iteration starts robustly and ends as plain Newton (quadratic convergence).
-// The linear solver is PETSc KSP/PC, by default LU with MUMPS (-ksp_type, -pc_type and
-// -pc_factor_mat_solver_type override it; see README for a scalable option).
+// The linear solver is PETSc KSP/PC chosen by solver.linear: direct (LU with MUMPS of J) or
+// iterative (FGMRES on J preconditioned by the SIMPLE block preconditioner built from the compact
+// matrix P, solver/simple_preconditioner.hpp, with Eisenstat-Walker inexact Newton: the linear
+// tolerance follows the nonlinear convergence, so the converged state is the same); -ksp_type,
+// -pc_type and -pc_factor_mat_solver_type override either.
 // A non-finite residual or a failed step ends the solve with the reason and the
 // residual history; the best state seen is kept for output.
 // The CFL update, the history, the best state and the caller's monitor run in SNES's
@@ -79,7 +82,7 @@ private:
 
   discretization::FlowResidual *res_ = nullptr;
   SNES snes_ = nullptr;
-  Mat J_ = nullptr;
+  Mat J_ = nullptr, P_ = nullptr; ///< exact Jacobian; compact matrix (iterative) or null
   Vec r_ = nullptr;
   double cfl0_ = 10, cfl_max_ = 1e12, cfl_ = 10, r0_ = 0, r_ref_ = 0;
   std::vector<double> shift_;
