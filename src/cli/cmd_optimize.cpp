@@ -143,6 +143,22 @@ nlohmann::json kkt_json(const driver::OptimizationProblem &p, const driver::KktR
 }
 
 /// The optimization options of the case's optimization: section.
+/// The end of an optimization.csv row (the failure, commas and newlines replaced) and the
+/// designs.csv row of evaluation k, each flushed.
+void write_rows(std::ostream &csv, const char *line, std::string failure, std::ostream &designs,
+                long k, const std::vector<double> &x) {
+  for (char &ch : failure)
+    if (ch == ',' || ch == '\n') ch = ';';
+  csv << line << failure << "\n" << std::flush;
+  designs << k;
+  char v[32];
+  for (double value : x) {
+    std::snprintf(v, sizeof(v), ",%.17g", value);
+    designs << v;
+  }
+  designs << "\n" << std::flush;
+}
+
 driver::OptimizerOptions optimizer_options(const config::CaseConfig &cfg, const CliArgs &args) {
   const config::Section opt = cfg.section("optimization");
   driver::OptimizerOptions o;
@@ -242,16 +258,7 @@ PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
       std::snprintf(line, sizeof(line), ",%.6e,%.4f,%.4f,%ld,%.1f,", num("gradient_norm"),
                     num("forward_time"), num("adjoint_time"), static_cast<long>(num("recomputed")),
                     num("forward_memory"));
-      std::string failure = e.failure;
-      for (char &ch : failure)
-        if (ch == ',' || ch == '\n') ch = ';';
-      csv << line << failure << "\n" << std::flush;
-      designs << k;
-      for (double v : a) {
-        std::snprintf(line, sizeof(line), ",%.17g", v);
-        designs << line;
-      }
-      designs << "\n" << std::flush;
+      write_rows(csv, line, e.failure, designs, k, a);
     }
     if (replayed) PetscFunctionReturn(0);
     ++computed;
@@ -520,16 +527,7 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
                     static_cast<int>(num("newton_iterations")), num("forward_time"),
                     num("adjoint_time"), num("deformation_time"), num("deformation_adjoint_time"),
                     num("min_volume_ratio"));
-      std::string failure = e.failure;
-      for (char &ch : failure)
-        if (ch == ',' || ch == '\n') ch = ';';
-      csv << line << failure << "\n" << std::flush;
-      designs << k;
-      for (double v : x) {
-        std::snprintf(line, sizeof(line), ",%.17g", v);
-        designs << line;
-      }
-      designs << "\n" << std::flush;
+      write_rows(csv, line, e.failure, designs, k, x);
     }
     if (replayed) {
       if (e.ok) last_ok_replayed = k;

@@ -343,21 +343,12 @@ PetscErrorCode ControlOptimization::setup(FlowCase &fc, const std::string &work_
   PetscCall(fc.initial_state(w0_));
   // the crash-test hook
   evaluations_ = 0;
-  kill_phase_.clear();
-  if (const char *kill = std::getenv("KARMAN_TEST_KILL")) {
-    const std::string text = kill;
-    const std::size_t colon = text.find(':');
-    char *end = nullptr;
-    kill_phase_ = text.substr(0, colon);
-    kill_evaluation_ =
-        colon == std::string::npos ? 0 : std::strtol(text.c_str() + colon + 1, &end, 10);
-    PetscCheck((kill_phase_ == "forward" || kill_phase_ == "adjoint") && kill_evaluation_ >= 1 &&
-                   end && *end == '\0' && (kill_phase_ != "forward" || kill_evaluation_ >= 2),
-               comm, PETSC_ERR_USER_INPUT,
-               "environment variable KARMAN_TEST_KILL='%s': expected PHASE:N with PHASE adjoint "
-               "(N >= 1) or forward (N >= 2) for a control optimization",
-               kill);
-  }
+  // (forward: N >= 2, the kill time is half of the previous evaluation's forward run)
+  PetscCall(read_test_kill(comm, {"forward", "adjoint"}, 1, "a control optimization", &kill_phase_,
+                           &kill_evaluation_));
+  PetscCheck(kill_phase_ != "forward" || kill_evaluation_ >= 2, comm, PETSC_ERR_USER_INPUT,
+             "environment variable KARMAN_TEST_KILL: forward:N needs N >= 2 for a control "
+             "optimization (the kill time is half of the previous evaluation's forward run)");
   PetscFunctionReturn(0);
 }
 

@@ -8,6 +8,7 @@
 #include <nlopt.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -652,6 +653,29 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
   const PetscErrorCode ierr = project_feasible(ctx, options.projection_steps, result);
   if (ctx.out) std::fclose(ctx.out);
   PetscCall(ierr);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode read_test_kill(MPI_Comm comm, const std::vector<std::string> &phases, long first,
+                              const char *what, std::string *phase, long *evaluation) {
+  PetscFunctionBeginUser;
+  phase->clear();
+  *evaluation = 0;
+  const char *kill = std::getenv("KARMAN_TEST_KILL");
+  if (!kill) PetscFunctionReturn(0);
+  const std::string text = kill;
+  const std::size_t colon = text.find(':');
+  char *end = nullptr;
+  *phase = text.substr(0, colon);
+  *evaluation = colon == std::string::npos ? 0 : std::strtol(text.c_str() + colon + 1, &end, 10);
+  std::string names;
+  for (const auto &p : phases) names += (names.empty() ? "" : ", ") + p;
+  PetscCheck(std::find(phases.begin(), phases.end(), *phase) != phases.end() &&
+                 *evaluation >= first && end && *end == '\0',
+             comm, PETSC_ERR_USER_INPUT,
+             "environment variable KARMAN_TEST_KILL='%s': expected PHASE:N with PHASE one of %s "
+             "and N >= %ld for %s",
+             kill, names.c_str(), first, what);
   PetscFunctionReturn(0);
 }
 

@@ -1,5 +1,6 @@
 // One shape evaluation (see include/karman/driver/shape_evaluation.hpp).
 #include "karman/driver/shape_evaluation.hpp"
+#include "karman/driver/optimizer.hpp"
 
 #include <algorithm>
 #include <csignal>
@@ -45,22 +46,8 @@ PetscErrorCode ShapeEvaluator::setup(FlowCase &fc, const adjoint::DeformationOpt
   else
     PetscCall(VecCopy(w_, w_good_));
   evaluations_ = 0;
-  kill_phase_.clear();
-  if (const char *kill = std::getenv("KARMAN_TEST_KILL")) {
-    const std::string text = kill;
-    const std::size_t colon = text.find(':');
-    char *end = nullptr;
-    kill_phase_ = text.substr(0, colon);
-    kill_evaluation_ =
-        colon == std::string::npos ? 0 : std::strtol(text.c_str() + colon + 1, &end, 10);
-    PetscCheck(
-        (kill_phase_ == "forward" || kill_phase_ == "adjoint" || kill_phase_ == "deformation") &&
-            kill_evaluation_ >= 1 && end && *end == '\0',
-        fc.mesh().comm, PETSC_ERR_USER_INPUT,
-        "environment variable KARMAN_TEST_KILL='%s': expected PHASE:N with PHASE forward, "
-        "adjoint or deformation and N >= 1 (e.g. forward:5)",
-        kill);
-  }
+  PetscCall(read_test_kill(fc.mesh().comm, {"forward", "adjoint", "deformation"}, 1,
+                           "a shape evaluation", &kill_phase_, &kill_evaluation_));
   PetscFunctionReturn(0);
 }
 
