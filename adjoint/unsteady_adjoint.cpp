@@ -477,35 +477,13 @@ namespace {
 void chain_time_function(const physics::TimeFunction &f, const std::string &name,
                          const std::vector<double> &g, const std::vector<double> &times,
                          std::map<std::string, double> *out) {
-  if (f.kind() == physics::TimeFunction::Kind::Sine) {
-    double dA = 0, df = 0, dphi = 0, doff = 0;
-    for (std::size_t k = 0; k < times.size(); ++k) {
-      const double t = times[k], arg = 2 * M_PI * f.frequency * t + f.phase;
-      dA += g[k] * std::sin(arg);
-      df += g[k] * f.amplitude * std::cos(arg) * 2 * M_PI * t;
-      dphi += g[k] * f.amplitude * std::cos(arg);
-      doff += g[k];
-    }
-    (*out)[name + ".amplitude"] = dA, (*out)[name + ".frequency"] = df;
-    (*out)[name + ".phase"] = dphi, (*out)[name + ".offset"] = doff;
-  } else if (f.kind() == physics::TimeFunction::Kind::Table) {
-    std::vector<double> dk(f.times.size(), 0.0);
-    for (std::size_t k = 0; k < times.size(); ++k) {
-      const double t = times[k];
-      if (t <= f.times.front())
-        dk.front() += g[k];
-      else if (t >= f.times.back())
-        dk.back() += g[k];
-      else {
-        const std::size_t j = std::upper_bound(f.times.begin(), f.times.end(), t) - f.times.begin();
-        const double s = (t - f.times[j - 1]) / (f.times[j] - f.times[j - 1]);
-        dk[j - 1] += (1 - s) * g[k];
-        dk[j] += s * g[k];
-      }
-    }
-    for (std::size_t j = 0; j < dk.size(); ++j)
-      (*out)[name + ".knot[" + std::to_string(j) + "]"] = dk[j];
+  const std::vector<std::string> names = f.parameter_names();
+  std::vector<double> sums(names.size(), 0.0);
+  for (std::size_t k = 0; k < times.size(); ++k) {
+    const std::vector<double> d = f.parameter_derivatives(times[k]);
+    for (std::size_t i = 0; i < d.size(); ++i) sums[i] += g[k] * d[i];
   }
+  for (std::size_t i = 0; i < names.size(); ++i) (*out)[name + "." + names[i]] = sums[i];
 }
 
 } // namespace

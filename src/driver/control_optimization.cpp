@@ -38,20 +38,9 @@ double window_weight(long n, long steps, double dt, double t0, double t1) {
 /// d f(t) / d(parameter `key` of f) (amplitude, frequency, phase, offset of a sine; knot[j] of
 /// a table).
 double function_derivative(const TimeFunction &f, const std::string &key, double t) {
-  if (f.kind() == TimeFunction::Kind::Sine) {
-    const double arg = 2 * M_PI * f.frequency * t + f.phase;
-    if (key == "amplitude") return std::sin(arg);
-    if (key == "frequency") return f.amplitude * std::cos(arg) * 2 * M_PI * t;
-    if (key == "phase") return f.amplitude * std::cos(arg);
-    return 1.0; // offset
-  }
-  const std::size_t j = std::stoul(key.substr(5)); // knot[j]
-  const std::vector<double> &T = f.times;
-  if (t <= T.front()) return j == 0 ? 1.0 : 0.0;
-  if (t >= T.back()) return j + 1 == T.size() ? 1.0 : 0.0;
-  const std::size_t k = std::upper_bound(T.begin(), T.end(), t) - T.begin();
-  const double s = (t - T[k - 1]) / (T[k] - T[k - 1]);
-  return j == k - 1 ? 1 - s : (j == k ? s : 0.0);
+  const std::vector<std::string> names = f.parameter_names();
+  const std::size_t i = std::find(names.begin(), names.end(), key) - names.begin();
+  return i < names.size() ? f.parameter_derivatives(t)[i] : 0.0;
 }
 
 /// The Taylor steps of the control check: eps = {1, 0.5, 0.25} 1e-3 of the bound ranges (the

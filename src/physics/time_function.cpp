@@ -36,6 +36,35 @@ TimeFunction TimeFunction::steps(std::vector<double> v) {
   return f;
 }
 
+std::vector<std::string> TimeFunction::parameter_names() const {
+  if (kind_ == Kind::Sine) return {"amplitude", "frequency", "phase", "offset"};
+  std::vector<std::string> names;
+  if (kind_ == Kind::Table)
+    for (std::size_t j = 0; j < times.size(); ++j)
+      names.push_back("knot[" + std::to_string(j) + "]");
+  return names;
+}
+
+std::vector<double> TimeFunction::parameter_derivatives(double t) const {
+  if (kind_ == Kind::Sine) {
+    const double arg = 2 * M_PI * frequency * t + phase;
+    return {std::sin(arg), amplitude * std::cos(arg) * 2 * M_PI * t, amplitude * std::cos(arg),
+            1.0};
+  }
+  std::vector<double> d(kind_ == Kind::Table ? times.size() : 0, 0.0);
+  if (d.empty()) return d;
+  if (t <= times.front()) {
+    d.front() = 1;
+  } else if (t >= times.back()) {
+    d.back() = 1;
+  } else {
+    const std::size_t j = std::upper_bound(times.begin(), times.end(), t) - times.begin();
+    const double s = (t - times[j - 1]) / (times[j] - times[j - 1]);
+    d[j - 1] = 1 - s, d[j] = s;
+  }
+  return d;
+}
+
 double TimeFunction::value(double t, long n, bool *beyond) const {
   if (beyond) *beyond = false;
   switch (kind_) {

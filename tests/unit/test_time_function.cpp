@@ -73,3 +73,35 @@ TEST_CASE("time functions of boundary parameters", "[unsteady][config]") {
   REQUIRE_THAT(load("{type: sine, amplitude: 1, frequency: 2, period: 3}", &f),
                Catch::Contains("unknown key 'period'"));
 }
+
+TEST_CASE("time function: parameter derivatives against central differences", "[time-function]") {
+  // d f(t)/d(parameter) of a sine (amplitude, frequency, phase, offset) and of a table (knot
+  // values, inside and beyond its ends), as the unsteady adjoint chains them
+  const auto check = [](physics::TimeFunction f, const std::vector<std::string> &expected) {
+    REQUIRE(f.parameter_names() == expected);
+    for (double t : {-0.5, 0.0, 0.13, 0.7, 1.45, 3.0}) {
+      const std::vector<double> d = f.parameter_derivatives(t);
+      REQUIRE(d.size() == expected.size());
+      for (std::size_t i = 0; i < d.size(); ++i) {
+        const auto at = [&](double h) {
+          physics::TimeFunction g = f;
+          double *p = nullptr;
+          if (g.kind() == physics::TimeFunction::Kind::Sine)
+            p = i == 0 ? &g.amplitude : i == 1 ? &g.frequency : i == 2 ? &g.phase : &g.offset;
+          else
+            p = &g.values[i];
+          *p += h;
+          return g.value(t, 0);
+        };
+        const double h = 1e-6, fd = (at(h) - at(-h)) / (2 * h);
+        CAPTURE(t, i, d[i], fd);
+        CHECK(std::abs(d[i] - fd) <= 1e-8 * (1 + std::abs(fd)));
+      }
+    }
+  };
+  check(physics::TimeFunction::sine(0.7, 1.3, 0.4, -0.2),
+        {"amplitude", "frequency", "phase", "offset"});
+  check(physics::TimeFunction::table({0.0, 0.5, 1.0, 2.0}, {1.0, -1.0, 0.5, 2.0}),
+        {"knot[0]", "knot[1]", "knot[2]", "knot[3]"});
+  CHECK(physics::TimeFunction::constant(2.0).parameter_names().empty());
+}

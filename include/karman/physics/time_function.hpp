@@ -28,6 +28,12 @@ public:
   double value(double t, long n, bool *beyond = nullptr) const;
   Kind kind() const { return kind_; }
   bool is_constant() const { return kind_ == Kind::Constant; }
+  /// The parameters whose derivatives parameter_derivatives gives: a sine's amplitude,
+  /// frequency, phase and offset, a table's knot values knot[0], knot[1], ...; none otherwise.
+  std::vector<std::string> parameter_names() const;
+  /// d f(t) / d(parameter i) in the order of parameter_names() (a table interpolates linearly
+  /// and holds its end values).
+  std::vector<double> parameter_derivatives(double t) const;
   std::string describe() const;
 
   double amplitude = 0, frequency = 0, phase = 0, offset = 0; ///< Constant uses offset
