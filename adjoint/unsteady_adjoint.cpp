@@ -57,7 +57,11 @@ PetscErrorCode UnsteadyAdjoint::parse_goal(const config::CaseConfig &cfg, Goal *
   const FlowResidual &res = *res_;
   PetscCall(g->objective.setup(res, cfg));
   const config::Section obj = cfg.section("objective");
-  g->final_time = obj.text("time") == "final";
+  const std::string statistic = obj.text("time");
+  g->statistic = statistic == "final" ? Statistic::Final
+                 : statistic == "rms" ? Statistic::Rms
+                 : statistic == "std" ? Statistic::Std
+                                      : Statistic::Average;
   const std::vector<double> window = obj.reals("window");
   PetscCheck(window.empty() || (window.size() == 2 && window[1] > window[0]), res.mesh().comm,
              PETSC_ERR_USER_INPUT, "%s: objective.window must be [t0, t1] with t1 > t0",
@@ -80,13 +84,22 @@ PetscErrorCode UnsteadyAdjoint::parse_goal(const config::CaseConfig &cfg, Goal *
 // Trapezoidal weight of level n in the time average over the levels with t^n in [t0, t1]
 // (uniform steps): q = dt / span inside, dt / (2 span) at both ends, span = t_last - t_first.
 double UnsteadyAdjoint::weight(const Goal &g, long n) const {
-  if (g.final_time) return n == steps_ ? 1.0 : 0.0;
+  if (g.statistic == Statistic::Final) return n == steps_ ? 1.0 : 0.0;
   const long first = std::max(1L, static_cast<long>(std::ceil(g.t0 / dt_ - 1e-9)));
   const long last = std::min(steps_, static_cast<long>(std::floor(g.t1 / dt_ + 1e-9)));
   if (n < first || n > last || last < first) return 0.0;
   if (first == last) return 1.0;
   const double q = 1.0 / (last - first);
   return (n == first || n == last) ? 0.5 * q : q;
+}
+
+// J = S + cost with S = sqrt(sum q_n (J_s^n - c)^2) (c = 0: rms, c = m: std; sum q_n = 1, so
+// dS/dm = 0 for std): dS/dJ_s^n = q_n (J_s^n - c) / S.
+double UnsteadyAdjoint::adjoint_weight(const Goal &g, long n) const {
+  const double q = weight(g, n);
+  if (q == 0 || g.statistic == Statistic::Average || g.statistic == Statistic::Final) return q;
+  const double c = g.statistic == Statistic::Std ? g.mean : 0.0;
+  return q * (g.values[n] - c) / g.spread;
 }
 
 // One objective's part of the backward sweep: the adjoints of the level being solved and of the
@@ -226,7 +239,8 @@ PetscErrorCode UnsteadyAdjoint::run_forward(Vec w0, const UnsteadyAdjointOptions
         make_store_all(ts, m, o.trajectory_directory, mesh_hash, cfg_->problem_hash(), res.nv());
   }
   levels->assign(steps_ + 1, TimeLevel());
-  std::vector<double> J(goals_.size(), 0.0);
+  std::vector<double> J(goals_.size(), 0.0), cost(goals_.size(), 0.0);
+  for (Goal &g : goals_) g.values.assign(steps_ + 1, 0.0);
   const std::function<PetscErrorCode(const TimeLevel &)> on_step =
       [&](const TimeLevel &l) -> PetscErrorCode {
     PetscFunctionBeginUser;
@@ -243,11 +257,12 @@ PetscErrorCode UnsteadyAdjoint::run_forward(Vec w0, const UnsteadyAdjointOptions
         double Js;
         PetscCall(g.objective.value(res, state, &Js));
         J[i] += q * Js;
+        g.values[l.step] = Js;
       }
       if (g.beta > 0) {
         const double w =
             res.boundary_conditions().patch(g.control_patch).omega.value(l.time, l.step);
-        J[i] += g.beta * l.dt * w * w;
+        cost[i] += g.beta * l.dt * w * w;
       }
     }
     PetscFunctionReturn(0);
@@ -257,7 +272,25 @@ PetscErrorCode UnsteadyAdjoint::run_forward(Vec w0, const UnsteadyAdjointOptions
   double forward_memory, forward_memory_max;
   PetscCall(solver::peak_memory(m.comm, &forward_memory, &forward_memory_max));
   for (std::size_t i = 0; i < goals_.size(); ++i) {
-    (*results)[i].J = J[i];
+    Goal &g = goals_[i];
+    if (g.statistic == Statistic::Rms || g.statistic == Statistic::Std) {
+      g.mean = J[i];
+      double s2 = 0;
+      for (long n = 1; n <= steps_; ++n) {
+        const double d = g.values[n] - (g.statistic == Statistic::Std ? g.mean : 0.0);
+        s2 += weight(g, n) * d * d;
+      }
+      g.spread = std::sqrt(s2);
+      // dS/dJ_s^n = q_n (J_s^n - c) / S: none where S = 0
+      PetscCheck(o.forward_only || g.spread > 0, m.comm, PETSC_ERR_USER_INPUT,
+                 "%s: objective.time %s: the objective %s is %s over the window, where its "
+                 "square root has no derivative",
+                 cfg_->file().c_str(), g.statistic == Statistic::Rms ? "rms" : "std",
+                 g.objective.description().c_str(),
+                 g.statistic == Statistic::Rms ? "zero" : "constant");
+      J[i] = g.spread;
+    }
+    (*results)[i].J = J[i] + cost[i];
     (*results)[i].forward_time = forward_time;
     (*results)[i].forward_memory = forward_memory;
   }
@@ -343,7 +376,7 @@ PetscErrorCode UnsteadyAdjoint::assemble_adjoint_rhs(Goal &goal, long n, double 
   const mesh::Mesh &m = res.mesh();
   const int nv = res.nv();
   // explicit objective part at this level
-  const double q = weight(goal, n);
+  const double q = adjoint_weight(goal, n);
   goal.objective.set_time(t);
   Sensitivities so;
   so.reset(res);

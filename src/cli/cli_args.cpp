@@ -21,13 +21,15 @@ const std::vector<CommandInfo> &commands() {
        "every parameter, of time-dependent controls, of the mesh coordinates and the initial "
        "state, "
        "surface sensitivities; --restart resumes a killed unsteady adjoint"},
-      {"verify",
-       "check the steady adjoint gradients against finite differences and a shape Taylor test"},
+      {"verify", "check the adjoint gradients against finite differences and Taylor tests (steady: "
+                 "parameters and shape; with a `design` list: its variables, steady or unsteady)"},
       {"optimize",
-       "shape optimization of a steady case: the `design` variables minimize the objective "
-       "subject to the `constraints` (NLopt SLSQP by default; mesh deformation by linear "
-       "elasticity with its exact adjoint); --restart continues a killed campaign from its "
-       "journal without redoing finished evaluations"},
+       "shape optimization of a steady case, or flow-control optimization / system "
+       "identification of a steady or unsteady case: the `design` variables minimize the "
+       "objective subject to the `constraints` (NLopt SLSQP by default, L-BFGS for large "
+       "control vectors; shapes deformed by linear elasticity with its exact adjoint); "
+       "--restart continues a killed campaign from its journal without redoing finished "
+       "evaluations"},
   };
   return list;
 }

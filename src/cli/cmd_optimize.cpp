@@ -1,8 +1,9 @@
 // `karman optimize`: shape optimization of a steady case (driver/shape_optimization.hpp,
-// driver/optimizer.hpp).  The `design:` list gives the variables, the objective section the
-// function to minimize, `constraints:` the constraints, `optimization:` the algorithm and the
-// mesh deformation.  Per evaluation (one forward solve warm-started from the last good design,
-// one adjoint per flow function, the deformation and its reverse):
+// driver/optimizer.hpp); control optimization and identification: driver/control_optimization.hpp.
+// The `design:` list gives the variables, the objective section the function to minimize,
+// `constraints:` the constraints, `optimization:` the algorithm and the mesh deformation.  Per
+// evaluation (one forward solve warm-started from the last good design, one adjoint per flow
+// function, the deformation and its reverse):
 //   OUTDIR/optimization.csv   evaluation, computed/replayed, ok, objective, constraints, |dJ/da|,
 //                             Newton iterations, forward/adjoint/deformation times, min V/V0,
 //                             failure reason

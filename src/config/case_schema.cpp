@@ -266,9 +266,11 @@ std::vector<SectionSpec> make_sections() {
                  "probe-match: weights of the squared differences of p, u, v, w"),
            real("weight", "1.0", "weight of this objective (of this term in a sum)"),
            choice("time", "average",
-                  "unsteady: the time average of the objective over `window`, or its value at the "
-                  "final time",
-                  {"average", "final"}),
+                  "unsteady: the time average of the objective over `window`, its value at the "
+                  "final time, its root mean square over `window` (rms: sqrt of the time "
+                  "average of its square) or its standard deviation there (std: the r.m.s. of "
+                  "its fluctuation about the window's mean, e.g. the r.m.s. lift)",
+                  {"average", "final", "rms", "std"}),
            typed("window", KeyType::RealList, "[]",
                  "unsteady: [t0, t1] of the time average; empty: the whole run"),
            nonnegative(

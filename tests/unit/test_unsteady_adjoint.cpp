@@ -4,7 +4,9 @@
 //  - Taylor tests (rate >= 1.9) for a random per-step rotation rate, a shape bump on the
 //    cylinder and a perturbation of the initial condition  [mpi: also on 2 ranks];
 //  - store-all and revolve (3 snapshots) give the same gradient to 1e-9, revolve keeps at
-//    most 3 snapshots.
+//    most 3 snapshots;
+//  - the r.m.s. and the standard deviation of the lift over a window (objective.time rms, std):
+//    central differences and a per-step Taylor test  [mpi].
 #include "karman/adjoint/unsteady_adjoint.hpp"
 #include "karman/adjoint/verification.hpp"
 #include "karman/core/error.hpp"
@@ -393,4 +395,98 @@ TEST_CASE("unsteady adjoint: several objectives in one sweep equal separate runs
     MPI_Allreduce(MPI_IN_PLACE, &ndi, 1, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
     REQUIRE(std::sqrt(ndi) <= 1e-9 * std::sqrt(ni));
   }
+}
+
+TEST_CASE("unsteady adjoint: r.m.s. and standard deviation of the lift vs finite differences",
+          "[unsteady-adjoint][mpi]") {
+  // three objectives in one sweep: the lift's time average m, its r.m.s. (with the control cost)
+  // and its standard deviation over the window.  S_std^2 = S_rms^2 - m^2; the amplitude and the
+  // viscosity against central differences of all three; a per-step rotation rate Taylor test
+  Setup s;
+  make(&s);
+  const std::string lift = "objective.type=lift";
+  std::vector<config::CaseConfig> cfgs(3);
+  const std::vector<std::vector<std::string>> sets = {
+      {lift, "objective.control_cost=0"},
+      {lift, "objective.time=rms"},
+      {lift, "objective.time=std", "objective.control_cost=0"}};
+  for (std::size_t i = 0; i < 3; ++i)
+    REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kCase, "ua.yaml", "/", sets[i],
+                                          cfgs[i]) == 0);
+  auto run = [&](bool forward_only, Vec w0, std::vector<adjoint::UnsteadyAdjointResult> *r) {
+    adjoint::UnsteadyAdjoint ua;
+    REQUIRE(ua.setup(s.res, cfgs[0]) == 0);
+    REQUIRE(ua.add_objective(cfgs[1]) == 0);
+    REQUIRE(ua.add_objective(cfgs[2]) == 0);
+    adjoint::UnsteadyAdjointOptions o;
+    o.schedule = "revolve";
+    o.snapshots = 2;
+    o.forward_only = forward_only;
+    clear_error();
+    const PetscErrorCode ierr = ua.run(w0, o, r);
+    INFO(last_error_message());
+    REQUIRE(ierr == 0);
+  };
+  std::vector<adjoint::UnsteadyAdjointResult> r;
+  run(false, s.w0, &r);
+  // the control cost of the rms objective: 0.01 sum_n dt omega_n^2 (levels 1..N)
+  auto &cyl = s.res.boundary_conditions().patch(s.mesh.patch_index("cylinder"));
+  const physics::TimeFunction base = cyl.omega;
+  const long N = r[0].steps;
+  double cost = 0;
+  for (long n = 1; n <= N; ++n) cost += 0.01 * 0.02 * std::pow(base.value(n * 0.02, n), 2);
+  const double m = r[0].J, rms = r[1].J - cost, sd = r[2].J;
+  CAPTURE(m, rms, sd);
+  REQUIRE(sd > 1e-3 * std::abs(m)); // the lift varies over the window
+  REQUIRE(sd * sd == Approx(rms * rms - m * m).epsilon(1e-10));
+
+  struct Case {
+    const char *name;
+    double value;
+    std::function<void(double)> set;
+  };
+  const std::vector<Case> cases = {
+      {"boundaries.cylinder.omega.amplitude", base.amplitude,
+       [&](double v) {
+         cyl.omega = physics::TimeFunction::sine(v, base.frequency, base.phase, base.offset);
+       }},
+      {"fluid.viscosity", s.res.parameters().nu, [&](double v) { s.res.parameters().nu = v; }},
+  };
+  for (const auto &c : cases) {
+    const double h = 1e-3 * c.value;
+    std::vector<adjoint::UnsteadyAdjointResult> rp, rm;
+    c.set(c.value + h);
+    run(true, s.w0, &rp);
+    c.set(c.value - h);
+    run(true, s.w0, &rm);
+    c.set(c.value);
+    for (std::size_t i = 0; i < 3; ++i) {
+      const double fd = (rp[i].J - rm[i].J) / (2 * h), adj = gradient_of(r[i], c.name);
+      CAPTURE(c.name, i, adj, fd);
+      REQUIRE(std::abs(adj - fd) <= 1e-5 * std::abs(fd));
+    }
+  }
+  // per-step rotation rate, random direction: rates of the rms and std objectives
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> delta(N + 1, 0.0), values(N + 1);
+  for (long n = 1; n <= N; ++n) delta[n] = u(gen);
+  for (long n = 0; n <= N; ++n) values[n] = base.value(n * 0.02, n);
+  std::vector<double> rem[2];
+  for (double eps : {0.4, 0.2, 0.1}) {
+    std::vector<double> v = values;
+    for (long n = 1; n <= N; ++n) v[n] += eps * delta[n];
+    cyl.omega = physics::TimeFunction::steps(v);
+    std::vector<adjoint::UnsteadyAdjointResult> rs;
+    run(true, s.w0, &rs);
+    for (int i = 0; i < 2; ++i) {
+      const auto &g = r[i + 1].control.at("boundaries.cylinder.omega");
+      double dJ = 0;
+      for (long n = 1; n <= N; ++n) dJ += g[n - 1] * delta[n];
+      rem[i].push_back(std::abs(rs[i + 1].J - r[i + 1].J - eps * dJ));
+    }
+  }
+  cyl.omega = base;
+  check_rates(rem[0]);
+  check_rates(rem[1]);
 }

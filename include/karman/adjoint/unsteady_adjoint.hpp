@@ -95,18 +95,27 @@ public:
 private:
   struct Sweep;   ///< the backward sweep's matrices, solver, adjoints and gradient sums
   struct Adjoint; ///< one objective's adjoints and gradient sums in the sweep
+  /// How an objective's values J_s(w^n) over the window make J (objective.time).
+  enum class Statistic { Average, Final, Rms, Std };
   /// An objective of the sweep: its functional, time window or final time, control cost.
   struct Goal {
     Objective objective;
-    bool final_time = false;
+    Statistic statistic = Statistic::Average;
     double t0 = 0, t1 = 0, beta = 0;
     int control_patch = -1;
+    // rms, std: J_s(w^n) of the forward run (levels with q_n != 0), the window's mean
+    // m = sum q_n J_s^n and the statistic S (sqrt(sum q_n (J_s^n)^2), or sqrt(sum q_n
+    // (J_s^n - m)^2))
+    std::vector<double> values;
+    double mean = 0, spread = 0;
   };
 
   /// The objective section of cfg as a Goal.  Collective.
   PetscErrorCode parse_goal(const config::CaseConfig &cfg, Goal *g) const;
   /// q_n: the weight of level n in objective g (trapezoidal time average, or final time).
   double weight(const Goal &g, long n) const;
+  /// dJ/dJ_s(w^n): q_n (average, final), q_n J_s^n / S (rms), q_n (J_s^n - m) / S (std).
+  double adjoint_weight(const Goal &g, long n) const;
   /// The forward run from w0 with the solver ts, storing the trajectory (o.schedule) into *traj:
   /// the objective J, the time levels 0..N, the forward time and memory.  Collective.
   PetscErrorCode run_forward(Vec w0, const UnsteadyAdjointOptions &o, solver::UnsteadySolver &ts,

@@ -21,7 +21,8 @@
 //             adjoint) and its per-step series;
 //   steady:   Newton from the case's initial state and the steady adjoint (parameter entries).
 // Constraints (the case's `constraints:` list): a flow quantity with the objective's keys (mean
-// lift = 0: {type: lift, window: [t0, t1], sense: "=", value: 0}) has its own adjoint;
+// lift = 0: {type: lift, window: [t0, t1], sense: "=", value: 0}; r.m.s. lift <= c: {type: lift,
+// time: std, ...}) has its own adjoint;
 // control-power is C = sum_n q_n omega(t^n)^2 of objective.control_wall (q_n the trapezoidal
 // weights of the window: the time average of omega^2), an explicit function of the design with
 //   dC/da_j = sum_n 2 q_n omega_n d omega_n/da_j
