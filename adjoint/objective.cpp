@@ -104,17 +104,19 @@ PetscErrorCode Objective::parse_term(const FlowResidual &res, const config::Case
       std::vector<std::vector<double>> rows;
       const std::string problem = parse_numeric_rows(text, width, &rows);
       PetscCheck(problem.empty(), m.comm, PETSC_ERR_USER_INPUT,
-                 "%s: %s: %s (t and %d values per probe)", file, path.c_str(), problem.c_str(),
-                 res.nv());
+                 "%s: %s.observations_file %s: %s (t and %d values per probe)", file, where.c_str(),
+                 path.c_str(), problem.c_str(), res.nv());
       for (const auto &row : rows) {
         PetscCheck(t->obs_times.empty() || row[0] > t->obs_times.back(), m.comm,
-                   PETSC_ERR_USER_INPUT, "%s: %s: times must increase (%g after %g)", file,
-                   path.c_str(), row[0], t->obs_times.back());
+                   PETSC_ERR_USER_INPUT,
+                   "%s: %s.observations_file %s: times must increase (%g after %g)", file,
+                   where.c_str(), path.c_str(), row[0], t->obs_times.back());
         t->obs_times.push_back(row[0]);
         t->obs_rows.emplace_back(row.begin() + 1, row.end());
       }
       PetscCheck(!t->obs_times.empty(), m.comm, PETSC_ERR_USER_INPUT,
-                 "%s: %s holds no observations", file, path.c_str());
+                 "%s: %s.observations_file %s holds no observations", file, where.c_str(),
+                 path.c_str());
       t->observed = t->obs_rows.front();
     }
     if (!diff) {

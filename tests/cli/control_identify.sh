@@ -73,7 +73,8 @@ for bad in columns times; do
   "$karman" optimize ident.yaml -o "bad_$bad" --set objective.observations_file=$bad.csv \
     > "$bad.log" 2>&1 && fail "observations $bad.csv accepted"
   [ "$(grep -c error "$bad.log")" = 1 ] || fail "$bad.csv: not one error line"
-  grep error "$bad.log" | grep -q "ident.yaml: .*/$bad.csv" || { grep error "$bad.log"; fail "$bad.csv: no file in the message"; }
+  grep error "$bad.log" | grep -q "ident.yaml: objective.observations_file .*/$bad.csv" ||
+    { grep error "$bad.log"; fail "$bad.csv: no key and file in the message"; }
 done
 grep error columns.log | grep -q "expected 19 number" || { grep error columns.log; fail "columns message"; }
 grep error times.log | grep -q "times must increase" || { grep error times.log; fail "times message"; }
