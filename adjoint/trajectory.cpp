@@ -4,6 +4,7 @@
 #include "karman/io/checkpoint.hpp"
 
 #include <climits>
+#include <filesystem>
 
 namespace karman::adjoint {
 
@@ -33,10 +34,22 @@ public:
            std::string mesh_hash, std::string case_hash, int nv)
       : solver_(solver), mesh_(mesh), dir_(std::move(dir)), mesh_hash_(std::move(mesh_hash)),
         case_hash_(std::move(case_hash)), nv_(nv) {}
+  // the trajectory is scratch: its file goes with it (a killed run's is removed by the next)
+  ~StoreAll() override { remove_own_file(); }
 
   PetscErrorCode forward(long steps, double dt,
                          const std::function<PetscErrorCode(const TimeLevel &)> &on_step) override {
     PetscFunctionBeginUser;
+    // the folder is the trajectory's own: empty it (earlier runs' files, a killed run's partial
+    // one), so that the disk holds one trajectory at most
+    remove_own_file();
+    PetscMPIInt rank;
+    PetscCallMPI(MPI_Comm_rank(mesh_.comm, &rank));
+    if (rank == 0) {
+      std::error_code ec;
+      std::filesystem::remove_all(dir_, ec);
+    }
+    PetscCallMPI(MPI_Barrier(mesh_.comm));
     io::CheckpointWriter writer;
     PetscCall(writer.open(mesh_, dir_, mesh_hash_, case_hash_, nv_));
     file_ = writer.path();
@@ -74,6 +87,17 @@ public:
   }
 
 private:
+  void remove_own_file() {
+    int rank = 0;
+    MPI_Comm_rank(mesh_.comm, &rank);
+    std::error_code ec;
+    if (rank == 0 && !file_.empty()) {
+      std::filesystem::remove(file_, ec);
+      std::filesystem::remove(dir_, ec); // only if empty
+    }
+    file_.clear();
+  }
+
   solver::UnsteadySolver &solver_;
   const mesh::Mesh &mesh_;
   std::string dir_, mesh_hash_, case_hash_, file_;

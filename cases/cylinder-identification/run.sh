@@ -6,6 +6,7 @@ set -eu
 np=${1:-2}
 here=cases/cylinder-identification
 out=out/cylinder-identification
+. scripts/mpi-env.sh # mpirun as root
 karman="mpirun -n $np --oversubscribe build/release/karman"
 mkdir -p "$out"
 $karman run $here/truth.yaml -o $out/truth > $out/truth.log 2>&1

@@ -431,22 +431,8 @@ PetscErrorCode ControlOptimization::run_unsteady(bool gradients, std::vector<dou
   adjoint::UnsteadyAdjointOptions o;
   o.schedule = ad.text("schedule");
   o.snapshots = ad.integer("snapshots");
-  // store-all: one trajectory file per run in its own folder, emptied before and after the run
-  // (a killed run's partial file is not left to the next; the disk holds one trajectory at most)
+  // store-all: the trajectory's scratch folder (emptied by each run, its file removed after it)
   o.trajectory_directory = (std::filesystem::path(work_) / "trajectory").string();
-  const auto clear_trajectories = [&]() -> PetscErrorCode {
-    PetscFunctionBeginUser;
-    PetscMPIInt rank;
-    PetscCallMPI(MPI_Comm_rank(fc_->mesh().comm, &rank));
-    if (rank == 0) {
-      std::error_code ec;
-      std::filesystem::remove_all(o.trajectory_directory, ec);
-      std::filesystem::create_directories(o.trajectory_directory, ec);
-    }
-    PetscCallMPI(MPI_Barrier(fc_->mesh().comm));
-    PetscFunctionReturn(0);
-  };
-  if (o.schedule == "store-all" && gradients) PetscCall(clear_trajectories());
   o.forward_only = !gradients;
   const std::string kill_now = evaluations_ == kill_evaluation_ ? kill_phase_ : std::string();
   if (kill_now == "adjoint" && gradients) {
@@ -482,7 +468,6 @@ PetscErrorCode ControlOptimization::run_unsteady(bool gradients, std::vector<dou
     }
     SETERRQ(fc_->mesh().comm, ierr, "%s", message.c_str());
   }
-  if (o.schedule == "store-all" && gradients) PetscCall(clear_trajectories());
   const adjoint::UnsteadyAdjointResult &first = results.front();
   last_.forward_time = first.forward_time;
   last_.adjoint_time = first.adjoint_time;

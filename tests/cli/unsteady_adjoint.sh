@@ -3,7 +3,8 @@
 # oscillation of the cylinder, mean drag over the second half, adjoint state saved every
 # 2 levels):
 #  - an adjoint killed with SIGKILL during the backward sweep and continued with
-#    `karman adjoint --restart` gives the gradient of an uninterrupted run (1e-10);
+#    `karman adjoint --restart` gives the gradient of an uninterrupted run (1e-10); the store-all
+#    trajectory files (scratch) of the killed and of the finished runs are removed;
 #  - killed by the fault injection KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE while a state is
 #    written (level 6: temporary file complete, not renamed), resumed and killed again (level 4:
 #    between the psi datasets and the gradient data), resumed again: the gradient and the
@@ -52,8 +53,11 @@ done
 kill -9 $pid
 wait $pid 2> /dev/null
 grep -q "adjoint level     1 " killed.log && fail "the adjoint finished before it could be killed"
+[ "$(ls killed/trajectory/*.h5 2> /dev/null | wc -l)" = 1 ] || fail "the killed run left no trajectory file"
 "$karman" adjoint case.yaml -o killed --restart > resumed.log 2>&1 || { tail -3 resumed.log; fail "resume"; }
 grep -q "resuming at level" resumed.log || fail "did not resume"
+# the store-all trajectory is scratch: the killed run's file and the resumed run's own are gone
+[ -e killed/trajectory ] || [ -e full/trajectory ] && fail "trajectory files left behind"
 
 # ({ } 2> /dev/null: no "Killed" notice from bash)
 { KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE=6 "$karman" adjoint case.yaml -o injected --set output.vtk=false \

@@ -45,7 +45,9 @@ protected:
   double bytes_ = 0;
 };
 
-/// Every level in an HDF5 trajectory file in `directory`.
+/// Every level in an HDF5 trajectory file in `directory`, a scratch folder of the trajectory's
+/// own: forward() empties it first (earlier or killed runs' files), the destructor removes the
+/// file.
 std::unique_ptr<Trajectory> make_store_all(solver::UnsteadySolver &solver, const mesh::Mesh &mesh,
                                            const std::string &directory,
                                            const std::string &mesh_hash,
