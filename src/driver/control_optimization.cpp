@@ -558,17 +558,32 @@ PetscErrorCode ControlOptimization::values(const std::vector<double> &x, std::ve
   PetscCheck(!Fr.empty(), fc_->mesh().comm, PETSC_ERR_NOT_CONVERGED,
              "the forward problem did not converge at a perturbed design (%s); use smaller steps",
              last_.failure.c_str());
-  std::vector<double> gp;
+  std::vector<double> gp, c;
+  PetscCall(constraint_values(Fr, nullptr, &c, nullptr));
   F->assign(1, Fr[0] + penalty(physical(x), &gp));
+  F->insert(F->end(), c.begin(), c.end());
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode ControlOptimization::constraint_values(const std::vector<double> &F,
+                                                      const std::vector<std::vector<double>> *dF,
+                                                      std::vector<double> *c,
+                                                      std::vector<std::vector<double>> *dc) const {
+  PetscFunctionBeginUser;
+  c->clear();
+  if (dc) dc->clear();
   std::size_t k = 1;
-  for (const auto &c : constraints_) {
-    if (c.power) {
+  for (const auto &con : constraints_) {
+    if (con.power) {
       double v;
       std::vector<double> g;
-      PetscCall(control_power(c, &v, &g));
-      F->push_back(v);
+      PetscCall(control_power(con, &v, &g));
+      c->push_back(v);
+      if (dc) dc->push_back(g);
     } else {
-      F->push_back(Fr[k++]);
+      c->push_back(F[k]);
+      if (dc) dc->push_back((*dF)[k]);
+      ++k;
     }
   }
   PetscFunctionReturn(0);
@@ -607,20 +622,9 @@ PetscErrorCode ControlOptimization::evaluate(const std::vector<double> &x, Evalu
   double g2 = 0;
   for (double g : e->df) g2 += g * g;
   last_.gradient_norm = std::sqrt(g2);
-  std::size_t k = 1;
-  for (const auto &c : constraints_) {
-    if (c.power) {
-      double v;
-      std::vector<double> g;
-      PetscCall(control_power(c, &v, &g));
-      e->c.push_back(v);
-      e->dc.push_back(to_x(g));
-    } else {
-      e->c.push_back(F[k]);
-      e->dc.push_back(to_x(dF[k]));
-      ++k;
-    }
-  }
+  std::vector<std::vector<double>> dc;
+  PetscCall(constraint_values(F, &dF, &e->c, &dc));
+  for (const auto &g : dc) e->dc.push_back(to_x(g));
   PetscFunctionReturn(0);
 }
 

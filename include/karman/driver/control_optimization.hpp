@@ -149,6 +149,12 @@ private:
   /// control-power constraint c at the current parameters, and its gradient (physical a).
   PetscErrorCode control_power(const ControlConstraint &c, double *value,
                                std::vector<double> *grad) const;
+  /// The constraints in order: the flow functions' values F[1..] (gradients dF[1..], physical a;
+  /// dF null: values only) and the control powers.
+  PetscErrorCode constraint_values(const std::vector<double> &F,
+                                   const std::vector<std::vector<double>> *dF,
+                                   std::vector<double> *c,
+                                   std::vector<std::vector<double>> *dc) const;
   /// d omega_n / da (physical a) of the control wall's rotation rate at level n into row.
   void rotation_derivative(long n, std::vector<double> *row) const;
 
