@@ -102,6 +102,31 @@ double gradient_of(const adjoint::UnsteadyAdjointResult &r, const std::string &n
   return 0;
 }
 
+/// A parameter of the FD checks: its name, value and a setter.
+struct ParameterCase {
+  const char *name;
+  double value;
+  std::function<void(double)> set;
+};
+
+/// The cylinder's sine amplitude (and frequency) and the viscosity as ParameterCases.
+std::vector<ParameterCase> parameter_cases(Setup &s, bool frequency) {
+  auto &cyl = s.res.boundary_conditions().patch(s.mesh.patch_index("cylinder"));
+  const physics::TimeFunction base = cyl.omega;
+  std::vector<ParameterCase> cases = {
+      {"boundaries.cylinder.omega.amplitude", base.amplitude, [&cyl, base](double v) {
+         cyl.omega = physics::TimeFunction::sine(v, base.frequency, base.phase, base.offset);
+       }}};
+  if (frequency)
+    cases.push_back({"boundaries.cylinder.omega.frequency", base.frequency, [&cyl, base](double v) {
+                       cyl.omega =
+                           physics::TimeFunction::sine(base.amplitude, v, base.phase, base.offset);
+                     }});
+  cases.push_back(
+      {"fluid.viscosity", s.res.parameters().nu, [&s](double v) { s.res.parameters().nu = v; }});
+  return cases;
+}
+
 void check_rates(const std::vector<double> &rem) {
   for (std::size_t k = 0; k + 1 < rem.size(); ++k) {
     const double rate = std::log2(rem[k] / rem[k + 1]);
@@ -118,25 +143,7 @@ TEST_CASE("unsteady adjoint: sine parameters and viscosity vs finite differences
   make(&s);
   adjoint::UnsteadyAdjointResult r;
   gradient(s, "store-all", 0, &r);
-  auto &cyl = s.res.boundary_conditions().patch(s.mesh.patch_index("cylinder"));
-  const physics::TimeFunction base = cyl.omega;
-  struct Case {
-    const char *name;
-    double value;
-    std::function<void(double)> set;
-  };
-  const std::vector<Case> cases = {
-      {"boundaries.cylinder.omega.amplitude", base.amplitude,
-       [&](double v) {
-         cyl.omega = physics::TimeFunction::sine(v, base.frequency, base.phase, base.offset);
-       }},
-      {"boundaries.cylinder.omega.frequency", base.frequency,
-       [&](double v) {
-         cyl.omega = physics::TimeFunction::sine(base.amplitude, v, base.phase, base.offset);
-       }},
-      {"fluid.viscosity", s.res.parameters().nu, [&](double v) { s.res.parameters().nu = v; }},
-  };
-  for (const auto &c : cases) {
+  for (const auto &c : parameter_cases(s, true)) {
     const double h = 1e-3 * c.value;
     c.set(c.value + h);
     const double Jp = forward(s, s.w0);
@@ -440,19 +447,7 @@ TEST_CASE("unsteady adjoint: r.m.s. and standard deviation of the lift vs finite
   REQUIRE(sd > 1e-3 * std::abs(m)); // the lift varies over the window
   REQUIRE(sd * sd == Approx(rms * rms - m * m).epsilon(1e-10));
 
-  struct Case {
-    const char *name;
-    double value;
-    std::function<void(double)> set;
-  };
-  const std::vector<Case> cases = {
-      {"boundaries.cylinder.omega.amplitude", base.amplitude,
-       [&](double v) {
-         cyl.omega = physics::TimeFunction::sine(v, base.frequency, base.phase, base.offset);
-       }},
-      {"fluid.viscosity", s.res.parameters().nu, [&](double v) { s.res.parameters().nu = v; }},
-  };
-  for (const auto &c : cases) {
+  for (const auto &c : parameter_cases(s, false)) {
     const double h = 1e-3 * c.value;
     std::vector<adjoint::UnsteadyAdjointResult> rp, rm;
     c.set(c.value + h);
