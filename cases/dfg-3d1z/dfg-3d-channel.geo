@@ -8,8 +8,10 @@
 // Physical names: inlet (x = 0), outlet (x = 2.5), walls (y = 0, y = 0.41, z = 0, z = 0.41),
 // cylinder, fluid.
 DefineConstant[ level = {0, Name "level"} ];
-// `scale` (< 1: coarser; tests/data/dfg-3d-coarse.geo sets it before including this file)
+// `scale` (< 1: coarser) and `hexes` (0: tetrahedra only) for the tests
+// (tests/data/dfg-3d-coarse*.geo set them before including this file)
 DefineConstant[ scale = {1, Name "scale"} ];
+DefineConstant[ hexes = {1, Name "hexes"} ];
 
 L = 2.5; H = 0.41; xc = 0.5; yc = 0.2; r = 0.05; R = 0.1;
 f = scale * Sqrt(2)^level;
@@ -66,7 +68,9 @@ Plane Surface(3) = {3};
 Curve Loop(4) = {16, 12, -13, -8};
 Plane Surface(4) = {4};
 Transfinite Surface {1, 2, 3, 4};
-Recombine Surface {1, 2, 3, 4};
+If (hexes)
+  Recombine Surface {1, 2, 3, 4};
+EndIf
 
 Curve Loop(5) = {1, 2, 3, 4};
 Curve Loop(6) = {9, 10, 11, 12};
@@ -112,7 +116,11 @@ ones[] = {};
 For k In {0 : nz - 1}
   ones[] += 1;
 EndFor
-ext[] = Extrude {0, 0, H} { Surface{1, 2, 3, 4, 5}; Layers{ones[], zs[]}; Recombine; };
+If (hexes)
+  ext[] = Extrude {0, 0, H} { Surface{1, 2, 3, 4, 5}; Layers{ones[], zs[]}; Recombine; };
+Else
+  ext[] = Extrude {0, 0, H} { Surface{1, 2, 3, 4, 5}; Layers{ones[], zs[]}; };
+EndIf
 
 eps = 1e-6;
 Physical Surface("inlet") = Surface In BoundingBox{-eps, -eps, -eps, eps, H + eps, H + eps};

@@ -97,8 +97,11 @@ PetscErrorCode SteadySolver::form_jacobian(SNES, Vec w, Mat J, Mat P, void *ctx)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode SteadySolver::record_iteration(SNES snes, PetscInt it, PetscReal norm) {
+PetscErrorCode SteadySolver::record_iteration(SNES snes, PetscInt snes_it, PetscReal norm) {
   PetscFunctionBeginUser;
+  // iterations counted over the restarts of the continuation (solve)
+  if (snes_it == 0 && it_offset_ > 0) PetscFunctionReturn(0); // a restart's first iterate: recorded
+  const PetscInt it = snes_it + it_offset_;
   Vec r, w;
   PetscCall(SNESGetFunction(snes, &r, nullptr, nullptr));
   PetscCall(SNESGetSolution(snes, &w));
@@ -120,9 +123,25 @@ PetscErrorCode SteadySolver::record_iteration(SNES snes, PetscInt it, PetscReal 
   // CFL for the next step (switched evolution relaxation)
   if (it == 0) r0_ = r_ref_ > 0 ? std::max(r_ref_, norm) : norm;
   rec.cfl = cfl_;
-  if (std::isfinite(norm) && norm > 0)
-    cfl_ = std::min(cfl_max_, std::max(cfl0_, cfl0_ * r0_ / norm));
   SteadySummary &s = *summary_;
+  // a stalled continuation: a smaller base CFL (header)
+  constexpr int kWindow = 5;
+  double earlier = -1; // |R| kWindow iterations ago
+  for (auto h = s.history.rbegin(); h != s.history.rend(); ++h)
+    if (h->iteration == it - kWindow) {
+      earlier = h->residual;
+      break;
+    }
+  if (earlier > 0 && it - last_cut_ >= kWindow && cfl_base_ > 1e-3 * cfl0_ && cfl_ < cfl_max_ &&
+      std::isfinite(norm) && norm > 0.95 * earlier) {
+    cfl_base_ /= 10;
+    last_cut_ = static_cast<int>(it);
+    PetscCall(log_info(res_->mesh().comm,
+                       "continuation: |R| %.3e after %.3e %d iterations ago; base CFL cut to %g",
+                       norm, earlier, kWindow, cfl_base_));
+  }
+  if (std::isfinite(norm) && norm > 0)
+    cfl_ = std::min(cfl_max_, std::max(cfl_base_, cfl_base_ * r0_ / norm));
   s.history.push_back(rec);
   if (it == 0) s.initial_residual = norm;
   s.final_residual = norm;
@@ -144,24 +163,43 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
   user_monitor_ = &monitor;
   best_ = best;
   summary_ = summary;
-  cfl_ = cfl0_;
+  cfl_ = cfl_base_ = cfl0_;
+  last_cut_ = 0;
   start_time_ = MPI_Wtime();
   PetscCall(SNESGetLinearSolveIterations(snes_, &last_linear_its_));
-  PetscCall(SNESSolve(snes_, nullptr, w));
-  SNESConvergedReason reason;
-  PetscCall(SNESGetConvergedReason(snes_, &reason));
-  summary->converged = reason > 0;
-  summary->reason = SNESConvergedReasons[reason];
-  // a line search that cannot decrease a residual already at the round-off floor is success
   PetscReal atol, rtol, stol;
   PetscInt maxit, maxf;
   PetscCall(SNESGetTolerances(snes_, &atol, &rtol, &stol, &maxit, &maxf));
-  if (reason == SNES_DIVERGED_LINE_SEARCH &&
-      (summary->final_residual <= 1e-12 * summary->initial_residual ||
-       summary->final_residual <= 100 * atol)) {
-    summary->converged = true;
-    summary->reason = "CONVERGED_ROUNDOFF (line search at the round-off floor)";
+  it_offset_ = 0;
+  SNESConvergedReason reason;
+  for (;;) {
+    PetscCall(SNESSolve(snes_, nullptr, w));
+    PetscCall(SNESGetConvergedReason(snes_, &reason));
+    summary->converged = reason > 0;
+    summary->reason = SNESConvergedReasons[reason];
+    // a line search that cannot decrease a residual already at the round-off floor is success
+    const bool floor = summary->final_residual <= 1e-12 * summary->initial_residual ||
+                       summary->final_residual <= 100 * atol;
+    if (reason == SNES_DIVERGED_LINE_SEARCH && floor) {
+      summary->converged = true;
+      summary->reason = "CONVERGED_ROUNDOFF (line search at the round-off floor)";
+    }
+    // a failed line search above the floor: continue from the last iterate with a 10x smaller
+    // base CFL (header), within the iteration budget
+    if (reason != SNES_DIVERGED_LINE_SEARCH || floor || cfl_base_ <= 1e-3 * cfl0_ ||
+        summary->iterations >= maxit || !std::isfinite(summary->final_residual))
+      break;
+    cfl_base_ /= 10;
+    last_cut_ = summary->iterations;
+    cfl_ = std::max(cfl_base_, cfl_base_ * r0_ / summary->final_residual);
+    it_offset_ = summary->iterations;
+    PetscCall(log_info(res_->mesh().comm,
+                       "continuation: the line search failed at |R| %.3e; base CFL cut to %g, "
+                       "continuing from iteration %d",
+                       summary->final_residual, cfl_base_, summary->iterations));
+    PetscCall(SNESSetTolerances(snes_, atol, rtol, stol, maxit - summary->iterations, maxf));
   }
+  PetscCall(SNESSetTolerances(snes_, atol, rtol, stol, maxit, maxf));
   summary->wall_time = MPI_Wtime() - start_time_;
   user_monitor_ = nullptr;
   best_ = nullptr;

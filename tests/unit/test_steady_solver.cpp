@@ -2,7 +2,9 @@
 //  - PETSc options cannot switch it off: with -snes_monitor_cancel in the options database
 //    the solve takes the same Newton iterations, the same CFL sequence, calls the monitor
 //    callback as often and ends in the same state (to 1e-12) as without it;
-//    on 1 and 2 ranks ([mpi]; serially the two solves are identical to the last bit).
+//    on 1 and 2 ranks ([mpi]; serially the two solves are identical to the last bit);
+//  - a continuation that stalls (tetrahedral DFG 3D-1Z, default CFL) cuts its CFL and converges
+//    to the state of a cautious start  [mpi].
 #include "karman/core/error.hpp"
 #include "karman/discretization/flow_residual.hpp"
 #include "karman/solver/steady_solver.hpp"
@@ -117,4 +119,52 @@ TEST_CASE("steady solver: -snes_monitor_cancel does not switch pseudo-transient 
   REQUIRE(diff <= 1e-12 * norm);
   VecDestroy(&plain.w);
   VecDestroy(&cancelled.w);
+}
+
+TEST_CASE("steady solver: a stalled continuation cuts its CFL and converges (DFG 3D-1Z, tets)",
+          "[steady][3d][mpi]") {
+  // tetrahedra (tests/data/dfg-3d-coarse-tet.geo), from rest with the default CFL_0 = 10: the
+  // line search stalls near |R| = 1e-3 and fails; with the cuts the solve converges to the state
+  // that a cautious start (CFL_0 = 0.5, no cut) reaches
+  const std::string yaml = R"(
+mesh: {file: x.geo, dimension: 3}
+fluid: {viscosity: 1.0e-3}
+reference: {velocity: 0.2, length: 0.1, area: 0.041}
+solver: {max_iterations: 60}
+boundaries:
+  inlet: {type: velocity-inlet, velocity: 0.45, direction: [1, 0, 0], profile: parabolic, profile_axis: y, profile_range: [0, 0.41], profile_axis2: z, profile_range2: [0, 0.41]}
+  outlet: {type: pressure-outlet}
+  walls: {type: wall}
+  cylinder: {type: wall}
+)";
+  Problem p;
+  clear_error();
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "test.yaml", "/", {}, p.cfg) == 0);
+  test::load(PETSC_COMM_WORLD, "dfg-3d-coarse-tet.geo", 0, 3,
+             {"inlet", "outlet", "walls", "cylinder"}, &p.mesh);
+  REQUIRE(p.res.setup(p.mesh, p.cfg) == 0);
+  SolveResult fast, cautious;
+  solve_from_rest(p, &fast);
+  CAPTURE(fast.summary.reason, fast.summary.iterations);
+  REQUIRE(fast.summary.converged);
+  // the CFL was cut: some CFL below the initial 10
+  REQUIRE(*std::min_element(fast.monitored_cfl.begin(), fast.monitored_cfl.end()) < 10);
+  Problem q;
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "test.yaml", "/",
+                                        {"solver.cfl_initial=0.5"}, q.cfg) == 0);
+  test::load(PETSC_COMM_WORLD, "dfg-3d-coarse-tet.geo", 0, 3,
+             {"inlet", "outlet", "walls", "cylinder"}, &q.mesh);
+  REQUIRE(q.res.setup(q.mesh, q.cfg) == 0);
+  solve_from_rest(q, &cautious);
+  REQUIRE(cautious.summary.converged);
+  REQUIRE(*std::min_element(cautious.monitored_cfl.begin(), cautious.monitored_cfl.end()) >= 0.5);
+  // the same discrete solution
+  double nd, nw;
+  REQUIRE(VecAXPY(cautious.w, -1.0, fast.w) == 0);
+  REQUIRE(VecNorm(cautious.w, NORM_INFINITY, &nd) == 0);
+  REQUIRE(VecNorm(fast.w, NORM_INFINITY, &nw) == 0);
+  CAPTURE(nd, nw, fast.summary.iterations, cautious.summary.iterations);
+  REQUIRE(nd <= 1e-9 * nw);
+  VecDestroy(&fast.w);
+  VecDestroy(&cautious.w);
 }
