@@ -8,6 +8,8 @@
 # results/bench-scaling/ (not committed).
 # usage: scripts/bench-scaling.sh [LEVELS] [RANKS] [TIME_LIMIT_S]   (default: "0 1 2 3" "1 2" 1200)
 #        BENCH_REPORT_ONLY=1 scripts/bench-scaling.sh ...  only rebuilds the table
+#        BENCH_CASE=dfg-3d1z scripts/bench-scaling.sh ...  the same for DFG 3D-1Z (cases/dfg-3d1z;
+#        results/bench-scaling-3d.md)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -17,7 +19,12 @@ limit=${3:-1200}
 methods="direct iterative"
 [ -x build/release/karman ] || bash scripts/build.sh
 . scripts/mpi-env.sh
-out=results/bench-scaling
+bench_case=${BENCH_CASE:-dfg-2d1}
+case $bench_case in
+  dfg-2d1) out=results/bench-scaling title="DFG 2D-1" ;;
+  dfg-3d1z) out=results/bench-scaling-3d title="DFG 3D-1Z" ;;
+  *) echo "bench-scaling: BENCH_CASE must be dfg-2d1 or dfg-3d1z, got '$bench_case'" >&2; exit 2 ;;
+esac
 mkdir -p "$out"
 if [ "${BENCH_REPORT_ONLY:-0}" != 1 ]; then
   for l in $levels; do
@@ -27,7 +34,7 @@ if [ "${BENCH_REPORT_ONLY:-0}" != 1 ]; then
         echo "bench-scaling: level $l, $np rank(s), $m"
         rm -rf "$run"
         status=0
-        timeout "$limit" mpirun -n "$np" build/release/karman run cases/dfg-2d1/case.yaml -o "$run" \
+        timeout "$limit" mpirun -n "$np" build/release/karman run "cases/$bench_case/case.yaml" -o "$run" \
           --set mesh.level="$l" --set solver.linear="$m" --set output.vtk=false \
           --set output.hdf5=false > "$run.log" 2>&1 || status=$?
         echo "$status" > "$run.status"
@@ -36,12 +43,12 @@ if [ "${BENCH_REPORT_ONLY:-0}" != 1 ]; then
     done
   done
 fi
-/usr/bin/python3 - "$out" "$levels" "$ranks" "$methods" "$limit" <<'PY'
+/usr/bin/python3 - "$out" "$levels" "$ranks" "$methods" "$limit" "$title" <<'PY'
 import json, os, sys, datetime, platform
-out, levels, ranks, methods, limit = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4].split(), sys.argv[5]
+out, levels, ranks, methods, limit, title = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4].split(), sys.argv[5], sys.argv[6]
 head = ("| level | cells | ranks | linear | Newton its | linear its | per Newton step (mean / max) | wall time [s] "
         "| peak memory [MiB] | KiB per cell | c_D | c_L |")
-lines = [f"DFG 2D-1 steady, direct vs iterative linear solver ({datetime.date.today()}, {platform.node()}, "
+lines = [f"{title} steady, direct vs iterative linear solver ({datetime.date.today()}, {platform.node()}, "
          f"{os.cpu_count()} cores, time limit {limit} s per run)", "", head,
          "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
 csv = ["level,cells,ranks,linear,status,newton_iterations,linear_iterations,max_linear_per_step,wall_time,peak_memory_mib,cd,cl"]
