@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# karman optimize of a per-step control (tests/data/control-cylinder.geo, 8 steps: the cylinder's
+# karman optimize of a per-step control (tests/data/control-perstep.yaml, 8 steps: the cylinder's
 # rotation rate at every level, from a sine, with a smoothness penalty; mean drag + control cost;
 # L-BFGS with bounds):
 #  - the objective decreases; the store-all campaign's journal cut after evaluation m (2, 5) and
@@ -21,25 +21,9 @@ set -u
 karman=$1 src=$2 work=$3
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 fail() { echo "FAIL: $*"; exit 1; }
-cat > case.yaml <<YAML
-mesh: {file: $src/tests/data/control-cylinder.geo, level: 0, cache_dir: $work/cache}
-fluid: {viscosity: 1.0e-3}
-reference: {velocity: 1.0, length: 0.1}
-boundaries:
-  inlet: {type: velocity-inlet, velocity: 1.5, direction: [1, 0], profile: parabolic, profile_range: [0, 0.41]}
-  outlet: {type: pressure-outlet}
-  walls: {type: wall}
-  cylinder: {type: wall, center: [0.2, 0.2], omega: {type: sine, amplitude: 0.5, frequency: 2.0}}
-initial: {velocity: [1, 0]}
-time: {mode: unsteady, dt: 0.02, t_end: 0.16}
-solver: {rtol: 1e-13, atol: 1e-15}
-objective: {type: drag, walls: [cylinder], time: average, window: [0.08, 0.16], control_cost: 0.01, control_wall: cylinder}
-output: {vtk: false}
-design:
-  - {type: per-step, name: omega, function: boundaries.cylinder.omega, smoothing: 1.0e-4, lower: [-3], upper: [3]}
-optimization: {algorithm: lbfgs, max_evaluations: 6}
-petsc: {adj_ksp_type: preonly}
-YAML
+sed "s|file: control-cylinder.geo, level: 0|file: $src/tests/data/control-cylinder.geo, level: 0, cache_dir: $work/cache|" \
+  "$src/tests/data/control-perstep.yaml" > case.yaml
+grep -q "cache_dir: $work/cache" case.yaml || fail "tests/data/control-perstep.yaml: its mesh line changed"
 run() { # NAME [ARGS]
   local name=$1
   shift

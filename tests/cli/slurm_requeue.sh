@@ -56,14 +56,16 @@ bad "case file 'nope.yaml' not found" run nope.yaml sub --nodes 1 --ranks 4 --me
 opts=(--set mesh.level=0 --set mesh.cache_dir="$work/cache" --set time.dt=0.02 --set time.t_end=0.32
       --set output.checkpoint_every=4 --set output.vtk=false)
 "$karman" run dfg.yaml -o ref "${opts[@]}" > ref.log 2>&1 || { tail -3 ref.log; fail "reference run"; }
+warn() { # PATTERN LOG PID: the time-limit warning (USR1) to the job script once LOG shows PATTERN
+  for _ in $(seq 1 900); do
+    grep -q "$1" "$2" && break
+    sleep 0.1
+  done
+  kill -USR1 "$3"
+  wait "$3"
+}
 SLURM_JOB_ID=42 bash "$job" run dfg.yaml runA "${opts[@]}" > job1.log 2>&1 &
-pid=$!
-for _ in $(seq 1 600); do
-  grep -q "step     10 " job1.log && break
-  sleep 0.1
-done
-kill -USR1 $pid
-wait $pid
+warn "step     10 " job1.log $!
 status=$?
 [ $status = 143 ] || { tail -3 job1.log; fail "the warned job script exited with $status, not 143"; }
 grep -q "step     16 " job1.log && fail "the run finished before the warning"
@@ -91,37 +93,16 @@ assert worst <= 1e-10, worst
 PY
 
 # an optimization, warned in its 3rd evaluation, requeued, continued from its journal
-cat > control.yaml <<YAML
-mesh: {file: $src/tests/data/control-cylinder.geo, level: 0, cache_dir: $work/cache}
-fluid: {viscosity: 1.0e-3}
-reference: {velocity: 1.0, length: 0.1}
-boundaries:
-  inlet: {type: velocity-inlet, velocity: 1.5, direction: [1, 0], profile: parabolic, profile_range: [0, 0.41]}
-  outlet: {type: pressure-outlet}
-  walls: {type: wall}
-  cylinder: {type: wall, center: [0.2, 0.2], omega: {type: sine, amplitude: 0.5, frequency: 2.0}}
-initial: {velocity: [1, 0]}
-time: {mode: unsteady, dt: 0.02, t_end: 0.16}
-solver: {rtol: 1e-13, atol: 1e-15}
-objective: {type: drag, walls: [cylinder], time: average, window: [0.08, 0.16], control_cost: 0.01, control_wall: cylinder}
-output: {vtk: false}
-design:
-  - {type: per-step, name: omega, function: boundaries.cylinder.omega, smoothing: 1.0e-4, lower: [-3], upper: [3]}
-optimization: {algorithm: lbfgs, max_evaluations: 4}
-petsc: {adj_ksp_type: preonly}
-YAML
-"$karman" optimize control.yaml -o oref > oref.log 2>&1 || { tail -3 oref.log; fail "reference optimization"; }
-SLURM_JOB_ID=43 bash "$job" optimize control.yaml optA > ojob1.log 2>&1 &
-pid=$!
-for _ in $(seq 1 900); do
-  grep -q "evaluation   0 " ojob1.log && break
-  sleep 0.1
-done
-kill -USR1 $pid
-wait $pid
+sed "s|file: control-cylinder.geo, level: 0|file: $src/tests/data/control-cylinder.geo, level: 0, cache_dir: $work/cache|" \
+  "$src/tests/data/control-perstep.yaml" > control.yaml
+grep -q "cache_dir: $work/cache" control.yaml || fail "tests/data/control-perstep.yaml: its mesh line changed"
+four=(--set optimization.max_evaluations=4)
+"$karman" optimize control.yaml -o oref "${four[@]}" > oref.log 2>&1 || { tail -3 oref.log; fail "reference optimization"; }
+SLURM_JOB_ID=43 bash "$job" optimize control.yaml optA "${four[@]}" > ojob1.log 2>&1 &
+warn "evaluation   0 " ojob1.log $!
 grep -qx "requeue 43" scontrol.log || fail "scontrol requeue 43 was not called"
 grep -q "after 4 evaluations" ojob1.log && fail "the optimization finished before the warning"
-SLURM_JOB_ID=43 SLURM_RESTART_COUNT=1 bash "$job" optimize control.yaml optA > ojob2.log 2>&1 ||
+SLURM_JOB_ID=43 SLURM_RESTART_COUNT=1 bash "$job" optimize control.yaml optA "${four[@]}" > ojob2.log 2>&1 ||
   { tail -3 ojob2.log; fail "the requeued optimization"; }
 grep -q "karman optimize control.yaml -o optA --restart" ojob2.log || fail "the optimization did not restart"
 grep -q "replayed" ojob2.log || fail "no evaluation was replayed"
