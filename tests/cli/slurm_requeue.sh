@@ -92,7 +92,7 @@ print(f"requeued run: {len(steps)} rows, max relative difference to the uninterr
 assert worst <= 1e-10, worst
 PY
 
-# an optimization, warned in its 3rd evaluation, requeued, continued from its journal
+# an optimization, warned in its 2nd evaluation, requeued, continued from its journal
 sed "s|file: control-cylinder.geo, level: 0|file: $src/tests/data/control-cylinder.geo, level: 0, cache_dir: $work/cache|" \
   "$src/tests/data/control-perstep.yaml" > control.yaml
 grep -q "cache_dir: $work/cache" control.yaml || fail "tests/data/control-perstep.yaml: its mesh line changed"
