@@ -10,6 +10,10 @@
 
 #include <petscsf.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <cstdint> // (scotch.h uses int64_t without including it)
 #include <scotch.h>
 
@@ -313,10 +317,6 @@ int vtk_cell_type(CellShape shape) {
   return 0;
 }
 
-Mesh::~Mesh() {
-  if (dm) DMDestroy(&dm);
-}
-
 int Mesh::patch_index(const std::string &name) const {
   for (std::size_t i = 0; i < patch_names.size(); ++i)
     if (patch_names[i] == name) return static_cast<int>(i);
@@ -430,7 +430,12 @@ PetscErrorCode load_mesh(MPI_Comm comm, const std::string &msh_file,
     }
   }
   mesh->comm = comm;
-  mesh->dm = dm;
+  // the flattened mesh below is all karman uses: the DMPlex (with its labels and overlap) is
+  // destroyed at the end, also on an error (it is the largest part of a loaded mesh)
+  struct DestroyAtExit {
+    DM *dm;
+    ~DestroyAtExit() { DMDestroy(dm); }
+  } destroy_at_exit{&dm};
   mesh->dim = static_cast<int>(dim);
   mesh->source = msh_file;
 
@@ -677,6 +682,12 @@ PetscErrorCode load_mesh(MPI_Comm comm, const std::string &msh_file,
                  "ghost cell without owner");
     }
   }
+  // the DMPlex and the serial mesh that rank 0 read are gone: give their memory back to the
+  // system, so that it does not stay in the heap beside the solver's (on 312k cells: 230 MB)
+  PetscCall(DMDestroy(&dm));
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
   PetscFunctionReturn(0);
 }
 

@@ -29,7 +29,6 @@ int vtk_cell_type(CellShape shape);
 
 struct Mesh {
   MPI_Comm comm = MPI_COMM_NULL;
-  DM dm = nullptr; ///< distributed DMPlex (with overlap), owned by this struct
   int dim = 0;
   std::string source; ///< the .msh file
 
@@ -67,7 +66,6 @@ struct Mesh {
   Mesh() = default;
   Mesh(const Mesh &) = delete;
   Mesh &operator=(const Mesh &) = delete;
-  ~Mesh();
 
   bool owned(PetscInt cell) const { return cell < n_owned_cells; }
   int patch_index(const std::string &name) const;
