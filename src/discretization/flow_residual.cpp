@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
+#include <utility>
 
 namespace karman::discretization {
 
@@ -39,7 +41,9 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
   for (Stencil *st : {&full_, &compact_}) {
     st->ptr.assign(1, 0);
     st->col.clear();
+    st->where.clear();
   }
+  std::vector<std::pair<PetscInt, PetscInt>> off; // (global index, entry) of a row's ghost columns
   for (PetscInt c = 0; c < mesh.n_owned_cells; ++c) {
     std::set<PetscInt> cols = {c}, near = {c};
     for (PetscInt e = nptr[c]; e < nptr[c + 1]; ++e) {
@@ -47,12 +51,26 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
       near.insert(nbr[e]);
       for (PetscInt e2 = nptr[nbr[e]]; e2 < nptr[nbr[e] + 1]; ++e2) cols.insert(nbr[e2]);
     }
-    full_.col.insert(full_.col.end(), cols.begin(), cols.end());
-    full_.ptr.push_back(static_cast<PetscInt>(full_.col.size()));
-    compact_.col.insert(compact_.col.end(), near.begin(), near.end());
-    compact_.ptr.push_back(static_cast<PetscInt>(compact_.col.size()));
+    for (Stencil *st : {&full_, &compact_}) {
+      const std::set<PetscInt> &row = st == &full_ ? cols : near;
+      const PetscInt first = static_cast<PetscInt>(st->col.size());
+      st->col.insert(st->col.end(), row.begin(), row.end());
+      st->ptr.push_back(static_cast<PetscInt>(st->col.size()));
+      // owned columns: their local order is their global order; ghosts: by global index
+      std::int32_t owned = 0;
+      off.clear();
+      for (PetscInt e = first; e < st->ptr.back(); ++e)
+        if (mesh.owned(st->col[e]))
+          st->where.push_back(owned++);
+        else {
+          st->where.push_back(0);
+          off.emplace_back(mesh.cell_global[st->col[e]], e);
+        }
+      std::sort(off.begin(), off.end());
+      for (std::size_t k = 0; k < off.size(); ++k)
+        st->where[off[k].second] = -1 - static_cast<std::int32_t>(k);
+    }
   }
-  for (Stencil *st : {&full_, &compact_}) st->val.assign(st->col.size() * nv() * nv(), 0.0);
   PetscCall(create_state(&work_));
   PetscFunctionReturn(0);
 }
@@ -84,21 +102,35 @@ PetscErrorCode FlowResidual::create_state(Vec *w) const {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FlowResidual::create_jacobian(Mat *J, bool compact) const {
+PetscErrorCode FlowResidual::create_jacobian(Mat *J, bool compact, MatrixFormat format) const {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = *mesh_;
   const PetscInt n = m.n_owned_cells;
+  const int nv = this->nv();
   std::vector<PetscInt> dnnz(n, 0), onnz(n, 0);
   const Stencil &st = compact ? compact_ : full_;
   for (PetscInt c = 0; c < n; ++c)
     for (PetscInt e = st.ptr[c]; e < st.ptr[c + 1]; ++e) (m.owned(st.col[e]) ? dnnz : onnz)[c]++;
   PetscCall(MatCreate(m.comm, J));
-  PetscCall(MatSetSizes(*J, n * nv(), n * nv(), PETSC_DETERMINE, PETSC_DETERMINE));
-  PetscCall(MatSetBlockSize(*J, nv()));
-  PetscCall(MatSetType(*J, MATAIJ));
-  PetscCall(MatSetFromOptions(*J));
-  PetscCall(MatXAIJSetPreallocation(*J, nv(), dnnz.data(), onnz.data(), nullptr, nullptr));
+  PetscCall(MatSetSizes(*J, n * nv, n * nv, PETSC_DETERMINE, PETSC_DETERMINE));
+  PetscCall(MatSetBlockSize(*J, nv));
+  PetscCall(MatSetType(*J, format == MatrixFormat::Block ? MATBAIJ : MATAIJ));
+  PetscCall(MatXAIJSetPreallocation(*J, nv, dnnz.data(), onnz.data(), nullptr, nullptr));
   PetscCall(MatSetOption(*J, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE));
+  // every stencil entry, zero: the final structure, whose values jacobian() writes in place
+  std::vector<PetscInt> cols;
+  std::vector<double> zeros;
+  for (PetscInt c = 0; c < n; ++c) {
+    const PetscInt k = st.ptr[c + 1] - st.ptr[c];
+    cols.resize(k);
+    for (PetscInt i = 0; i < k; ++i) cols[i] = m.cell_global[st.col[st.ptr[c] + i]];
+    zeros.assign(k * nv * nv, 0.0);
+    const PetscInt row = m.cell_global[c];
+    PetscCall(MatSetValuesBlocked(*J, 1, &row, k, cols.data(), zeros.data(), INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*J, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*J, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatSetOption(*J, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
 
@@ -207,13 +239,105 @@ PetscErrorCode FlowResidual::residual(Vec w, Vec R, const TimeTerm *time_term) c
   PetscFunctionReturn(0);
 }
 
-double *FlowResidual::slot(Stencil &st, PetscInt row, PetscInt col_cell) const {
+PetscInt FlowResidual::entry(const Stencil &st, PetscInt row, PetscInt col_cell) const {
   const PetscInt *b = st.col.data() + st.ptr[row], *e = st.col.data() + st.ptr[row + 1];
   const PetscInt *it = std::lower_bound(b, e, col_cell);
-  if (it == e || *it != col_cell) return nullptr; // not in this stencil (compact)
-  const int n = nv();
-  return &st.val[(it - st.col.data()) * n * n];
+  if (it == e || *it != col_cell) return -1; // not in this stencil (compact)
+  return static_cast<PetscInt>(it - st.col.data());
 }
+
+namespace {
+
+// The values of a matrix made by FlowResidual::create_jacobian, in place: its diagonal part (the
+// owned columns) and off-process part, each a CSR of point rows (AIJ) or of nv x nv blocks (BAIJ,
+// each block stored by columns).  Opened, written, closed (which assembles: the matrix's state
+// changes, so preconditioners see new values).
+class MatrixValues {
+public:
+  PetscErrorCode open(Mat J, int nv, PetscInt n_rows_cells) {
+    PetscFunctionBeginUser;
+    J_ = J;
+    nv_ = nv;
+    MatType type;
+    PetscCall(MatGetType(J, &type));
+    const std::string t = type;
+    block_ = t == MATSEQBAIJ || t == MATMPIBAIJ;
+    PetscCheck(block_ || t == MATSEQAIJ || t == MATMPIAIJ, PetscObjectComm((PetscObject)J),
+               PETSC_ERR_SUP, "FlowResidual::jacobian: matrix type %s, expected (b)aij", type);
+    const PetscInt *garray;
+    if (t == MATMPIAIJ)
+      PetscCall(MatMPIAIJGetSeqAIJ(J, &part_[0], &part_[1], &garray));
+    else if (t == MATMPIBAIJ)
+      PetscCall(MatMPIBAIJGetSeqBAIJ(J, &part_[0], &part_[1], &garray));
+    else
+      part_[0] = J, part_[1] = nullptr;
+    for (int p = 0; p < 2; ++p) {
+      if (!part_[p]) continue;
+      PetscInt n;
+      PetscBool done;
+      PetscCall(MatGetRowIJ(part_[p], 0, PETSC_FALSE, block_ ? PETSC_TRUE : PETSC_FALSE, &n,
+                            &ia_[p], &ja_[p], &done));
+      PetscCheck(done && n == (block_ ? 1 : nv) * n_rows_cells, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+                 "FlowResidual::jacobian: unexpected matrix layout");
+      if (block_)
+        PetscCall(MatSeqBAIJGetArray(part_[p], &a_[p]));
+      else
+        PetscCall(MatSeqAIJGetArray(part_[p], &a_[p]));
+    }
+    PetscFunctionReturn(0);
+  }
+
+  PetscErrorCode close() {
+    PetscFunctionBeginUser;
+    for (int p = 0; p < 2; ++p) {
+      if (!part_[p]) continue;
+      if (block_)
+        PetscCall(MatSeqBAIJRestoreArray(part_[p], &a_[p]));
+      else
+        PetscCall(MatSeqAIJRestoreArray(part_[p], &a_[p]));
+      PetscInt n;
+      PetscBool done;
+      PetscCall(MatRestoreRowIJ(part_[p], 0, PETSC_FALSE, block_ ? PETSC_TRUE : PETSC_FALSE, &n,
+                                &ia_[p], &ja_[p], &done));
+    }
+    PetscCall(MatAssemblyBegin(J_, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(J_, MAT_FINAL_ASSEMBLY));
+    PetscFunctionReturn(0);
+  }
+
+  /// Adds sign * B (nv x nv, row-major [eq][var]) to the block of row cell c at `where`.
+  void add(PetscInt c, std::int32_t where, double sign,
+           const double (&B)[physics::kMaxVars][physics::kMaxVars]) {
+    const int p = where < 0 ? 1 : 0;
+    const PetscInt k = where < 0 ? -1 - where : where;
+    if (block_) {
+      double *b = a_[p] + (ia_[p][c] + k) * nv_ * nv_;
+      for (int var = 0; var < nv_; ++var)
+        for (int eq = 0; eq < nv_; ++eq) b[var * nv_ + eq] += sign * B[eq][var];
+    } else
+      for (int eq = 0; eq < nv_; ++eq) {
+        double *r = a_[p] + ia_[p][c * nv_ + eq] + k * nv_;
+        for (int var = 0; var < nv_; ++var) r[var] += sign * B[eq][var];
+      }
+  }
+
+  /// Entry (eq, var) of the block of row cell c at `where`.
+  double &at(PetscInt c, std::int32_t where, int eq, int var) {
+    const int p = where < 0 ? 1 : 0;
+    const PetscInt k = where < 0 ? -1 - where : where;
+    if (block_) return a_[p][(ia_[p][c] + k) * nv_ * nv_ + var * nv_ + eq];
+    return a_[p][ia_[p][c * nv_ + eq] + k * nv_ + var];
+  }
+
+private:
+  Mat J_ = nullptr, part_[2] = {nullptr, nullptr};
+  const PetscInt *ia_[2] = {nullptr, nullptr}, *ja_[2] = {nullptr, nullptr};
+  PetscScalar *a_[2] = {nullptr, nullptr};
+  bool block_ = false;
+  int nv_ = 0;
+};
+
+} // namespace
 
 PetscErrorCode FlowResidual::jacobian(Vec w, Mat J, const std::vector<double> *momentum_shift,
                                       bool compact) const {
@@ -222,8 +346,10 @@ PetscErrorCode FlowResidual::jacobian(Vec w, Mat J, const std::vector<double> *m
   const int n = nv();
   LocalState &ls = scratch_;
   PetscCall(local_state(w, &ls));
-  Stencil &st = compact ? compact_ : full_;
-  std::fill(st.val.begin(), st.val.end(), 0.0);
+  const Stencil &st = compact ? compact_ : full_;
+  PetscCall(MatZeroEntries(J));
+  MatrixValues values;
+  PetscCall(values.open(J, n, m.n_owned_cells));
   const auto &nptr = lsq_.neighbour_ptr();
   const auto &nbr = lsq_.neighbours();
   FluxJacobian fj;
@@ -232,19 +358,12 @@ PetscErrorCode FlowResidual::jacobian(Vec w, Mat J, const std::vector<double> *m
     const bool own_l = m.owned(L), own_r = Rc >= 0 && m.owned(Rc);
     if (!own_l && !own_r) continue;
     face_jacobian(ls, f, fj);
-    // add sign * block(col) to the owned rows of this face
     // add +block to row L and -block to row R (owned rows only), one column cell at a time
     double block[physics::kMaxVars][physics::kMaxVars];
     auto add_block = [&](PetscInt col) {
-      for (int side = 0; side < 2; ++side) {
-        const bool own = side == 0 ? own_l : own_r;
-        if (!own) continue;
-        if (compact && col != L && col != Rc) continue;
-        double *dst = slot(st, side == 0 ? L : Rc, col);
-        const double sign = side == 0 ? 1.0 : -1.0;
-        for (int eq = 0; eq < n; ++eq)
-          for (int var = 0; var < n; ++var) dst[eq * n + var] += sign * block[eq][var];
-      }
+      if (compact && col != L && col != Rc) return;
+      if (own_l) values.add(L, st.where[entry(st, L, col)], 1.0, block);
+      if (own_r) values.add(Rc, st.where[entry(st, Rc, col)], -1.0, block);
     };
     for (int side = 0; side < (Rc >= 0 ? 2 : 1); ++side) {
       const PetscInt c = side == 0 ? L : Rc;
@@ -270,31 +389,16 @@ PetscErrorCode FlowResidual::jacobian(Vec w, Mat J, const std::vector<double> *m
     }
   }
   if (momentum_shift)
-    for (PetscInt c = 0; c < m.n_owned_cells; ++c)
-      for (int k = 1; k < n; ++k) slot(st, c, c)[k * n + k] += (*momentum_shift)[c];
+    for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+      const std::int32_t self = st.where[entry(st, c, c)];
+      for (int k = 1; k < n; ++k) values.at(c, self, k, k) += (*momentum_shift)[c];
+    }
   if (pressure_pinned() && m.global_cell_offset == 0 && m.n_owned_cells > 0) {
     for (PetscInt e = st.ptr[0]; e < st.ptr[1]; ++e)
-      for (int var = 0; var < n; ++var) st.val[(e * n + 0) * n + var] = 0.0;
-    slot(st, 0, 0)[0] = 1.0;
+      for (int var = 0; var < n; ++var) values.at(0, st.where[e], 0, var) = 0.0;
+    values.at(0, st.where[entry(st, 0, 0)], 0, 0) = 1.0;
   }
-  PetscCall(MatZeroEntries(J));
-  std::vector<PetscInt> cols;
-  std::vector<double> values; // the block row, row-major over all its columns (PETSc's layout)
-  for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
-    const PetscInt b = st.ptr[c], e = st.ptr[c + 1], k = e - b;
-    cols.resize(k);
-    values.resize(k * n * n);
-    for (PetscInt i = b; i < e; ++i) {
-      cols[i - b] = m.cell_global[st.col[i]];
-      for (int eq = 0; eq < n; ++eq)
-        for (int var = 0; var < n; ++var)
-          values[(eq * k + (i - b)) * n + var] = st.val[(i * n + eq) * n + var];
-    }
-    const PetscInt row = m.cell_global[c];
-    PetscCall(MatSetValuesBlocked(J, 1, &row, k, cols.data(), values.data(), INSERT_VALUES));
-  }
-  PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));
+  PetscCall(values.close());
   PetscFunctionReturn(0);
 }
 

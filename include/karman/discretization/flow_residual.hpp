@@ -23,6 +23,7 @@
 
 #include <petscmat.h>
 
+#include <cstdint>
 #include <vector>
 
 namespace karman::discretization {
@@ -72,9 +73,16 @@ public:
 
   /// A ghosted state vector (block size nv, owned cells then ghosts as in the mesh).
   PetscErrorCode create_state(Vec *w) const;
-  /// The Jacobian matrix, preallocated for the two-layer stencil; with `compact`, for the
-  /// face-neighbour stencil of the compact preconditioning matrix (see jacobian()).
-  PetscErrorCode create_jacobian(Mat *J, bool compact = false) const;
+
+  /// Storage of a Jacobian: point rows (AIJ: what LU factorizations and algebraic multigrid
+  /// take) or nv x nv blocks (BAIJ: one column index per block, about a third less memory and
+  /// faster products; the iterative method's outer operator).
+  enum class MatrixFormat { Point, Block };
+  /// The Jacobian matrix with the nonzero structure of the two-layer stencil (every entry present,
+  /// zero); with `compact`, of the face-neighbour stencil of the compact preconditioning matrix
+  /// (see jacobian()).  Its structure is final: jacobian() writes the values in place.
+  PetscErrorCode create_jacobian(Mat *J, bool compact = false,
+                                 MatrixFormat format = MatrixFormat::Point) const;
 
   /// The local state of w (ghost values exchanged, gradients computed).  Collective.
   PetscErrorCode local_state(Vec w, LocalState *state) const;
@@ -92,7 +100,9 @@ public:
   /// With `compact`, only the couplings of each face flux to its own two cells are kept
   /// (the dependence through the gradients on the cells' other neighbours is dropped): a
   /// sparser matrix whose LU factors are several times smaller, used to precondition
-  /// Krylov solves with the exact Jacobian.
+  /// Krylov solves with the exact Jacobian.  J must come from create_jacobian with the same
+  /// `compact` (either format); the values are written straight into its storage, face by face
+  /// (no assembly buffer: the matrix is the only copy of the values).
   PetscErrorCode jacobian(Vec w, Mat J, const std::vector<double> *momentum_shift,
                           bool compact = false) const;
 
@@ -116,14 +126,17 @@ private:
   physics::FluxParameters<double> params_;
   Vec work_ = nullptr;         ///< ghosted work vector of local_state()
   mutable LocalState scratch_; ///< the local state inside residual() and jacobian()
-  /// Block sparsity of the owned rows (sorted local column cells) and a value buffer.
+  /// Block sparsity of the owned rows: sorted local column cells, and for each entry where its
+  /// block is stored in a matrix of create_jacobian: k >= 0 the k-th block of the row among the
+  /// owned columns (the diagonal part), -1 - k the k-th among the other ranks' columns (sorted by
+  /// global index: the off-process part).
   struct Stencil {
     std::vector<PetscInt> ptr, col;
-    std::vector<double> val;
+    std::vector<std::int32_t> where;
   };
-  mutable Stencil full_, compact_; ///< values: assembly buffers of jacobian()
-  /// The value block of (row, column cell) in a stencil, or null if it is not in it.
-  double *slot(Stencil &st, PetscInt row, PetscInt col_cell) const;
+  Stencil full_, compact_;
+  /// The stencil entry of (row, column cell), or -1 if it is not in the stencil (compact).
+  PetscInt entry(const Stencil &st, PetscInt row, PetscInt col_cell) const;
 };
 
 } // namespace karman::discretization
