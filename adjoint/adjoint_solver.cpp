@@ -19,18 +19,20 @@ PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res,
                                     const config::CaseConfig &cfg) {
   PetscFunctionBeginUser;
   res_ = &res;
-  PetscCall(res.create_jacobian(&J_));
   PetscCall(res.create_state(&g_));
   PetscCall(res.create_state(&psi_));
   PetscCall(res.create_state(&check_));
   const config::Section a = cfg.section("adjoint");
   const solver::LinearTolerances tol{a.real("rtol"), a.real("atol"),
                                      static_cast<PetscInt>(a.integer("max_iterations"))};
-  // solver.linear: iterative — GMRES on J^T with the transposed SIMPLE preconditioner built from
-  // the compact matrix P, which the KSP keeps (found again with KSPGetOperators)
-  const bool iterative = cfg.section("solver").text("linear") == "iterative";
-  PetscCall(solver::create_linear_solver(res.mesh().comm, solver::LinearSolverRole::Adjoint,
-                                         KSPPREONLY, tol, &ksp_, iterative));
+  // solver.linear: iterative — GMRES on J^T with the multigrid preconditioner of the compact
+  // matrix P applied transposed; the KSP keeps P (found again with KSPGetOperators)
+  const solver::LinearMethod method = solver::linear_method(cfg, res.mesh());
+  const bool iterative = method == solver::LinearMethod::Iterative;
+  using Format = discretization::FlowResidual::MatrixFormat;
+  PetscCall(res.create_jacobian(&J_, false, iterative ? Format::Block : Format::Point));
+  PetscCall(solver::create_linear_solver(res.mesh().comm, solver::LinearSolverRole::Adjoint, method,
+                                         solver::LinearSystems::Steady, KSPPREONLY, tol, &ksp_));
   if (iterative) {
     Mat P;
     PetscCall(res.create_jacobian(&P, true));

@@ -143,7 +143,7 @@ struct UnsteadyAdjoint::Sweep {
   // Reuse policy: a preconditioner is kept while the last level's solve costs less than the mean
   // cost per level since its set-up (set-up included) and takes at most 100 iterations.  Times
   // are the maximum over the ranks, so that every rank takes the same decision.
-  solver::PreconditionerReuse pc_reuse{solver::PreconditionerReuse::Rule::MeanCost, 100};
+  solver::PreconditionerReuse pc_reuse{0};
   std::vector<double> shift;                      ///< rho V a0^n per owned cell
   discretization::LocalState state;               ///< of w^n with the boundary values of t^n
   std::vector<std::unique_ptr<Adjoint>> adjoints; ///< one per objective (goals_)
@@ -304,18 +304,23 @@ PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels
   s->bdf.assign(steps_ + 3, solver::BdfCoefficients());
   for (long n = 1; n <= steps_; ++n)
     s->bdf[n] = solver::bdf_coefficients((bdf1 || n == 1) ? 1 : 2, levels[n].dt, levels[n].dt_prev);
-  PetscCall(res.create_jacobian(&s->J));
   // GMRES with the exact Jacobian of each level, preconditioned by (default: an LU factorization
   // of) the full Jacobian (exact: one iteration right after a set-up, a few while the flow changes
   // little) or its compact face-neighbour part (smaller factors, more iterations), reused across
   // levels (Sweep::pc_reuse)
   const config::Section adj = cfg_->section("adjoint");
-  if (adj.text("preconditioner_matrix") == "compact") PetscCall(res.create_jacobian(&s->P, true));
+  const solver::LinearMethod method = solver::linear_method(*cfg_, res.mesh());
+  const bool iterative = method == solver::LinearMethod::Iterative;
+  using Format = discretization::FlowResidual::MatrixFormat;
+  PetscCall(res.create_jacobian(&s->J, false, iterative ? Format::Block : Format::Point));
+  if (iterative || adj.text("preconditioner_matrix") == "compact")
+    PetscCall(res.create_jacobian(&s->P, true));
   for (Vec *v : {&s->w, &s->w_prev, &s->rs}) PetscCall(res.create_state(v));
   const solver::LinearTolerances tol{adj.real("rtol"), adj.real("atol"),
                                      static_cast<PetscInt>(adj.integer("level_max_iterations"))};
-  PetscCall(solver::create_linear_solver(res.mesh().comm, solver::LinearSolverRole::Adjoint,
-                                         KSPGMRES, tol, &s->ksp));
+  PetscCall(solver::create_linear_solver(res.mesh().comm, solver::LinearSolverRole::Adjoint, method,
+                                         solver::LinearSystems::TimeStepping, KSPGMRES, tol,
+                                         &s->ksp));
   // reuse only makes sense with a Krylov method around the preconditioner: with -adj_ksp_type
   // preonly an earlier level's factors would be applied as if they were this level's inverse
   KSPType type;
@@ -326,8 +331,8 @@ PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels
              "factorization (-adj_ksp_type gmres, the default); with -adj_ksp_type preonly use "
              "adjoint.preconditioner_matrix: exact",
              cfg_->file().c_str());
-  s->pc_reuse =
-      solver::PreconditionerReuse(solver::PreconditionerReuse::Rule::MeanCost, 100, reuse);
+  s->pc_reuse = solver::PreconditionerReuse(
+      static_cast<int>(cfg_->section("solver").integer("refactor_iterations")), 1.5, reuse);
   s->shift.assign(res.mesh().n_owned_cells, 0.0);
   PetscFunctionReturn(0);
 }
@@ -429,9 +434,8 @@ UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
   PetscCall(KSPSetOperators(s.ksp, s.J, s.P ? s.P : s.J));
   PetscCall(KSPSetReusePreconditioner(s.ksp, pc_setup ? PETSC_FALSE : PETSC_TRUE));
   PetscCall(solver::check_transposed_solve(s.ksp));
-  // every objective's solve with the same preconditioner; the reuse rule sees the level's cost
-  // (all solves) and its largest iteration count
-  double solve_time = MPI_Wtime();
+  // every objective's solve with the same preconditioner; the reuse rule sees the level's largest
+  // iteration count
   PetscInt max_its = 0;
   for (std::size_t i = 0; i < s.adjoints.size(); ++i) {
     Adjoint &a = *s.adjoints[i];
@@ -447,9 +451,7 @@ UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
     (*results)[i].linear_iterations += its;
     max_its = std::max(max_its, its);
   }
-  solve_time = MPI_Wtime() - solve_time;
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &solve_time, 1, MPI_DOUBLE, MPI_MAX, comm));
-  s.pc_reuse.record_solve(max_its, solve_time);
+  s.pc_reuse.record_solve(max_its);
   PetscCall(log_info(comm, "adjoint level %5ld  t %.6f  linear iterations %d", n, t, (int)max_its));
   PetscFunctionReturn(0);
 }

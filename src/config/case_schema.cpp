@@ -139,25 +139,26 @@ std::vector<SectionSpec> make_sections() {
                0.0,
                false,
                1.0},
-           choice("linear", "direct",
-                  "steady Newton steps and the steady adjoint: direct (MUMPS LU of the exact "
-                  "Jacobian: robust, memory grows fast) or iterative (FGMRES on the exact Jacobian "
-                  "preconditioned by a SIMPLE-type block preconditioner built from the compact "
-                  "matrix, algebraic multigrid on the velocity block and the Schur approximation; "
-                  "memory about linear in the cells; -ksp_type, -pc_type override either)",
-                  {"direct", "iterative"}),
+           choice("linear", "auto",
+                  "linear solver of the Newton steps and the adjoint: direct (MUMPS LU of the "
+                  "exact Jacobian: robust, exact, memory grows faster than the mesh: ~20 KiB per "
+                  "cell in 2D, ~90 in 3D), iterative (GMRES on the exact Jacobian preconditioned "
+                  "by coupled algebraic multigrid on the compact face-neighbour matrix; steady "
+                  "solves Jacobian-free; memory about linear in the cells, ~4 KiB per cell in 2D) "
+                  "or auto (direct up to 150000 unknowns, cells x (1 + dimension), iterative "
+                  "above); -ksp_type, -pc_type, -pc_gamg_*, -mg_levels_* override either",
+                  {"auto", "direct", "iterative"}),
            choice("preconditioner_matrix", "compact",
-                  "unsteady: matrix the preconditioner is built from (default: its LU factors): "
-                  "exact (the full "
-                  "Jacobian: GMRES converges in one iteration, large LU factors) or compact (only "
-                  "face-neighbour "
-                  "couplings: several times smaller factors, a few GMRES iterations with the exact "
-                  "Jacobian)",
+                  "unsteady, direct: matrix the LU factors are built from: exact (the full "
+                  "Jacobian: GMRES converges in one iteration, large factors) or compact (only "
+                  "face-neighbour couplings: several times smaller factors, a few GMRES "
+                  "iterations with the exact Jacobian); iterative always uses the compact matrix",
                   {"exact", "compact"}),
            integer("refactor_iterations", "20",
-                   "unsteady: reuse the preconditioner (default: LU factors) until GMRES needs "
-                   "more iterations "
-                   "than this, then set it up again",
+                   "unsteady forward and adjoint: reuse the preconditioner (LU factors or "
+                   "multigrid hierarchy) across Newton steps and time levels until a linear solve "
+                   "needs more than this many iterations, or 1.5 times as many as right after its "
+                   "set-up, then set it up again",
                    1),
            positive(
                "linear_rtol", "1e-4",
@@ -202,12 +203,11 @@ std::vector<SectionSpec> make_sections() {
            integer("snapshots", "20", "unsteady, revolve: the storage budget in states", 1),
            choice(
                "preconditioner_matrix", "exact",
-               "unsteady: preconditioner of the transposed GMRES solves (exact Jacobian, relative "
-               "tolerance adjoint.rtol), built from (default: the LU factors of) the full Jacobian "
-               "(exact) "
-               "or its face-neighbour part (compact), reused across levels while that lowers the "
-               "mean "
-               "cost per level",
+               "unsteady, direct: the transposed GMRES solves (exact Jacobian, relative "
+               "tolerance adjoint.rtol) are preconditioned by the LU factors of the full Jacobian "
+               "(exact) or of its face-neighbour part (compact), reused across levels as "
+               "solver.refactor_iterations says; iterative always uses multigrid on the compact "
+               "matrix",
                {"exact", "compact"}),
            positive("rtol", "1e-12",
                     "relative tolerance of the transposed (adjoint) linear solves (-adj_ksp_rtol "

@@ -4,7 +4,6 @@
 
 #include "karman/core/logger.hpp"
 #include "karman/solver/linear_solver.hpp"
-#include "karman/solver/simple_preconditioner.hpp"
 
 #include <sys/resource.h>
 
@@ -26,28 +25,25 @@ PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
   const config::Section s = cfg.section("solver");
   cfl0_ = s.real("cfl_initial");
   cfl_max_ = s.real("cfl_max");
-  PetscCall(residual.create_jacobian(&J_));
   PetscCall(residual.create_state(&r_));
-  if (s.text("linear") == "iterative") {
-    // FGMRES on J, SIMPLE preconditioner from the compact P, Eisenstat-Walker forcing terms
-    // (floored by the absolute tolerance); a linear solve that stops at its iteration limit still
-    // gives a descent direction for the line search, so it does not end the Newton solve
+  if (linear_method(cfg, residual.mesh()) == LinearMethod::Iterative) {
+    // GMRES on J (Jacobian-free: solver/jacobian_free.hpp), multigrid on the compact P,
+    // Eisenstat-Walker forcing terms (floored by the absolute tolerance); a linear solve that
+    // stops at its iteration limit still gives a descent direction for the line search, so it
+    // does not end the Newton solve
+    PetscCall(jacobian_free_.setup(residual));
     PetscCall(residual.create_jacobian(&P_, true));
     const LinearTolerances linear{0.1, s.real("linear_atol"),
                                   static_cast<PetscInt>(s.integer("linear_max_iterations"))};
-    PetscCall(create_newton(residual.mesh().comm, s, r_, J_, P_, form_function, form_jacobian, this,
-                            KSPFGMRES, &snes_, &linear));
-    KSP ksp;
-    PC pc;
-    PetscCall(SNESGetKSP(snes_, &ksp));
-    PetscCall(KSPGMRESSetRestart(ksp, 100));
-    PetscCall(KSPGetPC(ksp, &pc));
-    PetscCall(set_simple_preconditioner(pc));
+    PetscCall(create_newton(residual.mesh().comm, s, r_, jacobian_free_.matrix(), P_, form_function,
+                            form_jacobian, this, LinearMethod::Iterative, LinearSystems::Steady,
+                            KSPPREONLY, &snes_, &linear));
     PetscCall(SNESKSPSetUseEW(snes_, PETSC_TRUE));
     PetscCall(SNESSetMaxLinearSolveFailures(snes_, 1000000));
   } else {
+    PetscCall(residual.create_jacobian(&J_));
     PetscCall(create_newton(residual.mesh().comm, s, r_, J_, J_, form_function, form_jacobian, this,
-                            KSPPREONLY, &snes_));
+                            LinearMethod::Direct, LinearSystems::Steady, KSPPREONLY, &snes_));
   }
   PetscCall(SNESSetFromOptions(snes_));
   // The continuation (CFL update), the history, the best state and the caller's monitor run
@@ -88,12 +84,21 @@ PetscErrorCode SteadySolver::update_shift(Vec w) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode SteadySolver::form_jacobian(SNES, Vec w, Mat J, Mat P, void *ctx) {
+PetscErrorCode SteadySolver::form_jacobian(SNES snes, Vec w, Mat J, Mat P, void *ctx) {
   PetscFunctionBeginUser;
   auto *self = static_cast<SteadySolver *>(ctx);
   PetscCall(self->update_shift(w));
-  PetscCall(self->res_->jacobian(w, J, &self->shift_));
+  if (J == self->jacobian_free_.matrix())
+    PetscCall(self->jacobian_free_.set_base(w, nullptr, &self->shift_));
+  else
+    PetscCall(self->res_->jacobian(w, J, &self->shift_));
   if (P != J) PetscCall(self->res_->jacobian(w, P, &self->shift_, true));
+  // the preconditioner for the new operators, here rather than inside the linear solve
+  // (set_up_preconditioner: its memory-lean multigrid set-up)
+  KSP ksp;
+  PetscCall(SNESGetKSP(snes, &ksp));
+  PetscCall(KSPSetOperators(ksp, J, P));
+  PetscCall(set_up_preconditioner(ksp));
   PetscFunctionReturn(0);
 }
 

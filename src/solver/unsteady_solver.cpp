@@ -34,15 +34,23 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
   res_ = &residual;
   const config::Section s = cfg.section("solver");
   scheme_ = cfg.section("time").text("scheme");
-  PetscCall(residual.create_jacobian(&J_));
-  if (s.text("preconditioner_matrix") == "compact") PetscCall(residual.create_jacobian(&P_, true));
+  // iterative: J in blocks, multigrid on the compact matrix; direct: LU of the exact or the
+  // compact Jacobian
+  const LinearMethod method = linear_method(cfg, residual.mesh());
+  PetscCall(residual.create_jacobian(&J_, false,
+                                     method == LinearMethod::Iterative
+                                         ? discretization::FlowResidual::MatrixFormat::Block
+                                         : discretization::FlowResidual::MatrixFormat::Point));
+  if (method == LinearMethod::Iterative || s.text("preconditioner_matrix") == "compact")
+    PetscCall(residual.create_jacobian(&P_, true));
   for (Vec *v : {&w_, &w_prev_, &w_new_, &r_}) PetscCall(residual.create_state(v));
   // inexact Newton: each linear solve gains a few digits (solver.linear_rtol), Newton iterates to
   // solver.rtol/atol
   const LinearTolerances linear{s.real("linear_rtol"), s.real("linear_atol"),
                                 static_cast<PetscInt>(s.integer("linear_max_iterations"))};
   PetscCall(create_newton(residual.mesh().comm, s, r_, J_, P_ ? P_ : J_, form_function,
-                          form_jacobian, this, KSPGMRES, &snes_, &linear));
+                          form_jacobian, this, method, LinearSystems::TimeStepping, KSPGMRES,
+                          &snes_, &linear));
   KSP ksp;
   PetscCall(SNESGetKSP(snes_, &ksp));
   PetscCall(SNESSetFromOptions(snes_));
@@ -59,8 +67,7 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
   KSPType type;
   PetscCall(KSPGetType(ksp, &type));
   const bool reuse = std::string(type) != KSPPREONLY;
-  pc_reuse_ = PreconditionerReuse(PreconditionerReuse::Rule::IterationLimit,
-                                  static_cast<int>(s.integer("refactor_iterations")), reuse);
+  pc_reuse_ = PreconditionerReuse(static_cast<int>(s.integer("refactor_iterations")), 1.5, reuse);
   pc_setup_dt_ = 0;
   PetscCheck(
       reuse || !P_, residual.mesh().comm, PETSC_ERR_USER_INPUT,
@@ -101,11 +108,15 @@ PetscErrorCode UnsteadySolver::form_jacobian(SNES snes, Vec w, Mat J, Mat P, voi
   PetscInt its;
   PetscCall(SNESGetKSP(snes, &ksp));
   PetscCall(KSPGetIterationNumber(ksp, &its));
-  self->pc_reuse_.record_solve(its, 0.0);
+  self->pc_reuse_.record_solve(its);
   const bool pc_setup = self->pc_reuse_.decide_setup();
   // SNES applies its preconditioner lag right after this callback: -2 rebuilds once, -1 reuses
   PetscCall(SNESSetLagPreconditioner(snes, pc_setup ? -2 : -1));
   if (pc_setup && P != J) PetscCall(self->res_->jacobian(w, P, &self->shift_, true));
+  if (pc_setup) { // here rather than in the linear solve (set_up_preconditioner)
+    PetscCall(KSPSetOperators(ksp, J, P));
+    PetscCall(set_up_preconditioner(ksp));
+  }
   if (pc_setup && self->report_) self->report_->preconditioner_setup = true;
   PetscFunctionReturn(0);
 }

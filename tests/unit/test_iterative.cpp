@@ -1,21 +1,19 @@
-// The iterative linear solver (solver.linear: iterative; solver/simple_preconditioner.hpp) on the
-// coarse DFG 2D-1 case, 1 and 2 ranks ([mpi]):
+// The iterative linear solver (solver.linear: iterative: GMRES with coupled algebraic multigrid on
+// the compact matrix, solver/linear_solver.hpp) on the coarse DFG 2D-1 case, 1 and 2 ranks ([mpi]):
 //  - the steady solve converges to |R| <= solver.atol and its state (1 rank), c_D, c_L and delta p
 //    equal the direct (MUMPS LU) solve's to the solver tolerance (relative 1e-9; the Newton
 //    iterates differ, the solution of R(w) = 0 does not);
-//  - the steady adjoint with GMRES and the transposed SIMPLE preconditioner gives the direct
+//  - the steady adjoint with GMRES and the multigrid preconditioner applied transposed gives the
+//  direct
 //    adjoint's gradient (viscosity, inlet velocity and dJ/dX to 1e-8 relative) with a transposed
 //    residual below 1e-10, and the viscosity gradient equals central finite differences of
 //    iterative re-solves to 1e-6;
-//  - the SIMPLE preconditioner applied transposed is the transpose of the forward one:
-//    y^T M^-1 x = x^T M^-T y for random x, y (checks the transposed sweep, to 1e-10);
 //  - an adjoint preconditioner that cannot apply transposed (a Schur field split in PETSc 3.18)
 //    is a clear error naming the option.
 #include "karman/adjoint/verification.hpp"
 #include "karman/core/error.hpp"
 #include "karman/driver/flow_case.hpp"
 #include "karman/solver/linear_solver.hpp"
-#include "karman/solver/simple_preconditioner.hpp"
 #include "test_helpers.hpp"
 
 #include <catch2/catch.hpp>
@@ -173,62 +171,14 @@ TEST_CASE("iterative solver: steady solution and adjoint gradient equal the dire
   CHECK(check.best_relative_difference < 1e-6);
 }
 
-TEST_CASE("iterative solver: the SIMPLE preconditioner applied transposed is its transpose",
-          "[iterative][mpi]") {
-  Solved s;
-  solve("direct", &s);
-  discretization::FlowResidual &res = s.fc.residual();
-  Mat J, P;
-  REQUIRE(res.create_jacobian(&J) == 0);
-  REQUIRE(res.create_jacobian(&P, true) == 0);
-  std::vector<double> shift(res.mesh().n_owned_cells, 0.5);
-  REQUIRE(res.jacobian(s.w, J, &shift) == 0);
-  REQUIRE(res.jacobian(s.w, P, &shift, true) == 0);
-  // AMG V-cycles on A and on its explicit transpose are not transposes of each other; with exact
-  // inner solves (LU) the transposed sweep must be the exact transpose of the forward one
-  test::ScopedOptions lu({{"-simple_u_pc_type", "lu"},
-                          {"-simple_u_pc_factor_mat_solver_type", "mumps"},
-                          {"-simple_p_pc_type", "lu"},
-                          {"-simple_p_pc_factor_mat_solver_type", "mumps"}});
-  REQUIRE(lu.set);
-  PC pc;
-  REQUIRE(PCCreate(PETSC_COMM_WORLD, &pc) == 0);
-  REQUIRE(solver::set_simple_preconditioner(pc) == 0);
-  REQUIRE(PCSetOperators(pc, J, P) == 0);
-  REQUIRE(PCSetUp(pc) == 0);
-  PetscBool simple;
-  REQUIRE(solver::is_simple_preconditioner(pc, &simple) == 0);
-  CHECK(simple);
-  Vec x, y, Mx, MTy;
-  for (Vec *v : {&x, &y, &Mx, &MTy}) REQUIRE(MatCreateVecs(J, v, nullptr) == 0);
-  PetscRandom rnd;
-  REQUIRE(PetscRandomCreate(PETSC_COMM_WORLD, &rnd) == 0);
-  REQUIRE(PetscRandomSetInterval(rnd, -1.0, 1.0) == 0);
-  REQUIRE(VecSetRandom(x, rnd) == 0);
-  REQUIRE(VecSetRandom(y, rnd) == 0);
-  REQUIRE(PCApply(pc, x, Mx) == 0);
-  REQUIRE(PCApplyTranspose(pc, y, MTy) == 0);
-  double a, b, nx, nMx;
-  REQUIRE(VecDot(y, Mx, &a) == 0);
-  REQUIRE(VecDot(x, MTy, &b) == 0);
-  REQUIRE(VecNorm(y, NORM_2, &nx) == 0);
-  REQUIRE(VecNorm(Mx, NORM_2, &nMx) == 0);
-  CAPTURE(a, b, nx * nMx);
-  CHECK(std::abs(a - b) <= 1e-10 * nx * nMx);
-  PetscRandomDestroy(&rnd);
-  for (Vec *v : {&x, &y, &Mx, &MTy}) VecDestroy(v);
-  PCDestroy(&pc);
-  MatDestroy(&J);
-  MatDestroy(&P);
-}
-
 TEST_CASE("iterative solver: a Schur field split for the adjoint is a clear error",
           "[iterative][mpi]") {
   test::ScopedOptions o{{"-adj_pc_type", "fieldsplit"}, {"-adj_pc_fieldsplit_type", "schur"}};
   KSP ksp;
   const solver::LinearTolerances tol{1e-12, 1e-30, 100};
   REQUIRE(solver::create_linear_solver(PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint,
-                                       KSPGMRES, tol, &ksp, true) == 0);
+                                       solver::LinearMethod::Iterative,
+                                       solver::LinearSystems::Steady, KSPGMRES, tol, &ksp) == 0);
   clear_error();
   REQUIRE(solver::check_transposed_solve(ksp) != 0);
   const std::string message = last_error_message();

@@ -36,7 +36,8 @@ Mat tridiagonal(PetscInt n) {
 
 PetscErrorCode create(solver::LinearSolverRole role, KSPType type, KSP *ksp) {
   const solver::LinearTolerances tol{1e-12, 1e-30, 500};
-  return solver::create_linear_solver(PETSC_COMM_WORLD, role, type, tol, ksp);
+  return solver::create_linear_solver(PETSC_COMM_WORLD, role, solver::LinearMethod::Direct,
+                                      solver::LinearSystems::Steady, type, tol, ksp);
 }
 
 std::string ksp_type(KSP ksp) {
@@ -151,48 +152,104 @@ TEST_CASE("linear solver: a transposed solve needs a preconditioner that applies
   MatDestroy(&A);
 }
 
-TEST_CASE("preconditioner reuse: iteration limit (unsteady forward)", "[linear-solver]") {
-  PreconditionerReuse reuse(PreconditionerReuse::Rule::IterationLimit, 20);
+TEST_CASE("linear solver: solver.linear auto picks by size; iterative defaults, overridable",
+          "[linear-solver][mpi]") {
+  const char *text = "mesh: {file: x.geo}\nboundaries: {wall: {type: wall}}\n";
+  config::CaseConfig cfg;
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, text, "c.yaml", "/", {}, cfg) == 0);
+  REQUIRE(cfg.section("solver").text("linear") == "auto");
+  mesh::Mesh m;
+  m.dim = 2;
+  m.n_global_cells = 50000; // 150000 unknowns: the largest direct solve
+  CHECK(solver::linear_method(cfg, m) == solver::LinearMethod::Direct);
+  m.n_global_cells = 50001;
+  CHECK(solver::linear_method(cfg, m) == solver::LinearMethod::Iterative);
+  m.dim = 3;
+  m.n_global_cells = 37500;
+  CHECK(solver::linear_method(cfg, m) == solver::LinearMethod::Direct);
+  m.n_global_cells = 37501;
+  CHECK(solver::linear_method(cfg, m) == solver::LinearMethod::Iterative);
+  config::CaseConfig direct;
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, text, "c.yaml", "/",
+                                        {"solver.linear=direct"}, direct) == 0);
+  CHECK(solver::linear_method(direct, m) == solver::LinearMethod::Direct);
+
+  // iterative: right-preconditioned GMRES with multigrid; the multigrid defaults that PETSc reads
+  // from the options database are there, with the role's prefix, and differ between steady and
+  // time-stepping systems; an option the user set is kept
+  const solver::LinearTolerances tol{1e-8, 1e-30, 100};
+  const auto option = [](const char *name) {
+    char value[64] = "";
+    PetscBool set;
+    PetscOptionsGetString(nullptr, nullptr, name, value, sizeof(value), &set);
+    return set ? std::string(value) : std::string("(unset)");
+  };
+  KSP ksp;
+  REQUIRE(solver::create_linear_solver(PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint,
+                                       solver::LinearMethod::Iterative,
+                                       solver::LinearSystems::Steady, KSPPREONLY, tol, &ksp) == 0);
+  CHECK(ksp_type(ksp) == KSPGMRES);
+  CHECK(pc_type(ksp) == PCGAMG);
+  PCSide side;
+  REQUIRE(KSPGetPCSide(ksp, &side) == 0);
+  CHECK(side == PC_RIGHT);
+  CHECK(option("-adj_pc_mg_cycle_type") == "w");
+  CHECK(option("-adj_mg_levels_sub_pc_type") == "ilu");
+  REQUIRE(KSPDestroy(&ksp) == 0);
+  REQUIRE(solver::create_linear_solver(
+              PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint, solver::LinearMethod::Iterative,
+              solver::LinearSystems::TimeStepping, KSPPREONLY, tol, &ksp) == 0);
+  CHECK(option("-adj_pc_mg_cycle_type") == "v");
+  REQUIRE(KSPDestroy(&ksp) == 0);
+  {
+    ScopedOptions o{{"-pc_mg_cycle_type", "w"}, {"-pc_type", "asm"}};
+    REQUIRE(solver::create_linear_solver(
+                PETSC_COMM_WORLD, solver::LinearSolverRole::Newton, solver::LinearMethod::Iterative,
+                solver::LinearSystems::TimeStepping, KSPPREONLY, tol, &ksp) == 0);
+    CHECK(option("-pc_mg_cycle_type") == "w");
+    CHECK(pc_type(ksp) == PCASM);
+    REQUIRE(KSPDestroy(&ksp) == 0);
+  }
+}
+
+TEST_CASE("preconditioner reuse: iteration limit, and growth after a fresh set-up",
+          "[linear-solver]") {
+  PreconditionerReuse reuse(20, 1.5);
   REQUIRE(reuse.decide_setup()); // the first solve sets up
   REQUIRE(reuse.setups() == 1);
-  reuse.record_solve(20, 5.0); // at the limit: reuse, whatever the time
+  reuse.record_solve(1); // fresh LU factors: one iteration, the limit stays 20
   REQUIRE(!reuse.decide_setup());
-  reuse.record_solve(21, 0.0); // above it: set up
+  reuse.record_solve(20); // at the limit: reuse
+  REQUIRE(!reuse.decide_setup());
+  reuse.record_solve(21); // above it: set up
   REQUIRE(reuse.decide_setup());
-  reuse.record_solve(3, 0.0);
+  reuse.record_solve(3);
   reuse.request_setup(); // a new step size, a checkpoint, a retry
   REQUIRE(reuse.decide_setup());
-  reuse.record_solve(3, 0.0);
+  reuse.record_solve(3);
   REQUIRE(!reuse.decide_setup()); // the request was served once
   REQUIRE(reuse.setups() == 3);
 
+  // a multigrid cycle: 30 iterations when fresh, set up again above 1.5 x 30 = 45
+  reuse.request_setup();
+  REQUIRE(reuse.decide_setup());
+  reuse.record_solve(30);
+  REQUIRE(!reuse.decide_setup());
+  reuse.record_solve(45);
+  REQUIRE(!reuse.decide_setup());
+  reuse.record_solve(46);
+  REQUIRE(reuse.decide_setup());
+  reuse.record_solve(10); // the new fresh count: the limit is max(20, 15) = 20 again
+  reuse.record_solve(21);
+  REQUIRE(reuse.decide_setup());
+  REQUIRE(reuse.setups() == 6);
+
   // reuse off (e.g. -ksp_type preonly): every solve sets up
-  PreconditionerReuse never(PreconditionerReuse::Rule::IterationLimit, 20, false);
+  PreconditionerReuse never(20, 1.5, false);
   REQUIRE(!never.reuse_enabled());
   for (int k = 0; k < 3; ++k) {
-    never.record_solve(1, 0.0);
+    never.record_solve(1);
     REQUIRE(never.decide_setup());
   }
   REQUIRE(never.setups() == 3);
-}
-
-TEST_CASE("preconditioner reuse: mean cost (unsteady adjoint)", "[linear-solver]") {
-  PreconditionerReuse reuse(PreconditionerReuse::Rule::MeanCost, 100);
-  REQUIRE(reuse.decide_setup());
-  reuse.record_solve(1, 10.0); // set-up and solve: the cycle's mean is 10
-  REQUIRE(!reuse.decide_setup());
-  reuse.record_solve(3, 1.0); // 1 <= mean 5.5: keep
-  REQUIRE(!reuse.decide_setup());
-  reuse.record_solve(5, 3.0); // 3 <= mean 14/3: keep
-  REQUIRE(!reuse.decide_setup());
-  reuse.record_solve(9, 4.0); // 4 > mean 18/4 = 4.5? no: keep
-  REQUIRE(!reuse.decide_setup());
-  reuse.record_solve(12, 5.0); // 5 > mean 23/5 = 4.6: set up again
-  REQUIRE(reuse.decide_setup());
-  REQUIRE(reuse.setups() == 2);
-  reuse.record_solve(1, 10.0); // a new cycle: its mean is 10 again
-  REQUIRE(!reuse.decide_setup());
-  reuse.record_solve(101, 0.1); // cheap but above the iteration limit
-  REQUIRE(reuse.decide_setup());
-  REQUIRE(reuse.setups() == 3);
 }

@@ -26,6 +26,7 @@
 #pragma once
 
 #include "karman/discretization/flow_residual.hpp"
+#include "karman/solver/jacobian_free.hpp"
 
 #include <petscsnes.h>
 
@@ -77,7 +78,6 @@ public:
   void set_reference_residual(double r_ref) { r_ref_ = r_ref; }
 
   SNES snes() const { return snes_; }
-  Mat jacobian() const { return J_; }
 
 private:
   static PetscErrorCode form_function(SNES, Vec w, Vec R, void *ctx);
@@ -89,7 +89,8 @@ private:
 
   discretization::FlowResidual *res_ = nullptr;
   SNES snes_ = nullptr;
-  Mat J_ = nullptr, P_ = nullptr; ///< exact Jacobian; compact matrix (iterative) or null
+  Mat J_ = nullptr, P_ = nullptr; ///< exact Jacobian (direct) or null; compact matrix (iterative)
+  JacobianFreeOperator jacobian_free_; ///< the Newton operator of the iterative method
   Vec r_ = nullptr;
   double cfl0_ = 10, cfl_max_ = 1e12, cfl_ = 10, r0_ = 0, r_ref_ = 0;
   double cfl_base_ = 10;   ///< the ramp's CFL_0 in this solve (cut when the continuation stalls)

@@ -11,7 +11,7 @@
 // Jacobian or its compact (face-neighbour) part (solver.preconditioner_matrix).  The
 // preconditioner is reused across Newton iterations and time steps and set up again when
 // GMRES needs more than solver.refactor_iterations iterations or the step size changes
-// (PreconditionerReuse, rule IterationLimit); Newton stops on the residual, so these choices
+// (PreconditionerReuse); Newton stops on the residual, so these choices
 // change the cost, not the answer.  The Newton residual history (StepReport) is recorded in
 // SNES's convergence test (solver/linear_solver.hpp), not in a monitor, so that PETSc options
 // such as -snes_monitor_cancel cannot empty it.
@@ -98,7 +98,7 @@ private:
   discretization::FlowResidual::TimeTerm term_;
   StepReport *report_ = nullptr;
   // preconditioner reuse (set by setup) and the step size of the last set-up
-  PreconditionerReuse pc_reuse_{PreconditionerReuse::Rule::IterationLimit, 0};
+  PreconditionerReuse pc_reuse_{0};
   double pc_setup_dt_ = 0;
 };
 
