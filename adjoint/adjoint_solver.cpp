@@ -32,7 +32,8 @@ PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res,
   using Format = discretization::FlowResidual::MatrixFormat;
   PetscCall(res.create_jacobian(&J_, false, iterative ? Format::Block : Format::Point));
   PetscCall(solver::create_linear_solver(res.mesh().comm, solver::LinearSolverRole::Adjoint, method,
-                                         solver::LinearSystems::Steady, KSPPREONLY, tol, &ksp_));
+                                         solver::LinearSystems::Steady, res.mesh().dim, KSPPREONLY,
+                                         tol, &ksp_));
   if (iterative) {
     Mat P;
     PetscCall(res.create_jacobian(&P, true));

@@ -49,7 +49,7 @@ PetscErrorCode set_default_option(const char *prefix, const char *name, const ch
 } // namespace
 
 PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSystems systems,
-                                          KSPType direct_type) {
+                                          int dim, KSPType direct_type) {
   PetscFunctionBeginUser;
   PC pc;
   PetscCall(KSPGetPC(ksp, &pc));
@@ -69,6 +69,10 @@ PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSy
   PetscCall(PCSetType(pc, PCGAMG));
   PetscCall(PCGAMGSetNSmooths(pc, 0));
   PetscCall(PCGAMGSetCoarseEqLim(pc, 2000));
+  // 3D: aggregates of the graph itself, not of its square (the default's aggressive first
+  // coarsening): on the DFG 3D-1Z Jacobians GMRES then reaches 1e-6 in 17-56 iterations instead
+  // of stagnating (300+); 2D keeps the squared graph (fewer levels, same iterations)
+  if (dim == 3) PetscCall(PCGAMGSetAggressiveLevels(pc, 0));
   // the finest level's smoothers work with the compact matrix too (PCMG's default is the outer
   // operator, which with the Jacobian-free one costs a residual evaluation per sweep)
   PetscCall(PCSetUseAmat(pc, PETSC_FALSE));
@@ -83,12 +87,12 @@ PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSy
 }
 
 PetscErrorCode create_linear_solver(MPI_Comm comm, LinearSolverRole role, LinearMethod method,
-                                    LinearSystems systems, KSPType direct_type,
+                                    LinearSystems systems, int dim, KSPType direct_type,
                                     const LinearTolerances &tol, KSP *ksp) {
   PetscFunctionBeginUser;
   PetscCall(KSPCreate(comm, ksp));
   if (const char *prefix = options_prefix(role)) PetscCall(KSPSetOptionsPrefix(*ksp, prefix));
-  PetscCall(set_linear_solver_defaults(*ksp, method, systems, direct_type));
+  PetscCall(set_linear_solver_defaults(*ksp, method, systems, dim, direct_type));
   PetscCall(KSPSetTolerances(*ksp, tol.rtol, tol.atol, PETSC_DEFAULT, tol.max_iterations));
   PetscCall(KSPSetFromOptions(*ksp));
   PetscFunctionReturn(0);
@@ -97,8 +101,8 @@ PetscErrorCode create_linear_solver(MPI_Comm comm, LinearSolverRole role, Linear
 PetscErrorCode create_newton(MPI_Comm comm, const config::Section &s, Vec r, Mat J, Mat P,
                              PetscErrorCode (*function)(SNES, Vec, Vec, void *),
                              PetscErrorCode (*jacobian)(SNES, Vec, Mat, Mat, void *), void *ctx,
-                             LinearMethod method, LinearSystems systems, KSPType direct_type,
-                             SNES *snes, const LinearTolerances *linear) {
+                             LinearMethod method, LinearSystems systems, int dim,
+                             KSPType direct_type, SNES *snes, const LinearTolerances *linear) {
   PetscFunctionBeginUser;
   PetscCall(SNESCreate(comm, snes));
   PetscCall(SNESSetType(*snes, SNESNEWTONLS));
@@ -111,7 +115,7 @@ PetscErrorCode create_newton(MPI_Comm comm, const config::Section &s, Vec r, Mat
   PetscCall(SNESLineSearchSetType(ls, SNESLINESEARCHBT));
   KSP ksp;
   PetscCall(SNESGetKSP(*snes, &ksp));
-  PetscCall(set_linear_solver_defaults(ksp, method, systems, direct_type));
+  PetscCall(set_linear_solver_defaults(ksp, method, systems, dim, direct_type));
   if (linear)
     PetscCall(
         KSPSetTolerances(ksp, linear->rtol, linear->atol, PETSC_DEFAULT, linear->max_iterations));

@@ -49,8 +49,8 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
   const LinearTolerances linear{s.real("linear_rtol"), s.real("linear_atol"),
                                 static_cast<PetscInt>(s.integer("linear_max_iterations"))};
   PetscCall(create_newton(residual.mesh().comm, s, r_, J_, P_ ? P_ : J_, form_function,
-                          form_jacobian, this, method, LinearSystems::TimeStepping, KSPGMRES,
-                          &snes_, &linear));
+                          form_jacobian, this, method, LinearSystems::TimeStepping,
+                          residual.mesh().dim, KSPGMRES, &snes_, &linear));
   KSP ksp;
   PetscCall(SNESGetKSP(snes_, &ksp));
   PetscCall(SNESSetFromOptions(snes_));

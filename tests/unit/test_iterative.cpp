@@ -178,7 +178,7 @@ TEST_CASE("iterative solver: a Schur field split for the adjoint is a clear erro
   const solver::LinearTolerances tol{1e-12, 1e-30, 100};
   REQUIRE(solver::create_linear_solver(PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint,
                                        solver::LinearMethod::Iterative,
-                                       solver::LinearSystems::Steady, KSPGMRES, tol, &ksp) == 0);
+                                       solver::LinearSystems::Steady, 2, KSPGMRES, tol, &ksp) == 0);
   clear_error();
   REQUIRE(solver::check_transposed_solve(ksp) != 0);
   const std::string message = last_error_message();

@@ -37,7 +37,7 @@ Mat tridiagonal(PetscInt n) {
 PetscErrorCode create(solver::LinearSolverRole role, KSPType type, KSP *ksp) {
   const solver::LinearTolerances tol{1e-12, 1e-30, 500};
   return solver::create_linear_solver(PETSC_COMM_WORLD, role, solver::LinearMethod::Direct,
-                                      solver::LinearSystems::Steady, type, tol, ksp);
+                                      solver::LinearSystems::Steady, 2, type, tol, ksp);
 }
 
 std::string ksp_type(KSP ksp) {
@@ -185,9 +185,9 @@ TEST_CASE("linear solver: solver.linear auto picks by size; iterative defaults, 
     return set ? std::string(value) : std::string("(unset)");
   };
   KSP ksp;
-  REQUIRE(solver::create_linear_solver(PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint,
-                                       solver::LinearMethod::Iterative,
-                                       solver::LinearSystems::Steady, KSPPREONLY, tol, &ksp) == 0);
+  REQUIRE(solver::create_linear_solver(
+              PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint, solver::LinearMethod::Iterative,
+              solver::LinearSystems::Steady, 2, KSPPREONLY, tol, &ksp) == 0);
   CHECK(ksp_type(ksp) == KSPGMRES);
   CHECK(pc_type(ksp) == PCGAMG);
   PCSide side;
@@ -198,14 +198,14 @@ TEST_CASE("linear solver: solver.linear auto picks by size; iterative defaults, 
   REQUIRE(KSPDestroy(&ksp) == 0);
   REQUIRE(solver::create_linear_solver(
               PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint, solver::LinearMethod::Iterative,
-              solver::LinearSystems::TimeStepping, KSPPREONLY, tol, &ksp) == 0);
+              solver::LinearSystems::TimeStepping, 2, KSPPREONLY, tol, &ksp) == 0);
   CHECK(option("-adj_pc_mg_cycle_type") == "v");
   REQUIRE(KSPDestroy(&ksp) == 0);
   {
     ScopedOptions o{{"-pc_mg_cycle_type", "w"}, {"-pc_type", "asm"}};
     REQUIRE(solver::create_linear_solver(
                 PETSC_COMM_WORLD, solver::LinearSolverRole::Newton, solver::LinearMethod::Iterative,
-                solver::LinearSystems::TimeStepping, KSPPREONLY, tol, &ksp) == 0);
+                solver::LinearSystems::TimeStepping, 2, KSPPREONLY, tol, &ksp) == 0);
     CHECK(option("-pc_mg_cycle_type") == "w");
     CHECK(pc_type(ksp) == PCASM);
     REQUIRE(KSPDestroy(&ksp) == 0);

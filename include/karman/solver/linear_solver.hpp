@@ -77,28 +77,29 @@ LinearMethod linear_method(const config::CaseConfig &cfg, const mesh::Mesh &mesh
 
 /// Sets karman's defaults on ksp, before KSPSetFromOptions (or SNESSetFromOptions) so that PETSc
 /// options override them: Direct: KSP `direct_type` preconditioned by MUMPS LU; Iterative:
-/// right-preconditioned GMRES with PCGAMG configured for `systems` (header).  The preconditioning
-/// matrix of an iterative solve must be the compact matrix (FlowResidual::create_jacobian with
-/// compact) with its block size.
+/// right-preconditioned GMRES with PCGAMG configured for `systems` and the mesh dimension `dim`
+/// (header).  The preconditioning matrix of an iterative solve must be the compact matrix
+/// (FlowResidual::create_jacobian with compact) with its block size.
 PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSystems systems,
-                                          KSPType direct_type);
+                                          int dim, KSPType direct_type);
 
 /// Creates the KSP of a role: its options prefix, the defaults (set_linear_solver_defaults), the
 /// tolerances, then KSPSetFromOptions.  Collective.
 PetscErrorCode create_linear_solver(MPI_Comm comm, LinearSolverRole role, LinearMethod method,
-                                    LinearSystems systems, KSPType direct_type,
+                                    LinearSystems systems, int dim, KSPType direct_type,
                                     const LinearTolerances &tolerances, KSP *ksp);
 
 /// The Newton solver of the steady and unsteady flow solvers: SNES Newton with a
 /// backtracking line search, tolerances from the `solver` section (atol, rtol,
 /// max_iterations), residual r, Jacobian J (preconditioner matrix P), the linear solver (role
-/// Newton) of `method` and `systems` (direct: a KSP of type direct_type around the LU) and, when
-/// given, the linear tolerances.  SNESSetFromOptions is left to the caller.
+/// Newton) of `method`, `systems` and `dim` (direct: a KSP of type direct_type around the LU) and,
+/// when given, the linear tolerances.  SNESSetFromOptions is left to the caller.
 PetscErrorCode create_newton(MPI_Comm comm, const config::Section &solver_section, Vec r, Mat J,
                              Mat P, PetscErrorCode (*function)(SNES, Vec, Vec, void *),
                              PetscErrorCode (*jacobian)(SNES, Vec, Mat, Mat, void *), void *ctx,
-                             LinearMethod method, LinearSystems systems, KSPType direct_type,
-                             SNES *snes, const LinearTolerances *linear = nullptr);
+                             LinearMethod method, LinearSystems systems, int dim,
+                             KSPType direct_type, SNES *snes,
+                             const LinearTolerances *linear = nullptr);
 
 /// What a Newton solver records of iterate `it` with residual norm ||R|| = norm.
 using NewtonRecorder = std::function<PetscErrorCode(SNES snes, PetscInt it, PetscReal norm)>;
