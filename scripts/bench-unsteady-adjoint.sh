@@ -4,6 +4,8 @@
 # oscillation), the adjoint with store-all and with revolve for s = 10, 20, 50 snapshots:
 # forward and adjoint wall time, recomputed steps, snapshots, bytes written, peak memory.
 # Target: adjoint / forward time <= 0.5 with store-all.  Writes results/bench-unsteady-adjoint.{md,csv}.
+# BENCH_LINEAR=iterative: forward and adjoint with solver.linear: iterative (multigrid), store-all
+# only, DFG 2D-2 on levels 0-2; results/bench-unsteady-adjoint-iterative.{md,csv}.
 # usage: scripts/bench-unsteady-adjoint.sh [RANKS]      (default 1)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,9 +13,14 @@ cd "$root"
 np=${1:-1}
 [ -x build/release/karman ] || bash scripts/build.sh
 . scripts/mpi-env.sh
-out=results/bench-unsteady-adjoint
+linear=${BENCH_LINEAR:-direct}
+case $linear in
+  direct) out=results/bench-unsteady-adjoint ;;
+  iterative) out=results/bench-unsteady-adjoint-iterative ;;
+  *) echo "bench-unsteady-adjoint: BENCH_LINEAR must be direct or iterative, got '$linear'" >&2; exit 2 ;;
+esac
 mkdir -p "$out"
-if [ ! -s out/cylinder-spinup/flow.h5 ]; then
+if [ "$linear" = direct ] && [ ! -s out/cylinder-spinup/flow.h5 ]; then
   echo "bench-unsteady-adjoint: spin-up of the cylinder wake (out/cylinder-spinup)"
   mpirun -n "$np" build/release/karman run cases/cylinder-rotary-control/spinup.yaml -o out/cylinder-spinup \
     --set output.vtk=false > "$out/spinup.log" 2>&1 || { tail -5 "$out/spinup.log"; exit 1; }
@@ -24,21 +31,25 @@ dfg=(--set time.t_end=0.2 --set time.dt=0.005 --set "objective.window=[0.1, 0.2]
 run() { # name case schedule snapshots extra...   (snapshots "-" for store-all)
   local name=$1 case=$2 schedule=$3 snaps=$4 dir
   shift 4
-  local opts=(--set adjoint.schedule="$schedule")
+  local opts=(--set adjoint.schedule="$schedule" --set solver.linear="$linear")
   if [ "$snaps" = - ]; then dir=$out/$name-$schedule; else dir=$out/$name-$schedule$snaps; opts+=(--set adjoint.snapshots="$snaps"); fi
   echo "bench-unsteady-adjoint: $name, $schedule $snaps"
   rm -rf "$dir"
   mpirun -n "$np" build/release/karman adjoint "$case" -o "$dir" "${opts[@]}" "$@" > "$dir.log" 2>&1 ||
     { tail -5 "$dir.log"; exit 1; }
 }
-for s in "store-all -" "revolve 10" "revolve 20" "revolve 50"; do
-  run rotary cases/cylinder-rotary-control/case.yaml $s --set output.vtk=false
-  run dfg2d2-L0 cases/dfg-2d2/case.yaml $s --set mesh.level=0 "${dfg[@]}"
-done
-run dfg2d2-L1 cases/dfg-2d2/case.yaml store-all - --set mesh.level=1 "${dfg[@]}"
-/usr/bin/python3 - "$out" "$np" <<'PY'
+if [ "$linear" = direct ]; then
+  for s in "store-all -" "revolve 10" "revolve 20" "revolve 50"; do
+    run rotary cases/cylinder-rotary-control/case.yaml $s --set output.vtk=false
+    run dfg2d2-L0 cases/dfg-2d2/case.yaml $s --set mesh.level=0 "${dfg[@]}"
+  done
+  run dfg2d2-L1 cases/dfg-2d2/case.yaml store-all - --set mesh.level=1 "${dfg[@]}"
+else
+  for l in 0 1 2; do run dfg2d2-L$l cases/dfg-2d2/case.yaml store-all - --set mesh.level=$l "${dfg[@]}"; done
+fi
+/usr/bin/python3 - "$out" "$np" "$linear" <<'PY'
 import json, os, sys, datetime, platform
-out, np = sys.argv[1], sys.argv[2]
+out, np, linear = sys.argv[1], sys.argv[2], sys.argv[3]
 rows = []
 for d in sorted(os.listdir(out)):
     p = os.path.join(out, d, "gradient.json")
@@ -46,8 +57,10 @@ for d in sorted(os.listdir(out)):
         rows.append((d, json.load(open(p))))
 head = ("| run | cells | steps | schedule | snapshots | recomputed steps | recompute factor | written [MiB] "
         "| forward [s] | adjoint [s] | adjoint / forward | forward peak memory [MiB] | adjoint peak memory [MiB] |")
-lines = [f"Unsteady adjoint benchmark ({datetime.date.today()}, {platform.node()}, {np} rank(s)); recompute factor = "
-         "(steps + recomputed) / steps", "", head, "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
+solver = ("MUMPS LU (compact for the forward, exact for the adjoint), reused while it works" if linear == "direct" else
+          "GMRES with coupled multigrid on the compact matrix (solver.linear: iterative), reused while it works")
+lines = [f"Unsteady adjoint benchmark ({datetime.date.today()}, {platform.node()}, {np} rank(s)); {solver}; "
+         "recompute factor = (steps + recomputed) / steps", "", head, "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
 csv = ["run,cells,steps,schedule,snapshots,recomputed,written_bytes,forward,adjoint,ratio,forward_peak_memory,peak_memory"]
 for d, g in rows:
     s = g["schedule"]
@@ -58,7 +71,7 @@ for d, g in rows:
     csv.append(f"{d},{g['cells']},{g['steps']},{s['type']},{s['snapshots_used']},{s['recomputed_steps']},"
                f"{s['bytes_written']:.0f},{g['forward_wall_time']:.2f},{g['adjoint_wall_time']:.2f},"
                f"{g['adjoint_over_forward_time']:.3f},{g['forward_peak_memory_mib']:.1f},{g['peak_memory_mib']:.1f}")
-lines += ["", "Adjoint time: the backward sweep (Jacobian, LU and transposed solve per level, gradient assembly) "
+lines += ["", "Adjoint time: the backward sweep (Jacobian, preconditioner and transposed solve per level, gradient assembly) "
           "including the recomputation of revolve; forward time: the forward run with the trajectory storage.  Peak "
           "memory: the process peak (sum over ranks) at the end of the forward run and at the end of the adjoint."]
 open(out + ".md", "w").write("\n".join(lines) + "\n")

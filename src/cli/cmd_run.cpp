@@ -241,6 +241,10 @@ write_unsteady_summary(const CliArgs &args, const FlowCase &fc, const solver::Un
   j["newton_iterations_per_step"] = n ? double(sol.newton_iterations) / n : 0.0;
   j["linear_iterations_per_step"] = n ? double(sol.linear_iterations) / n : 0.0;
   j["preconditioner_setups"] = sol.preconditioner_setups;
+  j["time_split"] = {{"residual", sol.residual_time},
+                     {"jacobian_assembly", sol.jacobian_time},
+                     {"preconditioner_setup", sol.pc_setup_time},
+                     {"linear_solve_and_other", sol.linear_solve_time}};
   j["checkpoint"] = ck_json;
   j["checkpoint"]["file"] = ck.path();
   j["peak_memory_mib"] = mem_total;
@@ -353,9 +357,11 @@ PetscErrorCode run_unsteady(const CliArgs &args, FlowCase &fc) {
     const double eta = wall / steps_done * steps_left(r.time);
     PetscCall(log_info(
         comm,
-        "step %6ld  t %.6f  newton %d  lin %3d%s  %.3f s/step  ETA %.1f min  c_D %.6f  c_L %+.6f",
+        "step %6ld  t %.6f  newton %d  lin %3d%s  %.3f s/step (R %.3f J %.3f PC %.3f solve %.3f)  "
+        "ETA %.1f min  c_D %.6f  c_L %+.6f",
         r.step, r.time, r.newton_iterations, r.linear_iterations,
-        r.preconditioner_setup ? " PC" : "   ", r.wall_time, eta / 60, v.cd, v.cl));
+        r.preconditioner_setup ? " PC" : "   ", r.wall_time, r.residual_time, r.jacobian_time,
+        r.pc_setup_time, r.linear_solve_time, eta / 60, v.cd, v.cl));
     const bool last_step = !(ts.time() < t_end - 1e-9 * dt);
     if (r.step % vtk_every == 0 || last_step) PetscCall(writer.write_vtk(res, state, r.time));
     if (ck_every > 0 && (r.step % ck_every == 0 || last_step)) {

@@ -170,6 +170,10 @@ PetscErrorCode FlowCase::advance_to(solver::UnsteadySolver &ts, double t_end,
     solution->newton_iterations += r.newton_iterations;
     solution->linear_iterations += r.linear_iterations;
     solution->preconditioner_setups += r.preconditioner_setup;
+    solution->residual_time += r.residual_time;
+    solution->jacobian_time += r.jacobian_time;
+    solution->pc_setup_time += r.pc_setup_time;
+    solution->linear_solve_time += r.linear_solve_time;
     solver::FlowMonitors::Values v;
     PetscCall(evaluate(ts.state(), &state, &v));
     if (observer) PetscCall(observer(ts, r, state, v));

@@ -94,13 +94,16 @@ PetscErrorCode UnsteadySolver::set_state(Vec w, Vec w_prev, long step, double ti
 PetscErrorCode UnsteadySolver::form_function(SNES, Vec w, Vec R, void *ctx) {
   PetscFunctionBeginUser;
   auto *self = static_cast<UnsteadySolver *>(ctx);
+  const double start = MPI_Wtime();
   PetscCall(self->res_->residual(w, R, &self->term_));
+  if (self->report_) self->report_->residual_time += MPI_Wtime() - start;
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode UnsteadySolver::form_jacobian(SNES snes, Vec w, Mat J, Mat P, void *ctx) {
   PetscFunctionBeginUser;
   auto *self = static_cast<UnsteadySolver *>(ctx);
+  double start = MPI_Wtime();
   PetscCall(self->res_->jacobian(w, J, &self->shift_));
   // decide whether the preconditioner built from an earlier Jacobian is still good enough, from
   // the iterations of the last linear solve
@@ -113,9 +116,12 @@ PetscErrorCode UnsteadySolver::form_jacobian(SNES snes, Vec w, Mat J, Mat P, voi
   // SNES applies its preconditioner lag right after this callback: -2 rebuilds once, -1 reuses
   PetscCall(SNESSetLagPreconditioner(snes, pc_setup ? -2 : -1));
   if (pc_setup && P != J) PetscCall(self->res_->jacobian(w, P, &self->shift_, true));
+  if (self->report_) self->report_->jacobian_time += MPI_Wtime() - start;
   if (pc_setup) { // here rather than in the linear solve (set_up_preconditioner)
+    start = MPI_Wtime();
     PetscCall(KSPSetOperators(ksp, J, P));
     PetscCall(set_up_preconditioner(ksp));
+    if (self->report_) self->report_->pc_setup_time += MPI_Wtime() - start;
   }
   if (pc_setup && self->report_) self->report_->preconditioner_setup = true;
   PetscFunctionReturn(0);
@@ -144,7 +150,12 @@ PetscErrorCode UnsteadySolver::solve_step(double dt, int order, StepReport *repo
     PetscCall(VecAXPY(w_new_, -dt / dt_prev_, w_prev_));
   }
   report_ = report;
+  const double start = MPI_Wtime();
+  const double before = report->residual_time + report->jacobian_time + report->pc_setup_time;
   PetscCall(SNESSolve(snes_, nullptr, w_new_));
+  report->linear_solve_time +=
+      MPI_Wtime() - start -
+      (report->residual_time + report->jacobian_time + report->pc_setup_time - before);
   report_ = nullptr;
   SNESConvergedReason reason;
   PetscInt its, lits;

@@ -81,6 +81,14 @@ TEST_CASE("BDF2 is second order in time (Taylor-Green vortex, Dirichlet box)",
     for (int k = 0, n = static_cast<int>(std::lround(T / 2 / dt)); k < n; ++k) {
       REQUIRE(ts.advance(dt, &r) == 0);
       REQUIRE(r.converged);
+      // the time split: parts of the step, each measured (a residual and a Jacobian per step)
+      CHECK(r.residual_time > 0);
+      CHECK(r.jacobian_time > 0);
+      CHECK(r.pc_setup_time >= 0);
+      CHECK(r.linear_solve_time > 0);
+      CHECK(r.residual_time + r.jacobian_time + r.pc_setup_time + r.linear_solve_time <=
+            r.wall_time * (1 + 1e-9));
+      if (k == 0) CHECK(r.pc_setup_time > 0); // the first step sets its preconditioner up
     }
     solver::UnsteadySolver fresh;
     solver::UnsteadySolver *second = &ts;

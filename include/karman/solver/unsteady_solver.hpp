@@ -45,6 +45,10 @@ struct StepReport {
   double initial_residual = 0, final_residual = 0;
   std::vector<double> residual_history;
   double wall_time = 0;
+  /// Time split of the Newton solve [s]: residual evaluations, Jacobian assembly (exact and
+  /// compact), preconditioner set-up (LU factorization or multigrid hierarchy), and the linear
+  /// solves with the rest of the Newton iteration (line search, updates).
+  double residual_time = 0, jacobian_time = 0, pc_setup_time = 0, linear_solve_time = 0;
   bool converged = false;
   std::string reason;
 };
