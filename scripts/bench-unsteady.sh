@@ -74,8 +74,8 @@ for l in levels:
                            ("residual", "jacobian_assembly", "preconditioner_setup", "linear_solve_and_other"))
         lines.append(f"| {l} | {np} | {s['cells']} | {s['unknowns']} | {s['steps']} | {s['wall_time_per_step']:.3f} "
                      f"| {s['wall_time_per_step'] / dt:.1f} "
-                     f"| {s['newton_iterations_per_step']:.2f} | {s['linear_iterations_per_step']:.1f} | {parts} "
-                     f"| {s['preconditioner_setups']} | {c['write_time_per_record']:.4f} | {c['bytes_per_record'] / 2**20:.2f} "
+                     f"| {s['newton_iterations_per_step']:.2f} | {s['linear_iterations_per_step']:.1f} "
+                     f"| {s['preconditioner_setups']} | {parts} | {c['write_time_per_record']:.4f} | {c['bytes_per_record'] / 2**20:.2f} "
                      f"| {s['peak_memory_mib']:.0f} |")
         csv.append(f"{l},{np},{s['cells']},{s['unknowns']},{s['steps']},{s['wall_time_per_step']:.4f},"
                    f"{s['wall_time_per_step'] / dt:.3f},"

@@ -145,8 +145,8 @@ std::vector<SectionSpec> make_sections() {
                   "cell in 2D, ~90 in 3D), iterative (GMRES on the exact Jacobian preconditioned "
                   "by coupled algebraic multigrid on the compact face-neighbour matrix; steady "
                   "solves Jacobian-free; memory about linear in the cells, ~4 KiB per cell in 2D) "
-                  "or auto (direct up to 150000 unknowns, cells x (1 + dimension), iterative "
-                  "above); -ksp_type, -pc_type, -pc_gamg_*, -mg_levels_* override either",
+                  "or auto (direct up to 150000 unknowns, cells x (1 + dimension), in 3D up to "
+                  "40000, iterative above); -ksp_type, -pc_type, -pc_gamg_*, -mg_levels_* override either",
                   {"auto", "direct", "iterative"}),
            choice("preconditioner_matrix", "compact",
                   "unsteady, direct: matrix the LU factors are built from: exact (the full "

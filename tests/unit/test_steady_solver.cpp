@@ -165,6 +165,23 @@ boundaries:
   REQUIRE(VecNorm(fast.w, NORM_INFINITY, &nw) == 0);
   CAPTURE(nd, nw, fast.summary.iterations, cautious.summary.iterations);
   REQUIRE(nd <= 1e-9 * nw);
+  // the iterative linear solver (Jacobian-free GMRES, multigrid) from rest with the default CFL:
+  // converged, to the same solution
+  Problem r;
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "test.yaml", "/",
+                                        {"solver.linear=iterative"}, r.cfg) == 0);
+  test::load(PETSC_COMM_WORLD, "dfg-3d-coarse-tet.geo", 0, 3,
+             {"inlet", "outlet", "walls", "cylinder"}, &r.mesh);
+  REQUIRE(r.res.setup(r.mesh, r.cfg) == 0);
+  SolveResult iterative;
+  solve_from_rest(r, &iterative);
+  CAPTURE(iterative.summary.reason, iterative.summary.iterations);
+  REQUIRE(iterative.summary.converged);
+  REQUIRE(VecAXPY(iterative.w, -1.0, fast.w) == 0);
+  REQUIRE(VecNorm(iterative.w, NORM_INFINITY, &nd) == 0);
+  CAPTURE(nd, nw);
+  REQUIRE(nd <= 1e-9 * nw);
   VecDestroy(&fast.w);
   VecDestroy(&cautious.w);
+  VecDestroy(&iterative.w);
 }

@@ -7,18 +7,21 @@
 //  * iterative: right-preconditioned GMRES on the exact Jacobian J, preconditioned by one cycle of
 //    coupled algebraic multigrid (PCGAMG) on the compact face-neighbour matrix P (all nv = 1 + dim
 //    unknowns of a cell aggregated together, block size nv), with Richardson / block-Jacobi ILU(0)
-//    smoothing (2 sweeps) on every level: P's point blocks hold the Rhie-Chow pressure coupling,
-//    so ILU of the coupled matrix smooths pressure and velocity together (the coupled-AMG
-//    approach of pressure-based coupled FV solvers; the exact Jacobian stays the outer operator
-//    as in DAFoam and ADflow).  Measured on DFG 2D-1 (Newton Jacobians, GMRES to 1e-6, 2 ranks):
-//    smoothed aggregation with W-cycles needs 26 / 28 / 28 iterations on 20k / 80k / 312k cells
-//    (plain aggregation with V-cycles 30 / 50 / 60; SIMPLE with AMG blocks, the field split of
-//    Klaij & Vuik 2013, did not reach 1e-6 in 300 once the pseudo-time shift was small).  On
+//    smoothing (2 sweeps, zero pivots shifted) on every level: P's point blocks hold the Rhie-Chow
+//    pressure coupling, so ILU of the coupled matrix smooths pressure and velocity together (the
+//    coupled-AMG approach of pressure-based coupled FV solvers; the exact Jacobian stays the outer
+//    operator as in DAFoam and ADflow).  Measured on DFG 2D-1 (Newton Jacobians, GMRES to 1e-6, 2
+//    ranks): smoothed aggregation with W-cycles needs 26 / 28 / 28 iterations on 20k / 80k / 312k
+//    cells (plain aggregation with V-cycles 30 / 50 / 60; SIMPLE with AMG blocks, the field split
+//    of Klaij & Vuik 2013, did not reach 1e-6 in 300 once the pseudo-time shift was small).  On
 //    time steps (a strong time term) smoothed aggregation diverges and plain aggregation with
 //    V-cycles needs 5-10 iterations per 1e-3 (DFG 2D-2): hence the two defaults of LinearSystems.
 //    PCMG applies transposed (transposed smoothers in reverse order), so the adjoint uses the
 //    same preconditioner with KSPSolveTranspose.  memory is about linear in the cells.
-//  * auto: direct up to kAutoDirectUnknowns unknowns (global cells x nv), iterative above.
+//  * auto: direct up to kAutoDirectUnknowns unknowns (global cells x nv; in 3D
+//    kAutoDirectUnknowns3D: the LU fills in far more, and on DFG 3D-1Z level 0, 82k unknowns,
+//    the iterative solve already takes 9 instead of 68 s and 0.24 instead of 2.2 GB), iterative
+//    above.
 //  * Roles: the forward Newton solve has no prefix (-ksp_*, -pc_*), the adjoint the prefix adj_
 //    (-adj_ksp_*, -adj_pc_*).  Tolerances come from the case (solver.linear_*, adjoint.*).  Every
 //    default is set before KSPSetFromOptions, so -ksp_type, -pc_type, -pc_gamg_*, -mg_levels_*
@@ -71,8 +74,10 @@ enum class LinearSystems {
 
 /// solver.linear: auto picks direct up to this many unknowns (global cells x (1 + dim)).
 constexpr double kAutoDirectUnknowns = 150000;
+/// The same in 3D.
+constexpr double kAutoDirectUnknowns3D = 40000;
 
-/// The method of solver.linear for this mesh (auto: by size, kAutoDirectUnknowns).  Collective.
+/// The method of solver.linear for this mesh (auto: by size, kAutoDirectUnknowns[3D]).  Collective.
 LinearMethod linear_method(const config::CaseConfig &cfg, const mesh::Mesh &mesh);
 
 /// Sets karman's defaults on ksp, before KSPSetFromOptions (or SNESSetFromOptions) so that PETSc

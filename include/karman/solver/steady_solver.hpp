@@ -12,11 +12,12 @@
 // 10 (at most every 5 iterations, down to 1e-3 of the case's value) and the ramp continues from
 // there (logged); a line search that fails outright above the round-off floor does the same and
 // Newton continues from the last iterate (within solver.max_iterations in all).
-// The linear solver is PETSc KSP/PC chosen by solver.linear: direct (LU with MUMPS of J) or
-// iterative (FGMRES on J preconditioned by the SIMPLE block preconditioner built from the compact
-// matrix P, solver/simple_preconditioner.hpp, with Eisenstat-Walker inexact Newton: the linear
-// tolerance follows the nonlinear convergence, so the converged state is the same); -ksp_type,
-// -pc_type and -pc_factor_mat_solver_type override either.
+// The linear solver is PETSc KSP/PC chosen by solver.linear (solver/linear_solver.hpp): direct
+// (LU with MUMPS of J) or iterative (Jacobian-free GMRES on J, solver/jacobian_free.hpp,
+// preconditioned by coupled algebraic multigrid on the compact matrix P, with Eisenstat-Walker
+// inexact Newton capped at 0.1: the linear tolerance follows the nonlinear convergence, so the
+// converged state is the same); -ksp_type, -pc_type and -pc_factor_mat_solver_type override
+// either.
 // A non-finite residual or a failed step ends the solve with the reason and the
 // residual history; the best state seen is kept for output.
 // The CFL update, the history, the best state and the caller's monitor run in SNES's
