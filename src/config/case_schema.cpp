@@ -146,7 +146,8 @@ std::vector<SectionSpec> make_sections() {
                   "by coupled algebraic multigrid on the compact face-neighbour matrix; steady "
                   "solves Jacobian-free; memory about linear in the cells, ~4 KiB per cell in 2D) "
                   "or auto (direct up to 150000 unknowns, cells x (1 + dimension), in 3D up to "
-                  "40000, iterative above); -ksp_type, -pc_type, -pc_gamg_*, -mg_levels_* override either",
+                  "40000, iterative above); -ksp_type, -pc_type, -pc_gamg_*, -mg_levels_* override "
+                  "either",
                   {"auto", "direct", "iterative"}),
            choice("preconditioner_matrix", "compact",
                   "unsteady, direct: matrix the LU factors are built from: exact (the full "

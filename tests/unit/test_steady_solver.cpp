@@ -137,12 +137,17 @@ boundaries:
   walls: {type: wall}
   cylinder: {type: wall}
 )";
+  // the tetrahedral channel with the case's settings changed by `overrides`
+  const auto make_tet = [&yaml](const std::vector<std::string> &overrides, Problem *problem) {
+    clear_error();
+    REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "test.yaml", "/", overrides,
+                                          problem->cfg) == 0);
+    test::load(PETSC_COMM_WORLD, "dfg-3d-coarse-tet.geo", 0, 3,
+               {"inlet", "outlet", "walls", "cylinder"}, &problem->mesh);
+    REQUIRE(problem->res.setup(problem->mesh, problem->cfg) == 0);
+  };
   Problem p;
-  clear_error();
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "test.yaml", "/", {}, p.cfg) == 0);
-  test::load(PETSC_COMM_WORLD, "dfg-3d-coarse-tet.geo", 0, 3,
-             {"inlet", "outlet", "walls", "cylinder"}, &p.mesh);
-  REQUIRE(p.res.setup(p.mesh, p.cfg) == 0);
+  make_tet({}, &p);
   SolveResult fast, cautious;
   solve_from_rest(p, &fast);
   CAPTURE(fast.summary.reason, fast.summary.iterations);
@@ -150,11 +155,7 @@ boundaries:
   // the CFL was cut: some CFL below the initial 10
   REQUIRE(*std::min_element(fast.monitored_cfl.begin(), fast.monitored_cfl.end()) < 10);
   Problem q;
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "test.yaml", "/",
-                                        {"solver.cfl_initial=0.5"}, q.cfg) == 0);
-  test::load(PETSC_COMM_WORLD, "dfg-3d-coarse-tet.geo", 0, 3,
-             {"inlet", "outlet", "walls", "cylinder"}, &q.mesh);
-  REQUIRE(q.res.setup(q.mesh, q.cfg) == 0);
+  make_tet({"solver.cfl_initial=0.5"}, &q);
   solve_from_rest(q, &cautious);
   REQUIRE(cautious.summary.converged);
   REQUIRE(*std::min_element(cautious.monitored_cfl.begin(), cautious.monitored_cfl.end()) >= 0.5);
@@ -168,11 +169,7 @@ boundaries:
   // the iterative linear solver (Jacobian-free GMRES, multigrid) from rest with the default CFL:
   // converged, to the same solution
   Problem r;
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "test.yaml", "/",
-                                        {"solver.linear=iterative"}, r.cfg) == 0);
-  test::load(PETSC_COMM_WORLD, "dfg-3d-coarse-tet.geo", 0, 3,
-             {"inlet", "outlet", "walls", "cylinder"}, &r.mesh);
-  REQUIRE(r.res.setup(r.mesh, r.cfg) == 0);
+  make_tet({"solver.linear=iterative"}, &r);
   SolveResult iterative;
   solve_from_rest(r, &iterative);
   CAPTURE(iterative.summary.reason, iterative.summary.iterations);
