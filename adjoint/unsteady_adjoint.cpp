@@ -140,9 +140,9 @@ struct UnsteadyAdjoint::Sweep {
   KSP ksp = nullptr;
   Vec w = nullptr, w_prev = nullptr; ///< w^n, w^{n-1}
   Vec rs = nullptr;                  ///< R_s(w^n)
-  // Reuse policy: a preconditioner is kept while the last level's solve costs less than the mean
-  // cost per level since its set-up (set-up included) and takes at most 100 iterations.  Times
-  // are the maximum over the ranks, so that every rank takes the same decision.
+  // Reuse policy (set by setup_sweep): a preconditioner is kept while the last level's solve
+  // needed at most solver.refactor_iterations iterations or 1.5 x those of the first level after
+  // its set-up (iteration counts only: every rank and every run decides the same)
   solver::PreconditionerReuse pc_reuse{0};
   std::vector<double> shift;                      ///< rho V a0^n per owned cell
   discretization::LocalState state;               ///< of w^n with the boundary values of t^n

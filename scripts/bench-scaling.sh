@@ -124,7 +124,6 @@ for l, np, m in runs:
     csv.append(f"{l},{s['cells']},{np},{m},{status},{s['newton_iterations']},{s['linear_iterations']},{mean:.2f},{mx},"
                f"{s['wall_time']:.3f},{s['peak_memory_mib']:.1f},{kib:.3f},{s['cd']:.12f},{s['cl']:.12f},"
                f"{s['delta_p']:.12f},{adj_time},{adj_ratio}")
-lo, hi = bounds["cd"], bounds["cl"]
 lines += ["", f"✓: inside the published bounds (Schäfer & Turek 1996: c_D in [{bounds['cd'][0]}, {bounds['cd'][1]}], "
           f"c_L in [{bounds['cl'][0]}, {bounds['cl'][1]}], Δp in [{bounds['dp'][0]}, {bounds['dp'][1]}]).",
           "Wall time: the Newton solve (meshing, set-up and output excluded). Peak memory: sum over the ranks of the "

@@ -121,9 +121,11 @@ PetscErrorCode UnsteadySolver::form_jacobian(SNES snes, Vec w, Mat J, Mat P, voi
     start = MPI_Wtime();
     PetscCall(KSPSetOperators(ksp, J, P));
     PetscCall(set_up_preconditioner(ksp));
-    if (self->report_) self->report_->pc_setup_time += MPI_Wtime() - start;
+    if (self->report_) {
+      self->report_->pc_setup_time += MPI_Wtime() - start;
+      self->report_->preconditioner_setup = true;
+    }
   }
-  if (pc_setup && self->report_) self->report_->preconditioner_setup = true;
   PetscFunctionReturn(0);
 }
 

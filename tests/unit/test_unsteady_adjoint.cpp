@@ -132,6 +132,18 @@ std::vector<ParameterCase> parameter_cases(Setup &s, bool frequency) {
   return cases;
 }
 
+/// Central difference (J(value + h) - J(value - h)) / 2h of the forward objective, h = 1e-3 value;
+/// the parameter is restored.
+double central_difference(Setup &s, const ParameterCase &c) {
+  const double h = 1e-3 * c.value;
+  c.set(c.value + h);
+  const double Jp = forward(s, s.w0);
+  c.set(c.value - h);
+  const double Jm = forward(s, s.w0);
+  c.set(c.value);
+  return (Jp - Jm) / (2 * h);
+}
+
 void check_rates(const std::vector<double> &rem) {
   for (std::size_t k = 0; k + 1 < rem.size(); ++k) {
     const double rate = std::log2(rem[k] / rem[k + 1]);
@@ -174,13 +186,7 @@ TEST_CASE("unsteady adjoint: sine parameters and viscosity vs finite differences
   adjoint::UnsteadyAdjointResult r;
   gradient(s, "store-all", 0, &r);
   for (const auto &c : parameter_cases(s, true)) {
-    const double h = 1e-3 * c.value;
-    c.set(c.value + h);
-    const double Jp = forward(s, s.w0);
-    c.set(c.value - h);
-    const double Jm = forward(s, s.w0);
-    c.set(c.value);
-    const double fd = (Jp - Jm) / (2 * h), adj = gradient_of(r, c.name);
+    const double fd = central_difference(s, c), adj = gradient_of(r, c.name);
     CAPTURE(c.name, adj, fd, r.J);
     REQUIRE(std::abs(adj - fd) <= 1e-5 * std::abs(fd));
   }
@@ -512,13 +518,7 @@ TEST_CASE("unsteady adjoint with the iterative linear solver: equal to direct, f
     const double adj = gradient_of(r, c.name);
     CAPTURE(c.name, adj, gradient_of(rd, c.name));
     CHECK(std::abs(adj - gradient_of(rd, c.name)) <= 1e-8 * std::abs(gradient_of(rd, c.name)));
-    const double h = 1e-3 * c.value;
-    c.set(c.value + h);
-    const double Jp = forward(s, s.w0);
-    c.set(c.value - h);
-    const double Jm = forward(s, s.w0);
-    c.set(c.value);
-    const double fd = (Jp - Jm) / (2 * h);
+    const double fd = central_difference(s, c);
     CAPTURE(fd);
     CHECK(std::abs(adj - fd) <= 1e-6 * std::abs(fd));
   }
