@@ -112,9 +112,17 @@ struct UnsteadyAdjoint::Adjoint {
   ~Adjoint() {
     for (Vec *v : {&g, &psi, &psi1, &psi2})
       if (*v) VecDestroy(v);
+    for (Vec &v : older) VecDestroy(&v);
   }
 
   Vec psi1 = nullptr, psi2 = nullptr; ///< psi^{n+1}, psi^{n+2} while level n is solved
+  std::vector<Vec> older;             ///< psi^{n+3}, psi^{n+4}, ... (the initial guess's history)
+  /// psi^{n+1}, psi^{n+2}, psi^{n+3}, ...: the history that is saved and that the guess combines
+  std::vector<Vec> history() const {
+    std::vector<Vec> h{psi1, psi2};
+    h.insert(h.end(), older.begin(), older.end());
+    return h;
+  }
   Vec g = nullptr, psi = nullptr;     ///< right-hand side, psi^n
   std::map<std::string, double> sums; ///< dJ/da summed over the levels so far (16), (17)
   std::vector<double> psi_local;      ///< psi^n, nv per local cell (ghosts updated)
@@ -133,6 +141,7 @@ struct UnsteadyAdjoint::Sweep {
       if (*a) MatDestroy(a);
     for (Vec *v : {&w, &w_prev, &rs})
       if (*v) VecDestroy(v);
+    for (Vec &v : work) VecDestroy(&v);
   }
 
   std::vector<solver::BdfCoefficients> bdf; ///< of level n, zero beyond N
@@ -140,9 +149,13 @@ struct UnsteadyAdjoint::Sweep {
   KSP ksp = nullptr;
   Vec w = nullptr, w_prev = nullptr; ///< w^n, w^{n-1}
   Vec rs = nullptr;                  ///< R_s(w^n)
+  /// each Krylov solve starts from least_residual_guess over this many later levels' adjoints
+  /// (adjoint.initial_guess; 0: from zero)
+  int guess = 0;
+  std::vector<Vec> work; ///< the guess's 2 x guess work vectors
   // Reuse policy (set by setup_sweep): a preconditioner is kept while the last level's solve
-  // needed at most solver.refactor_iterations iterations or 1.5 x those of the first level after
-  // its set-up (iteration counts only: every rank and every run decides the same)
+  // needed at most solver.refactor_iterations iterations or kReuseGrowth x those of the first level
+  // after its set-up (iteration counts only: every rank and every run decides the same)
   solver::PreconditionerReuse pc_reuse{0};
   std::vector<double> shift;                      ///< rho V a0^n per owned cell
   discretization::LocalState state;               ///< of w^n with the boundary values of t^n
@@ -177,13 +190,14 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
     s.adjoints.push_back(std::make_unique<Adjoint>());
     Adjoint &a = *s.adjoints.back();
     for (Vec *v : {&a.psi1, &a.psi2, &a.g, &a.psi}) PetscCall(res_->create_state(v));
-    PetscCall(VecSet(a.psi1, 0.0));
-    PetscCall(VecSet(a.psi2, 0.0));
+    a.older.assign(std::max(history_length() - 2, 0), nullptr);
+    for (Vec &v : a.older) PetscCall(res_->create_state(&v));
+    for (Vec v : a.history()) PetscCall(VecSet(v, 0.0));
   }
   long n = steps_;
   UnsteadyAdjointResult &first = results->front();
   if (o.resume && !o.forward_only) {
-    PetscCall(load_state(o, &n, s.adjoints[0]->psi1, s.adjoints[0]->psi2, &first));
+    PetscCall(load_state(o, &n, s.adjoints[0]->history(), &first));
     first.resumed_from = n;
   }
   solver::UnsteadySolver ts;
@@ -332,7 +346,14 @@ PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels
              "adjoint.preconditioner_matrix: exact",
              cfg_->file().c_str());
   s->pc_reuse = solver::PreconditionerReuse(
-      static_cast<int>(cfg_->section("solver").integer("refactor_iterations")), 1.5, reuse);
+      static_cast<int>(cfg_->section("solver").integer("refactor_iterations")),
+      solver::kReuseGrowth, reuse);
+  // a Krylov solve starts from the best combination of the later levels' adjoints (the adjoint
+  // varies smoothly in time): fewer iterations to the same tolerance, relative to ||b||
+  s->guess = reuse ? static_cast<int>(adj.integer("initial_guess")) : 0;
+  s->work.assign(2 * s->guess, nullptr);
+  for (Vec &v : s->work) PetscCall(res.create_state(&v));
+  if (s->guess > 0) PetscCall(KSPSetInitialGuessNonzero(s->ksp, PETSC_TRUE));
   s->shift.assign(res.mesh().n_owned_cells, 0.0);
   PetscFunctionReturn(0);
 }
@@ -363,14 +384,18 @@ PetscErrorCode UnsteadyAdjoint::solve_level(const UnsteadyAdjointOptions &o, Tra
     PetscCall(accumulate_gradients(goals_[i], n, level, gobj[i], gres[i], a, &r));
     if (i == 0 && o.snapshot && o.snapshot_every > 0 && (n % o.snapshot_every == 0 || n == 1))
       PetscCall(o.snapshot(n, level.time, a.psi_local));
-    // shift the adjoint history
+    // shift the adjoint history: psi^{n+k+1} <- psi^{n+k} (the oldest vector is reused)
+    if (!a.older.empty()) {
+      std::rotate(a.older.rbegin(), a.older.rbegin() + 1, a.older.rend());
+      PetscCall(VecCopy(a.psi2, a.older.front()));
+    }
     PetscCall(VecCopy(a.psi1, a.psi2));
     PetscCall(VecCopy(a.psi, a.psi1));
     r.parameters.clear();
     for (const auto &[name, value] : a.sums) r.parameters.push_back({name, 0.0, value});
   }
   if (o.save_every > 0 && n > 1 && n % o.save_every == 0)
-    PetscCall(save_state(o, n, s.adjoints[0]->psi1, s.adjoints[0]->psi2, results->front()));
+    PetscCall(save_state(o, n, s.adjoints[0]->history(), results->front()));
   PetscFunctionReturn(0);
 }
 
@@ -437,9 +462,17 @@ UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
   // every objective's solve with the same preconditioner; the reuse rule sees the level's largest
   // iteration count
   PetscInt max_its = 0;
+  double guess_residual = 1; // of the first objective's solve
   for (std::size_t i = 0; i < s.adjoints.size(); ++i) {
     Adjoint &a = *s.adjoints[i];
     if (i > 0) PetscCall(KSPSetReusePreconditioner(s.ksp, PETSC_TRUE));
+    double relative = 1;
+    if (s.guess > 0) {
+      std::vector<Vec> previous = a.history();
+      previous.resize(s.guess);
+      PetscCall(solver::least_residual_guess(s.J, true, a.g, previous, s.work, a.psi, &relative));
+    }
+    if (i == 0) guess_residual = relative;
     PetscCall(KSPSolveTranspose(s.ksp, a.g, a.psi));
     KSPConvergedReason reason;
     PetscInt its;
@@ -452,7 +485,8 @@ UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
     max_its = std::max(max_its, its);
   }
   s.pc_reuse.record_solve(max_its);
-  PetscCall(log_info(comm, "adjoint level %5ld  t %.6f  linear iterations %d", n, t, (int)max_its));
+  PetscCall(log_info(comm, "adjoint level %5ld  t %.6f  linear iterations %d  initial guess %.1e",
+                     n, t, (int)max_its, guess_residual));
   PetscFunctionReturn(0);
 }
 
@@ -583,21 +617,27 @@ std::vector<std::pair<std::string, std::string>> case_identity(const config::Cas
 // (level, steps, dt, J, the case's identity, parameter sums, per-step control series), all in
 // one HDF5 file that is written under a temporary name and renamed when complete.  The level is
 // stored twice (attribute "level" with the psi datasets, and in the record) and compared on load.
-PetscErrorCode UnsteadyAdjoint::save_state(const UnsteadyAdjointOptions &o, long n, Vec psi1,
-                                           Vec psi2, const UnsteadyAdjointResult &r) const {
+int UnsteadyAdjoint::history_length() const {
+  return std::max(2, static_cast<int>(cfg_->section("adjoint").integer("initial_guess")));
+}
+
+PetscErrorCode UnsteadyAdjoint::save_state(const UnsteadyAdjointOptions &o, long n,
+                                           const std::vector<Vec> &history,
+                                           const UnsteadyAdjointResult &r) const {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res_->mesh();
   const int nv = res_->nv();
   const std::string tmp = o.state_file + ".tmp";
-  io::Field f1{"psi1", nv, {}}, f2{"psi2", nv, {}}, fx{"xbar", 3, {}};
-  const PetscScalar *a, *b;
-  PetscCall(VecGetArrayRead(psi1, &a));
-  PetscCall(VecGetArrayRead(psi2, &b));
-  f1.values.assign(a, a + m.n_owned_cells * nv);
-  f2.values.assign(b, b + m.n_owned_cells * nv);
-  PetscCall(VecRestoreArrayRead(psi1, &a));
-  PetscCall(VecRestoreArrayRead(psi2, &b));
-  PetscCall(io::create_fields_h5(m, res_->coordinates(), tmp, {f1, f2},
+  std::vector<io::Field> psi;
+  for (std::size_t k = 0; k < history.size(); ++k) {
+    psi.push_back({"psi" + std::to_string(k + 1), nv, {}});
+    const PetscScalar *a;
+    PetscCall(VecGetArrayRead(history[k], &a));
+    psi.back().values.assign(a, a + m.n_owned_cells * nv);
+    PetscCall(VecRestoreArrayRead(history[k], &a));
+  }
+  io::Field fx{"xbar", 3, {}};
+  PetscCall(io::create_fields_h5(m, res_->coordinates(), tmp, psi,
                                  {{"level", static_cast<double>(n)}},
                                  {{"adjoint_format", kStateFormat}}));
   kill_if_requested(n, true);
@@ -607,6 +647,7 @@ PetscErrorCode UnsteadyAdjoint::save_state(const UnsteadyAdjointOptions &o, long
   j["format"] = kStateFormat;
   j["version"] = kStateVersion;
   j["level"] = n;
+  j["history"] = history.size();
   j["steps"] = steps_;
   j["dt"] = dt_;
   j["J"] = r.J;
@@ -623,8 +664,9 @@ PetscErrorCode UnsteadyAdjoint::save_state(const UnsteadyAdjointOptions &o, long
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode UnsteadyAdjoint::load_state(const UnsteadyAdjointOptions &o, long *n, Vec psi1,
-                                           Vec psi2, UnsteadyAdjointResult *r) const {
+PetscErrorCode UnsteadyAdjoint::load_state(const UnsteadyAdjointOptions &o, long *n,
+                                           const std::vector<Vec> &history,
+                                           UnsteadyAdjointResult *r) const {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res_->mesh();
   const int nv = res_->nv();
@@ -685,21 +727,26 @@ PetscErrorCode UnsteadyAdjoint::load_state(const UnsteadyAdjointOptions &o, long
              psi_level, *n);
   PetscCheck(*n >= 2 && *n <= steps_, m.comm, PETSC_ERR_FILE_UNEXPECTED,
              "%s: adjoint state of level %ld, expected a level in [2, %ld]", file, *n, steps_);
-  io::Field f1, f2, fx;
-  PetscCall(io::read_cell_field_h5(m, o.state_file, "psi1", &f1));
-  PetscCall(io::read_cell_field_h5(m, o.state_file, "psi2", &f2));
+  // psi^n, psi^{n+1} and the older history the file has (a state saved with a shorter
+  // adjoint.initial_guess leaves the rest zero)
+  const long saved = j.value("history", 2L);
+  io::Field fx;
   PetscCall(io::read_vertex_field_h5(m, o.state_file, "xbar", &fx));
-  PetscCheck(
-      f1.ncomp == nv && f2.ncomp == nv && fx.ncomp == 3, m.comm, PETSC_ERR_FILE_UNEXPECTED,
-      "%s: adjoint state with %d and %d unknowns per cell and %d per vertex, expected %d and 3",
-      file, f1.ncomp, f2.ncomp, fx.ncomp, nv);
-  PetscScalar *a;
-  PetscCall(VecGetArray(psi1, &a));
-  std::copy(f1.values.begin(), f1.values.end(), a);
-  PetscCall(VecRestoreArray(psi1, &a));
-  PetscCall(VecGetArray(psi2, &a));
-  std::copy(f2.values.begin(), f2.values.end(), a);
-  PetscCall(VecRestoreArray(psi2, &a));
+  PetscCheck(fx.ncomp == 3, m.comm, PETSC_ERR_FILE_UNEXPECTED,
+             "%s: adjoint state with %d unknowns per vertex, expected 3", file, fx.ncomp);
+  for (std::size_t k = 0; k < history.size(); ++k) {
+    PetscCall(VecSet(history[k], 0.0));
+    if (static_cast<long>(k) >= saved) continue;
+    io::Field f;
+    PetscCall(io::read_cell_field_h5(m, o.state_file, "psi" + std::to_string(k + 1), &f));
+    PetscCheck(f.ncomp == nv, m.comm, PETSC_ERR_FILE_UNEXPECTED,
+               "%s: adjoint state with %d unknowns per cell in psi%zu, expected %d", file, f.ncomp,
+               k + 1, nv);
+    PetscScalar *a;
+    PetscCall(VecGetArray(history[k], &a));
+    std::copy(f.values.begin(), f.values.end(), a);
+    PetscCall(VecRestoreArray(history[k], &a));
+  }
   bool numbers = true;
   for (const auto &[name, value] : j["parameters"].items()) {
     numbers = numbers && value.is_number();

@@ -158,7 +158,7 @@ std::vector<SectionSpec> make_sections() {
            integer("refactor_iterations", "20",
                    "unsteady forward and adjoint: reuse the preconditioner (LU factors or "
                    "multigrid hierarchy) across Newton steps and time levels until a linear solve "
-                   "needs more than this many iterations, or 1.5 times as many as right after its "
+                   "needs more than this many iterations, or 1.1 times as many as right after its "
                    "set-up, then set it up again",
                    1),
            positive(
@@ -210,9 +210,10 @@ std::vector<SectionSpec> make_sections() {
                "solver.refactor_iterations says; iterative always uses multigrid on the compact "
                "matrix",
                {"exact", "compact"}),
-           positive("rtol", "1e-12",
-                    "relative tolerance of the transposed (adjoint) linear solves (-adj_ksp_rtol "
-                    "overrides it)"),
+           positive("rtol", "1e-10",
+                    "relative tolerance of the transposed (adjoint) linear solves, as the "
+                    "forward's solver.rtol: gradients to ~1e-9 relative (-adj_ksp_rtol overrides "
+                    "it)"),
            positive("atol", "1e-30",
                     "absolute tolerance of the transposed (adjoint) linear solves (-adj_ksp_atol "
                     "overrides it)"),
@@ -221,6 +222,12 @@ std::vector<SectionSpec> make_sections() {
                    "-adj_ksp_type; the "
                    "default preonly LU takes one; -adj_ksp_max_it overrides it)",
                    1),
+           integer("initial_guess", "6",
+                   "unsteady, Krylov solves: each level's transposed solve starts from the "
+                   "combination of the adjoints of the last N levels with the least residual (a "
+                   "smooth adjoint is extrapolated to ~(dt/T)^N: fewer iterations to the same "
+                   "tolerance); 0: from zero",
+                   0),
            integer("level_max_iterations", "500",
                    "unsteady: maximum iterations of each level's transposed GMRES solve "
                    "(-adj_ksp_max_it "

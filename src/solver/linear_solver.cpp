@@ -2,6 +2,7 @@
 #include "karman/solver/linear_solver.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <string>
@@ -219,6 +220,59 @@ PetscErrorCode check_transposed_solve(KSP ksp) {
              "can: -%spc_type lu (with -%spc_factor_mat_solver_type mumps, the default), ilu, asm, "
              "bjacobi, jacobi or none, or the case key solver.linear: iterative",
              prefix, type, prefix, prefix);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode least_residual_guess(Mat A, bool transpose, Vec b, const std::vector<Vec> &previous,
+                                    const std::vector<Vec> &work, Vec x,
+                                    double *relative_residual) {
+  PetscFunctionBeginUser;
+  const std::size_t k = previous.size();
+  PetscAssert(work.size() >= 2 * k, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_SIZ,
+              "least_residual_guess: %zu work vectors for %zu previous solutions", work.size(), k);
+  PetscReal bnorm;
+  PetscCall(VecNorm(b, NORM_2, &bnorm));
+  PetscCall(VecSet(x, 0.0));
+  *relative_residual = bnorm > 0 ? 1.0 : 0.0;
+  if (bnorm == 0) PetscFunctionReturn(0);
+  // modified Gram-Schmidt on the products w_i = op(A) v_i, the same combinations applied to copies
+  // of v_i so that w_i = op(A) v_i stays true: then x0 = sum_i (w_i . b) v_i with orthonormal w_i.
+  // (A smooth history is nearly dependent; Gram-Schmidt keeps the accuracy that the normal
+  // equations, with the condition number squared, would lose.)  A product whose part independent
+  // of the earlier ones is below 1e-10 of its norm, or zero, is left out.
+  std::vector<Vec> v, w;
+  for (std::size_t i = 0; i < k; ++i) {
+    Vec vi = work[2 * i], wi = work[2 * i + 1];
+    PetscCall(VecCopy(previous[i], vi));
+    if (transpose)
+      PetscCall(MatMultTranspose(A, vi, wi));
+    else
+      PetscCall(MatMult(A, vi, wi));
+    PetscReal norm0, norm;
+    PetscCall(VecNorm(wi, NORM_2, &norm0));
+    if (norm0 == 0) continue;
+    for (int pass = 0; pass < 2; ++pass) // twice is enough (Giraud et al. 2005)
+      for (std::size_t j = 0; j < w.size(); ++j) {
+        PetscScalar r;
+        PetscCall(VecDot(wi, w[j], &r));
+        PetscCall(VecAXPY(wi, -r, w[j]));
+        PetscCall(VecAXPY(vi, -r, v[j]));
+      }
+    PetscCall(VecNorm(wi, NORM_2, &norm));
+    if (norm <= 1e-10 * norm0) continue;
+    PetscCall(VecScale(wi, 1.0 / norm));
+    PetscCall(VecScale(vi, 1.0 / norm));
+    v.push_back(vi);
+    w.push_back(wi);
+  }
+  double captured = 0; // ||b||^2 - ||b - op(A) x0||^2
+  for (std::size_t j = 0; j < w.size(); ++j) {
+    PetscScalar c;
+    PetscCall(VecDot(b, w[j], &c));
+    PetscCall(VecAXPY(x, c, v[j]));
+    captured += c * c;
+  }
+  *relative_residual = std::sqrt(std::max(bnorm * bnorm - captured, 0.0)) / bnorm;
   PetscFunctionReturn(0);
 }
 

@@ -67,7 +67,8 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
   KSPType type;
   PetscCall(KSPGetType(ksp, &type));
   const bool reuse = std::string(type) != KSPPREONLY;
-  pc_reuse_ = PreconditionerReuse(static_cast<int>(s.integer("refactor_iterations")), 1.5, reuse);
+  pc_reuse_ =
+      PreconditionerReuse(static_cast<int>(s.integer("refactor_iterations")), kReuseGrowth, reuse);
   pc_setup_dt_ = 0;
   PetscCheck(
       reuse || !P_, residual.mesh().comm, PETSC_ERR_USER_INPUT,

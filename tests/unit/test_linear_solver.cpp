@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -255,4 +256,79 @@ TEST_CASE("preconditioner reuse: iteration limit, and growth after a fresh set-u
     REQUIRE(never.decide_setup());
   }
   REQUIRE(never.setups() == 3);
+}
+
+TEST_CASE("least-residual initial guess: exact in the span, never worse than zero",
+          "[linear-solver][mpi]") {
+  Mat A = tridiagonal(12);
+  Vec b, x, r;
+  std::vector<Vec> v(4), work(8);
+  REQUIRE(MatCreateVecs(A, &x, &b) == 0);
+  REQUIRE(VecDuplicate(b, &r) == 0);
+  for (Vec *p : {&v[0], &v[1], &v[2], &v[3]}) REQUIRE(VecDuplicate(b, p) == 0);
+  for (Vec &w : work) REQUIRE(VecDuplicate(b, &w) == 0);
+  PetscInt lo, hi;
+  REQUIRE(VecGetOwnershipRange(b, &lo, &hi) == 0);
+  for (PetscInt i = lo; i < hi; ++i) { // three smooth "earlier solutions", the third dependent
+    REQUIRE(VecSetValue(v[0], i, std::sin(0.3 * i), INSERT_VALUES) == 0);
+    REQUIRE(VecSetValue(v[1], i, std::cos(0.2 * i) + 0.01 * i, INSERT_VALUES) == 0);
+    REQUIRE(VecSetValue(v[2], i, 2 * std::sin(0.3 * i) - (std::cos(0.2 * i) + 0.01 * i),
+                        INSERT_VALUES) == 0);
+  }
+  for (Vec p : v) {
+    REQUIRE(VecAssemblyBegin(p) == 0);
+    REQUIRE(VecAssemblyEnd(p) == 0);
+  }
+  REQUIRE(VecSet(v[3], 0.0) == 0);            // a zero history entry (the sweep's start)
+  const auto residual = [&](bool transpose) { // ||b - op(A) x|| / ||b||
+    PetscReal rn, bn;
+    if (transpose)
+      MatMultTranspose(A, x, r);
+    else
+      MatMult(A, x, r);
+    VecAYPX(r, -1.0, b);
+    VecNorm(r, NORM_2, &rn);
+    VecNorm(b, NORM_2, &bn);
+    return rn / bn;
+  };
+  for (const bool transpose : {true, false}) {
+    CAPTURE(transpose);
+    // b = op(A) (0.7 v0 - 1.3 v1): the guess is that combination, to round-off
+    REQUIRE(VecSet(x, 0.0) == 0);
+    REQUIRE(VecAXPY(x, 0.7, v[0]) == 0);
+    REQUIRE(VecAXPY(x, -1.3, v[1]) == 0);
+    if (transpose)
+      REQUIRE(MatMultTranspose(A, x, b) == 0);
+    else
+      REQUIRE(MatMult(A, x, b) == 0);
+    double reported = 1;
+    REQUIRE(solver::least_residual_guess(A, transpose, b, v, work, x, &reported) == 0);
+    CHECK(reported < 1e-12);
+    CHECK(residual(transpose) < 1e-12);
+    // b outside the span: the reported residual is the true one, below that of x0 = 0 (1)
+    REQUIRE(VecSetRandom(b, nullptr) == 0);
+    REQUIRE(solver::least_residual_guess(A, transpose, b, v, work, x, &reported) == 0);
+    CHECK(reported <= 1.0);
+    CHECK(reported == Approx(residual(transpose)).epsilon(1e-10));
+    // ... and it is the least residual: moving along any earlier solution only raises it
+    for (Vec p : {v[0], v[1]})
+      for (const double h : {1e-3, -1e-3}) {
+        REQUIRE(VecAXPY(x, h, p) == 0);
+        CHECK(residual(transpose) > reported);
+        REQUIRE(VecAXPY(x, -h, p) == 0);
+      }
+  }
+  // no history and b = 0: x0 = 0
+  double reported = -1;
+  REQUIRE(solver::least_residual_guess(A, true, b, {}, work, x, &reported) == 0);
+  CHECK(reported == 1.0);
+  REQUIRE(VecSet(b, 0.0) == 0);
+  REQUIRE(solver::least_residual_guess(A, true, b, v, work, x, &reported) == 0);
+  PetscReal xn;
+  REQUIRE(VecNorm(x, NORM_2, &xn) == 0);
+  CHECK(xn == 0.0);
+  CHECK(reported == 0.0);
+  for (Vec *p : {&b, &x, &r, &v[0], &v[1], &v[2], &v[3]}) VecDestroy(p);
+  for (Vec &w : work) VecDestroy(&w);
+  MatDestroy(&A);
 }

@@ -15,6 +15,8 @@
 // The sweep can be interrupted: every `save_every` levels the adjoint state after level n is
 // saved and `resume` continues from it.  The state is ONE HDF5 file (OUTDIR/adjoint-state.h5):
 //   /fields/psi1, /fields/psi2  psi^n, psi^{n+1} in serial cell order; attribute "level" = n
+//   /fields/psi3, ...           psi^{n+2}, ... (adjoint.initial_guess > 2: the history that the
+//                               initial guesses combine, so that a resumed sweep repeats exactly)
 //   /vertex_fields/xbar         dJ/dX summed over levels N..n, serial vertex order
 //   /adjoint_state              JSON: format, version, level n (again), steps, dt, J, the
 //                               problem hash, time scheme, initial condition and objective,
@@ -155,14 +157,18 @@ private:
   /// boundary parameter chained to the parameters of its time function.
   PetscErrorCode chain_time_functions(const std::map<std::string, double> &sums,
                                       UnsteadyAdjointResult *result) const;
-  /// Saves the adjoint state after level n (psi^n, psi^{n+1} = psi1, psi2, the sums in r) to
+  /// How many later levels' adjoints a sweep keeps (and saves): 2 for the time coupling, more
+  /// for the initial guesses (adjoint.initial_guess).
+  int history_length() const;
+  /// Saves the adjoint state after level n (psi^n, psi^{n+1}, ... = history, the sums in r) to
   /// o.state_file.  Collective.
-  PetscErrorCode save_state(const UnsteadyAdjointOptions &o, long n, Vec psi1, Vec psi2,
-                            const UnsteadyAdjointResult &r) const;
-  /// Reads the adjoint state o.state_file: its level into n, psi^n, psi^{n+1} into psi1, psi2,
-  /// the sums into r; refuses a state of another case.  Collective.
-  PetscErrorCode load_state(const UnsteadyAdjointOptions &o, long *n, Vec psi1, Vec psi2,
-                            UnsteadyAdjointResult *r) const;
+  PetscErrorCode save_state(const UnsteadyAdjointOptions &o, long n,
+                            const std::vector<Vec> &history, const UnsteadyAdjointResult &r) const;
+  /// Reads the adjoint state o.state_file: its level into n, psi^n, psi^{n+1}, ... into history
+  /// (those the file has; the others zero), the sums into r; refuses a state of another case.
+  /// Collective.
+  PetscErrorCode load_state(const UnsteadyAdjointOptions &o, long *n,
+                            const std::vector<Vec> &history, UnsteadyAdjointResult *r) const;
 
   discretization::FlowResidual *res_ = nullptr;
   const config::CaseConfig *cfg_ = nullptr;
