@@ -173,6 +173,10 @@ PetscErrorCode set_recording_convergence_test(SNES snes, NewtonRecorder record,
   PetscFunctionReturn(0);
 }
 
+bool at_roundoff_floor(double initial_residual, double final_residual, double atol) {
+  return final_residual <= 1e-12 * initial_residual || final_residual <= 100 * atol;
+}
+
 PetscErrorCode set_up_preconditioner(KSP ksp) {
   PetscFunctionBeginUser;
   // the Galerkin products P^T A P of the coarse levels without the intermediate A P (on 312k

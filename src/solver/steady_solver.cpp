@@ -187,8 +187,7 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
     summary->converged = reason > 0;
     summary->reason = SNESConvergedReasons[reason];
     // a line search that cannot decrease a residual already at the round-off floor is success
-    const bool floor = summary->final_residual <= 1e-12 * summary->initial_residual ||
-                       summary->final_residual <= 100 * atol;
+    const bool floor = at_roundoff_floor(summary->initial_residual, summary->final_residual, atol);
     if (reason == SNES_DIVERGED_LINE_SEARCH && floor) {
       summary->converged = true;
       summary->reason = "CONVERGED_ROUNDOFF (line search at the round-off floor)";

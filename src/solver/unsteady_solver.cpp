@@ -167,6 +167,16 @@ PetscErrorCode UnsteadySolver::solve_step(double dt, int order, StepReport *repo
   PetscCall(SNESGetLinearSolveIterations(snes_, &lits));
   report->converged = reason > 0;
   report->reason = SNESConvergedReasons[reason];
+  if (reason == SNES_DIVERGED_LINE_SEARCH && !report->residual_history.empty()) {
+    PetscReal atol, rtol, stol;
+    PetscInt maxit, maxf;
+    PetscCall(SNESGetTolerances(snes_, &atol, &rtol, &stol, &maxit, &maxf));
+    if (at_roundoff_floor(report->residual_history.front(), report->residual_history.back(),
+                          atol)) {
+      report->converged = true;
+      report->reason = "CONVERGED_ROUNDOFF (line search at the round-off floor)";
+    }
+  }
   report->newton_iterations += static_cast<int>(its);
   report->linear_iterations += static_cast<int>(lits); // counted per SNESSolve
   PetscFunctionReturn(0);

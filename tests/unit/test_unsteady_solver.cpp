@@ -201,3 +201,59 @@ TEST_CASE("unsteady solver: -snes_monitor_cancel does not empty the Newton resid
     }
   }
 }
+
+TEST_CASE("unsteady solver: a Newton solve stalled at the round-off floor has converged",
+          "[unsteady][solver][mpi]") {
+  // tolerances below the round-off of the residual: Newton reaches the floor, where the line
+  // search cannot lower the norm any more; the step must converge (CONVERGED_ROUNDOFF) with the
+  // state of a normally converged step, not fail (on a far field of 100 D the floor lies above
+  // the default atol)
+  const std::string yaml =
+      "mesh: {file: x.geo}\nfluid: {viscosity: 0.01}\ntime: {mode: unsteady, dt: 0.05}\n"
+      "boundaries:\n  left: {type: wall}\n  right: {type: wall}\n  bottom: {type: wall}\n"
+      "  top: {type: wall, velocity: [1, 0]}\n";
+  mesh::Mesh m;
+  test::load(PETSC_COMM_WORLD, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"}, &m);
+  auto run = [&](const std::vector<std::string> &overrides, std::vector<double> *state,
+                 std::vector<std::string> *reasons) {
+    clear_error();
+    config::CaseConfig cfg;
+    REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "cavity.yaml", "/", overrides,
+                                          cfg) == 0);
+    discretization::FlowResidual res;
+    REQUIRE(res.setup(m, cfg) == 0);
+    solver::UnsteadySolver ts;
+    REQUIRE(ts.setup(res, cfg) == 0);
+    Vec w;
+    REQUIRE(res.create_state(&w) == 0);
+    REQUIRE(VecSet(w, 0.0) == 0);
+    REQUIRE(ts.set_state(w, w, 0, 0.0, 0.0) == 0);
+    VecDestroy(&w);
+    for (int k = 0; k < 3; ++k) {
+      solver::StepReport r;
+      const PetscErrorCode ierr = ts.advance(0.05, &r);
+      INFO(last_error_message());
+      REQUIRE(ierr == 0);
+      CAPTURE(k, r.reason, r.residual_history);
+      REQUIRE(r.converged);
+      reasons->push_back(r.reason);
+    }
+    const PetscScalar *a;
+    REQUIRE(VecGetArrayRead(ts.state(), &a) == 0);
+    state->assign(a, a + 3 * m.n_owned_cells);
+    REQUIRE(VecRestoreArrayRead(ts.state(), &a) == 0);
+  };
+  std::vector<double> normal, floor;
+  std::vector<std::string> normal_reasons, floor_reasons;
+  run({}, &normal, &normal_reasons);
+  run({"solver.rtol=1e-30", "solver.atol=1e-30"}, &floor, &floor_reasons);
+  int at_floor = 0;
+  for (const std::string &r : floor_reasons) at_floor += r.rfind("CONVERGED_ROUNDOFF", 0) == 0;
+  CHECK(at_floor >= 1);
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < normal.size(); ++i) {
+    diff = std::max(diff, std::abs(normal[i] - floor[i]));
+    scale = std::max(scale, std::abs(normal[i]));
+  }
+  CHECK(diff <= 1e-9 * scale);
+}

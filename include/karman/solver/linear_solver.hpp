@@ -107,6 +107,13 @@ PetscErrorCode create_newton(MPI_Comm comm, const config::Section &solver_sectio
                              KSPType direct_type, SNES *snes,
                              const LinearTolerances *linear = nullptr);
 
+/// Whether a Newton solve whose line search failed stopped at the round-off floor of its
+/// residual (success, reported as CONVERGED_ROUNDOFF): ||R|| fell by 1e12, or is within 100 x the
+/// absolute tolerance.  Residuals are volume integrals, so their floor grows with the cells'
+/// volumes: on a far field of 100 D (cells of ~50 D^2) a BDF step stalls at 1.2e-12 against
+/// atol 1e-12, where the full Newton step cannot lower the norm any more.
+bool at_roundoff_floor(double initial_residual, double final_residual, double atol);
+
 /// What a Newton solver records of iterate `it` with residual norm ||R|| = norm.
 using NewtonRecorder = std::function<PetscErrorCode(SNES snes, PetscInt it, PetscReal norm)>;
 
