@@ -68,6 +68,7 @@ PetscErrorCode UnsteadyAdjoint::parse_goal(const config::CaseConfig &cfg, Goal *
              cfg.file().c_str());
   g->t0 = window.empty() ? 0.0 : window[0];
   g->t1 = window.empty() ? t_end_ : std::min(window[1], t_end_);
+  g->weighting = window_weighting(obj.text("weighting"));
   g->beta = obj.real("control_cost");
   const std::string wall = obj.text("control_wall");
   g->control_patch = wall.empty() ? -1 : res.mesh().patch_index(wall);
@@ -81,16 +82,27 @@ PetscErrorCode UnsteadyAdjoint::parse_goal(const config::CaseConfig &cfg, Goal *
   PetscFunctionReturn(0);
 }
 
-// Trapezoidal weight of level n in the time average over the levels with t^n in [t0, t1]
-// (uniform steps): q = dt / span inside, dt / (2 span) at both ends, span = t_last - t_first.
-double UnsteadyAdjoint::weight(const Goal &g, long n) const {
-  if (g.statistic == Statistic::Final) return n == steps_ ? 1.0 : 0.0;
-  const long first = std::max(1L, static_cast<long>(std::ceil(g.t0 / dt_ - 1e-9)));
-  const long last = std::min(steps_, static_cast<long>(std::floor(g.t1 / dt_ + 1e-9)));
+WindowWeighting window_weighting(const std::string &name) {
+  return name == "hann" ? WindowWeighting::Hann : WindowWeighting::Uniform;
+}
+
+double window_weight(long n, long steps, double dt, double t0, double t1, WindowWeighting w) {
+  const long first = std::max(1L, static_cast<long>(std::ceil(t0 / dt - 1e-9)));
+  const long last = std::min(steps, static_cast<long>(std::floor(t1 / dt + 1e-9)));
   if (n < first || n > last || last < first) return 0.0;
   if (first == last) return 1.0;
-  const double q = 1.0 / (last - first);
+  const long M = last - first;
+  if (w == WindowWeighting::Hann && M >= 2) {
+    const double s = std::sin(M_PI * static_cast<double>(n - first) / static_cast<double>(M));
+    return 2.0 * s * s / static_cast<double>(M);
+  }
+  const double q = 1.0 / static_cast<double>(M);
   return (n == first || n == last) ? 0.5 * q : q;
+}
+
+double UnsteadyAdjoint::weight(const Goal &g, long n) const {
+  if (g.statistic == Statistic::Final) return n == steps_ ? 1.0 : 0.0;
+  return window_weight(n, steps_, dt_, g.t0, g.t1, g.weighting);
 }
 
 // J = S + cost with S = sqrt(sum q_n (J_s^n - c)^2) (c = 0: rms, c = m: std; sum q_n = 1, so

@@ -281,6 +281,13 @@ std::vector<SectionSpec> make_sections() {
                   {"average", "final", "rms", "std"}),
            typed("window", KeyType::RealList, "[]",
                  "unsteady: [t0, t1] of the time average; empty: the whole run"),
+           choice("weighting", "uniform",
+                  "unsteady: the weights of the levels in the window (time average, rms, std): "
+                  "uniform (trapezoidal rule) or hann (proportional to sin^2(pi (t - t0) / (t1 - "
+                  "t0)), normalized; a periodic signal whose period does not divide the window "
+                  "then averages with an error ~(period / window)^3 instead of ~(period / "
+                  "window), so that a mean drag does not ripple as a forcing frequency changes)",
+                  {"uniform", "hann"}),
            nonnegative(
                "control_cost", "0.0",
                "unsteady: adds control_cost * sum_n dt omega(t^n)^2 for the wall `control_wall`"),

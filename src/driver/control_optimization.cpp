@@ -24,17 +24,6 @@ using physics::TimeFunction;
 
 namespace {
 
-/// Trapezoidal weight of level n in the time average over the levels with t^n in [t0, t1] (the
-/// rule of the unsteady adjoint's objective, adjoint/README.md sec. 7).
-double window_weight(long n, long steps, double dt, double t0, double t1) {
-  const long first = std::max(1L, static_cast<long>(std::ceil(t0 / dt - 1e-9)));
-  const long last = std::min(steps, static_cast<long>(std::floor(t1 / dt + 1e-9)));
-  if (n < first || n > last || last < first) return 0.0;
-  if (first == last) return 1.0;
-  const double q = 1.0 / (last - first);
-  return (n == first || n == last) ? 0.5 * q : q;
-}
-
 /// d f(t) / d(parameter `key` of f) (amplitude, frequency, phase, offset of a sine; knot[j] of
 /// a table).
 double function_derivative(const TimeFunction &f, const std::string &key, double t) {
@@ -298,6 +287,7 @@ PetscErrorCode ControlOptimization::setup(FlowCase &fc, const std::string &work_
       const std::vector<double> w = sec.reals("window");
       c.t0 = w.empty() ? 0.0 : w[0];
       c.t1 = w.empty() ? t_end : w[1];
+      c.weighting = adjoint::window_weighting(sec.text("weighting"));
     } else if (unsteady_) {
       // the case with the constraint as its objective (for its own unsteady adjoint)
       YAML::Node root = YAML::Clone(resolved);
@@ -393,7 +383,7 @@ PetscErrorCode ControlOptimization::control_power(const ControlConstraint &c, do
   *value = 0;
   grad->assign(problem_.names.size(), 0.0);
   for (long n = 1; n <= steps_; ++n) {
-    const double q = window_weight(n, steps_, dt_, c.t0, c.t1);
+    const double q = adjoint::window_weight(n, steps_, dt_, c.t0, c.t1, c.weighting);
     if (q == 0) continue;
     const double w = omega[n - 1];
     *value += q * w * w;
@@ -653,7 +643,9 @@ PetscErrorCode ControlOptimization::identify(const std::vector<double> &x, doubl
     const std::vector<double> w = obj.reals("window");
     const double t0 = w.empty() ? 0.0 : w[0], t1 = w.empty() ? steps_ * dt_ : w[1];
     levels = 0;
-    for (long k = 1; k <= steps_; ++k) levels += window_weight(k, steps_, dt_, t0, t1) > 0;
+    const adjoint::WindowWeighting weighting = adjoint::window_weighting(obj.text("weighting"));
+    for (long k = 1; k <= steps_; ++k)
+      levels += adjoint::window_weight(k, steps_, dt_, t0, t1, weighting) > 0;
   }
   long components = 0;
   const std::vector<double> cw = obj.reals("component_weights");

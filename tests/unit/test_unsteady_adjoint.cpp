@@ -525,3 +525,65 @@ TEST_CASE("unsteady adjoint with the iterative linear solver: equal to direct, f
   // per-step rotation rate: Taylor test along a random direction
   check_per_step_omega_taylor(s, r, 5);
 }
+
+TEST_CASE("window weights: uniform and Hann sum to one; Hann averages periodic signals to "
+          "(period / window)^3",
+          "[unsteady-adjoint]") {
+  using adjoint::WindowWeighting;
+  const double dt = 0.01, t0 = 3, t1 = 23;
+  const long steps = 2500;
+  for (const WindowWeighting w : {WindowWeighting::Uniform, WindowWeighting::Hann}) {
+    double sum = 0;
+    for (long n = 1; n <= steps; ++n) {
+      const double q = adjoint::window_weight(n, steps, dt, t0, t1, w);
+      CAPTURE(n, q);
+      REQUIRE(q >= 0);
+      if (n * dt < t0 - 1e-9 || n * dt > t1 + 1e-9) REQUIRE(q == 0);
+      sum += q;
+    }
+    CHECK(sum == Approx(1.0).epsilon(1e-13));
+  }
+  CHECK(adjoint::window_weight(300, steps, dt, t0, t1, WindowWeighting::Hann) == 0.0);
+  CHECK(adjoint::window_weight(1300, steps, dt, t0, t1, WindowWeighting::Hann) ==
+        Approx(2.0 / 2000).epsilon(1e-12)); // the middle: (2 / M) sin^2(pi / 2)
+  // the mean of sin(2 pi t / P + phase) (exactly 0) over windows that hold a non-integer number
+  // of periods: the uniform error falls as P / T, Hann's as (P / T)^3
+  double worst_uniform = 0, worst_hann = 0;
+  for (const double P : {0.77, 1.37, 2.9, 4.3})
+    for (const double phase : {0.0, 1.0, 2.0}) {
+      double e[2] = {0, 0};
+      for (long n = 1; n <= steps; ++n) {
+        const double s = std::sin(2 * M_PI * n * dt / P + phase);
+        e[0] += adjoint::window_weight(n, steps, dt, t0, t1, WindowWeighting::Uniform) * s;
+        e[1] += adjoint::window_weight(n, steps, dt, t0, t1, WindowWeighting::Hann) * s;
+      }
+      const double bound = P / (t1 - t0); // the uniform mean's scale
+      CAPTURE(P, phase, e[0], e[1], bound);
+      CHECK(std::abs(e[0]) <= bound);
+      CHECK(std::abs(e[1]) <= 2 * std::pow(bound, 3));
+      worst_uniform = std::max(worst_uniform, std::abs(e[0]));
+      worst_hann = std::max(worst_hann, std::abs(e[1]));
+    }
+  CHECK(worst_hann < 0.05 * worst_uniform);
+}
+
+TEST_CASE("unsteady adjoint: a Hann-weighted window vs finite differences, per-step Taylor test",
+          "[unsteady-adjoint][mpi]") {
+  Setup s;
+  make(&s, {"objective.weighting=hann", "objective.window=[0.02, 0.1]"});
+  adjoint::UnsteadyAdjointResult r;
+  gradient(s, "store-all", 0, &r);
+  for (const auto &c : parameter_cases(s, true)) {
+    const double fd = central_difference(s, c), adj = gradient_of(r, c.name);
+    CAPTURE(c.name, adj, fd, r.J);
+    REQUIRE(std::abs(adj - fd) <= 1e-5 * std::abs(fd));
+  }
+  check_per_step_omega_taylor(s, r, 11);
+  // the weights differ from the uniform ones: so does J
+  Setup u;
+  make(&u, {"objective.window=[0.02, 0.1]"});
+  adjoint::UnsteadyAdjointResult ru;
+  gradient(u, "store-all", 0, &ru);
+  CAPTURE(r.J, ru.J);
+  REQUIRE(std::abs(r.J - ru.J) > 1e-6 * std::abs(ru.J));
+}

@@ -47,6 +47,25 @@
 
 namespace karman::adjoint {
 
+/// How the levels of a window are weighted in a time average (objective.weighting).
+enum class WindowWeighting {
+  Uniform, ///< the trapezoidal rule: dt / span inside, dt / (2 span) at both ends
+  Hann     ///< proportional to sin^2(pi (t^n - t_first) / span), normalized
+};
+
+/// objective.weighting ("uniform" or "hann", checked by the schema).
+WindowWeighting window_weighting(const std::string &name);
+
+/// q_n: the weight of level n (t^n = n dt, levels 1..steps) in the time average over the levels
+/// with t^n in [t0, t1] (t_first .. t_last, span = t_last - t_first); sum_n q_n = 1 and q_n = 0
+/// outside.  Hann: q_n = (2 / M) sin^2(pi (n - first) / M) with M = last - first >= 2 (the sum of
+/// sin^2 over the M + 1 levels is M / 2); uniform below that.  The Hann weights vanish smoothly at
+/// both ends, so that the mean of a periodic signal whose period does not divide the window
+/// converges as (period / span)^3 instead of (period / span): a time-averaged drag does not ripple
+/// as a forcing frequency changes (each ripple of the uniform mean puts a local minimum into an
+/// optimization over the frequency).
+double window_weight(long n, long steps, double dt, double t0, double t1, WindowWeighting w);
+
 struct UnsteadyAdjointResult {
   double J = 0;
   std::vector<ParameterGradient> parameters; ///< constant parameters and time-function parameters
@@ -103,6 +122,7 @@ private:
   struct Goal {
     Objective objective;
     Statistic statistic = Statistic::Average;
+    WindowWeighting weighting = WindowWeighting::Uniform;
     double t0 = 0, t1 = 0, beta = 0;
     int control_patch = -1;
     // rms, std: J_s(w^n) of the forward run (levels with q_n != 0), the window's mean
@@ -114,7 +134,7 @@ private:
 
   /// The objective section of cfg as a Goal.  Collective.
   PetscErrorCode parse_goal(const config::CaseConfig &cfg, Goal *g) const;
-  /// q_n: the weight of level n in objective g (trapezoidal time average, or final time).
+  /// q_n: the weight of level n in objective g (window_weight, or the final time).
   double weight(const Goal &g, long n) const;
   /// dJ/dJ_s(w^n): q_n (average, final), q_n J_s^n / S (rms), q_n (J_s^n - m) / S (std).
   double adjoint_weight(const Goal &g, long n) const;

@@ -23,8 +23,9 @@
 // Constraints (the case's `constraints:` list): a flow quantity with the objective's keys (mean
 // lift = 0: {type: lift, window: [t0, t1], sense: "=", value: 0}; r.m.s. lift <= c: {type: lift,
 // time: std, ...}) has its own adjoint;
-// control-power is C = sum_n q_n omega(t^n)^2 of objective.control_wall (q_n the trapezoidal
-// weights of the window: the time average of omega^2), an explicit function of the design with
+// control-power is C = sum_n q_n omega(t^n)^2 of objective.control_wall (q_n the weights of the
+// window, adjoint::window_weight: the time average of omega^2), an explicit function of the design
+// with
 //   dC/da_j = sum_n 2 q_n omega_n d omega_n/da_j
 // (d omega_n/da_j: 1 for a constant rotation rate, the sine's or table's derivative at t^n, the
 // Kronecker delta for per-step values).
@@ -37,6 +38,7 @@
 // forward time after its forward run starts.
 #pragma once
 
+#include "karman/adjoint/unsteady_adjoint.hpp"
 #include "karman/driver/flow_case.hpp"
 #include "karman/driver/optimizer.hpp"
 #include "karman/driver/shape_optimization.hpp"
@@ -66,6 +68,7 @@ struct ControlConstraint {
   std::unique_ptr<config::CaseConfig> flow;   ///< the case with the constraint as its objective
   std::unique_ptr<adjoint::Objective> steady; ///< steady: the constraint's objective
   double t0 = 0, t1 = 0;                      ///< control-power: the window
+  adjoint::WindowWeighting weighting = adjoint::WindowWeighting::Uniform; ///< and its weights
 };
 
 /// What the last evaluation measured besides f and c.
