@@ -140,44 +140,59 @@ TEST_CASE("BDF2 is second order in time (Taylor-Green vortex, Dirichlet box)",
   }
 }
 
-TEST_CASE("unsteady solver: -snes_monitor_cancel does not empty the Newton residual history",
-          "[unsteady][solver][mpi]") {
-  // a lid-driven cavity started from rest, a few BDF steps with a new solver (it reads the
-  // PETSc options) with and without -snes_monitor_cancel
+namespace {
+
+/// A lid-driven cavity (mixed mesh of the unit square, nu 0.01) started from rest: three BDF steps
+/// of dt 0.05 with a new solver (it reads the PETSc options), the case file with `overrides`;
+/// every step must converge.  The step reports and the final state (nv per owned cell).
+void run_cavity(const mesh::Mesh &m, const std::vector<std::string> &overrides,
+                std::vector<solver::StepReport> *reports, std::vector<double> *state = nullptr) {
   const std::string yaml =
       "mesh: {file: x.geo}\nfluid: {viscosity: 0.01}\ntime: {mode: unsteady, dt: 0.05}\n"
       "boundaries:\n  left: {type: wall}\n  right: {type: wall}\n  bottom: {type: wall}\n"
       "  top: {type: wall, velocity: [1, 0]}\n";
+  clear_error();
   config::CaseConfig cfg;
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "cavity.yaml", "/", {}, cfg) == 0);
-  mesh::Mesh m;
-  test::load(PETSC_COMM_WORLD, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"}, &m);
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "cavity.yaml", "/", overrides,
+                                        cfg) == 0);
   discretization::FlowResidual res;
   REQUIRE(res.setup(m, cfg) == 0);
-  auto run = [&](std::vector<solver::StepReport> *reports) {
-    clear_error();
-    solver::UnsteadySolver ts;
-    REQUIRE(ts.setup(res, cfg) == 0);
-    Vec w;
-    REQUIRE(res.create_state(&w) == 0);
-    REQUIRE(VecSet(w, 0.0) == 0);
-    REQUIRE(ts.set_state(w, w, 0, 0.0, 0.0) == 0);
-    VecDestroy(&w);
-    for (int k = 0; k < 3; ++k) {
-      solver::StepReport r;
-      const PetscErrorCode ierr = ts.advance(0.05, &r);
-      INFO(last_error_message());
-      REQUIRE(ierr == 0);
-      REQUIRE(r.converged);
-      reports->push_back(r);
-    }
-  };
+  solver::UnsteadySolver ts;
+  REQUIRE(ts.setup(res, cfg) == 0);
+  Vec w;
+  REQUIRE(res.create_state(&w) == 0);
+  REQUIRE(VecSet(w, 0.0) == 0);
+  REQUIRE(ts.set_state(w, w, 0, 0.0, 0.0) == 0);
+  VecDestroy(&w);
+  for (int k = 0; k < 3; ++k) {
+    solver::StepReport r;
+    const PetscErrorCode ierr = ts.advance(0.05, &r);
+    INFO(last_error_message());
+    REQUIRE(ierr == 0);
+    CAPTURE(k, r.reason, r.residual_history);
+    REQUIRE(r.converged);
+    reports->push_back(r);
+  }
+  if (!state) return;
+  const PetscScalar *a;
+  REQUIRE(VecGetArrayRead(ts.state(), &a) == 0);
+  state->assign(a, a + 3 * m.n_owned_cells);
+  REQUIRE(VecRestoreArrayRead(ts.state(), &a) == 0);
+}
+
+} // namespace
+
+TEST_CASE("unsteady solver: -snes_monitor_cancel does not empty the Newton residual history",
+          "[unsteady][solver][mpi]") {
+  // the cavity's steps with and without -snes_monitor_cancel
+  mesh::Mesh m;
+  test::load(PETSC_COMM_WORLD, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"}, &m);
   std::vector<solver::StepReport> plain, cancelled;
-  run(&plain);
+  run_cavity(m, {}, &plain);
   {
     test::ScopedOptions cancel{{"-snes_monitor_cancel", nullptr}};
     REQUIRE(cancel.set);
-    run(&cancelled);
+    run_cavity(m, {}, &cancelled);
   }
   REQUIRE(cancelled.size() == plain.size());
   for (std::size_t k = 0; k < plain.size(); ++k) {
@@ -208,47 +223,14 @@ TEST_CASE("unsteady solver: a Newton solve stalled at the round-off floor has co
   // search cannot lower the norm any more; the step must converge (CONVERGED_ROUNDOFF) with the
   // state of a normally converged step, not fail (on a far field of 100 D the floor lies above
   // the default atol)
-  const std::string yaml =
-      "mesh: {file: x.geo}\nfluid: {viscosity: 0.01}\ntime: {mode: unsteady, dt: 0.05}\n"
-      "boundaries:\n  left: {type: wall}\n  right: {type: wall}\n  bottom: {type: wall}\n"
-      "  top: {type: wall, velocity: [1, 0]}\n";
   mesh::Mesh m;
   test::load(PETSC_COMM_WORLD, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"}, &m);
-  auto run = [&](const std::vector<std::string> &overrides, std::vector<double> *state,
-                 std::vector<std::string> *reasons) {
-    clear_error();
-    config::CaseConfig cfg;
-    REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "cavity.yaml", "/", overrides,
-                                          cfg) == 0);
-    discretization::FlowResidual res;
-    REQUIRE(res.setup(m, cfg) == 0);
-    solver::UnsteadySolver ts;
-    REQUIRE(ts.setup(res, cfg) == 0);
-    Vec w;
-    REQUIRE(res.create_state(&w) == 0);
-    REQUIRE(VecSet(w, 0.0) == 0);
-    REQUIRE(ts.set_state(w, w, 0, 0.0, 0.0) == 0);
-    VecDestroy(&w);
-    for (int k = 0; k < 3; ++k) {
-      solver::StepReport r;
-      const PetscErrorCode ierr = ts.advance(0.05, &r);
-      INFO(last_error_message());
-      REQUIRE(ierr == 0);
-      CAPTURE(k, r.reason, r.residual_history);
-      REQUIRE(r.converged);
-      reasons->push_back(r.reason);
-    }
-    const PetscScalar *a;
-    REQUIRE(VecGetArrayRead(ts.state(), &a) == 0);
-    state->assign(a, a + 3 * m.n_owned_cells);
-    REQUIRE(VecRestoreArrayRead(ts.state(), &a) == 0);
-  };
   std::vector<double> normal, floor;
-  std::vector<std::string> normal_reasons, floor_reasons;
-  run({}, &normal, &normal_reasons);
-  run({"solver.rtol=1e-30", "solver.atol=1e-30"}, &floor, &floor_reasons);
+  std::vector<solver::StepReport> normal_reports, floor_reports;
+  run_cavity(m, {}, &normal_reports, &normal);
+  run_cavity(m, {"solver.rtol=1e-30", "solver.atol=1e-30"}, &floor_reports, &floor);
   int at_floor = 0;
-  for (const std::string &r : floor_reasons) at_floor += r.rfind("CONVERGED_ROUNDOFF", 0) == 0;
+  for (const auto &r : floor_reports) at_floor += r.reason.rfind("CONVERGED_ROUNDOFF", 0) == 0;
   CHECK(at_floor >= 1);
   double diff = 0, scale = 0;
   for (std::size_t i = 0; i < normal.size(); ++i) {
