@@ -6,6 +6,9 @@
 # Target: adjoint / forward time <= 0.5 with store-all.  Writes results/bench-unsteady-adjoint.{md,csv}.
 # BENCH_LINEAR=iterative: forward and adjoint with solver.linear: iterative (multigrid), store-all
 # only, DFG 2D-2 on levels 0-2; results/bench-unsteady-adjoint-iterative.{md,csv}.
+# BENCH_INITIAL=path/flow.h5 (iterative): start the DFG 2D-2 runs from that developed state
+# (interpolated onto each level; no rotation pulse) instead of from rest, as optimization
+# campaigns do; results/bench-unsteady-adjoint-iterative-developed.{md,csv}.
 # usage: scripts/bench-unsteady-adjoint.sh [RANKS]      (default 1)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,7 +19,7 @@ np=${1:-1}
 linear=${BENCH_LINEAR:-direct}
 case $linear in
   direct) out=results/bench-unsteady-adjoint ;;
-  iterative) out=results/bench-unsteady-adjoint-iterative ;;
+  iterative) out=results/bench-unsteady-adjoint-iterative${BENCH_INITIAL:+-developed} ;;
   *) echo "bench-unsteady-adjoint: BENCH_LINEAR must be direct or iterative, got '$linear'" >&2; exit 2 ;;
 esac
 mkdir -p "$out"
@@ -28,6 +31,10 @@ fi
 dfg=(--set time.t_end=0.2 --set time.dt=0.005 --set "objective.window=[0.1, 0.2]"
      --set "boundaries.cylinder.omega={type: sine, amplitude: 0.5, frequency: 2.0, phase: 0.0}"
      --set output.vtk=false --set output.checkpoint_every=0)
+if [ -n "${BENCH_INITIAL:-}" ]; then
+  [ -s "$BENCH_INITIAL" ] || { echo "bench-unsteady-adjoint: BENCH_INITIAL: no file '$BENCH_INITIAL'" >&2; exit 2; }
+  dfg+=(--set initial.file="$(cd "$(dirname "$BENCH_INITIAL")" && pwd)/$(basename "$BENCH_INITIAL")")
+fi
 run() { # name case schedule snapshots extra...   (snapshots "-" for store-all)
   local name=$1 case=$2 schedule=$3 snaps=$4 dir
   shift 4
@@ -47,9 +54,9 @@ if [ "$linear" = direct ]; then
 else
   for l in 0 1 2; do run dfg2d2-L$l cases/dfg-2d2/case.yaml store-all - --set mesh.level=$l "${dfg[@]}"; done
 fi
-/usr/bin/python3 - "$out" "$np" "$linear" <<'PY'
+/usr/bin/python3 - "$out" "$np" "$linear" "${BENCH_INITIAL:-}" <<'PY'
 import json, os, sys, datetime, platform
-out, np, linear = sys.argv[1], sys.argv[2], sys.argv[3]
+out, np, linear, initial = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 rows = []
 for d in sorted(os.listdir(out)):
     p = os.path.join(out, d, "gradient.json")
@@ -59,7 +66,8 @@ head = ("| run | cells | steps | schedule | snapshots | recomputed steps | recom
         "| forward [s] | adjoint [s] | adjoint / forward | forward peak memory [MiB] | adjoint peak memory [MiB] |")
 solver = ("MUMPS LU (compact for the forward, exact for the adjoint), reused while it works" if linear == "direct" else
           "GMRES with coupled multigrid on the compact matrix (solver.linear: iterative), reused while it works")
-lines = [f"Unsteady adjoint benchmark ({datetime.date.today()}, {platform.node()}, {np} rank(s)); {solver}; "
+start = f"DFG 2D-2 from the developed state {initial}" if initial else "DFG 2D-2 from rest"
+lines = [f"Unsteady adjoint benchmark ({datetime.date.today()}, {platform.node()}, {np} rank(s)); {start}; {solver}; "
          "recompute factor = (steps + recomputed) / steps", "", head, "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
 csv = ["run,cells,steps,schedule,snapshots,recomputed,written_bytes,forward,adjoint,ratio,forward_peak_memory,peak_memory"]
 for d, g in rows:
