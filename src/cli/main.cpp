@@ -34,7 +34,14 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (!error.empty()) {
-    if (is_first_rank()) std::fprintf(stderr, "karman: error: %s\n", error.c_str());
+    // every rank waits until the first has printed: a rank that exited at once made mpirun abort
+    // the job, on a loaded machine before the first rank had written the line
+    MPI_Init(&argc, &argv);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) std::fprintf(stderr, "karman: error: %s\n", error.c_str());
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
     return 2;
   }
   std::vector<char *> petsc_argv;
