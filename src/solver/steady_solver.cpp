@@ -190,7 +190,7 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
     const bool floor = at_roundoff_floor(summary->initial_residual, summary->final_residual, atol);
     if (reason == SNES_DIVERGED_LINE_SEARCH && floor) {
       summary->converged = true;
-      summary->reason = "CONVERGED_ROUNDOFF (line search at the round-off floor)";
+      summary->reason = kConvergedRoundoff;
     }
     // a failed line search above the floor: continue from the last iterate with a 10x smaller
     // base CFL (header), within the iteration budget

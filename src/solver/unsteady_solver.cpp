@@ -174,7 +174,7 @@ PetscErrorCode UnsteadySolver::solve_step(double dt, int order, StepReport *repo
     if (at_roundoff_floor(report->residual_history.front(), report->residual_history.back(),
                           atol)) {
       report->converged = true;
-      report->reason = "CONVERGED_ROUNDOFF (line search at the round-off floor)";
+      report->reason = kConvergedRoundoff;
     }
   }
   report->newton_iterations += static_cast<int>(its);

@@ -113,6 +113,9 @@ PetscErrorCode create_newton(MPI_Comm comm, const config::Section &solver_sectio
 /// volumes: on a far field of 100 D (cells of ~50 D^2) a BDF step stalls at 1.2e-12 against
 /// atol 1e-12, where the full Newton step cannot lower the norm any more.
 bool at_roundoff_floor(double initial_residual, double final_residual, double atol);
+/// The reason a Newton solve at the round-off floor reports.
+constexpr const char *kConvergedRoundoff =
+    "CONVERGED_ROUNDOFF (line search at the round-off floor)";
 
 /// What a Newton solver records of iterate `it` with residual norm ||R|| = norm.
 using NewtonRecorder = std::function<PetscErrorCode(SNES snes, PetscInt it, PetscReal norm)>;
