@@ -138,34 +138,32 @@ t, cd, cl = hist["replay-none"]
 base = hann_mean(t, cd)
 rows = ["| run | J | mean c_D (Hann, [8, 24]) | drag change | c_L r.m.s. | mean omega^2 | lift frequency |",
         "|---|---|---|---|---|---|---|"]
-for run, label, _ in runs:
-    t, cd, cl = hist[run]
+
+
+def row(label, t, cd, cl, om2, J=None, cost=0.0):
+    """A table row; J: the optimizer's objective, else the Hann mean of c_D + cost."""
     k = (t >= T0) & (t <= T1)
     m = hann_mean(t, cd)
-    if run == "replay-none":
-        J, om2 = m, 0.0
-    elif run == "replay-sine":
-        J, om2 = sine["objective"], A * A / 2
-    else:
-        J = perstep["objective"]
-        om = column(c, "boundaries.cylinder.omega.best")
-        om2 = float(np.mean(om[(tc >= T0) & (tc <= T1)] ** 2))
+    J = m + cost if J is None else J
     rms = math.sqrt(float(np.mean((cl[k] - cl[k].mean()) ** 2)))
-    rows.append(f"| {label} | {J:.5f} | {m:.5f} | {100 * (m - base) / base:+.1f} % | {rms:.4f} | "
-                f"{om2:.3f} | {strouhal(t, cl, T0):.4f} |")
+    return (f"| {label} | {J:.5f} | {m:.5f} | {100 * (m - base) / base:+.1f} % | {rms:.4f} | "
+            f"{om2:.3f} | {strouhal(t, cl, T0):.4f} |")
+
+
+om = column(c, "boundaries.cylinder.omega.best")
+om2_perstep = float(np.mean(om[(tc >= T0) & (tc <= T1)] ** 2))
+rows.append(row("uncontrolled", *hist["replay-none"], 0.0))
+rows.append(row("best sine", *hist["replay-sine"], A * A / 2, J=sine["objective"]))
+rows.append(row("per-step control", *hist["replay-perstep"], om2_perstep, J=perstep["objective"]))
 # the probes (run.sh): the objective of a strong, fast sine from its forces (the control cost
 # beta sum_n dt omega_n^2 over the whole run, as in the objective)
 for probe in sorted(glob.glob(f"{out}/probe-A*-f*/forces.csv")):
     name = os.path.basename(os.path.dirname(probe))
     Ap, fp = (float(v) for v in name[len("probe-A"):].split("-f"))
     t, cd, cl = forces(name)
-    k = (t >= T0) & (t <= T1)
-    m = hann_mean(t, cd)
     tn = t[t > 1e-9]
-    J = m + 1e-4 * float(np.sum((tn[1:] - tn[:-1]).mean() * (Ap * np.sin(2 * np.pi * fp * tn)) ** 2))
-    rms = math.sqrt(float(np.mean((cl[k] - cl[k].mean()) ** 2)))
-    rows.append(f"| sine A {Ap:g}, f {fp:g} | {J:.5f} | {m:.5f} | {100 * (m - base) / base:+.1f} % | "
-                f"{rms:.4f} | {Ap * Ap / 2:.3f} | {strouhal(t, cl, T0):.4f} |")
+    cost = 1e-4 * float(np.sum((tn[1:] - tn[:-1]).mean() * (Ap * np.sin(2 * np.pi * fp * tn)) ** 2))
+    rows.append(row(f"sine A {Ap:g}, f {fp:g}", t, cd, cl, Ap * Ap / 2, cost=cost))
 rows += ["", f"best sine: A = {A:.4f}, f = {f:.4f} (start A = {A0:g}, f = {f0:g}); "
          f"{sine['evaluations']} evaluations, {sine['status']}; per-step: {perstep['evaluations']} "
          f"evaluations, {perstep['status']}"]
