@@ -56,10 +56,10 @@ rows = list(csv.DictReader(open(f"{d}/perstep/controls.csv")))
 with open(f"{d}/omega-perstep.csv", "w") as out:
     out.write("0\n" + "".join(r["boundaries.cylinder.omega.best"] + "\n" for r in rows))
 PY
-  replay() { # name omega
+  replay() { # name omega [vtk]
     [ -s "$d/$1/summary.json" ] && return 0
     $karman run $here/sine.yaml -o "$d/$1" "${common[@]}" --set "boundaries.cylinder.omega=$2" \
-      --set output.vtk=true --set output.vtk_every=20 > "$d/$1.log" 2>&1
+      --set output.vtk="${3:-true}" --set output.vtk_every=20 > "$d/$1.log" 2>&1
   }
   replay replay-none 0
   replay replay-sine "$best"
@@ -67,10 +67,7 @@ PY
   # the objective at two strong, fast forcings (the region of the published optima, README)
   for p in "4.4 0.53" "6 0.74"; do
     set -- $p
-    [ -s "$d/probe-A$1-f$2/summary.json" ] && continue
-    $karman run $here/sine.yaml -o "$d/probe-A$1-f$2" "${common[@]}" \
-      --set "boundaries.cylinder.omega={type: sine, amplitude: $1, frequency: $2}" \
-      > "$d/probe-A$1-f$2.log" 2>&1
+    replay "probe-A$1-f$2" "{type: sine, amplitude: $1, frequency: $2}" false
   done
   /usr/bin/python3 $here/plot_rotary.py "$d" "$re"
 done
