@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Figures and tables of the rotary-oscillation optimization at one Reynolds number (run.sh):
 
-  OUT/history.png   objective per evaluation of the sine (A, f) and the per-step optimizations,
-                    and the path of (A, f)
+  OUT/history.png   objective per evaluation of the sine (A, f) optimizations (every start) and
+                    of the per-step one, and the paths of (A, f)
   OUT/omega.png     omega(t): the start of the sine search, the best sine, the free per-step
                     control
   OUT/drag.png      c_D(t) and c_L(t) uncontrolled, with the best sine and with the per-step control
@@ -55,7 +55,8 @@ def strouhal(t, cl, t0):
     return (len(z) - 1) / (z[-1] - z[0]) if len(z) > 1 else float("nan")
 
 
-sine = json.load(open(f"{out}/sine/summary.json"))
+sine = json.load(open(f"{out}/sine-best/summary.json"))  # the start with the lowest J (run.sh)
+starts = sorted(glob.glob(f"{out}/sine-A*-f*/summary.json"))
 perstep = json.load(open(f"{out}/perstep/summary.json"))
 spin = json.load(open(f"{out}/spinup/summary.json"))
 KA, KF = "boundaries.cylinder.omega.amplitude", "boundaries.cylinder.omega.frequency"
@@ -63,20 +64,23 @@ A, f = sine["design"][KA], sine["design"][KF]
 A0, f0 = sine["initial_design"][KA], sine["initial_design"][KF]
 
 # history
-hs, hp = table(f"{out}/sine/optimization.csv"), table(f"{out}/perstep/optimization.csv")
-ds = table(f"{out}/sine/designs.csv")
+hp = table(f"{out}/perstep/optimization.csv")
 fig, ax = plt.subplots(1, 2, figsize=(11, 4))
-ks = column(hs, "evaluation")
-ax[0].plot(ks, column(hs, "objective"), "o-", label="sine: (A, f)")
-ax[0].plot(ks[-1] + column(hp, "evaluation"), column(hp, "objective"), "s-",
-           label="per-step omega(t^n) (with its smoothness penalty)")
+for k, path in enumerate(starts):
+    run = os.path.dirname(path)
+    hs, ds = table(f"{run}/optimization.csv"), table(f"{run}/designs.csv")
+    x0 = json.load(open(path))["initial_design"]
+    name = f"sine from ({x0[KA]:g}, {x0[KF]:g})"
+    ax[0].plot(column(hs, "evaluation"), column(hs, "objective"), "o-", label=name)
+    ax[1].plot(column(ds, KF), column(ds, KA), "o-", label=name)
+    ax[1].plot([x0[KF]], [x0[KA]], "k^", label="starts" if k == 0 else None)
+ax[0].plot(column(hp, "evaluation"), column(hp, "objective"), "s-",
+           label="per-step omega(t^n) from the best sine\n(with its smoothness penalty)")
 ax[0].set_xlabel("evaluation"), ax[0].set_ylabel("J = mean c_D + control cost")
-ax[0].legend(), ax[0].grid(alpha=0.3)
-ax[1].plot(column(ds, KF), column(ds, KA), "o-")
-ax[1].plot([f0], [A0], "k^", label="start")
-ax[1].plot([f], [A], "r*", ms=14, label="optimum")
+ax[0].legend(fontsize=8), ax[0].grid(alpha=0.3)
+ax[1].plot([f], [A], "r*", ms=14, label="best optimum")
 ax[1].set_xlabel("forcing frequency f (St_f = f D / U)"), ax[1].set_ylabel("amplitude A [U/D]")
-ax[1].legend(), ax[1].grid(alpha=0.3)
+ax[1].legend(fontsize=8), ax[1].grid(alpha=0.3)
 fig.suptitle(f"Re = {re}: optimization history")
 fig.tight_layout()
 fig.savefig(f"{out}/history.png", dpi=120)
@@ -154,7 +158,7 @@ om = column(c, "boundaries.cylinder.omega.best")
 om2_perstep = float(np.mean(om[(tc >= T0) & (tc <= T1)] ** 2))
 rows.append(row("uncontrolled", *hist["replay-none"], 0.0))
 rows.append(row("best sine", *hist["replay-sine"], A * A / 2, J=sine["objective"]))
-rows.append(row("per-step control", *hist["replay-perstep"], om2_perstep, J=perstep["objective"]))
+rows.append(row("per-step control", *hist["replay-perstep"], om2_perstep, J=perstep["J"]))
 # the probes (run.sh): the objective of a strong, fast sine from its forces (the control cost
 # beta sum_n dt omega_n^2 over the whole run, as in the objective)
 for probe in sorted(glob.glob(f"{out}/probe-A*-f*/forces.csv")):
@@ -164,8 +168,40 @@ for probe in sorted(glob.glob(f"{out}/probe-A*-f*/forces.csv")):
     tn = t[t > 1e-9]
     cost = 1e-4 * float(np.sum((tn[1:] - tn[:-1]).mean() * (Ap * np.sin(2 * np.pi * fp * tn)) ** 2))
     rows.append(row(f"sine A {Ap:g}, f {fp:g}", t, cd, cl, Ap * Ap / 2, cost=cost))
-rows += ["", f"best sine: A = {A:.4f}, f = {f:.4f} (start A = {A0:g}, f = {f0:g}); "
-         f"{sine['evaluations']} evaluations, {sine['status']}; per-step: {perstep['evaluations']} "
-         f"evaluations, {perstep['status']}"]
+rows += ["", "| sine start (A, f) | optimum A | optimum f | J start | J optimum | evaluations | stop |",
+         "|---|---|---|---|---|---|---|"]
+for path in starts:
+    r = json.load(open(path))
+    x0, x = r["initial_design"], r["design"]
+    rows.append(f"| ({x0[KA]:g}, {x0[KF]:g}) | {x[KA]:.4f} | {x[KF]:.4f} | {r['initial_objective']:.5f} "
+                f"| {r['objective']:.5f} | {r['evaluations']} | {r['status']} |")
+rows += ["", f"best sine: A = {A:.4f}, f = {f:.4f} (start A = {A0:g}, f = {f0:g}); per-step from it: "
+         f"{perstep['evaluations']} evaluations, {perstep['status']}, J {float(hp[0]['J']):.5f} -> "
+         f"{perstep['J']:.5f} (smoothness penalty {perstep['penalty']:.5f} "
+         f"not in J)"]
+# every evaluation of every campaign: design, objective, gradient, time split, memory
+
+
+def evaluations(run, title):
+    h, ds = table(f"{out}/{run}/optimization.csv"), table(f"{out}/{run}/designs.csv")
+    lines = ["", f"### {title}", "",
+             "| evaluation | design | J (+ penalty) | gradient norm | forward [s] | adjoint [s] | peak memory [MiB] |",
+             "|---|---|---|---|---|---|---|"]
+    for r, d in zip(h, ds):
+        x = [float(v) for k, v in d.items() if k != "evaluation"]
+        design = ", ".join(f"{v:.5f}" for v in x) if len(x) <= 4 else f"{len(x)} values"
+        lines.append(f"| {r['evaluation']} | {design} | {float(r['objective']):.6f} "
+                     f"| {float(r['gradient_norm']):.3g} | {float(r['forward_time']):.0f} "
+                     f"| {float(r['adjoint_time']):.0f} | {float(r['forward_memory_mib']):.0f} |")
+    status = json.load(open(f"{out}/{run}/summary.json"))
+    return lines + ["", f"status: {status['status']}, {status['evaluations']} evaluations"]
+
+
+for path in starts:
+    x0 = json.load(open(path))["initial_design"]
+    rows += evaluations(os.path.basename(os.path.dirname(path)),
+                        f"sine (A, f), SLSQP from ({x0[KA]:g}, {x0[KF]:g})")
+rows += evaluations("perstep", "per-step omega(t^n), L-BFGS from the best sine")
+rows += ["", "Peak memory: the process high-water mark (sum over ranks) when the evaluation ended."]
 open(f"{out}/results.md", "w").write("\n".join(rows) + "\n")
 print("\n".join(rows))

@@ -2,11 +2,13 @@
 # Reproduces the rotary-oscillation optimization (README.md) at each Reynolds number RE:
 #  1. the developed wake: spinup.yaml on level 0 from rest (t = 0..100), then on level 1 from the
 #     level-0 state (t = 0..60, statistics from 20: the uncontrolled mean drag and St);
-#  2. the sine optimization (sine.yaml): A and f of omega = A sin(2 pi f t), SLSQP;
+#  2. the sine optimization (sine.yaml): A and f of omega = A sin(2 pi f t), SLSQP, from two
+#     starts (J(A, f) has several lock-on valleys, README): a weak, slow forcing (2, 0.5) and a
+#     strong, fast one (4.4, 0.53); sine-best links to the start that ends with the lower J;
 #  3. the free per-step control (perstep.yaml) from the best sine, L-BFGS;
 #  4. replays of the uncontrolled flow, the best sine and the per-step control (forces.csv over
 #     the optimization's horizon), two probes with strong fast forcing, and the figures and
-#     table (plot_rotary.py).
+#     table (plot_rotary.py; the table also goes to results/rotary-optimization-reRE.md).
 # Every stage that finished is skipped; a killed optimization continues (--restart).
 # usage: bash cases/cylinder-rotary-optimization/run.sh [RE ...]   (from the repository root;
 #        default "100 200"; NP ranks per run from $NP, default 1)
@@ -41,11 +43,27 @@ for re in ${@:-100 200}; do
     echo "Re $re: $name optimization"
     $karman optimize "$case" -o "$d/$name" "${common[@]}" "$@" "${restart[@]}" >> "$d/$name.log" 2>&1
   }
-  optimize sine $here/sine.yaml
-  best=$(/usr/bin/python3 -c "
-import json; d = json.load(open('$d/sine/summary.json'))['design']
-print('{type: sine, amplitude: %.17g, frequency: %.17g}' % (d['boundaries.cylinder.omega.amplitude'],
-      d['boundaries.cylinder.omega.frequency']))")
+  starts=()
+  for s in "2 0.5" "4.4 0.53"; do
+    set -- $s
+    optimize "sine-A$1-f$2" $here/sine.yaml \
+      --set "boundaries.cylinder.omega={type: sine, amplitude: $1, frequency: $2}"
+    starts+=("sine-A$1-f$2")
+  done
+  best=$(/usr/bin/python3 - "$d" "${starts[@]}" <<'PY'
+import json, os, sys
+d, runs = sys.argv[1], sys.argv[2:]
+run = min(runs, key=lambda r: json.load(open(f"{d}/{r}/summary.json"))["objective"])
+link = f"{d}/sine-best"
+if os.path.islink(link) and os.readlink(link) != run:
+    os.remove(link)
+if not os.path.islink(link):
+    os.symlink(run, link)
+x = json.load(open(f"{link}/summary.json"))["design"]
+print("{type: sine, amplitude: %.17g, frequency: %.17g}" % (x["boundaries.cylinder.omega.amplitude"],
+      x["boundaries.cylinder.omega.frequency"]))
+PY
+  )
   optimize perstep $here/perstep.yaml --set "boundaries.cylinder.omega=$best"
   # replays over the optimization's horizon: forces.csv of each control
   /usr/bin/python3 - "$d" <<'PY'
@@ -70,4 +88,11 @@ PY
     replay "probe-A$1-f$2" "{type: sine, amplitude: $1, frequency: $2}" false
   done
   /usr/bin/python3 $here/plot_rotary.py "$d" "$re"
+  {
+    echo "Rotary-oscillation optimization, Re $re (cases/cylinder-rotary-optimization; 24,094 cells,"
+    echo "480 steps of dt 0.05, store-all; times and memory as measured by the runs that made them)."
+    echo "\`NP=2 bash cases/cylinder-rotary-optimization/run.sh $re\`, written $(date +%F)"
+    echo
+    cat "$d/results.md"
+  } > results/rotary-optimization-re$re.md
 done
