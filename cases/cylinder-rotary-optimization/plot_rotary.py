@@ -55,22 +55,25 @@ def strouhal(t, cl, t0):
     return (len(z) - 1) / (z[-1] - z[0]) if len(z) > 1 else float("nan")
 
 
+KA, KF = "boundaries.cylinder.omega.amplitude", "boundaries.cylinder.omega.frequency"
 sine = json.load(open(f"{out}/sine-best/summary.json"))  # the start with the lowest J (run.sh)
-starts = sorted(glob.glob(f"{out}/sine-A*-f*/summary.json"))
+# every start of the sine search (run.sh): (directory name, summary, label)
+starts = []
+for path in sorted(glob.glob(f"{out}/sine-A*-f*/summary.json")):
+    r = json.load(open(path))
+    x0 = r["initial_design"]
+    starts.append((os.path.basename(os.path.dirname(path)), r, f"({x0[KA]:g}, {x0[KF]:g})"))
 perstep = json.load(open(f"{out}/perstep/summary.json"))
 spin = json.load(open(f"{out}/spinup/summary.json"))
-KA, KF = "boundaries.cylinder.omega.amplitude", "boundaries.cylinder.omega.frequency"
 A, f = sine["design"][KA], sine["design"][KF]
 A0, f0 = sine["initial_design"][KA], sine["initial_design"][KF]
 
 # history
 hp = table(f"{out}/perstep/optimization.csv")
 fig, ax = plt.subplots(1, 2, figsize=(11, 4))
-for k, path in enumerate(starts):
-    run = os.path.dirname(path)
-    hs, ds = table(f"{run}/optimization.csv"), table(f"{run}/designs.csv")
-    x0 = json.load(open(path))["initial_design"]
-    name = f"sine from ({x0[KA]:g}, {x0[KF]:g})"
+for k, (run, r, start) in enumerate(starts):
+    hs, ds = table(f"{out}/{run}/optimization.csv"), table(f"{out}/{run}/designs.csv")
+    x0, name = r["initial_design"], f"sine from {start}"
     ax[0].plot(column(hs, "evaluation"), column(hs, "objective"), "o-", label=name)
     ax[1].plot(column(ds, KF), column(ds, KA), "o-", label=name)
     ax[1].plot([x0[KF]], [x0[KA]], "k^", label="starts" if k == 0 else None)
@@ -170,19 +173,18 @@ for probe in sorted(glob.glob(f"{out}/probe-A*-f*/forces.csv")):
     rows.append(row(f"sine A {Ap:g}, f {fp:g}", t, cd, cl, Ap * Ap / 2, cost=cost))
 rows += ["", "| sine start (A, f) | optimum A | optimum f | J start | J optimum | evaluations | stop |",
          "|---|---|---|---|---|---|---|"]
-for path in starts:
-    r = json.load(open(path))
-    x0, x = r["initial_design"], r["design"]
-    rows.append(f"| ({x0[KA]:g}, {x0[KF]:g}) | {x[KA]:.4f} | {x[KF]:.4f} | {r['initial_objective']:.5f} "
+for run, r, start in starts:
+    x = r["design"]
+    rows.append(f"| {start} | {x[KA]:.4f} | {x[KF]:.4f} | {r['initial_objective']:.5f} "
                 f"| {r['objective']:.5f} | {r['evaluations']} | {r['status']} |")
 rows += ["", f"best sine: A = {A:.4f}, f = {f:.4f} (start A = {A0:g}, f = {f0:g}); per-step from it: "
          f"{perstep['evaluations']} evaluations, {perstep['status']}, J {float(hp[0]['J']):.5f} -> "
          f"{perstep['J']:.5f} (smoothness penalty {perstep['penalty']:.5f} "
          f"not in J)"]
-# every evaluation of every campaign: design, objective, gradient, time split, memory
 
 
-def evaluations(run, title):
+def evaluations(run, title, summary):
+    """Every evaluation of one campaign: design, objective, gradient, time split, memory."""
     h, ds = table(f"{out}/{run}/optimization.csv"), table(f"{out}/{run}/designs.csv")
     lines = ["", f"### {title}", "",
              "| evaluation | design | J (+ penalty) | gradient norm | forward [s] | adjoint [s] | peak memory [MiB] |",
@@ -193,15 +195,12 @@ def evaluations(run, title):
         lines.append(f"| {r['evaluation']} | {design} | {float(r['objective']):.6f} "
                      f"| {float(r['gradient_norm']):.3g} | {float(r['forward_time']):.0f} "
                      f"| {float(r['adjoint_time']):.0f} | {float(r['forward_memory_mib']):.0f} |")
-    status = json.load(open(f"{out}/{run}/summary.json"))
-    return lines + ["", f"status: {status['status']}, {status['evaluations']} evaluations"]
+    return lines + ["", f"status: {summary['status']}, {summary['evaluations']} evaluations"]
 
 
-for path in starts:
-    x0 = json.load(open(path))["initial_design"]
-    rows += evaluations(os.path.basename(os.path.dirname(path)),
-                        f"sine (A, f), SLSQP from ({x0[KA]:g}, {x0[KF]:g})")
-rows += evaluations("perstep", "per-step omega(t^n), L-BFGS from the best sine")
+for run, r, start in starts:
+    rows += evaluations(run, f"sine (A, f), SLSQP from {start}", r)
+rows += evaluations("perstep", "per-step omega(t^n), L-BFGS from the best sine", perstep)
 rows += ["", "Peak memory: the process high-water mark (sum over ranks) when the evaluation ended."]
 open(f"{out}/results.md", "w").write("\n".join(rows) + "\n")
 print("\n".join(rows))
