@@ -166,7 +166,7 @@ public:
       const long m = (free == 0 || n - k == 1) ? n : k + binomial_split(n - k, free);
       PetscCall(solver_.set_state(it->second.w, it->second.w_prev, k, it->second.level.time,
                                   it->second.level.dt));
-      solver_.request_preconditioner_setup();
+      solver_.mark_restart_point();
       TimeLevel level_m;
       for (long j = k; j < m; ++j) {
         solver::StepReport r;

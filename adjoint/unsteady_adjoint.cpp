@@ -190,6 +190,14 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
   PetscCheck(goals_.size() == 1 || (o.save_every == 0 && !o.resume), comm, PETSC_ERR_SUP,
              "the adjoint state is saved and resumed for one objective, not for %zu",
              goals_.size());
+  // the adjoint is the exact derivative of converged time steps: a forward converged only to the
+  // time-discretization error (a forward-only setting) would give gradients off by about as much
+  const double step_rtol = cfg_->section("solver").real("rtol");
+  PetscCheck(o.forward_only || step_rtol <= kAdjointMaxStepRtol, comm, PETSC_ERR_USER_INPUT,
+             "%s: solver.rtol is %g: the unsteady adjoint needs time steps converged to %g or "
+             "below (the default 1e-10 gives gradients to ~1e-9); looser values are for forward "
+             "runs (karman run)",
+             cfg_->file().c_str(), step_rtol, kAdjointMaxStepRtol);
   results->assign(goals_.size(), UnsteadyAdjointResult());
   for (auto &r : *results) {
     r.steps = steps_;

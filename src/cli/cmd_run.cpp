@@ -368,7 +368,7 @@ PetscErrorCode run_unsteady(const CliArgs &args, FlowCase &fc) {
       double s, b;
       PetscCall(ck.write(ts.step(), ts.time(), ts.previous_dt(), 0.0, ts.state(),
                          ts.previous_state(), &s, &b));
-      ts.request_preconditioner_setup();
+      ts.mark_restart_point();
       ck_time += s, ck_bytes = b, ++ck_records;
       last_ck_step = r.step;
     }

@@ -81,6 +81,7 @@ for np in 1 2; do
   check $np "objective.walls: no boundary named 'cylindre'" nonzero adjoint ok.yaml -o o --set "objective.walls=[cylindre]"
   check $np "objective.probes: point (9., 0.2, 0.) is outside the mesh" nonzero adjoint ok.yaml -o o --set objective.type=probe-match --set "objective.probes=[[9, 0.2]]" --set "objective.observed=[[0, 0, 0]]"
   check $np "adjoint.parameters: the case has no parameter 'fluid.viscocity'" nonzero adjoint ok.yaml -o o --set "adjoint.parameters=[fluid.viscocity]"
+  check $np "solver.rtol is 0.001: the unsteady adjoint needs time steps converged to 1e-08 or below" nonzero adjoint ok.yaml -o o --set time.mode=unsteady --set time.t_end=0.02 --set solver.rtol=1e-3
   rm -rf o
   check $np "--restart: no complete checkpoint in o/checkpoints" nonzero run ok.yaml -o o --restart --set time.mode=unsteady
   check $np "initial.file '$work/broken.msh' is not a karman fields file (format '')" nonzero run ok.yaml -o o --set initial.file="$work/broken.msh"

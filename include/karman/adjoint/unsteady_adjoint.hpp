@@ -47,6 +47,10 @@
 
 namespace karman::adjoint {
 
+/// The loosest solver.rtol (each time step's Newton tolerance) that the unsteady adjoint accepts:
+/// its gradient is exact for converged steps.
+constexpr double kAdjointMaxStepRtol = 1e-8;
+
 /// How the levels of a window are weighted in a time average (objective.weighting).
 enum class WindowWeighting {
   Uniform, ///< the trapezoidal rule: dt / span inside, dt / (2 span) at both ends

@@ -12,8 +12,11 @@
 // preconditioner is reused across Newton iterations and time steps and set up again when
 // GMRES needs more than solver.refactor_iterations iterations or the step size changes
 // (PreconditionerReuse); Newton stops on the residual, so these choices
-// change the cost, not the answer.  The Newton residual history (StepReport) is recorded in
-// SNES's convergence test (solver/linear_solver.hpp), not in a monitor, so that PETSc options
+// change the cost, not the answer.  The initial guess of a step extrapolates the last three
+// levels (quadratic; the last two right after a restart or a checkpoint): with a tolerance
+// looser than the default (forward-only runs, solver.rtol) one Newton iteration per step is then
+// enough (DFG 2D-2, scripts/bench-dfg2d2.sh).  The Newton residual history (StepReport) is recorded
+// in SNES's convergence test (solver/linear_solver.hpp), not in a monitor, so that PETSc options
 // such as -snes_monitor_cancel cannot empty it.
 #pragma once
 
@@ -22,6 +25,7 @@
 
 #include <petscsnes.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -74,9 +78,14 @@ public:
   /// when `step` = 0), the time level n, t^n and dt_{n-1} (the step that led to w^n).
   PetscErrorCode set_state(Vec w, Vec w_prev, long step, double time, double dt_prev);
 
-  /// The next step sets the preconditioner up afresh (called after each checkpoint, so that a
-  /// run restarted from it repeats exactly the same operations).
-  void request_preconditioner_setup() { pc_reuse_.request_setup(); }
+  /// The next step starts as a run restarted here would (called after each checkpoint, so that a
+  /// run restarted from it repeats exactly the same operations): it sets the preconditioner up
+  /// afresh, and its initial guess extrapolates from w^n and w^{n-1} only (a checkpoint holds no
+  /// older level).
+  void mark_restart_point() {
+    pc_reuse_.request_setup();
+    levels_known_ = std::min(levels_known_, 2);
+  }
   /// Preconditioner set-ups so far.
   long preconditioner_setups() const { return pc_reuse_.setups(); }
 
@@ -93,9 +102,12 @@ private:
   SNES snes_ = nullptr;
   Mat J_ = nullptr, P_ = nullptr; ///< exact Jacobian; matrix the preconditioner is built from
   Vec w_ = nullptr, w_prev_ = nullptr, w_new_ = nullptr, r_ = nullptr;
+  Vec w_prev2_ = nullptr; ///< w^{n-2}, for the initial guess only
   std::string scheme_ = "bdf2";
   long step_ = 0;
-  double time_ = 0, dt_prev_ = 0;
+  double time_ = 0, dt_prev_ = 0, dt_prev2_ = 0;
+  /// Consecutive time levels w^n, w^{n-1}, w^{n-2} that the initial guess may use (1 to 3).
+  int levels_known_ = 1;
   // current step
   BdfCoefficients bdf_;
   std::vector<double> history_, shift_;
