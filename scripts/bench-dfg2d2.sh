@@ -95,8 +95,8 @@ for r in rows.values():
     b1 = ok(abs(dev(cd, 3.23)) <= 0.3, abs(dev(st, 0.300)) <= 1.5)
     b2 = ok(abs(dev(cd, 3.23)) <= 0.1, abs(dev(st, 0.300)) <= 0.3)
     lines.append(f"| {r['name']} | {r.get('extra_args') or '-'} | {r['linear']} | {r['level']} | {r['cells']} | {r['dt']} | {r['rtol']} "
-                 f"| {r['linear_rtol']} | {r.get('refactor_iterations') or 20} | {r['ranks']} | {r['steps']} | {r['wall_time']} "
-                 f"| **{r['wall_per_simulated_second']}** | {r.get('wall_per_simulated_second_window') or '-'} | {r['newton_per_step']} | {r['linear_per_step']} "
+                 f"| {r['linear_rtol']} | {r['refactor_iterations']} | {r['ranks']} | {r['steps']} | {r['wall_time']} "
+                 f"| **{r['wall_per_simulated_second']}** | {r['wall_per_simulated_second_window']} | {r['newton_per_step']} | {r['linear_per_step']} "
                  f"| {r['pc_setups']} | {r['residual_per_step']} / {r['jacobian_per_step']} / {r['pc_setup_per_step']} "
                  f"/ {r['linear_solve_per_step']} | {cd:.4f} ({dev(cd, 3.2274):+.2f} %) | {float(r['cl_max']):.4f} "
                  f"| {st:.4f} ({dev(st, 0.3018):+.2f} %) | {acc} | {b1} | {b2} | {r['peak_memory_mib']} |")
@@ -108,6 +108,6 @@ with open(f"{out}.csv", "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=cols)
     w.writeheader()
     for r in rows.values():
-        w.writerow({k: r.get(k, "") for k in cols})
+        w.writerow({k: r[k] for k in cols})
 print("\n".join(lines))
 PY

@@ -20,9 +20,8 @@
 //    shedding: 14-17 iterations with V(1,1) cycles, 8-9 ms each on 2 ranks; a SIMPLE field split
 //    (selfp Schur complement of P) needs 16 even with exact LU of both blocks, ASM(2)/LU of P 18,
 //    GAMG on the exact Jacobian 17, an LU of the exact Jacobian reused across steps 9 at 27 ms).
-//    PCMG applies transposed (transposed smoothers in reverse
-//    order), so the adjoint uses the same preconditioner with KSPSolveTranspose.  memory is about
-//    linear in the cells.
+//    PCMG applies transposed (transposed smoothers in reverse order), so the adjoint uses the same
+//    preconditioner with KSPSolveTranspose.  memory is about linear in the cells.
 //  * auto: direct up to kAutoDirectUnknowns unknowns (global cells x nv; in 3D
 //    kAutoDirectUnknowns3D: the LU fills in far more, and on DFG 3D-1Z level 0, 82k unknowns,
 //    the iterative solve already takes 9 instead of 68 s and 0.24 instead of 2.2 GB), iterative
