@@ -3,7 +3,6 @@
 
 #include "karman/solver/linear_solver.hpp"
 
-#include <algorithm>
 #include <cmath>
 
 namespace karman::solver {
@@ -91,7 +90,6 @@ PetscErrorCode UnsteadySolver::set_state(Vec w, Vec w_prev, long step, double ti
   time_ = time;
   dt_prev_ = dt_prev;
   dt_prev2_ = 0;
-  levels_known_ = (step > 0 && dt_prev > 0) ? 2 : 1;
   PetscFunctionReturn(0);
 }
 
@@ -154,13 +152,13 @@ PetscErrorCode UnsteadySolver::solve_step(double dt, int order, StepReport *repo
   // for equal steps).  Its error is O(dt^3) instead of the linear guess's O(dt^2), so the first
   // Newton iteration lands closer.
   PetscCall(VecCopy(w_, w_new_));
-  if (levels_known_ >= 3) {
+  if (dt_prev2_ > 0) { // (then w^{n-1} and dt_prev_ are known too)
     const double h = dt, h1 = dt_prev_, h2 = dt_prev2_;
     const double cn = (h + h1) * (h + h1 + h2) / (h1 * (h1 + h2));
     const double c1 = -h * (h + h1 + h2) / (h1 * h2);
     const double c2 = h * (h + h1) / ((h1 + h2) * h2);
     PetscCall(VecAXPBYPCZ(w_new_, c1, c2, cn, w_prev_, w_prev2_));
-  } else if (levels_known_ == 2) {
+  } else if (step_ > 0 && dt_prev_ > 0) {
     PetscCall(VecAXPY(w_new_, dt / dt_prev_, w_));
     PetscCall(VecAXPY(w_new_, -dt / dt_prev_, w_prev_));
   }
@@ -220,7 +218,6 @@ PetscErrorCode UnsteadySolver::advance(double dt, StepReport *report) {
     pc_setup_dt_ = report->preconditioner_setup ? dt : pc_setup_dt_;
     PetscCall(VecCopy(w_prev_, w_prev2_));
     dt_prev2_ = dt_prev_;
-    levels_known_ = std::min(levels_known_ + 1, 3);
     PetscCall(VecCopy(w_, w_prev_));
     PetscCall(VecCopy(w_new_, w_));
     step_ += 1;

@@ -25,7 +25,6 @@
 
 #include <petscsnes.h>
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -84,7 +83,7 @@ public:
   /// older level).
   void mark_restart_point() {
     pc_reuse_.request_setup();
-    levels_known_ = std::min(levels_known_, 2);
+    dt_prev2_ = 0;
   }
   /// Preconditioner set-ups so far.
   long preconditioner_setups() const { return pc_reuse_.setups(); }
@@ -105,9 +104,9 @@ private:
   Vec w_prev2_ = nullptr; ///< w^{n-2}, for the initial guess only
   std::string scheme_ = "bdf2";
   long step_ = 0;
+  /// dt_{n-1}, dt_{n-2}: 0 where the level before is unknown to the initial guess (at rest, after
+  /// set_state or a restart point), so it extrapolates from fewer levels
   double time_ = 0, dt_prev_ = 0, dt_prev2_ = 0;
-  /// Consecutive time levels w^n, w^{n-1}, w^{n-2} that the initial guess may use (1 to 3).
-  int levels_known_ = 1;
   // current step
   BdfCoefficients bdf_;
   std::vector<double> history_, shift_;
