@@ -7,6 +7,7 @@
 #include "karman/io/hdf5_fields.hpp"
 #include "karman/io/natural_layout.hpp"
 #include "karman/solver/linear_solver.hpp"
+#include "karman/solver/recycling_gmres.hpp"
 #include "karman/solver/steady_solver.hpp"
 
 #include <nlohmann/json.hpp>
@@ -167,8 +168,11 @@ struct UnsteadyAdjoint::Sweep {
   std::vector<Vec> work; ///< the guess's 2 x guess work vectors
   // Reuse policy (set by setup_sweep): a preconditioner is kept while the last level's solve
   // needed at most solver.refactor_iterations iterations or kReuseGrowth x those of the first level
-  // after its set-up (iteration counts only: every rank and every run decides the same)
+  // after its set-up (direct), kAdjointReuseGrowth x the fewest since the set-up (iterative);
+  // iteration counts only: every rank and every run decides the same
   solver::PreconditionerReuse pc_reuse{0};
+  /// iterative with GMRES and adjoint.recycle > 0: the transposed solves recycle a subspace
+  std::unique_ptr<solver::RecyclingGmres> recycler;
   std::vector<double> shift;                      ///< rho V a0^n per owned cell
   discretization::LocalState state;               ///< of w^n with the boundary values of t^n
   std::vector<std::unique_ptr<Adjoint>> adjoints; ///< one per objective (goals_)
@@ -365,9 +369,15 @@ PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels
              "factorization (-adj_ksp_type gmres, the default); with -adj_ksp_type preonly use "
              "adjoint.preconditioner_matrix: exact",
              cfg_->file().c_str());
-  s->pc_reuse = solver::PreconditionerReuse(
-      static_cast<int>(cfg_->section("solver").integer("refactor_iterations")),
-      solver::kReuseGrowth, reuse);
+  // multigrid: against the fewest iterations since the set-up (the first level starts from zero)
+  using Reuse = solver::PreconditionerReuse;
+  s->pc_reuse = Reuse(static_cast<int>(cfg_->section("solver").integer("refactor_iterations")),
+                      iterative ? solver::kAdjointReuseGrowth : solver::kReuseGrowth, reuse,
+                      iterative ? Reuse::Reference::Fewest : Reuse::Reference::First);
+  // GMRES (the default Krylov method) recycles a subspace from level to level
+  const int recycle = static_cast<int>(adj.integer("recycle"));
+  if (iterative && recycle > 0 && std::string(type) == KSPGMRES)
+    s->recycler = std::make_unique<solver::RecyclingGmres>(recycle, true);
   // a Krylov solve starts from the best combination of the later levels' adjoints (the adjoint
   // varies smoothly in time): fewer iterations to the same tolerance, relative to ||b||
   s->guess = reuse ? static_cast<int>(adj.integer("initial_guess")) : 0;
@@ -479,6 +489,7 @@ UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
   PetscCall(KSPSetOperators(s.ksp, s.J, s.P ? s.P : s.J));
   PetscCall(KSPSetReusePreconditioner(s.ksp, pc_setup ? PETSC_FALSE : PETSC_TRUE));
   PetscCall(solver::check_transposed_solve(s.ksp));
+  if (s.recycler) s.recycler->operator_changed(pc_setup);
   // every objective's solve with the same preconditioner; the reuse rule sees the level's largest
   // iteration count
   PetscInt max_its = 0;
@@ -493,11 +504,16 @@ UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
       PetscCall(solver::least_residual_guess(s.J, true, a.g, previous, s.work, a.psi, &relative));
     }
     if (i == 0) guess_residual = relative;
-    PetscCall(KSPSolveTranspose(s.ksp, a.g, a.psi));
     KSPConvergedReason reason;
     PetscInt its;
-    PetscCall(KSPGetConvergedReason(s.ksp, &reason));
-    PetscCall(KSPGetIterationNumber(s.ksp, &its));
+    if (s.recycler) {
+      if (s.guess == 0) PetscCall(VecSet(a.psi, 0.0));
+      PetscCall(s.recycler->solve(s.ksp, a.g, a.psi, &its, &reason));
+    } else {
+      PetscCall(KSPSolveTranspose(s.ksp, a.g, a.psi));
+      PetscCall(KSPGetConvergedReason(s.ksp, &reason));
+      PetscCall(KSPGetIterationNumber(s.ksp, &its));
+    }
     PetscCheck(reason > 0 || reason == KSP_CONVERGED_ITS, comm, PETSC_ERR_NOT_CONVERGED,
                "adjoint level %ld: the transposed solve did not converge (%s)", n,
                KSPConvergedReasons[reason]);

@@ -63,22 +63,27 @@ for d in sorted(os.listdir(out)):
     if os.path.isfile(p):
         rows.append((d, json.load(open(p))))
 head = ("| run | cells | steps | schedule | snapshots | recomputed steps | recompute factor | written [MiB] "
-        "| forward [s] | adjoint [s] | adjoint / forward | forward peak memory [MiB] | adjoint peak memory [MiB] |")
+        "| forward [s] | adjoint [s] | adjoint / forward | adjoint linear iterations | adjoint preconditioner set-ups "
+        "| forward peak memory [MiB] | adjoint peak memory [MiB] |")
 solver = ("MUMPS LU (compact for the forward, exact for the adjoint), reused while it works" if linear == "direct" else
-          "GMRES with coupled multigrid on the compact matrix (solver.linear: iterative), reused while it works")
+          "GMRES with coupled multigrid on the compact matrix (solver.linear: iterative), reused while it works; the adjoint's "
+          "GMRES recycles adjoint.recycle vectors from level to level")
 start = f"DFG 2D-2 from the developed state {initial}" if initial else "DFG 2D-2 from rest"
 lines = [f"Unsteady adjoint benchmark ({datetime.date.today()}, {platform.node()}, {np} rank(s)); {start}; {solver}; "
          "recompute factor = (steps + recomputed) / steps", "", head, "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
-csv = ["run,cells,steps,schedule,snapshots,recomputed,written_bytes,forward,adjoint,ratio,forward_peak_memory,peak_memory"]
+csv = ["run,cells,steps,schedule,snapshots,recomputed,written_bytes,forward,adjoint,ratio,adjoint_linear_iterations,"
+       "adjoint_preconditioner_setups,forward_peak_memory,peak_memory"]
 for d, g in rows:
     s = g["schedule"]
     f = (g["steps"] + s["recomputed_steps"]) / g["steps"]
     lines.append(f"| {d} | {g['cells']} | {g['steps']} | {s['type']} | {s['snapshots_used']} | {s['recomputed_steps']} "
                  f"| {f:.2f} | {s['bytes_written'] / 2**20:.1f} | {g['forward_wall_time']:.1f} | {g['adjoint_wall_time']:.1f} "
-                 f"| {g['adjoint_over_forward_time']:.2f} | {g['forward_peak_memory_mib']:.0f} | {g['peak_memory_mib']:.0f} |")
+                 f"| {g['adjoint_over_forward_time']:.2f} | {g['adjoint_linear_iterations']} | {g['adjoint_preconditioner_setups']} "
+                 f"| {g['forward_peak_memory_mib']:.0f} | {g['peak_memory_mib']:.0f} |")
     csv.append(f"{d},{g['cells']},{g['steps']},{s['type']},{s['snapshots_used']},{s['recomputed_steps']},"
                f"{s['bytes_written']:.0f},{g['forward_wall_time']:.2f},{g['adjoint_wall_time']:.2f},"
-               f"{g['adjoint_over_forward_time']:.3f},{g['forward_peak_memory_mib']:.1f},{g['peak_memory_mib']:.1f}")
+               f"{g['adjoint_over_forward_time']:.3f},{g['adjoint_linear_iterations']},{g['adjoint_preconditioner_setups']},"
+               f"{g['forward_peak_memory_mib']:.1f},{g['peak_memory_mib']:.1f}")
 lines += ["", "Adjoint time: the backward sweep (Jacobian, preconditioner and transposed solve per level, gradient assembly) "
           "including the recomputation of revolve; forward time: the forward run with the trajectory storage.  Peak "
           "memory: the process peak (sum over ranks) at the end of the forward run and at the end of the adjoint."]

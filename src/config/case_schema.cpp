@@ -233,6 +233,13 @@ std::vector<SectionSpec> make_sections() {
                    "smooth adjoint is extrapolated to ~(dt/T)^N: fewer iterations to the same "
                    "tolerance); 0: from zero",
                    0),
+           integer("recycle", "10",
+                   "unsteady, iterative: the transposed GMRES solves carry this many vectors from "
+                   "level to level (GCRO-DR Krylov recycling: the slowest modes of one level's "
+                   "solve are deflated from the next ones' from their first iteration); each "
+                   "cycle adds the KSP's restart (20) Arnoldi steps; 0: plain GMRES "
+                   "(KSPSolveTranspose; also with any other -adj_ksp_type)",
+                   0),
            integer("level_max_iterations", "500",
                    "unsteady: maximum iterations of each level's transposed GMRES solve "
                    "(-adj_ksp_max_it "

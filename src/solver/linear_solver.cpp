@@ -70,7 +70,7 @@ PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSy
   const bool steady = systems == LinearSystems::Steady;
   PetscCall(PCSetType(pc, PCGAMG));
   PetscCall(PCGAMGSetNSmooths(pc, 0));
-  PetscCall(PCGAMGSetCoarseEqLim(pc, 2000));
+  PetscCall(PCGAMGSetCoarseEqLim(pc, steady ? kSteadyCoarseEquations : kTimeStepCoarseEquations));
   // 3D: aggregates of the graph itself, not of its square (the default's aggressive first
   // coarsening): on the DFG 3D-1Z Jacobians GMRES then reaches 1e-6 in 17-56 iterations instead
   // of stagnating (300+); 2D keeps the squared graph (fewer levels, same iterations)
@@ -285,7 +285,8 @@ PetscErrorCode least_residual_guess(Mat A, bool transpose, Vec b, const std::vec
 
 void PreconditionerReuse::record_solve(PetscInt iterations) {
   last_iterations_ = iterations;
-  if (fresh_) fresh_iterations_ = iterations;
+  if (fresh_ || (reference_ == Reference::Fewest && iterations < fresh_iterations_))
+    fresh_iterations_ = iterations;
   fresh_ = false;
 }
 

@@ -70,4 +70,15 @@ std::string work_dir(const std::string &name, bool clean) {
   return d;
 }
 
+double relative_difference(Vec a, Vec b, NormType type) {
+  Vec d;
+  VecDuplicate(a, &d);
+  VecWAXPY(d, -1.0, b, a);
+  PetscReal nd, nb;
+  VecNorm(d, type, &nd);
+  VecNorm(b, type, &nb);
+  VecDestroy(&d);
+  return nd / nb;
+}
+
 } // namespace karman::test

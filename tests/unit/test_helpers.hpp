@@ -52,6 +52,9 @@ struct ScopedOptions {
   std::vector<std::string> names;
 };
 
+/// |a - b| / |b| in the given norm.  Collective.
+double relative_difference(Vec a, Vec b, NormType type = NORM_INFINITY);
+
 /// A known function of the serial cell index for round-trip tests.
 inline double serial_value(PetscInt gid, int comp) {
   return 0.25 * gid + comp;

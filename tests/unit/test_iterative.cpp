@@ -61,17 +61,6 @@ void solve(const std::string &linear, Solved *s) {
   REQUIRE(s->sol.summary.converged);
 }
 
-double relative_difference(Vec a, Vec b) {
-  Vec d;
-  VecDuplicate(a, &d);
-  VecWAXPY(d, -1.0, b, a);
-  double nd, nb;
-  VecNorm(d, NORM_INFINITY, &nd);
-  VecNorm(b, NORM_INFINITY, &nb);
-  VecDestroy(&d);
-  return nd / nb;
-}
-
 } // namespace
 
 TEST_CASE("iterative solver: steady solution and adjoint gradient equal the direct ones",
@@ -93,7 +82,7 @@ TEST_CASE("iterative solver: steady solution and adjoint gradient equal the dire
   // the states cell by cell on one rank (on two, the two loads may partition differently)
   int nranks;
   MPI_Comm_size(PETSC_COMM_WORLD, &nranks);
-  if (nranks == 1) CHECK(relative_difference(iterative.w, direct.w) < 1e-9);
+  if (nranks == 1) CHECK(test::relative_difference(iterative.w, direct.w) < 1e-9);
   CHECK(iterative.sol.values.dp == Approx(direct.sol.values.dp).epsilon(1e-9));
   CHECK(iterative.sol.values.cd == Approx(direct.sol.values.cd).epsilon(1e-9));
   CHECK(iterative.sol.values.cl == Approx(direct.sol.values.cl).epsilon(1e-9));

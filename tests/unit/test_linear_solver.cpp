@@ -216,7 +216,7 @@ TEST_CASE("linear solver: solver.linear auto picks by size; iterative defaults, 
   }
 }
 
-TEST_CASE("preconditioner reuse: iteration limit, and growth after a fresh set-up",
+TEST_CASE("preconditioner reuse: iteration limit, growth after a fresh set-up or over the fewest",
           "[linear-solver]") {
   PreconditionerReuse reuse(20, 1.5);
   REQUIRE(reuse.decide_setup()); // the first solve sets up
@@ -247,6 +247,24 @@ TEST_CASE("preconditioner reuse: iteration limit, and growth after a fresh set-u
   reuse.record_solve(21);
   REQUIRE(reuse.decide_setup());
   REQUIRE(reuse.setups() == 6);
+
+  // against the fewest iterations since the set-up (the unsteady adjoint's multigrid): a first
+  // solve from zero (60) does not raise the limit; 1.2 x the fewest (40) = 48
+  PreconditionerReuse fewest(20, 1.2, true, PreconditionerReuse::Reference::Fewest);
+  REQUIRE(fewest.decide_setup());
+  fewest.record_solve(60);
+  REQUIRE(!fewest.decide_setup()); // 60 <= 1.2 x 60
+  fewest.record_solve(40);
+  REQUIRE(!fewest.decide_setup());
+  fewest.record_solve(48);
+  REQUIRE(!fewest.decide_setup()); // at 1.2 x 40
+  fewest.record_solve(49);         // the first-solve rule would keep it (limit 72)
+  REQUIRE(fewest.decide_setup());
+  fewest.record_solve(30); // fresh again: the limit is max(20, 36)
+  REQUIRE(!fewest.decide_setup());
+  fewest.record_solve(37);
+  REQUIRE(fewest.decide_setup());
+  REQUIRE(fewest.setups() == 3);
 
   // reuse off (e.g. -ksp_type preonly): every solve sets up
   PreconditionerReuse never(20, 1.5, false);

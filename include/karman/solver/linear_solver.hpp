@@ -21,7 +21,8 @@
 //    (selfp Schur complement of P) needs 16 even with exact LU of both blocks, ASM(2)/LU of P 18,
 //    GAMG on the exact Jacobian 17, an LU of the exact Jacobian reused across steps 9 at 27 ms).
 //    PCMG applies transposed (transposed smoothers in reverse order), so the adjoint uses the same
-//    preconditioner with KSPSolveTranspose.  memory is about linear in the cells.
+//    preconditioner with KSPSolveTranspose (the unsteady adjoint: GMRES recycling a subspace from
+//    level to level, solver/recycling_gmres.hpp).  Memory is about linear in the cells.
 //  * auto: direct up to kAutoDirectUnknowns unknowns (global cells x nv; in 3D
 //    kAutoDirectUnknowns3D: the LU fills in far more, and on DFG 3D-1Z level 0, 82k unknowns,
 //    the iterative solve already takes 9 instead of 68 s and 0.24 instead of 2.2 GB), iterative
@@ -81,6 +82,19 @@ enum class LinearSystems {
 constexpr double kAutoDirectUnknowns = 150000;
 /// The same in 3D.
 constexpr double kAutoDirectUnknowns3D = 40000;
+
+/// Multigrid (iterative): the hierarchy is coarsened down to this many unknowns, solved exactly
+/// (LU) on the coarsest level.  Time steps and the unsteady adjoint's levels: 4000, which on DFG
+/// 2D-2 gives two levels instead of three on level 0 (2232 coarse unknowns instead of 897) and a
+/// coarse level of about 4000 instead of 2000 above, at about the same cost per cycle (2 ranks).
+/// DFG 2D-2 level 1 from rest to t = 6 with the forward-only tolerances of bench-dfg2d2.sh: 13.3
+/// instead of 15.2-15.9 s per simulated second, 11.6 instead of 13.0 GMRES iterations per step.
+/// 40 steps from rest (dt 0.005, the adjoint benchmark): converged forward on level 0 3702
+/// instead of 4669 GMRES iterations (4.0-4.7 instead of 5.3-6.5 s), the adjoint 2412 instead of
+/// 2769 (without recycling), level 1 adjoint 2034 instead of 2411.  Steady systems keep
+/// 2000 (their W-cycles and two sweeps were tuned with it; not re-measured with 4000).
+constexpr PetscInt kSteadyCoarseEquations = 2000;
+constexpr PetscInt kTimeStepCoarseEquations = 4000;
 
 /// The method of solver.linear for this mesh (auto: by size, kAutoDirectUnknowns[3D]).  Collective.
 LinearMethod linear_method(const config::CaseConfig &cfg, const mesh::Mesh &mesh);
@@ -164,18 +178,33 @@ PetscErrorCode least_residual_guess(Mat A, bool transpose, Vec b, const std::vec
 /// LU factors of the exact Jacobian need one iteration right after their set-up, so
 /// max_iterations decides; a multigrid cycle needs several even when fresh, and is set up again
 /// once they have grown by `growth`.  Set up the first time, after request_setup(), and always
-/// when reuse is off.
+/// when reuse is off.  Reference::Fewest compares with the fewest iterations of a solve since the
+/// set-up instead of the first: the unsteady adjoint sets up at its first level, which starts from
+/// zero (no later levels to extrapolate from) and takes 1.5-2x the iterations of the next ones, so
+/// a limit from that level would keep a stale hierarchy for the whole sweep.
 /// The growth of the iteration count that sets a multigrid preconditioner up again: its set-up
 /// costs about as much as ten of its iterations (DFG 2D-2, level 0, 2 ranks: the unsteady adjoint
 /// needed 4491 iterations in 8.0 s with growth 1.5, 3348 in 5.9 s with 1.1, 3288 in 6.3 s setting
 /// up at every level), so a hierarchy is renewed as soon as its count has grown by 10 %.  LU
 /// factors (one iteration when fresh) are governed by max_iterations.
 constexpr double kReuseGrowth = 1.1;
+/// The growth over the fewest iterations since the set-up at which the unsteady adjoint sets its
+/// multigrid up again (Reference::Fewest).  DFG 2D-2, 40 levels, 2 ranks, coarse limit
+/// kTimeStepCoarseEquations in the adjoint only, recycling: level 0 1599 iterations with 1.15, 1657
+/// with 1.3 (2769 with the first-solve rule and neither); level 1 1897 without recycling (2034 with
+/// the first-solve rule).
+constexpr double kAdjointReuseGrowth = 1.15;
 
 class PreconditionerReuse {
 public:
-  explicit PreconditionerReuse(int max_iterations, double growth = kReuseGrowth, bool reuse = true)
-      : max_iterations_(max_iterations), growth_(growth), reuse_(reuse) {}
+  /// What the iteration count is compared with.
+  enum class Reference {
+    First, ///< the first solve after the set-up
+    Fewest ///< the fewest iterations of a solve since the set-up
+  };
+  explicit PreconditionerReuse(int max_iterations, double growth = kReuseGrowth, bool reuse = true,
+                               Reference reference = Reference::First)
+      : max_iterations_(max_iterations), growth_(growth), reuse_(reuse), reference_(reference) {}
 
   /// The next decision sets the preconditioner up (new step size, checkpoint, retry).
   void request_setup() { requested_ = true; }
@@ -191,6 +220,7 @@ private:
   PetscInt max_iterations_;
   double growth_;
   bool reuse_;
+  Reference reference_;
   bool have_setup_ = false, requested_ = false, fresh_ = false;
   PetscInt last_iterations_ = 0, fresh_iterations_ = 0;
   long setups_ = 0;

@@ -1,0 +1,383 @@
+// GMRES with a recycled subspace (see include/karman/solver/recycling_gmres.hpp).
+#include "karman/solver/recycling_gmres.hpp"
+
+#include <petscblaslapack.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace karman::solver {
+
+namespace {
+
+PetscErrorCode destroy_all(std::vector<Vec> &v) {
+  PetscFunctionBeginUser;
+  for (Vec &x : v)
+    if (x) PetscCall(VecDestroy(&x));
+  v.clear();
+  PetscFunctionReturn(0);
+}
+
+// out = sum_i a_i in_i (n vectors)
+PetscErrorCode combine(Vec out, PetscInt n, const double *a, Vec *in) {
+  PetscFunctionBeginUser;
+  if (n > 0) PetscCall(VecMAXPY(out, n, a, in));
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+RecyclingGmres::~RecyclingGmres() {
+  for (auto *v : {&V_, &Z_, &U_, &Uz_, &C_, &tmp_}) destroy_all(*v);
+  if (r_) VecDestroy(&r_);
+}
+
+void RecyclingGmres::operator_changed(bool pc_changed) {
+  new_matrix_ = true;
+  new_pc_ = new_pc_ || pc_changed;
+}
+
+PetscErrorCode RecyclingGmres::allocate(Vec like, int m) {
+  PetscFunctionBeginUser;
+  if (m == m_ && r_) PetscFunctionReturn(0);
+  for (auto *v : {&V_, &Z_}) PetscCall(destroy_all(*v));
+  m_ = m;
+  V_.resize(m + 1);
+  Z_.resize(m);
+  for (Vec &v : V_) PetscCall(VecDuplicate(like, &v));
+  for (Vec &v : Z_) PetscCall(VecDuplicate(like, &v));
+  if (!r_) {
+    PetscCall(VecDuplicate(like, &r_));
+    for (auto *v : {&U_, &Uz_, &C_}) {
+      v->resize(kmax_);
+      for (Vec &x : *v) PetscCall(VecDuplicate(like, &x));
+    }
+    tmp_.resize(3 * kmax_);
+    for (Vec &x : tmp_) PetscCall(VecDuplicate(like, &x));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RecyclingGmres::apply_operator(Mat A, Vec in, Vec out) const {
+  PetscFunctionBeginUser;
+  if (transpose_)
+    PetscCall(MatMultTranspose(A, in, out));
+  else
+    PetscCall(MatMult(A, in, out));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RecyclingGmres::apply_preconditioner(PC pc, Vec in, Vec out) const {
+  PetscFunctionBeginUser;
+  if (transpose_)
+    PetscCall(PCApplyTranspose(pc, in, out));
+  else
+    PetscCall(PCApply(pc, in, out));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RecyclingGmres::refresh(Mat A, PC pc) {
+  PetscFunctionBeginUser;
+  // C = op(A) M^-1 U for the new matrix (and preconditioner), then orthonormalized (classical
+  // Gram-Schmidt twice) with the same combinations applied to U and M^-1 U
+  int kept = 0;
+  std::vector<double> h(kmax_);
+  for (int i = 0; i < k_; ++i) {
+    if (new_pc_) PetscCall(apply_preconditioner(pc, U_[i], Uz_[i]));
+    PetscCall(apply_operator(A, Uz_[i], C_[i]));
+    PetscReal norm0, norm;
+    PetscCall(VecNorm(C_[i], NORM_2, &norm0));
+    for (int pass = 0; pass < 2 && kept > 0; ++pass) {
+      PetscCall(VecMDot(C_[i], kept, C_.data(), h.data()));
+      for (int l = 0; l < kept; ++l) h[l] = -h[l];
+      PetscCall(VecMAXPY(C_[i], kept, h.data(), C_.data()));
+      PetscCall(VecMAXPY(U_[i], kept, h.data(), U_.data()));
+      PetscCall(VecMAXPY(Uz_[i], kept, h.data(), Uz_.data()));
+    }
+    PetscCall(VecNorm(C_[i], NORM_2, &norm));
+    if (!(norm > 1e-10 * norm0)) continue; // dependent on the others: dropped
+    for (Vec v : {C_[i], U_[i], Uz_[i]}) PetscCall(VecScale(v, 1.0 / norm));
+    if (kept != i) {
+      std::swap(C_[kept], C_[i]);
+      std::swap(U_[kept], U_[i]);
+      std::swap(Uz_[kept], Uz_[i]);
+    }
+    ++kept;
+  }
+  k_ = kept;
+  new_matrix_ = new_pc_ = false;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RecyclingGmres::project(Vec r, Vec x) {
+  PetscFunctionBeginUser;
+  if (k_ == 0) PetscFunctionReturn(0);
+  std::vector<double> a(k_);
+  PetscCall(VecMDot(r, k_, C_.data(), a.data()));
+  PetscCall(VecMAXPY(x, k_, a.data(), Uz_.data()));
+  for (double &v : a) v = -v;
+  PetscCall(VecMAXPY(r, k_, a.data(), C_.data()));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RecyclingGmres::update_space(int j, const std::vector<double> &H,
+                                            const std::vector<double> &B) {
+  PetscFunctionBeginUser;
+  const int kc = k_, n = kc + j, rows = n + 1, ldh = m_ + 1;
+  if (j == 0) PetscFunctionReturn(0);
+  // the cycle's relation op(A) M^-1 [U D, V_j] = [C, V_{j+1}] G, D scaling U to unit columns
+  std::vector<double> d(kc);
+  for (int c = 0; c < kc; ++c) {
+    PetscReal norm;
+    PetscCall(VecNorm(U_[c], NORM_2, &norm));
+    d[c] = 1.0 / norm;
+  }
+  std::vector<double> G(static_cast<std::size_t>(rows) * n, 0.0), W(G.size(), 0.0);
+  const auto at = [rows](std::vector<double> &a, int i, int c) -> double & {
+    return a[static_cast<std::size_t>(c) * rows + i];
+  };
+  for (int c = 0; c < kc; ++c) at(G, c, c) = d[c];
+  for (int i = 0; i < j; ++i) {
+    for (int c = 0; c < kc; ++c) at(G, c, kc + i) = B[static_cast<std::size_t>(i) * kmax_ + c];
+    for (int l = 0; l <= i + 1; ++l)
+      at(G, kc + l, kc + i) = H[static_cast<std::size_t>(i) * ldh + l];
+  }
+  // W = [C, V_{j+1}]^T [U D, V_j]: V is orthonormal and orthogonal to C
+  std::vector<double> dots(std::max(kc, j + 1));
+  for (int c = 0; c < kc; ++c) {
+    PetscCall(VecMDot(U_[c], kc, C_.data(), dots.data()));
+    for (int l = 0; l < kc; ++l) at(W, l, c) = dots[l] * d[c];
+    PetscCall(VecMDot(U_[c], j + 1, V_.data(), dots.data()));
+    for (int l = 0; l <= j; ++l) at(W, kc + l, c) = dots[l] * d[c];
+  }
+  for (int i = 0; i < j; ++i) at(W, kc + i, kc + i) = 1.0;
+  // harmonic Ritz vectors: G^T G p = theta G^T W p, as eigenvectors of (G^T G)^-1 G^T W with the
+  // largest |mu| = 1 / |theta|
+  std::vector<double> M1(static_cast<std::size_t>(n) * n, 0.0), M2(M1.size(), 0.0);
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      double s1 = 0, s2 = 0;
+      for (int i = 0; i < rows; ++i) {
+        s1 += at(G, i, a) * at(G, i, b);
+        s2 += at(G, i, a) * at(W, i, b);
+      }
+      M1[static_cast<std::size_t>(b) * n + a] = s1;
+      M2[static_cast<std::size_t>(b) * n + a] = s2;
+    }
+  PetscBLASInt bn = n, info = 0;
+  std::vector<PetscBLASInt> ipiv(n);
+  PetscCallBLAS("LAPACKgesv",
+                LAPACKgesv_(&bn, &bn, M1.data(), &bn, ipiv.data(), M2.data(), &bn, &info));
+  if (info != 0) PetscFunctionReturn(0); // singular: the old space stays (still valid)
+  std::vector<double> wr(n), wi(n), vr(static_cast<std::size_t>(n) * n), vl(1);
+  PetscBLASInt lwork = 8 * n, one = 1;
+  std::vector<double> work(lwork);
+  PetscCallBLAS("LAPACKgeev",
+                LAPACKgeev_("N", "V", &bn, M2.data(), &bn, wr.data(), wi.data(), vl.data(), &one,
+                            vr.data(), &bn, work.data(), &lwork, &info));
+  if (info != 0) PetscFunctionReturn(0);
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return std::hypot(wr[a], wi[a]) > std::hypot(wr[b], wi[b]);
+  });
+  // the columns of P: a real eigenvector, or the real and imaginary parts of a complex pair
+  const int want = std::min(kmax_, n);
+  std::vector<int> columns;
+  std::vector<bool> used(n, false);
+  for (int i : order) {
+    if (static_cast<int>(columns.size()) >= want) break;
+    if (used[i]) continue;
+    if (wi[i] == 0) {
+      columns.push_back(i);
+      used[i] = true;
+      continue;
+    }
+    const int base = wi[i] > 0 ? i : i - 1;
+    if (static_cast<int>(columns.size()) + 2 > want) continue;
+    columns.push_back(base);
+    columns.push_back(base + 1);
+    used[base] = used[base + 1] = true;
+  }
+  // QR of G P (modified Gram-Schmidt twice; dependent columns dropped), Y = P R^-1
+  std::vector<std::vector<double>> P, Q, Y;
+  std::vector<std::vector<double>> R;
+  for (int col : columns) {
+    std::vector<double> p(vr.begin() + static_cast<std::ptrdiff_t>(col) * n,
+                          vr.begin() + static_cast<std::ptrdiff_t>(col + 1) * n);
+    std::vector<double> q(rows, 0.0);
+    for (int i = 0; i < rows; ++i)
+      for (int c = 0; c < n; ++c) q[i] += at(G, i, c) * p[c];
+    const double norm0 = std::sqrt(std::inner_product(q.begin(), q.end(), q.begin(), 0.0));
+    std::vector<double> rcol(Q.size() + 1, 0.0);
+    for (int pass = 0; pass < 2; ++pass)
+      for (std::size_t l = 0; l < Q.size(); ++l) {
+        const double s = std::inner_product(q.begin(), q.end(), Q[l].begin(), 0.0);
+        rcol[l] += s;
+        for (int i = 0; i < rows; ++i) q[i] -= s * Q[l][i];
+      }
+    const double norm = std::sqrt(std::inner_product(q.begin(), q.end(), q.begin(), 0.0));
+    if (!(norm > 1e-12 * norm0)) continue;
+    for (double &v : q) v /= norm;
+    rcol.back() = norm;
+    // y = (p - sum_l y_l r_l) / r_ii
+    std::vector<double> y = p;
+    for (std::size_t l = 0; l < Y.size(); ++l)
+      for (int c = 0; c < n; ++c) y[c] -= Y[l][c] * rcol[l];
+    for (double &v : y) v /= norm;
+    Q.push_back(std::move(q));
+    Y.push_back(std::move(y));
+  }
+  const int knew = static_cast<int>(Q.size());
+  if (knew == 0) PetscFunctionReturn(0);
+  // every rank takes rank 0's small matrices (the same sums, but LAPACK's bits need not agree)
+  MPI_Comm comm = PetscObjectComm((PetscObject)V_[0]);
+  for (int i = 0; i < knew; ++i) {
+    PetscCallMPI(MPI_Bcast(Q[i].data(), rows, MPI_DOUBLE, 0, comm));
+    PetscCallMPI(MPI_Bcast(Y[i].data(), n, MPI_DOUBLE, 0, comm));
+  }
+  // C_new = [C, V_{j+1}] Q, U_new = [U D, V_j] Y, (M^-1 U)_new = [M^-1 U D, Z_j] Y
+  std::vector<double> a(n + 1);
+  for (int i = 0; i < knew; ++i) {
+    Vec c = tmp_[i], u = tmp_[kmax_ + i], uz = tmp_[2 * kmax_ + i];
+    for (Vec v : {c, u, uz}) PetscCall(VecSet(v, 0.0));
+    PetscCall(combine(c, kc, Q[i].data(), C_.data()));
+    PetscCall(combine(c, j + 1, Q[i].data() + kc, V_.data()));
+    for (int l = 0; l < kc; ++l) a[l] = Y[i][l] * d[l];
+    PetscCall(combine(u, kc, a.data(), U_.data()));
+    PetscCall(combine(uz, kc, a.data(), Uz_.data()));
+    PetscCall(combine(u, j, Y[i].data() + kc, V_.data()));
+    PetscCall(combine(uz, j, Y[i].data() + kc, Z_.data()));
+  }
+  for (int i = 0; i < knew; ++i) {
+    std::swap(C_[i], tmp_[i]);
+    std::swap(U_[i], tmp_[kmax_ + i]);
+    std::swap(Uz_[i], tmp_[2 * kmax_ + i]);
+  }
+  k_ = knew;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RecyclingGmres::solve(KSP ksp, Vec b, Vec x, PetscInt *iterations,
+                                     KSPConvergedReason *reason) {
+  PetscFunctionBeginUser;
+  Mat A;
+  PC pc;
+  PetscReal rtol, atol, dtol;
+  PetscInt maxit, restart;
+  PetscCall(KSPGetOperators(ksp, &A, nullptr));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetUp(pc));
+  PetscCall(KSPGetTolerances(ksp, &rtol, &atol, &dtol, &maxit));
+  PetscCall(KSPGMRESGetRestart(ksp, &restart));
+  // each cycle: `restart` Arnoldi steps beside the k recycled vectors
+  const int m = static_cast<int>(restart) + kmax_;
+  PetscCall(allocate(b, m));
+  if (new_matrix_) PetscCall(refresh(A, pc));
+  PetscReal bnorm, rnorm;
+  PetscCall(VecNorm(b, NORM_2, &bnorm));
+  const double target = std::max(rtol * bnorm, atol);
+  PetscCall(apply_operator(A, x, r_));
+  PetscCall(VecAYPX(r_, -1.0, b));
+  PetscCall(project(r_, x));
+  PetscCall(VecNorm(r_, NORM_2, &rnorm));
+  const int ldh = m + 1;
+  std::vector<double> H(static_cast<std::size_t>(ldh) * m), Hg(H.size()),
+      B(static_cast<std::size_t>(std::max(kmax_, 1)) * m), g(m + 1), cs(m), sn(m), h(m + 1), y(m),
+      by(std::max(kmax_, 1));
+  PetscInt its = 0;
+  PetscCall(KSPMonitor(ksp, its, rnorm));
+  *reason = KSP_CONVERGED_ITERATING;
+  while (true) {
+    if (std::isnan(rnorm) || std::isinf(rnorm)) {
+      *reason = KSP_DIVERGED_NANORINF;
+      break;
+    }
+    if (rnorm <= target) {
+      *reason = rnorm <= atol ? KSP_CONVERGED_ATOL : KSP_CONVERGED_RTOL;
+      break;
+    }
+    if (its >= maxit) {
+      *reason = KSP_DIVERGED_ITS;
+      break;
+    }
+    // Arnoldi on (I - C C^T) op(A) M^-1 from r / |r|
+    const int kc = k_, mm = m - kc;
+    std::fill(H.begin(), H.end(), 0.0);
+    std::fill(g.begin(), g.end(), 0.0);
+    PetscCall(VecCopy(r_, V_[0]));
+    PetscCall(VecScale(V_[0], 1.0 / rnorm));
+    g[0] = rnorm;
+    int j = 0;
+    bool breakdown = false;
+    while (j < mm) {
+      Vec w = V_[j + 1];
+      PetscCall(apply_preconditioner(pc, V_[j], Z_[j]));
+      PetscCall(apply_operator(A, Z_[j], w));
+      if (kc > 0) {
+        double *bj = &B[static_cast<std::size_t>(j) * kmax_];
+        PetscCall(VecMDot(w, kc, C_.data(), bj));
+        for (int l = 0; l < kc; ++l) by[l] = -bj[l];
+        PetscCall(VecMAXPY(w, kc, by.data(), C_.data()));
+      }
+      PetscCall(VecMDot(w, j + 1, V_.data(), h.data()));
+      for (int l = 0; l <= j; ++l) {
+        H[static_cast<std::size_t>(j) * ldh + l] = h[l];
+        h[l] = -h[l];
+      }
+      PetscCall(VecMAXPY(w, j + 1, h.data(), V_.data()));
+      PetscReal hn;
+      PetscCall(VecNorm(w, NORM_2, &hn));
+      H[static_cast<std::size_t>(j) * ldh + j + 1] = hn;
+      breakdown = !(hn > 0);
+      if (!breakdown) PetscCall(VecScale(w, 1.0 / hn));
+      ++its;
+      // Givens rotations of the least-squares problem min |g0 e1 - H y|
+      double *col = &Hg[static_cast<std::size_t>(j) * ldh];
+      std::copy_n(&H[static_cast<std::size_t>(j) * ldh], j + 2, col);
+      for (int i = 0; i < j; ++i) {
+        const double t = cs[i] * col[i] + sn[i] * col[i + 1];
+        col[i + 1] = -sn[i] * col[i] + cs[i] * col[i + 1];
+        col[i] = t;
+      }
+      const double rr = std::hypot(col[j], col[j + 1]);
+      cs[j] = rr > 0 ? col[j] / rr : 1.0;
+      sn[j] = rr > 0 ? col[j + 1] / rr : 0.0;
+      col[j] = rr;
+      col[j + 1] = 0;
+      g[j + 1] = -sn[j] * g[j];
+      g[j] = cs[j] * g[j];
+      ++j;
+      PetscCall(KSPMonitor(ksp, its, std::abs(g[j])));
+      if (std::abs(g[j]) <= target || its >= maxit || breakdown) break;
+    }
+    // x += Z y - M^-1 U (B y): C's part of the residual stays removed
+    for (int i = j - 1; i >= 0; --i) {
+      double s = g[i];
+      for (int l = i + 1; l < j; ++l) s -= Hg[static_cast<std::size_t>(l) * ldh + i] * y[l];
+      y[i] = s / Hg[static_cast<std::size_t>(i) * ldh + i];
+    }
+    PetscCall(VecMAXPY(x, j, y.data(), Z_.data()));
+    if (kc > 0) {
+      for (int l = 0; l < kc; ++l) {
+        by[l] = 0;
+        for (int i = 0; i < j; ++i) by[l] -= B[static_cast<std::size_t>(i) * kmax_ + l] * y[i];
+      }
+      PetscCall(VecMAXPY(x, kc, by.data(), Uz_.data()));
+    }
+    // the recycled space for the next system: from this solve's last cycle (and from the first
+    // cycle ever, so that a long first solve recycles at once)
+    const bool last = std::abs(g[j]) <= target || its >= maxit;
+    if ((last || kc == 0) && !breakdown) PetscCall(update_space(j, H, B));
+    // the true residual (and its part in range(C), round-off, removed)
+    PetscCall(apply_operator(A, x, r_));
+    PetscCall(VecAYPX(r_, -1.0, b));
+    PetscCall(project(r_, x));
+    PetscCall(VecNorm(r_, NORM_2, &rnorm));
+  }
+  *iterations = its;
+  PetscFunctionReturn(0);
+}
+
+} // namespace karman::solver

@@ -1,0 +1,173 @@
+// GMRES with a recycled subspace (solver/recycling_gmres.hpp) on a sequence of slowly changing
+// nonsymmetric systems, transposed and not: every solve reaches the tolerance on the true
+// residual and agrees with PETSc's GMRES, the recycled space saves iterations over the sequence,
+// and the preconditioner may change between systems.
+#include "karman/solver/recycling_gmres.hpp"
+#include "test_helpers.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <vector>
+
+using karman::solver::RecyclingGmres;
+
+namespace {
+
+// Upwind convection-diffusion on an n x n grid, -lap u + s (u_x + 0.5 u_y) + 0.1 u (rows split
+// over the ranks by PETSc); with Jacobi, GMRES(20) stagnates on its smooth slow modes
+Mat convection_diffusion(PetscInt n, double s) {
+  Mat A;
+  const PetscInt N = n * n;
+  MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, N, N, 5, nullptr, 4, nullptr, &A);
+  PetscInt lo, hi;
+  MatGetOwnershipRange(A, &lo, &hi);
+  const double h = 1.0 / (n + 1), cx = s / h, cy = 0.5 * s / h;
+  for (PetscInt row = lo; row < hi; ++row) {
+    const PetscInt i = row % n, j = row / n;
+    MatSetValue(A, row, row, 4 / (h * h) + cx + cy + 0.1, INSERT_VALUES);
+    if (i > 0) MatSetValue(A, row, row - 1, -1 / (h * h) - cx, INSERT_VALUES);
+    if (i + 1 < n) MatSetValue(A, row, row + 1, -1 / (h * h), INSERT_VALUES);
+    if (j > 0) MatSetValue(A, row, row - n, -1 / (h * h) - cy, INSERT_VALUES);
+    if (j + 1 < n) MatSetValue(A, row, row + n, -1 / (h * h), INSERT_VALUES);
+  }
+  MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY);
+  MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY);
+  return A;
+}
+
+// A smooth right-hand side that changes with the system index k
+void fill_rhs(Vec b, PetscInt n, int k) {
+  PetscInt lo, hi;
+  VecGetOwnershipRange(b, &lo, &hi);
+  for (PetscInt row = lo; row < hi; ++row) {
+    const double x = (row % n + 1.0) / (n + 1), y = (row / n + 1.0) / (n + 1);
+    VecSetValue(b, row, std::sin(3 * x + 0.1 * k) * std::cos(2 * y) + 0.3 * x * y, INSERT_VALUES);
+  }
+  VecAssemblyBegin(b);
+  VecAssemblyEnd(b);
+}
+
+KSP gmres(Mat A, double rtol) {
+  KSP ksp;
+  PC pc;
+  KSPCreate(PETSC_COMM_WORLD, &ksp);
+  KSPSetType(ksp, KSPGMRES);
+  KSPGMRESSetRestart(ksp, 20);
+  KSPSetPCSide(ksp, PC_RIGHT);
+  KSPGetPC(ksp, &pc);
+  PCSetType(pc, PCJACOBI);
+  KSPSetTolerances(ksp, rtol, 1e-30, PETSC_DEFAULT, 5000);
+  KSPSetOperators(ksp, A, A);
+  return ksp;
+}
+
+// |b - op(A) x| / |b|
+double relative_residual(Mat A, bool transpose, Vec b, Vec x) {
+  Vec r;
+  VecDuplicate(b, &r);
+  if (transpose)
+    MatMultTranspose(A, x, r);
+  else
+    MatMult(A, x, r);
+  VecAYPX(r, -1.0, b);
+  PetscReal rn, bn;
+  VecNorm(r, NORM_2, &rn);
+  VecNorm(b, NORM_2, &bn);
+  VecDestroy(&r);
+  return rn / bn;
+}
+
+} // namespace
+
+TEST_CASE("recycling GMRES: a sequence of systems to tolerance, equal to GMRES, fewer iterations",
+          "[linear-solver][recycling][mpi]") {
+  const PetscInt n = 40;
+  const double rtol = 1e-10;
+  for (const bool transpose : {true, false}) {
+    CAPTURE(transpose);
+    RecyclingGmres recycler(8, transpose);
+    long recycled_its = 0, plain_its = 0;
+    PetscInt first_its = 0, last_its = 0;
+    for (int k = 0; k < 8; ++k) {
+      CAPTURE(k);
+      Mat A = convection_diffusion(n, 2.0 + 0.05 * k);
+      Vec b, x, xr;
+      MatCreateVecs(A, &x, &b);
+      VecDuplicate(x, &xr);
+      fill_rhs(b, n, k);
+      KSP ksp = gmres(A, rtol), reference = gmres(A, 1e-13);
+      // a new matrix; the Jacobi preconditioner is set up again except on every third system
+      const bool pc_changed = k % 3 != 1;
+      recycler.operator_changed(pc_changed);
+      if (!pc_changed) REQUIRE(KSPSetReusePreconditioner(ksp, PETSC_TRUE) == 0);
+      VecSet(x, 0.0);
+      PetscInt its;
+      KSPConvergedReason reason;
+      REQUIRE(recycler.solve(ksp, b, x, &its, &reason) == 0);
+      CHECK(reason == KSP_CONVERGED_RTOL);
+      CHECK(relative_residual(A, transpose, b, x) <= 1.01 * rtol);
+      recycled_its += its;
+      if (k == 0) first_its = its;
+      last_its = its;
+      // PETSc's GMRES(20) with the same preconditioner
+      VecSet(xr, 0.0);
+      REQUIRE(KSPSetTolerances(reference, rtol, 1e-30, PETSC_DEFAULT, 5000) == 0);
+      if (transpose)
+        REQUIRE(KSPSolveTranspose(reference, b, xr) == 0);
+      else
+        REQUIRE(KSPSolve(reference, b, xr) == 0);
+      PetscInt plain;
+      KSPGetIterationNumber(reference, &plain);
+      plain_its += plain;
+      // both solutions to the tolerance (the condition number is ~1e3)
+      CHECK(karman::test::relative_difference(x, xr, NORM_2) <= 1e-6);
+      if (k > 0) CHECK(recycler.recycled() > 0);
+      for (KSP *p : {&ksp, &reference}) KSPDestroy(p);
+      for (Vec *v : {&b, &x, &xr}) VecDestroy(v);
+      MatDestroy(&A);
+    }
+    CAPTURE(recycled_its, plain_its, first_its, last_its);
+    // the slow modes of GMRES(20) deflated within the first solve and carried to the next ones
+    // (measured: 1481 against 2890 iterations, the first system 231 and the last 153, transposed)
+    CHECK(recycled_its < 0.75 * plain_its);
+    CHECK(last_its < 0.85 * first_its);
+  }
+}
+
+TEST_CASE("recycling GMRES: zero right-hand side, iteration limit, initial guess",
+          "[linear-solver][recycling]") {
+  const PetscInt n = 20;
+  Mat A = convection_diffusion(n, 10.0);
+  Vec b, x;
+  MatCreateVecs(A, &x, &b);
+  KSP ksp = gmres(A, 1e-10);
+  RecyclingGmres recycler(4, true);
+  PetscInt its;
+  KSPConvergedReason reason;
+  // b = 0 from x = 0: nothing to do
+  VecSet(b, 0.0);
+  VecSet(x, 0.0);
+  REQUIRE(recycler.solve(ksp, b, x, &its, &reason) == 0);
+  CHECK(its == 0);
+  CHECK(reason == KSP_CONVERGED_ATOL);
+  // at most max_it iterations, then DIVERGED_ITS with the best iterate so far
+  fill_rhs(b, n, 0);
+  REQUIRE(KSPSetTolerances(ksp, 1e-10, 1e-30, PETSC_DEFAULT, 5) == 0);
+  REQUIRE(recycler.solve(ksp, b, x, &its, &reason) == 0);
+  CHECK(its == 5);
+  CHECK(reason == KSP_DIVERGED_ITS);
+  CHECK(relative_residual(A, true, b, x) < 1.0);
+  // the solution as the initial guess: converged at once
+  REQUIRE(KSPSetTolerances(ksp, 1e-10, 1e-30, PETSC_DEFAULT, 5000) == 0);
+  REQUIRE(recycler.solve(ksp, b, x, &its, &reason) == 0);
+  REQUIRE(reason == KSP_CONVERGED_RTOL);
+  const PetscInt first = its;
+  REQUIRE(recycler.solve(ksp, b, x, &its, &reason) == 0);
+  CHECK(its == 0);
+  CHECK(first > 0);
+  KSPDestroy(&ksp);
+  VecDestroy(&b);
+  VecDestroy(&x);
+  MatDestroy(&A);
+}
