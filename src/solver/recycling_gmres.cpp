@@ -201,8 +201,7 @@ PetscErrorCode RecyclingGmres::update_space(int j, const std::vector<double> &H,
     used[base] = used[base + 1] = true;
   }
   // QR of G P (modified Gram-Schmidt twice; dependent columns dropped), Y = P R^-1
-  std::vector<std::vector<double>> P, Q, Y;
-  std::vector<std::vector<double>> R;
+  std::vector<std::vector<double>> Q, Y;
   for (int col : columns) {
     std::vector<double> p(vr.begin() + static_cast<std::ptrdiff_t>(col) * n,
                           vr.begin() + static_cast<std::ptrdiff_t>(col + 1) * n);
