@@ -8,6 +8,7 @@ packages=(
   build-essential cmake pkg-config     # compiler and build system
   petsc-dev                            # PETSc 3.18 (DMPlex, SNES, KSP; MUMPS, hypre, PT-Scotch)
   libopenblas0-serial                  # optimized BLAS for MUMPS (3x faster factorizations than the reference BLAS)
+  liblapack-dev                        # LAPACK (dgesv, dgeev) for the recycling GMRES's small eigenproblems
   libopenmpi-dev openmpi-bin openssh-client   # MPI (mpirun needs an rsh agent present)
   libhdf5-openmpi-dev                  # parallel HDF5
   libvtk9-dev                          # VTK 9.1: XML writers, ParallelMPI
