@@ -53,7 +53,7 @@ PetscErrorCode RecyclingGmres::allocate(Vec like, int m) {
       v->resize(kmax_);
       for (Vec &x : *v) PetscCall(VecDuplicate(like, &x));
     }
-    tmp_.resize(3 * kmax_);
+    tmp_.resize(kmax_);
     for (Vec &x : tmp_) PetscCall(VecDuplicate(like, &x));
   }
   PetscFunctionReturn(0);
@@ -236,24 +236,25 @@ PetscErrorCode RecyclingGmres::update_space(int j, const std::vector<double> &H,
     PetscCallMPI(MPI_Bcast(Q[i].data(), rows, MPI_DOUBLE, 0, comm));
     PetscCallMPI(MPI_Bcast(Y[i].data(), n, MPI_DOUBLE, 0, comm));
   }
-  // C_new = [C, V_{j+1}] Q, U_new = [U D, V_j] Y, (M^-1 U)_new = [M^-1 U D, Z_j] Y
+  // C_new = [C, V_{j+1}] Q, U_new = [U D, V_j] Y, (M^-1 U)_new = [M^-1 U D, Z_j] Y: one basis at
+  // a time into the k temporaries, swapped in before the next (which does not read it)
   std::vector<double> a(n + 1);
-  for (int i = 0; i < knew; ++i) {
-    Vec c = tmp_[i], u = tmp_[kmax_ + i], uz = tmp_[2 * kmax_ + i];
-    for (Vec v : {c, u, uz}) PetscCall(VecSet(v, 0.0));
-    PetscCall(combine(c, kc, Q[i].data(), C_.data()));
-    PetscCall(combine(c, j + 1, Q[i].data() + kc, V_.data()));
-    for (int l = 0; l < kc; ++l) a[l] = Y[i][l] * d[l];
-    PetscCall(combine(u, kc, a.data(), U_.data()));
-    PetscCall(combine(uz, kc, a.data(), Uz_.data()));
-    PetscCall(combine(u, j, Y[i].data() + kc, V_.data()));
-    PetscCall(combine(uz, j, Y[i].data() + kc, Z_.data()));
-  }
-  for (int i = 0; i < knew; ++i) {
-    std::swap(C_[i], tmp_[i]);
-    std::swap(U_[i], tmp_[kmax_ + i]);
-    std::swap(Uz_[i], tmp_[2 * kmax_ + i]);
-  }
+  const auto replace = [&](std::vector<Vec> &basis, std::vector<Vec> &krylov, int nk,
+                           const std::vector<std::vector<double>> &coef,
+                           bool scaled) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    for (int i = 0; i < knew; ++i) {
+      PetscCall(VecSet(tmp_[i], 0.0));
+      for (int l = 0; l < kc; ++l) a[l] = coef[i][l] * (scaled ? d[l] : 1.0);
+      PetscCall(combine(tmp_[i], kc, a.data(), basis.data()));
+      PetscCall(combine(tmp_[i], nk, coef[i].data() + kc, krylov.data()));
+    }
+    for (int i = 0; i < knew; ++i) std::swap(basis[i], tmp_[i]);
+    PetscFunctionReturn(0);
+  };
+  PetscCall(replace(C_, V_, j + 1, Q, false));
+  PetscCall(replace(U_, V_, j, Y, true));
+  PetscCall(replace(Uz_, Z_, j, Y, true));
   k_ = knew;
   PetscFunctionReturn(0);
 }

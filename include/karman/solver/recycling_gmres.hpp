@@ -66,7 +66,7 @@ private:
   bool new_matrix_ = false, new_pc_ = false;
   std::vector<Vec> V_, Z_;      ///< Arnoldi basis (m + 1), preconditioned directions (m)
   std::vector<Vec> U_, Uz_, C_; ///< recycled: residual space, M^-1 U, op(A) M^-1 U
-  std::vector<Vec> tmp_;        ///< 3 kmax vectors for the update
+  std::vector<Vec> tmp_;        ///< kmax vectors for the update
   Vec r_ = nullptr;
 };
 
