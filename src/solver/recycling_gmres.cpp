@@ -26,6 +26,17 @@ PetscErrorCode combine(Vec out, PetscInt n, const double *a, Vec *in) {
   PetscFunctionReturn(0);
 }
 
+// Removes from w its components along n orthonormal vectors (classical Gram-Schmidt):
+// coef = basis^T w, neg = -coef, w += basis neg
+PetscErrorCode remove_components(Vec w, PetscInt n, Vec *basis, double *coef, double *neg) {
+  PetscFunctionBeginUser;
+  if (n == 0) PetscFunctionReturn(0);
+  PetscCall(VecMDot(w, n, basis, coef));
+  for (PetscInt l = 0; l < n; ++l) neg[l] = -coef[l];
+  PetscCall(VecMAXPY(w, n, neg, basis));
+  PetscFunctionReturn(0);
+}
+
 } // namespace
 
 RecyclingGmres::~RecyclingGmres() {
@@ -82,18 +93,16 @@ PetscErrorCode RecyclingGmres::refresh(Mat A, PC pc) {
   // C = op(A) M^-1 U for the new matrix (and preconditioner), then orthonormalized (classical
   // Gram-Schmidt twice) with the same combinations applied to U and M^-1 U
   int kept = 0;
-  std::vector<double> h(kmax_);
+  std::vector<double> h(kmax_), neg(kmax_);
   for (int i = 0; i < k_; ++i) {
     if (new_pc_) PetscCall(apply_preconditioner(pc, U_[i], Uz_[i]));
     PetscCall(apply_operator(A, Uz_[i], C_[i]));
     PetscReal norm0, norm;
     PetscCall(VecNorm(C_[i], NORM_2, &norm0));
     for (int pass = 0; pass < 2 && kept > 0; ++pass) {
-      PetscCall(VecMDot(C_[i], kept, C_.data(), h.data()));
-      for (int l = 0; l < kept; ++l) h[l] = -h[l];
-      PetscCall(VecMAXPY(C_[i], kept, h.data(), C_.data()));
-      PetscCall(VecMAXPY(U_[i], kept, h.data(), U_.data()));
-      PetscCall(VecMAXPY(Uz_[i], kept, h.data(), Uz_.data()));
+      PetscCall(remove_components(C_[i], kept, C_.data(), h.data(), neg.data()));
+      PetscCall(VecMAXPY(U_[i], kept, neg.data(), U_.data()));
+      PetscCall(VecMAXPY(Uz_[i], kept, neg.data(), Uz_.data()));
     }
     PetscCall(VecNorm(C_[i], NORM_2, &norm));
     if (!(norm > 1e-10 * norm0)) continue; // dependent on the others: dropped
@@ -113,11 +122,9 @@ PetscErrorCode RecyclingGmres::refresh(Mat A, PC pc) {
 PetscErrorCode RecyclingGmres::project(Vec r, Vec x) {
   PetscFunctionBeginUser;
   if (k_ == 0) PetscFunctionReturn(0);
-  std::vector<double> a(k_);
-  PetscCall(VecMDot(r, k_, C_.data(), a.data()));
+  std::vector<double> a(k_), neg(k_);
+  PetscCall(remove_components(r, k_, C_.data(), a.data(), neg.data()));
   PetscCall(VecMAXPY(x, k_, a.data(), Uz_.data()));
-  for (double &v : a) v = -v;
-  PetscCall(VecMAXPY(r, k_, a.data(), C_.data()));
   PetscFunctionReturn(0);
 }
 
@@ -284,7 +291,7 @@ PetscErrorCode RecyclingGmres::solve(KSP ksp, Vec b, Vec x, PetscInt *iterations
   PetscCall(VecNorm(r_, NORM_2, &rnorm));
   const int ldh = m + 1;
   std::vector<double> H(static_cast<std::size_t>(ldh) * m), Hg(H.size()),
-      B(static_cast<std::size_t>(std::max(kmax_, 1)) * m), g(m + 1), cs(m), sn(m), h(m + 1), y(m),
+      B(static_cast<std::size_t>(std::max(kmax_, 1)) * m), g(m + 1), cs(m), sn(m), neg(m + 1), y(m),
       by(std::max(kmax_, 1));
   PetscInt its = 0;
   PetscCall(KSPMonitor(ksp, its, rnorm));
@@ -315,18 +322,10 @@ PetscErrorCode RecyclingGmres::solve(KSP ksp, Vec b, Vec x, PetscInt *iterations
       Vec w = V_[j + 1];
       PetscCall(apply_preconditioner(pc, V_[j], Z_[j]));
       PetscCall(apply_operator(A, Z_[j], w));
-      if (kc > 0) {
-        double *bj = &B[static_cast<std::size_t>(j) * kmax_];
-        PetscCall(VecMDot(w, kc, C_.data(), bj));
-        for (int l = 0; l < kc; ++l) by[l] = -bj[l];
-        PetscCall(VecMAXPY(w, kc, by.data(), C_.data()));
-      }
-      PetscCall(VecMDot(w, j + 1, V_.data(), h.data()));
-      for (int l = 0; l <= j; ++l) {
-        H[static_cast<std::size_t>(j) * ldh + l] = h[l];
-        h[l] = -h[l];
-      }
-      PetscCall(VecMAXPY(w, j + 1, h.data(), V_.data()));
+      PetscCall(
+          remove_components(w, kc, C_.data(), &B[static_cast<std::size_t>(j) * kmax_], neg.data()));
+      PetscCall(remove_components(w, j + 1, V_.data(), &H[static_cast<std::size_t>(j) * ldh],
+                                  neg.data()));
       PetscReal hn;
       PetscCall(VecNorm(w, NORM_2, &hn));
       H[static_cast<std::size_t>(j) * ldh + j + 1] = hn;

@@ -70,6 +70,21 @@ std::string work_dir(const std::string &name, bool clean) {
   return d;
 }
 
+double relative_residual(Mat A, bool transpose, Vec b, Vec x) {
+  Vec r;
+  VecDuplicate(b, &r);
+  if (transpose)
+    MatMultTranspose(A, x, r);
+  else
+    MatMult(A, x, r);
+  VecAYPX(r, -1.0, b);
+  PetscReal rn, bn;
+  VecNorm(r, NORM_2, &rn);
+  VecNorm(b, NORM_2, &bn);
+  VecDestroy(&r);
+  return rn / bn;
+}
+
 double relative_difference(Vec a, Vec b, NormType type) {
   Vec d;
   VecDuplicate(a, &d);

@@ -52,6 +52,9 @@ struct ScopedOptions {
   std::vector<std::string> names;
 };
 
+/// |b - op(A) x| / |b| (2-norm; op(A) = A^T with transpose).  Collective.
+double relative_residual(Mat A, bool transpose, Vec b, Vec x);
+
 /// |a - b| / |b| in the given norm.  Collective.
 double relative_difference(Vec a, Vec b, NormType type = NORM_INFINITY);
 

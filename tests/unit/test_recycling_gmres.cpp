@@ -62,22 +62,6 @@ KSP gmres(Mat A, double rtol) {
   return ksp;
 }
 
-// |b - op(A) x| / |b|
-double relative_residual(Mat A, bool transpose, Vec b, Vec x) {
-  Vec r;
-  VecDuplicate(b, &r);
-  if (transpose)
-    MatMultTranspose(A, x, r);
-  else
-    MatMult(A, x, r);
-  VecAYPX(r, -1.0, b);
-  PetscReal rn, bn;
-  VecNorm(r, NORM_2, &rn);
-  VecNorm(b, NORM_2, &bn);
-  VecDestroy(&r);
-  return rn / bn;
-}
-
 } // namespace
 
 TEST_CASE("recycling GMRES: a sequence of systems to tolerance, equal to GMRES, fewer iterations",
@@ -106,7 +90,7 @@ TEST_CASE("recycling GMRES: a sequence of systems to tolerance, equal to GMRES, 
       KSPConvergedReason reason;
       REQUIRE(recycler.solve(ksp, b, x, &its, &reason) == 0);
       CHECK(reason == KSP_CONVERGED_RTOL);
-      CHECK(relative_residual(A, transpose, b, x) <= 1.01 * rtol);
+      CHECK(karman::test::relative_residual(A, transpose, b, x) <= 1.01 * rtol);
       recycled_its += its;
       if (k == 0) first_its = its;
       last_its = its;
@@ -157,7 +141,7 @@ TEST_CASE("recycling GMRES: zero right-hand side, iteration limit, initial guess
   REQUIRE(recycler.solve(ksp, b, x, &its, &reason) == 0);
   CHECK(its == 5);
   CHECK(reason == KSP_DIVERGED_ITS);
-  CHECK(relative_residual(A, true, b, x) < 1.0);
+  CHECK(karman::test::relative_residual(A, true, b, x) < 1.0);
   // the solution as the initial guess: converged at once
   REQUIRE(KSPSetTolerances(ksp, 1e-10, 1e-30, PETSC_DEFAULT, 5000) == 0);
   REQUIRE(recycler.solve(ksp, b, x, &its, &reason) == 0);
