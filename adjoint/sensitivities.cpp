@@ -132,7 +132,7 @@ void add_residual(const FlowResidual &res, const LocalState &state, const std::v
 }
 
 PetscErrorCode finish(const FlowResidual &res, const LocalState &state, Sensitivities &s,
-                      Gradient *gradient, bool time_dependent) {
+                      Gradient *gradient, bool time_dependent, geometry::GeometryBar *deferred) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
   const int nv = res.nv();
@@ -177,6 +177,11 @@ PetscErrorCode finish(const FlowResidual &res, const LocalState &state, Sensitiv
     if (registry.listed(i, time_dependent))
       gradient->parameters.push_back({registry.spec(i).name, registry.value(res, i), global[i]});
   // geometry -> X
+  if (deferred) {
+    gradient->X.clear();
+    geometry::add_geometry(s.geom, *deferred);
+    PetscFunctionReturn(0);
+  }
   gradient->X.assign(m.n_vertices, Vec3<double>());
   geometry::geometry_reverse(m, res.coordinates(), s.geom, gradient->X);
   PetscCall(mesh::sum_vertex_copies(m, gradient->X));

@@ -17,6 +17,7 @@
 #include "karman/driver/flow_case.hpp"
 #include "karman/driver/flow_output.hpp"
 #include "karman/driver/shape_optimization.hpp"
+#include "karman/solver/linear_solver.hpp"
 
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
@@ -848,7 +849,10 @@ std::vector<char *> g_argv;
 bool initialize(const std::vector<std::string> &options) {
   PetscBool done;
   PetscInitialized(&done);
-  if (done) return false;
+  if (done) { // by petsc4py, say: karman's defaults for the matrices created from now on
+    check(solver::set_process_defaults());
+    return false;
+  }
   g_args = {"karman"};
   g_args.insert(g_args.end(), options.begin(), options.end());
   for (auto &a : g_args) g_argv.push_back(a.data());
@@ -857,6 +861,7 @@ bool initialize(const std::vector<std::string> &options) {
   char **argv = g_argv.data();
   if (PetscInitialize(&argc, &argv, nullptr, nullptr)) throw Failure("PETSc initialization failed");
   check(install_error_handler());
+  check(solver::set_process_defaults());
   return true;
 }
 

@@ -3,6 +3,7 @@
 // a non-zero exit status.
 #include "karman/cli/commands.hpp"
 #include "karman/core/error.hpp"
+#include "karman/solver/linear_solver.hpp"
 
 #include <petscsys.h>
 
@@ -55,6 +56,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   ierr = karman::install_error_handler();
+  if (!ierr) ierr = karman::solver::set_process_defaults();
   if (!ierr) ierr = karman::cli::run_command(PETSC_COMM_WORLD, args);
   int status = 0;
   if (ierr) status = karman::report_error_and_exit_code(ierr);

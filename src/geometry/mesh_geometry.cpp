@@ -74,6 +74,17 @@ GeometryBar zero_geometry(const mesh::Mesh &mesh) {
   return g;
 }
 
+void add_geometry(const GeometryBar &from, GeometryBar &to) {
+  for (std::size_t c = 0; c < from.cell_volume.size(); ++c) {
+    to.cell_volume[c] += from.cell_volume[c];
+    to.cell_centroid[c] += from.cell_centroid[c];
+  }
+  for (std::size_t f = 0; f < from.face_area.size(); ++f) {
+    to.face_area[f] += from.face_area[f];
+    to.face_centroid[f] += from.face_centroid[f];
+  }
+}
+
 void geometry_reverse(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
                       const GeometryBar &gbar, std::vector<Vec3<double>> &Xbar) {
   const int dim = mesh.dim;

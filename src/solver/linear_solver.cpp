@@ -50,6 +50,14 @@ PetscErrorCode set_default_option(const char *prefix, const char *name, const ch
 
 } // namespace
 
+PetscErrorCode set_process_defaults() {
+  PetscFunctionBeginUser;
+  PetscBool set;
+  PetscCall(PetscOptionsHasName(nullptr, nullptr, "-mat_no_inode", &set));
+  if (!set) PetscCall(PetscOptionsSetValue(nullptr, "-mat_no_inode", "true"));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSystems systems,
                                           int dim, KSPType direct_type) {
   PetscFunctionBeginUser;

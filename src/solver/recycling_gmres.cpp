@@ -81,7 +81,7 @@ PetscErrorCode RecyclingGmres::apply_operator(Mat A, Vec in, Vec out) const {
 
 PetscErrorCode RecyclingGmres::apply_preconditioner(PC pc, Vec in, Vec out) const {
   PetscFunctionBeginUser;
-  if (transpose_)
+  if (transpose_ && !pc_of_transpose_)
     PetscCall(PCApplyTranspose(pc, in, out));
   else
     PetscCall(PCApply(pc, in, out));

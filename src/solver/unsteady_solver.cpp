@@ -69,7 +69,7 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
   const bool reuse = std::string(type) != KSPPREONLY;
   pc_reuse_ =
       PreconditionerReuse(static_cast<int>(s.integer("refactor_iterations")), kReuseGrowth, reuse);
-  pc_setup_dt_ = 0;
+  pc_setup_a0_ = 0;
   PetscCheck(
       reuse || !P_, residual.mesh().comm, PETSC_ERR_USER_INPUT,
       "%s: solver.preconditioner_matrix 'compact' needs a Krylov method around the factorization "
@@ -202,7 +202,10 @@ PetscErrorCode UnsteadySolver::advance(double dt, StepReport *report) {
   report->dt = dt;
   report->order = order;
   PetscCall(res_->update_boundary_values(time_ + dt, step_ + 1));
-  if (dt != pc_setup_dt_) pc_reuse_.request_setup();
+  // a new time coefficient (a new step size, BDF1 -> BDF2): the old preconditioner's diagonal is
+  // wrong
+  const double a0 = bdf_coefficients(order, dt, dt_prev_).a0;
+  if (a0 != pc_setup_a0_) pc_reuse_.request_setup();
   PetscCall(solve_step(dt, order, report));
   if (!report->converged && pc_reuse_.reuse_enabled() && !report->preconditioner_setup) {
     // the reused preconditioner may have been too old: once more with a fresh one
@@ -215,7 +218,7 @@ PetscErrorCode UnsteadySolver::advance(double dt, StepReport *report) {
     report->final_residual = report->residual_history.back();
   }
   if (report->converged) {
-    pc_setup_dt_ = report->preconditioner_setup ? dt : pc_setup_dt_;
+    pc_setup_a0_ = report->preconditioner_setup ? a0 : pc_setup_a0_;
     PetscCall(VecCopy(w_prev_, w_prev2_));
     dt_prev2_ = dt_prev_;
     PetscCall(VecCopy(w_, w_prev_));

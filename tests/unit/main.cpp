@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "karman/core/error.hpp"
+#include "karman/solver/linear_solver.hpp"
 
 #include <petscsys.h>
 
@@ -14,6 +15,7 @@
 int main(int argc, char **argv) {
   if (PetscInitialize(&argc, &argv, nullptr, nullptr)) return 1;
   if (karman::install_error_handler()) return 1;
+  if (karman::solver::set_process_defaults()) return 1;
   int rank = 0;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
   Catch::Session session;

@@ -247,3 +247,18 @@ TEST_CASE("unsteady solver: a Newton solve stalled at the round-off floor has co
   }
   CHECK(diff <= 1e-9 * scale);
 }
+
+TEST_CASE("unsteady solver: a new time coefficient (BDF1 -> BDF2) sets the preconditioner up again",
+          "[unsteady][solver][mpi]") {
+  // the iteration-count rule never asks for a set-up here (refactor_iterations 1000): the first
+  // step sets up, the second (BDF2: rho V 1.5 / dt on the diagonal instead of rho V / dt) must set
+  // up again, the third reuses
+  mesh::Mesh m;
+  test::load(PETSC_COMM_WORLD, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"}, &m);
+  std::vector<solver::StepReport> reports;
+  run_cavity(m, {"solver.refactor_iterations=1000"}, &reports);
+  REQUIRE(reports.size() == 3);
+  CHECK(reports[0].preconditioner_setup);
+  CHECK(reports[1].preconditioner_setup);
+  CHECK_FALSE(reports[2].preconditioner_setup);
+}

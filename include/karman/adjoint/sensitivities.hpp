@@ -65,9 +65,11 @@ struct Gradient {
 /// geometry -> X (the parameters of the ParameterRegistry: the constant ones, with
 /// `time_dependent` all), and sums over ranks; `state` is the local state the pieces were
 /// linearized at.  After it, s.wbar holds dScalar/dw (local cells, this rank's share).
-/// Collective.
+/// With `deferred`, the geometry adjoints are added to *deferred instead of being chained to X
+/// (gradient->X stays empty): the chain is linear, so a sweep over many levels chains their sum
+/// once (geometry_reverse, mesh::sum_vertex_copies).  Collective.
 PetscErrorCode finish(const discretization::FlowResidual &res,
                       const discretization::LocalState &state, Sensitivities &s, Gradient *gradient,
-                      bool time_dependent = false);
+                      bool time_dependent = false, geometry::GeometryBar *deferred = nullptr);
 
 } // namespace karman::adjoint

@@ -173,10 +173,13 @@ private:
   /// s.rs = R_s(w^n)); psi^n into a.psi_local.  Collective.
   PetscErrorCode assemble_residual_gradient(Sweep &s, Adjoint &a, Gradient *gres) const;
   /// Adds level n's parameter derivatives of objective g (objective and residual parts, control
-  /// cost) to the sums (16) and the per-level series (17), and its dJ/dX to result->X.
+  /// cost) to the sums (16) and the per-level series (17).
   PetscErrorCode accumulate_gradients(const Goal &g, long n, const TimeLevel &level,
                                       const Gradient &gobj, const Gradient &gres, Adjoint &a,
                                       UnsteadyAdjointResult *result) const;
+  /// dJ/dX of the levels' geometry adjoints summed in a.geom, added to result->X (one chain
+  /// through the geometry for all of them; a.geom is zero again).  Collective.
+  PetscErrorCode chain_geometry(Adjoint &a, UnsteadyAdjointResult *result) const;
   /// The gradients of the result: the sums, with the per-level series of each time-dependent
   /// boundary parameter chained to the parameters of its time function.
   PetscErrorCode chain_time_functions(const std::map<std::string, double> &sums,

@@ -39,6 +39,9 @@ void geometry_reverse(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X
 /// A Geometry with every entry zero, sized for `mesh` (for adjoint accumulation).
 GeometryBar zero_geometry(const mesh::Mesh &mesh);
 
+/// to += from, entry by entry (same mesh).
+void add_geometry(const GeometryBar &from, GeometryBar &to);
+
 /// The invalid owned cells over all ranks (see find_invalid_cells).
 struct InvalidCells {
   PetscInt count = 0; ///< number of invalid cells over all ranks

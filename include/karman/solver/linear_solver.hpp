@@ -96,6 +96,14 @@ constexpr double kAutoDirectUnknowns3D = 40000;
 constexpr PetscInt kSteadyCoarseEquations = 2000;
 constexpr PetscInt kTimeStepCoarseEquations = 4000;
 
+/// karman's process-wide PETSc defaults, set right after PetscInitialize (PETSc options given by
+/// the user win): -mat_no_inode.  PETSc's I-node kernels for AIJ matrices (products, triangular
+/// solves of ILU and LU factors), which it uses whenever consecutive rows share their columns (the
+/// nv unknowns of a cell), were 2-3x slower than the plain ones on karman's matrices (DFG 2D-2
+/// level 1, 2 ranks: the multigrid's triangular solves 11.4 -> 4.2 s, products 15.0 -> 8.0 s; a
+/// 40-step forward run 30.4 -> 17.7 s with the same iterations).  Collective.
+PetscErrorCode set_process_defaults();
+
 /// The method of solver.linear for this mesh (auto: by size, kAutoDirectUnknowns[3D]).  Collective.
 LinearMethod linear_method(const config::CaseConfig &cfg, const mesh::Mesh &mesh);
 

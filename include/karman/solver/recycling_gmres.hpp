@@ -21,6 +21,9 @@
 //    max(rtol |b|, atol) on the true residual, recomputed after every cycle.  -ksp_monitor (with
 //    the KSP's prefix) prints the least-squares residual of each iteration.
 //  * Cost per iteration beyond GMRES: orthogonalization against the k vectors of C.
+//  * The preconditioner may be built from the transpose of the preconditioning matrix and applied
+//    untransposed (pc_of_transpose): the unsteady adjoint does so, PETSc's untransposed kernels
+//    being the faster ones.
 //  * Measured (DFG 2D-2 unsteady adjoint, 40 levels from rest, 2 ranks, k = 10, restart 20,
 //    against plain GMRES with the same multigrid and reuse rule): level 0 1595 instead of 2203
 //    iterations (2.3-2.5 instead of 2.6-2.8 s), level 1 1555 instead of 1897 (8.1-9.3 against
@@ -36,9 +39,12 @@ namespace karman::solver {
 
 class RecyclingGmres {
 public:
-  /// recycle: the number k of recycled vectors; transpose: solve with
-  /// op(A) = A^T and the transposed preconditioner (KSPSolveTranspose's systems).
-  RecyclingGmres(int recycle, bool transpose) : kmax_(recycle), transpose_(transpose) {}
+  /// recycle: the number k of recycled vectors; transpose: solve with op(A) = A^T (the systems of
+  /// KSPSolveTranspose), with the transposed preconditioner (PCApplyTranspose) unless
+  /// pc_of_transpose: the KSP's preconditioner is built from the transpose of the preconditioning
+  /// matrix and is applied as it is (PCApply; the untransposed kernels are the faster ones).
+  RecyclingGmres(int recycle, bool transpose, bool pc_of_transpose = false)
+      : kmax_(recycle), transpose_(transpose), pc_of_transpose_(pc_of_transpose) {}
   ~RecyclingGmres();
   RecyclingGmres(const RecyclingGmres &) = delete;
   RecyclingGmres &operator=(const RecyclingGmres &) = delete;
@@ -62,7 +68,7 @@ private:
   PetscErrorCode update_space(int j, const std::vector<double> &H, const std::vector<double> &B);
 
   int kmax_;
-  bool transpose_;
+  bool transpose_, pc_of_transpose_;
   int m_ = 0; ///< Arnoldi basis length: the KSP's restart + kmax
   int k_ = 0; ///< recycled vectors held
   bool new_matrix_ = false, new_pc_ = false;

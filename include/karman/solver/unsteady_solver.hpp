@@ -112,9 +112,9 @@ private:
   std::vector<double> history_, shift_;
   discretization::FlowResidual::TimeTerm term_;
   StepReport *report_ = nullptr;
-  // preconditioner reuse (set by setup) and the step size of the last set-up
+  // preconditioner reuse (set by setup) and the time coefficient a0 of the last set-up
   PreconditionerReuse pc_reuse_{0};
-  double pc_setup_dt_ = 0;
+  double pc_setup_a0_ = 0;
 };
 
 } // namespace karman::solver
