@@ -10,7 +10,8 @@ namespace karman::adjoint {
 
 AdjointSolver::~AdjointSolver() {
   if (ksp_) KSPDestroy(&ksp_);
-  if (J_) MatDestroy(&J_);
+  for (Mat *a : {&J_, &P_, &PT_, &JT_})
+    if (*a) MatDestroy(a);
   for (Vec *v : {&g_, &psi_, &check_})
     if (*v) VecDestroy(v);
 }
@@ -25,8 +26,11 @@ PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res,
   const config::Section a = cfg.section("adjoint");
   const solver::LinearTolerances tol{a.real("rtol"), a.real("atol"),
                                      static_cast<PetscInt>(a.integer("max_iterations"))};
-  // solver.linear: iterative — GMRES on J^T with the multigrid preconditioner of the compact
-  // matrix P applied transposed; the KSP keeps P (found again with KSPGetOperators)
+  // solver.linear: iterative — GMRES on J^T (a virtual transpose: products with J^T) with the
+  // multigrid preconditioner built from P^T, the transposed compact matrix, applied as it is: the
+  // same preconditioner as P's applied transposed (ILU of P^T is ILU of P transposed, the
+  // aggregates are those of the symmetrized graph, the coarse solve is exact), with PETSc's
+  // untransposed kernels, which are the faster ones; direct: KSPSolveTranspose with the LU of J
   const solver::LinearMethod method = solver::linear_method(cfg, res.mesh());
   const bool iterative = method == solver::LinearMethod::Iterative;
   using Format = discretization::FlowResidual::MatrixFormat;
@@ -35,10 +39,8 @@ PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res,
                                          solver::LinearSystems::Steady, res.mesh().dim, KSPPREONLY,
                                          tol, &ksp_));
   if (iterative) {
-    Mat P;
-    PetscCall(res.create_jacobian(&P, true));
-    PetscCall(KSPSetOperators(ksp_, J_, P));
-    PetscCall(MatDestroy(&P));
+    PetscCall(res.create_jacobian(&P_, true));
+    PetscCall(MatCreateTranspose(J_, &JT_));
   } else
     PetscCall(KSPSetOperators(ksp_, J_, J_));
   PetscFunctionReturn(0);
@@ -55,11 +57,12 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
   PetscCall(res.local_state(w, &state));
   PetscCheck(!same_operator || have_operator_, m.comm, PETSC_ERR_ORDER,
              "AdjointSolver::solve: same_operator needs a previous solve");
-  Mat P = nullptr;
   if (!same_operator) {
     PetscCall(res.jacobian(w, J_, nullptr));
-    PetscCall(KSPGetOperators(ksp_, nullptr, &P));
-    if (P != J_) PetscCall(res.jacobian(w, P, nullptr, true));
+    if (P_) {
+      PetscCall(res.jacobian(w, P_, nullptr, true));
+      PetscCall(MatTranspose(P_, PT_ ? MAT_REUSE_MATRIX : MAT_INITIAL_MATRIX, &PT_));
+    }
   }
   PetscCall(objective.value(res, state, &result->J));
 
@@ -82,14 +85,21 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
 
   // J^T psi = -g
   if (!same_operator) { // new operator: the preconditioner (LU factors) is set up again
-    PetscCall(KSPSetOperators(ksp_, J_, P));
-    PetscCall(solver::check_transposed_solve(ksp_));
+    if (JT_) {
+      PetscCall(KSPSetOperators(ksp_, JT_, PT_));
+    } else {
+      PetscCall(KSPSetOperators(ksp_, J_, J_));
+      PetscCall(solver::check_transposed_solve(ksp_));
+    }
     have_operator_ = true;
   }
   KSPType ksptype;
   PetscCall(KSPGetType(ksp_, &ksptype));
   PetscCall(VecScale(g_, -1.0));
-  PetscCall(KSPSolveTranspose(ksp_, g_, psi_));
+  if (JT_)
+    PetscCall(KSPSolve(ksp_, g_, psi_));
+  else
+    PetscCall(KSPSolveTranspose(ksp_, g_, psi_));
   KSPConvergedReason reason;
   PetscInt its;
   PetscCall(KSPGetConvergedReason(ksp_, &reason));

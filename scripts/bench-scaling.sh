@@ -131,7 +131,7 @@ lines += ["", f"✓: inside the published bounds (Schäfer & Turek 1996: c_D in 
           "Newton step (preonly LU); iterative = GMRES iterations (Eisenstat-Walker tolerances capped at 0.1, at most "
           "solver.linear_max_iterations = 200 per step). Adjoint: `karman adjoint` (drag) from the converged state in "
           "its own process, same linear solver (transposed LU, or GMRES to adjoint.rtol, default 1e-10, with the "
-          "multigrid applied transposed); its time covers the Jacobian, the preconditioner, the transposed solve and the gradient."]
+          "multigrid built from the transposed compact matrix, applied untransposed); its time covers the Jacobian, the preconditioner, the transposed solve and the gradient."]
 for np in sorted({r[1] for r in runs}):
     its = sorted((v for k, v in mean_its.items() if k[1] == np and k[2] == "iterative"))
     if len(its) >= 2:

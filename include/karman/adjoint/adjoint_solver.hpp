@@ -45,6 +45,9 @@ public:
 private:
   discretization::FlowResidual *res_ = nullptr;
   Mat J_ = nullptr;
+  /// iterative: the compact matrix P, its transpose PT and JT = J^T (MATTRANSPOSEVIRTUAL); the KSP
+  /// solves JT psi = -g with the preconditioner built from PT (untransposed kernels)
+  Mat P_ = nullptr, PT_ = nullptr, JT_ = nullptr;
   KSP ksp_ = nullptr;
   Vec g_ = nullptr, psi_ = nullptr, check_ = nullptr;
   bool have_operator_ = false; ///< J_ and the preconditioner hold a previous solve's
