@@ -26,11 +26,8 @@ PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res,
   const config::Section a = cfg.section("adjoint");
   const solver::LinearTolerances tol{a.real("rtol"), a.real("atol"),
                                      static_cast<PetscInt>(a.integer("max_iterations"))};
-  // solver.linear: iterative — GMRES on J^T (a virtual transpose: products with J^T) with the
-  // multigrid preconditioner built from P^T, the transposed compact matrix, applied as it is: the
-  // same preconditioner as P's applied transposed (ILU of P^T is ILU of P transposed, the
-  // aggregates are those of the symmetrized graph, the coarse solve is exact), with PETSc's
-  // untransposed kernels, which are the faster ones; direct: KSPSolveTranspose with the LU of J
+  // solver.linear: iterative — GMRES on a virtual J^T with the multigrid of P^T
+  // (solver::transposed_operators); direct: KSPSolveTranspose with the LU of J
   const solver::LinearMethod method = solver::linear_method(cfg, res.mesh());
   const bool iterative = method == solver::LinearMethod::Iterative;
   using Format = discretization::FlowResidual::MatrixFormat;
@@ -38,10 +35,9 @@ PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res,
   PetscCall(solver::create_linear_solver(res.mesh().comm, solver::LinearSolverRole::Adjoint, method,
                                          solver::LinearSystems::Steady, res.mesh().dim, KSPPREONLY,
                                          tol, &ksp_));
-  if (iterative) {
+  if (iterative)
     PetscCall(res.create_jacobian(&P_, true));
-    PetscCall(MatCreateTranspose(J_, &JT_));
-  } else
+  else
     PetscCall(KSPSetOperators(ksp_, J_, J_));
   PetscFunctionReturn(0);
 }
@@ -61,7 +57,7 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
     PetscCall(res.jacobian(w, J_, nullptr));
     if (P_) {
       PetscCall(res.jacobian(w, P_, nullptr, true));
-      PetscCall(MatTranspose(P_, PT_ ? MAT_REUSE_MATRIX : MAT_INITIAL_MATRIX, &PT_));
+      PetscCall(solver::transposed_operators(J_, P_, true, &JT_, &PT_));
     }
   }
   PetscCall(objective.value(res, state, &result->J));
@@ -87,6 +83,7 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
   if (!same_operator) { // new operator: the preconditioner (LU factors) is set up again
     if (JT_) {
       PetscCall(KSPSetOperators(ksp_, JT_, PT_));
+      PetscCall(solver::set_up_preconditioner(ksp_));
     } else {
       PetscCall(KSPSetOperators(ksp_, J_, J_));
       PetscCall(solver::check_transposed_solve(ksp_));

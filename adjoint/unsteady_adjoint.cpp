@@ -152,7 +152,7 @@ struct UnsteadyAdjoint::Sweep {
   Sweep &operator=(const Sweep &) = delete;
   ~Sweep() {
     if (ksp) KSPDestroy(&ksp);
-    for (Mat *a : {&J, &P, &PT})
+    for (Mat *a : {&J, &P, &JT, &PT})
       if (*a) MatDestroy(a);
     for (Vec *v : {&w, &w_prev, &rs})
       if (*v) VecDestroy(v);
@@ -161,8 +161,9 @@ struct UnsteadyAdjoint::Sweep {
 
   std::vector<solver::BdfCoefficients> bdf; ///< of level n, zero beyond N
   Mat J = nullptr, P = nullptr;             ///< P: compact preconditioner matrix, or none
-  /// with the recycling GMRES: P^T, the matrix its multigrid is built from (applied untransposed)
-  Mat PT = nullptr;
+  /// iterative: the operators of the untransposed solves (solver::transposed_operators)
+  bool iterative = false;
+  Mat JT = nullptr, PT = nullptr;
   KSP ksp = nullptr;
   Vec w = nullptr, w_prev = nullptr; ///< w^n, w^{n-1}
   Vec rs = nullptr;                  ///< R_s(w^n)
@@ -235,10 +236,14 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
   PetscCall(run_forward(w0, o, ts, &traj, &levels, results));
   if (o.forward_only) PetscFunctionReturn(0);
 
-  // -log_view gives the sweep its own table (stage "Unsteady adjoint")
+  // -log_view gives the sweep its own table (stage "Unsteady adjoint"), left also when an error
+  // ends the sweep (a long-lived Python process goes on logging in the stage it was in)
   static PetscLogStage stage = -1;
   if (stage < 0) PetscCall(PetscLogStageRegister("Unsteady adjoint", &stage));
   PetscCall(PetscLogStagePush(stage));
+  struct StagePop {
+    ~StagePop() { PetscLogStagePop(); }
+  } pop_stage;
   const double a_start = MPI_Wtime();
   PetscCall(setup_sweep(levels, &s));
   std::vector<double> times(steps_, 0.0);
@@ -264,7 +269,6 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
     r.adjoint_time = MPI_Wtime() - a_start;
     r.preconditioner_setups = s.pc_reuse.setups();
   }
-  PetscCall(PetscLogStagePop());
   PetscFunctionReturn(0);
 }
 
@@ -362,6 +366,7 @@ PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels
   const bool iterative = method == solver::LinearMethod::Iterative;
   using Format = discretization::FlowResidual::MatrixFormat;
   PetscCall(res.create_jacobian(&s->J, false, iterative ? Format::Block : Format::Point));
+  s->iterative = iterative;
   if (iterative || adj.text("preconditioner_matrix") == "compact")
     PetscCall(res.create_jacobian(&s->P, true));
   for (Vec *v : {&s->w, &s->w_prev, &s->rs}) PetscCall(res.create_state(v));
@@ -388,7 +393,7 @@ PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels
   // GMRES (the default Krylov method) recycles a subspace from level to level
   const int recycle = static_cast<int>(adj.integer("recycle"));
   if (iterative && recycle > 0 && std::string(type) == KSPGMRES)
-    s->recycler = std::make_unique<solver::RecyclingGmres>(recycle, true, true);
+    s->recycler = std::make_unique<solver::RecyclingGmres>(recycle);
   // a Krylov solve starts from the best combination of the later levels' adjoints (the adjoint
   // varies smoothly in time): fewer iterations to the same tolerance, relative to ||b||
   s->guess = reuse ? static_cast<int>(adj.integer("initial_guess")) : 0;
@@ -503,15 +508,18 @@ UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
   const MPI_Comm comm = res_->mesh().comm;
   const bool pc_setup = s.pc_reuse.decide_setup();
   if (s.P && pc_setup) PetscCall(res_->jacobian(s.w, s.P, &s.shift, true));
-  // the recycling GMRES applies a multigrid built from P^T as it is: the same preconditioner as
-  // P's applied transposed (ILU(0) of P^T is ILU(0) of P transposed, the aggregates are those of
-  // the symmetrized graph, the coarse solve is exact), with the untransposed kernels, which are
-  // faster (DFG 2D-2 level 0, 40 levels: 2.30 instead of 2.52 s, the same 1561 iterations)
-  if (s.recycler && s.P && pc_setup)
-    PetscCall(MatTranspose(s.P, s.PT ? MAT_REUSE_MATRIX : MAT_INITIAL_MATRIX, &s.PT));
-  PetscCall(KSPSetOperators(s.ksp, s.J, s.PT ? s.PT : s.P ? s.P : s.J));
+  // iterative: untransposed solves with a virtual J^T and the multigrid of P^T; direct:
+  // KSPSolveTranspose with the LU of J (or of P inside GMRES)
+  if (s.iterative) {
+    PetscCall(solver::transposed_operators(s.J, s.P, pc_setup, &s.JT, &s.PT));
+    PetscCall(KSPSetOperators(s.ksp, s.JT, s.PT));
+  } else
+    PetscCall(KSPSetOperators(s.ksp, s.J, s.P ? s.P : s.J));
   PetscCall(KSPSetReusePreconditioner(s.ksp, pc_setup ? PETSC_FALSE : PETSC_TRUE));
-  PetscCall(solver::check_transposed_solve(s.ksp));
+  if (s.iterative)
+    PetscCall(solver::set_up_preconditioner(s.ksp));
+  else
+    PetscCall(solver::check_transposed_solve(s.ksp));
   if (s.recycler) s.recycler->operator_changed(pc_setup);
   // every objective's solve with the same preconditioner; the reuse rule sees the level's largest
   // iteration count
@@ -533,7 +541,10 @@ UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
       if (s.guess == 0) PetscCall(VecSet(a.psi, 0.0));
       PetscCall(s.recycler->solve(s.ksp, a.g, a.psi, &its, &reason));
     } else {
-      PetscCall(KSPSolveTranspose(s.ksp, a.g, a.psi));
+      if (s.iterative)
+        PetscCall(KSPSolve(s.ksp, a.g, a.psi));
+      else
+        PetscCall(KSPSolveTranspose(s.ksp, a.g, a.psi));
       PetscCall(KSPGetConvergedReason(s.ksp, &reason));
       PetscCall(KSPGetIterationNumber(s.ksp, &its));
     }

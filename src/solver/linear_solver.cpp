@@ -206,6 +206,14 @@ PetscErrorCode set_up_preconditioner(KSP ksp) {
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode transposed_operators(Mat J, Mat P, bool new_preconditioner, Mat *JT, Mat *PT) {
+  PetscFunctionBeginUser;
+  if (!*JT) PetscCall(MatCreateTranspose(J, JT));
+  if (new_preconditioner || !*PT)
+    PetscCall(MatTranspose(P, *PT ? MAT_REUSE_MATRIX : MAT_INITIAL_MATRIX, PT));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode check_transposed_solve(KSP ksp) {
   PetscFunctionBeginUser;
   PC pc;

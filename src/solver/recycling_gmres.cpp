@@ -70,33 +70,15 @@ PetscErrorCode RecyclingGmres::allocate(Vec like, int m) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode RecyclingGmres::apply_operator(Mat A, Vec in, Vec out) const {
-  PetscFunctionBeginUser;
-  if (transpose_)
-    PetscCall(MatMultTranspose(A, in, out));
-  else
-    PetscCall(MatMult(A, in, out));
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode RecyclingGmres::apply_preconditioner(PC pc, Vec in, Vec out) const {
-  PetscFunctionBeginUser;
-  if (transpose_ && !pc_of_transpose_)
-    PetscCall(PCApplyTranspose(pc, in, out));
-  else
-    PetscCall(PCApply(pc, in, out));
-  PetscFunctionReturn(0);
-}
-
 PetscErrorCode RecyclingGmres::refresh(Mat A, PC pc) {
   PetscFunctionBeginUser;
-  // C = op(A) M^-1 U for the new matrix (and preconditioner), then orthonormalized (classical
+  // C = A M^-1 U for the new matrix (and preconditioner), then orthonormalized (classical
   // Gram-Schmidt twice) with the same combinations applied to U and M^-1 U
   int kept = 0;
   std::vector<double> h(kmax_), neg(kmax_);
   for (int i = 0; i < k_; ++i) {
-    if (new_pc_) PetscCall(apply_preconditioner(pc, U_[i], Uz_[i]));
-    PetscCall(apply_operator(A, Uz_[i], C_[i]));
+    if (new_pc_) PetscCall(PCApply(pc, U_[i], Uz_[i]));
+    PetscCall(MatMult(A, Uz_[i], C_[i]));
     PetscReal norm0, norm;
     PetscCall(VecNorm(C_[i], NORM_2, &norm0));
     for (int pass = 0; pass < 2 && kept > 0; ++pass) {
@@ -133,7 +115,7 @@ PetscErrorCode RecyclingGmres::update_space(int j, const std::vector<double> &H,
   PetscFunctionBeginUser;
   const int kc = k_, n = kc + j, rows = n + 1, ldh = m_ + 1;
   if (j == 0) PetscFunctionReturn(0);
-  // the cycle's relation op(A) M^-1 [U D, V_j] = [C, V_{j+1}] G, D scaling U to unit columns
+  // the cycle's relation A M^-1 [U D, V_j] = [C, V_{j+1}] G, D scaling U to unit columns
   std::vector<double> d(kc);
   for (int c = 0; c < kc; ++c) {
     PetscReal norm;
@@ -285,7 +267,7 @@ PetscErrorCode RecyclingGmres::solve(KSP ksp, Vec b, Vec x, PetscInt *iterations
   PetscReal bnorm, rnorm;
   PetscCall(VecNorm(b, NORM_2, &bnorm));
   const double target = std::max(rtol * bnorm, atol);
-  PetscCall(apply_operator(A, x, r_));
+  PetscCall(MatMult(A, x, r_));
   PetscCall(VecAYPX(r_, -1.0, b));
   PetscCall(project(r_, x));
   PetscCall(VecNorm(r_, NORM_2, &rnorm));
@@ -309,7 +291,7 @@ PetscErrorCode RecyclingGmres::solve(KSP ksp, Vec b, Vec x, PetscInt *iterations
       *reason = KSP_DIVERGED_ITS;
       break;
     }
-    // Arnoldi on (I - C C^T) op(A) M^-1 from r / |r|
+    // Arnoldi on (I - C C^T) A M^-1 from r / |r|
     const int kc = k_, mm = m - kc;
     std::fill(H.begin(), H.end(), 0.0);
     std::fill(g.begin(), g.end(), 0.0);
@@ -320,8 +302,8 @@ PetscErrorCode RecyclingGmres::solve(KSP ksp, Vec b, Vec x, PetscInt *iterations
     bool breakdown = false;
     while (j < mm) {
       Vec w = V_[j + 1];
-      PetscCall(apply_preconditioner(pc, V_[j], Z_[j]));
-      PetscCall(apply_operator(A, Z_[j], w));
+      PetscCall(PCApply(pc, V_[j], Z_[j]));
+      PetscCall(MatMult(A, Z_[j], w));
       PetscCall(
           remove_components(w, kc, C_.data(), &B[static_cast<std::size_t>(j) * kmax_], neg.data()));
       PetscCall(remove_components(w, j + 1, V_.data(), &H[static_cast<std::size_t>(j) * ldh],
@@ -370,7 +352,7 @@ PetscErrorCode RecyclingGmres::solve(KSP ksp, Vec b, Vec x, PetscInt *iterations
     const bool last = std::abs(g[j]) <= target || its >= maxit;
     if ((last || kc == 0) && !breakdown) PetscCall(update_space(j, H, B));
     // the true residual (and its part in range(C), round-off, removed)
-    PetscCall(apply_operator(A, x, r_));
+    PetscCall(MatMult(A, x, r_));
     PetscCall(VecAYPX(r_, -1.0, b));
     PetscCall(project(r_, x));
     PetscCall(VecNorm(r_, NORM_2, &rnorm));

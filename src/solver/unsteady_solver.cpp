@@ -131,11 +131,12 @@ PetscErrorCode UnsteadySolver::form_jacobian(SNES snes, Vec w, Mat J, Mat P, voi
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode UnsteadySolver::solve_step(double dt, int order, StepReport *report) {
+PetscErrorCode UnsteadySolver::solve_step(double dt, const BdfCoefficients &bdf,
+                                          StepReport *report) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res_->mesh();
   const int nv = res_->nv();
-  bdf_ = bdf_coefficients(order, dt, dt_prev_);
+  bdf_ = bdf;
   // history h = a1 w^n + a2 w^{n-1} (momentum entries), shift rho V a0
   const PetscScalar *a, *b;
   PetscCall(VecGetArrayRead(w_, &a));
@@ -204,21 +205,21 @@ PetscErrorCode UnsteadySolver::advance(double dt, StepReport *report) {
   PetscCall(res_->update_boundary_values(time_ + dt, step_ + 1));
   // a new time coefficient (a new step size, BDF1 -> BDF2): the old preconditioner's diagonal is
   // wrong
-  const double a0 = bdf_coefficients(order, dt, dt_prev_).a0;
-  if (a0 != pc_setup_a0_) pc_reuse_.request_setup();
-  PetscCall(solve_step(dt, order, report));
+  const BdfCoefficients bdf = bdf_coefficients(order, dt, dt_prev_);
+  if (bdf.a0 != pc_setup_a0_) pc_reuse_.request_setup();
+  PetscCall(solve_step(dt, bdf, report));
   if (!report->converged && pc_reuse_.reuse_enabled() && !report->preconditioner_setup) {
     // the reused preconditioner may have been too old: once more with a fresh one
     pc_reuse_.request_setup();
     report->residual_history.clear();
-    PetscCall(solve_step(dt, order, report));
+    PetscCall(solve_step(dt, bdf, report));
   }
   if (!report->residual_history.empty()) {
     report->initial_residual = report->residual_history.front();
     report->final_residual = report->residual_history.back();
   }
   if (report->converged) {
-    pc_setup_a0_ = report->preconditioner_setup ? a0 : pc_setup_a0_;
+    pc_setup_a0_ = report->preconditioner_setup ? bdf.a0 : pc_setup_a0_;
     PetscCall(VecCopy(w_prev_, w_prev2_));
     dt_prev2_ = dt_prev_;
     PetscCall(VecCopy(w_, w_prev_));

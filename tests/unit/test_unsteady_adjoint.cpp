@@ -556,6 +556,66 @@ TEST_CASE("unsteady adjoint with the iterative linear solver: equal to direct, f
   check_per_step_omega_taylor(s, r, 5);
 }
 
+TEST_CASE("unsteady adjoint, iterative: a preconditioner without a transposed apply works (direct "
+          "refuses it); a failed sweep leaves its log stage",
+          "[unsteady-adjoint][iterative][mpi]") {
+  // the iterative levels are untransposed solves on a virtual J^T with the preconditioner built
+  // from P^T (solver::transposed_operators), so PCTELESCOPE, which cannot be applied transposed,
+  // works there: here an exact LU of P^T on one rank inside GMRES, recycling and not
+  PetscStageLog log;
+  int before = -2, after = -2;
+  REQUIRE(PetscLogGetStageLog(&log) == 0);
+  REQUIRE(PetscStageLogGetCurrent(log, &before) == 0);
+  int size;
+  MPI_Comm_size(PETSC_COMM_WORLD, &size);
+  const std::string factor = std::to_string(size);
+  adjoint::UnsteadyAdjointOptions o;
+  o.trajectory_directory = std::string(KARMAN_TEST_WORK_DIR) + "/ua-failing-np" + factor;
+  Setup direct;
+  make(&direct);
+  adjoint::UnsteadyAdjointResult rd;
+  gradient(direct, "store-all", 0, &rd);
+  {
+    test::ScopedOptions telescope{{"-adj_pc_type", "telescope"},
+                                  {"-adj_pc_telescope_reduction_factor", factor.c_str()},
+                                  {"-adj_telescope_pc_type", "lu"}};
+    REQUIRE(telescope.set);
+    for (const char *recycle : {"adjoint.recycle=10", "adjoint.recycle=0"}) {
+      CAPTURE(recycle);
+      Setup s;
+      make(&s, {"solver.linear=iterative", "adjoint.rtol=1e-11", recycle});
+      adjoint::UnsteadyAdjointResult r;
+      gradient(s, "store-all", 0, &r);
+      check_same_gradients(rd, r, 1e-8, 1e-11);
+    }
+    // direct: KSPSolveTranspose, refused before the first level with the list of those that can
+    Setup d;
+    make(&d);
+    adjoint::UnsteadyAdjoint ua;
+    REQUIRE(ua.setup(d.res, d.cfg) == 0);
+    adjoint::UnsteadyAdjointResult r;
+    clear_error();
+    REQUIRE(ua.run(d.w0, o, &r) != 0);
+    CHECK(last_error_message().find("-adj_pc_type telescope cannot be applied transposed") !=
+          std::string::npos);
+    clear_error();
+  }
+  // a sweep that fails (one GMRES iteration per level) pops its "Unsteady adjoint" stage, as
+  // the refused one did
+  Setup f;
+  make(&f, {"solver.linear=iterative", "adjoint.level_max_iterations=1"});
+  adjoint::UnsteadyAdjoint ua;
+  REQUIRE(ua.setup(f.res, f.cfg) == 0);
+  adjoint::UnsteadyAdjointResult r;
+  clear_error();
+  REQUIRE(ua.run(f.w0, o, &r) != 0);
+  CHECK(last_error_message().find("did not converge") != std::string::npos);
+  clear_error();
+  REQUIRE(PetscStageLogGetCurrent(log, &after) == 0);
+  CAPTURE(before, after);
+  CHECK(after == before);
+}
+
 TEST_CASE("window weights: uniform and Hann sum to one; Hann averages periodic signals to "
           "(period / window)^3",
           "[unsteady-adjoint]") {

@@ -2,28 +2,28 @@
 // Mackey, Johnson & Maiti, SIAM J. Sci. Comput. 28(5), 2006), right-preconditioned, for the
 // unsteady adjoint: its levels solve J_n^T psi_n = g_n with Jacobians that change little from one
 // level to the next.
-//  * The recycled space is k vectors U with C = op(A) M^-1 U orthonormal.  A solve first removes
+//  * The recycled space is k vectors U with C = A M^-1 U orthonormal.  A solve first removes
 //    the residual's part in range(C) (x += M^-1 U C^T r, r -= C C^T r), then runs Arnoldi cycles of
-//    m - k steps on (I - C C^T) op(A) M^-1: the iterate minimizes the residual over the recycled
+//    m - k steps on (I - C C^T) A M^-1: the iterate minimizes the residual over the recycled
 //    and the Krylov space together, so the directions the recycled space holds (the harmonic Ritz
 //    vectors of smallest magnitude: the slow modes that restarted GMRES finds again in every cycle
 //    and every solve) are deflated from the start.
-//  * The recycled space becomes the k harmonic Ritz vectors of smallest magnitude of op(A) M^-1 in
+//  * The recycled space becomes the k harmonic Ritz vectors of smallest magnitude of A M^-1 in
 //    the augmented space [U, V] of a cycle (a small generalized eigenproblem, G^T G p =
 //    theta G^T W p, solved as an eigenproblem of (G^T G)^-1 G^T W with LAPACK): after the first
 //    cycle ever and after the last cycle of every solve.  (Updating after every cycle, as in the
 //    paper, saved no time: each update combines 3k vectors from k + m; the variant without U, the
 //    flexible GCRO-DR's W = [I; 0], needed 20-30 % more iterations.)
-//  * A new matrix (the next level) costs k products for C = op(A) M^-1 U and a QR; a new
+//  * A new matrix (the next level) costs k products for C = A M^-1 U and a QR; a new
 //    preconditioner k preconditioner applications more (M^-1 U is kept between set-ups).
 //  * Tolerances, the preconditioner and the number of Arnoldi steps per cycle (the GMRES restart)
 //    are the KSP's (KSPGetTolerances, KSPGetPC, KSPGMRESGetRestart); the test is |r| <=
 //    max(rtol |b|, atol) on the true residual, recomputed after every cycle.  -ksp_monitor (with
 //    the KSP's prefix) prints the least-squares residual of each iteration.
 //  * Cost per iteration beyond GMRES: orthogonalization against the k vectors of C.
-//  * The preconditioner may be built from the transpose of the preconditioning matrix and applied
-//    untransposed (pc_of_transpose): the unsteady adjoint does so, PETSc's untransposed kernels
-//    being the faster ones.
+//  * Transposed systems (the adjoint's J^T psi = g) are solved as they are: the KSP's operator is
+//    a virtual transpose (MatCreateTranspose) and its preconditioner is built from the transposed
+//    preconditioning matrix (solver::transposed_operators).
 //  * Measured (DFG 2D-2 unsteady adjoint, 40 levels from rest, 2 ranks, k = 10, restart 20,
 //    against plain GMRES with the same multigrid and reuse rule): level 0 1595 instead of 2203
 //    iterations (2.3-2.5 instead of 2.6-2.8 s), level 1 1555 instead of 1897 (8.1-9.3 against
@@ -39,12 +39,8 @@ namespace karman::solver {
 
 class RecyclingGmres {
 public:
-  /// recycle: the number k of recycled vectors; transpose: solve with op(A) = A^T (the systems of
-  /// KSPSolveTranspose), with the transposed preconditioner (PCApplyTranspose) unless
-  /// pc_of_transpose: the KSP's preconditioner is built from the transpose of the preconditioning
-  /// matrix and is applied as it is (PCApply; the untransposed kernels are the faster ones).
-  RecyclingGmres(int recycle, bool transpose, bool pc_of_transpose = false)
-      : kmax_(recycle), transpose_(transpose), pc_of_transpose_(pc_of_transpose) {}
+  /// recycle: the number k of recycled vectors.
+  explicit RecyclingGmres(int recycle) : kmax_(recycle) {}
   ~RecyclingGmres();
   RecyclingGmres(const RecyclingGmres &) = delete;
   RecyclingGmres &operator=(const RecyclingGmres &) = delete;
@@ -52,7 +48,7 @@ public:
   /// The next solve has a new matrix (values; same layout); pc_changed: and a preconditioner set
   /// up again.
   void operator_changed(bool pc_changed);
-  /// Solves op(A) x = b (A: the KSP's operator) from the initial guess in x.  iterations: Arnoldi
+  /// Solves A x = b (A: the KSP's operator) from the initial guess in x.  iterations: Arnoldi
   /// steps (preconditioner applications) of this solve; reason: KSP_CONVERGED_RTOL / _ATOL, or
   /// KSP_DIVERGED_ITS after the KSP's maximum number of iterations.
   PetscErrorCode solve(KSP ksp, Vec b, Vec x, PetscInt *iterations, KSPConvergedReason *reason);
@@ -61,19 +57,16 @@ public:
 
 private:
   PetscErrorCode allocate(Vec like, int m);
-  PetscErrorCode apply_operator(Mat A, Vec in, Vec out) const;
-  PetscErrorCode apply_preconditioner(PC pc, Vec in, Vec out) const;
   PetscErrorCode refresh(Mat A, PC pc);
   PetscErrorCode project(Vec r, Vec x);
   PetscErrorCode update_space(int j, const std::vector<double> &H, const std::vector<double> &B);
 
   int kmax_;
-  bool transpose_, pc_of_transpose_;
   int m_ = 0; ///< Arnoldi basis length: the KSP's restart + kmax
   int k_ = 0; ///< recycled vectors held
   bool new_matrix_ = false, new_pc_ = false;
   std::vector<Vec> V_, Z_;      ///< Arnoldi basis (m + 1), preconditioned directions (m)
-  std::vector<Vec> U_, Uz_, C_; ///< recycled: residual space, M^-1 U, op(A) M^-1 U
+  std::vector<Vec> U_, Uz_, C_; ///< recycled: residual space, M^-1 U, A M^-1 U
   std::vector<Vec> tmp_;        ///< kmax vectors for the update
   Vec r_ = nullptr;
 };

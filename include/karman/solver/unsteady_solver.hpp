@@ -95,7 +95,7 @@ public:
 private:
   static PetscErrorCode form_function(SNES, Vec w, Vec R, void *ctx);
   static PetscErrorCode form_jacobian(SNES, Vec w, Mat J, Mat P, void *ctx);
-  PetscErrorCode solve_step(double dt, int order, StepReport *report);
+  PetscErrorCode solve_step(double dt, const BdfCoefficients &bdf, StepReport *report);
 
   discretization::FlowResidual *res_ = nullptr;
   SNES snes_ = nullptr;
