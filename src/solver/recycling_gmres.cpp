@@ -1,8 +1,6 @@
 // GMRES with a recycled subspace (see include/karman/solver/recycling_gmres.hpp).
 #include "karman/solver/recycling_gmres.hpp"
 
-#include <petscblaslapack.h>
-
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -10,21 +8,6 @@
 namespace karman::solver {
 
 namespace {
-
-PetscErrorCode destroy_all(std::vector<Vec> &v) {
-  PetscFunctionBeginUser;
-  for (Vec &x : v)
-    if (x) PetscCall(VecDestroy(&x));
-  v.clear();
-  PetscFunctionReturn(0);
-}
-
-// out = sum_i a_i in_i (n vectors)
-PetscErrorCode combine(Vec out, PetscInt n, const double *a, Vec *in) {
-  PetscFunctionBeginUser;
-  if (n > 0) PetscCall(VecMAXPY(out, n, a, in));
-  PetscFunctionReturn(0);
-}
 
 // Removes from w its components along n orthonormal vectors (classical Gram-Schmidt):
 // coef = basis^T w, neg = -coef, w += basis neg
@@ -39,8 +22,44 @@ PetscErrorCode remove_components(Vec w, PetscInt n, Vec *basis, double *coef, do
 
 } // namespace
 
+PetscErrorCode RecyclingGmres::Block::create(Vec like, int n) {
+  PetscFunctionBeginUser;
+  PetscCall(destroy());
+  PetscInt local, global, bs;
+  PetscCall(VecGetLocalSize(like, &local));
+  PetscCall(VecGetSize(like, &global));
+  PetscCall(VecGetBlockSize(like, &bs));
+  this->local = static_cast<PetscBLASInt>(local);
+  values.assign(static_cast<std::size_t>(local) * n, 0.0);
+  vecs.assign(n, nullptr);
+  for (int i = 0; i < n; ++i)
+    PetscCall(VecCreateMPIWithArray(PetscObjectComm((PetscObject)like), bs, local, global,
+                                    column(i), &vecs[i]));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RecyclingGmres::Block::destroy() {
+  PetscFunctionBeginUser;
+  for (Vec &x : vecs)
+    if (x) PetscCall(VecDestroy(&x));
+  vecs.clear();
+  values.clear();
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RecyclingGmres::Block::changed(int first, int end) {
+  PetscFunctionBeginUser;
+  // values written through the array: PETSc's cached norms of these vectors are stale
+  for (int i = first; i < end; ++i) {
+    PetscScalar *a;
+    PetscCall(VecGetArray(vecs[i], &a));
+    PetscCall(VecRestoreArray(vecs[i], &a));
+  }
+  PetscFunctionReturn(0);
+}
+
 RecyclingGmres::~RecyclingGmres() {
-  for (auto *v : {&V_, &Z_, &U_, &Uz_, &C_, &tmp_}) destroy_all(*v);
+  for (auto *b : {&V_, &Z_, &U_, &Uz_, &C_, &tmp_}) b->destroy();
   if (r_) VecDestroy(&r_);
 }
 
@@ -52,33 +71,65 @@ void RecyclingGmres::operator_changed(bool pc_changed) {
 PetscErrorCode RecyclingGmres::allocate(Vec like, int m) {
   PetscFunctionBeginUser;
   if (m == m_ && r_) PetscFunctionReturn(0);
-  for (auto *v : {&V_, &Z_}) PetscCall(destroy_all(*v));
   m_ = m;
-  V_.resize(m + 1);
-  Z_.resize(m);
-  for (Vec &v : V_) PetscCall(VecDuplicate(like, &v));
-  for (Vec &v : Z_) PetscCall(VecDuplicate(like, &v));
+  PetscCall(V_.create(like, m + 1));
+  PetscCall(Z_.create(like, m));
   if (!r_) {
     PetscCall(VecDuplicate(like, &r_));
-    for (auto *v : {&U_, &Uz_, &C_}) {
-      v->resize(kmax_);
-      for (Vec &x : *v) PetscCall(VecDuplicate(like, &x));
-    }
-    tmp_.resize(kmax_);
-    for (Vec &x : tmp_) PetscCall(VecDuplicate(like, &x));
+    for (auto *b : {&U_, &Uz_, &C_, &tmp_}) PetscCall(b->create(like, kmax_));
   }
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode RecyclingGmres::refresh(Mat A, PC pc) {
   PetscFunctionBeginUser;
-  // C = A M^-1 U for the new matrix (and preconditioner), then orthonormalized (classical
-  // Gram-Schmidt twice) with the same combinations applied to U and M^-1 U
+  // C = A M^-1 U for the new matrix (and preconditioner), orthonormalized with the same
+  // combinations applied to U and M^-1 U: Cholesky QR, C = Q R with R the Cholesky factor of
+  // C^T C (one reduction per vector, one combination pass); C was orthonormal for the previous
+  // matrix, so C^T C is close to the identity and squaring its condition number costs nothing.
+  // Gram-Schmidt instead (twice, dropping dependent vectors) if some R_ii is below
+  // kCholeskyMinimum of its column's norm.
+  const int k = k_;
+  for (int i = 0; i < k; ++i) {
+    if (new_pc_) PetscCall(PCApply(pc, U_[i], Uz_[i]));
+    PetscCall(MatMult(A, Uz_[i], C_[i]));
+  }
+  // R = upper triangle of C^T C (local products, one reduction), then its Cholesky factor
+  std::vector<double> R(static_cast<std::size_t>(k) * k, 0.0), norms(k);
+  PetscBLASInt bk = k, info = 0, ld = C_.ld();
+  const double done = 1.0, dzero = 0.0;
+  if (k > 0) {
+    PetscCallBLAS("BLASsyrk", BLASsyrk_("U", "T", &bk, &C_.local, &done, C_.column(0), &ld, &dzero,
+                                        R.data(), &bk));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, R.data(), k * k, MPI_DOUBLE, MPI_SUM,
+                               PetscObjectComm((PetscObject)C_[0])));
+  }
+  for (int i = 0; i < k; ++i) norms[i] = std::sqrt(R[static_cast<std::size_t>(i) * k + i]);
+  if (k > 0) PetscCallBLAS("LAPACKpotrf", LAPACKpotrf_("U", &bk, R.data(), &bk, &info));
+  bool cholesky = info == 0;
+  for (int i = 0; cholesky && i < k; ++i)
+    cholesky = R[static_cast<std::size_t>(i) * k + i] > kCholeskyMinimum * norms[i];
+  if (!cholesky) {
+    ++gram_schmidt_refreshes_;
+    PetscCall(gram_schmidt());
+  } else if (k > 0) {
+    // C R^-1, U R^-1, M^-1 U R^-1 in place
+    for (auto *b : {&C_, &U_, &Uz_})
+      PetscCallBLAS("BLAStrsm", BLAStrsm_("R", "U", "N", "N", &b->local, &bk, &done, R.data(), &bk,
+                                          b->column(0), &ld));
+    for (auto *b : {&C_, &U_, &Uz_}) PetscCall(b->changed(0, k));
+  }
+  new_matrix_ = new_pc_ = false;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RecyclingGmres::gram_schmidt() {
+  PetscFunctionBeginUser;
+  // classical Gram-Schmidt twice on C, the same combinations applied to U and M^-1 U; a vector
+  // dependent on the earlier ones is dropped
   int kept = 0;
   std::vector<double> h(kmax_), neg(kmax_);
   for (int i = 0; i < k_; ++i) {
-    if (new_pc_) PetscCall(PCApply(pc, U_[i], Uz_[i]));
-    PetscCall(MatMult(A, Uz_[i], C_[i]));
     PetscReal norm0, norm;
     PetscCall(VecNorm(C_[i], NORM_2, &norm0));
     for (int pass = 0; pass < 2 && kept > 0; ++pass) {
@@ -89,15 +140,11 @@ PetscErrorCode RecyclingGmres::refresh(Mat A, PC pc) {
     PetscCall(VecNorm(C_[i], NORM_2, &norm));
     if (!(norm > 1e-10 * norm0)) continue; // dependent on the others: dropped
     for (Vec v : {C_[i], U_[i], Uz_[i]}) PetscCall(VecScale(v, 1.0 / norm));
-    if (kept != i) {
-      std::swap(C_[kept], C_[i]);
-      std::swap(U_[kept], U_[i]);
-      std::swap(Uz_[kept], Uz_[i]);
-    }
+    if (kept != i) // the blocks keep their order: copied down
+      for (auto *b : {&C_, &U_, &Uz_}) PetscCall(VecCopy((*b)[i], (*b)[kept]));
     ++kept;
   }
   k_ = kept;
-  new_matrix_ = new_pc_ = false;
   PetscFunctionReturn(0);
 }
 
@@ -115,13 +162,29 @@ PetscErrorCode RecyclingGmres::update_space(int j, const std::vector<double> &H,
   PetscFunctionBeginUser;
   const int kc = k_, n = kc + j, rows = n + 1, ldh = m_ + 1;
   if (j == 0) PetscFunctionReturn(0);
-  // the cycle's relation A M^-1 [U D, V_j] = [C, V_{j+1}] G, D scaling U to unit columns
-  std::vector<double> d(kc);
-  for (int c = 0; c < kc; ++c) {
-    PetscReal norm;
-    PetscCall(VecNorm(U_[c], NORM_2, &norm));
-    d[c] = 1.0 / norm;
+  // the cycle's relation A M^-1 [U D, V_j] = [C, V_{j+1}] G, D scaling U to unit columns;
+  // W = [C, V_{j+1}]^T [U D, V_j] (V is orthonormal and orthogonal to C): the local products
+  // C^T U, V_{j+1}^T U and the squared norms of U's columns, in one reduction
+  const PetscBLASInt bkc = kc, bj1 = j + 1, brows = rows, ld = V_.ld();
+  const double done = 1.0, dzero = 0.0;
+  std::vector<double> sums(static_cast<std::size_t>(rows) * kc + kc, 0.0);
+  double *dots = sums.data(), *squares = sums.data() + static_cast<std::size_t>(rows) * kc;
+  if (kc > 0) {
+    PetscCallBLAS("BLASgemm", BLASgemm_("T", "N", &bkc, &bkc, &C_.local, &done, C_.column(0), &ld,
+                                        U_.column(0), &ld, &dzero, dots, &brows));
+    PetscCallBLAS("BLASgemm", BLASgemm_("T", "N", &bj1, &bkc, &V_.local, &done, V_.column(0), &ld,
+                                        U_.column(0), &ld, &dzero, dots + kc, &brows));
+    for (int c = 0; c < kc; ++c) {
+      const PetscScalar *u = U_.column(c);
+      double sq = 0;
+      for (PetscBLASInt i = 0; i < U_.local; ++i) sq += u[i] * u[i];
+      squares[c] = sq;
+    }
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_DOUBLE,
+                               MPI_SUM, PetscObjectComm((PetscObject)V_[0])));
   }
+  std::vector<double> d(kc);
+  for (int c = 0; c < kc; ++c) d[c] = 1.0 / std::sqrt(squares[c]);
   std::vector<double> G(static_cast<std::size_t>(rows) * n, 0.0), W(G.size(), 0.0);
   const auto at = [rows](std::vector<double> &a, int i, int c) -> double & {
     return a[static_cast<std::size_t>(c) * rows + i];
@@ -132,14 +195,9 @@ PetscErrorCode RecyclingGmres::update_space(int j, const std::vector<double> &H,
     for (int l = 0; l <= i + 1; ++l)
       at(G, kc + l, kc + i) = H[static_cast<std::size_t>(i) * ldh + l];
   }
-  // W = [C, V_{j+1}]^T [U D, V_j]: V is orthonormal and orthogonal to C
-  std::vector<double> dots(std::max(kc, j + 1));
-  for (int c = 0; c < kc; ++c) {
-    PetscCall(VecMDot(U_[c], kc, C_.data(), dots.data()));
-    for (int l = 0; l < kc; ++l) at(W, l, c) = dots[l] * d[c];
-    PetscCall(VecMDot(U_[c], j + 1, V_.data(), dots.data()));
-    for (int l = 0; l <= j; ++l) at(W, kc + l, c) = dots[l] * d[c];
-  }
+  for (int c = 0; c < kc; ++c)
+    for (int l = 0; l < rows; ++l)
+      at(W, l, c) = dots[static_cast<std::size_t>(c) * rows + l] * d[c];
   for (int i = 0; i < j; ++i) at(W, kc + i, kc + i) = 1.0;
   // harmonic Ritz vectors: G^T G p = theta G^T W p, as eigenvectors of (G^T G)^-1 G^T W with the
   // largest |mu| = 1 / |theta|
@@ -226,25 +284,58 @@ PetscErrorCode RecyclingGmres::update_space(int j, const std::vector<double> &H,
     PetscCallMPI(MPI_Bcast(Y[i].data(), n, MPI_DOUBLE, 0, comm));
   }
   // C_new = [C, V_{j+1}] Q, U_new = [U D, V_j] Y, (M^-1 U)_new = [M^-1 U D, Z_j] Y: one basis at
-  // a time into the k temporaries, swapped in before the next (which does not read it)
-  std::vector<double> a(n + 1);
-  const auto replace = [&](std::vector<Vec> &basis, std::vector<Vec> &krylov, int nk,
+  // a time into the temporary block (two products), swapped in before the next
+  std::vector<double> top(static_cast<std::size_t>(std::max(kc, 1)) * knew),
+      bottom(static_cast<std::size_t>(rows) * knew);
+  const PetscBLASInt bknew = knew;
+  const auto replace = [&](Block &basis, Block &krylov, int nk,
                            const std::vector<std::vector<double>> &coef,
                            bool scaled) -> PetscErrorCode {
     PetscFunctionBeginUser;
+    const PetscBLASInt bnk = nk;
     for (int i = 0; i < knew; ++i) {
-      PetscCall(VecSet(tmp_[i], 0.0));
-      for (int l = 0; l < kc; ++l) a[l] = coef[i][l] * (scaled ? d[l] : 1.0);
-      PetscCall(combine(tmp_[i], kc, a.data(), basis.data()));
-      PetscCall(combine(tmp_[i], nk, coef[i].data() + kc, krylov.data()));
+      for (int l = 0; l < kc; ++l)
+        top[static_cast<std::size_t>(i) * kc + l] = coef[i][l] * (scaled ? d[l] : 1.0);
+      for (int l = 0; l < nk; ++l) bottom[static_cast<std::size_t>(i) * nk + l] = coef[i][kc + l];
     }
-    for (int i = 0; i < knew; ++i) std::swap(basis[i], tmp_[i]);
+    PetscCallBLAS("BLASgemm",
+                  BLASgemm_("N", "N", &tmp_.local, &bknew, &bnk, &done, krylov.column(0), &ld,
+                            bottom.data(), &bnk, &dzero, tmp_.column(0), &ld));
+    if (kc > 0)
+      PetscCallBLAS("BLASgemm",
+                    BLASgemm_("N", "N", &tmp_.local, &bknew, &bkc, &done, basis.column(0), &ld,
+                              top.data(), &bkc, &done, tmp_.column(0), &ld));
+    PetscCall(tmp_.changed(0, knew));
+    std::swap(basis, tmp_);
     PetscFunctionReturn(0);
   };
   PetscCall(replace(C_, V_, j + 1, Q, false));
   PetscCall(replace(U_, V_, j, Y, true));
   PetscCall(replace(Uz_, Z_, j, Y, true));
   k_ = knew;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RecyclingGmres::orthogonalize(int kc, int j, double *coef) {
+  PetscFunctionBeginUser;
+  // w = V_{j+1} minus its components along C and V_0..V_j (V is orthogonal to C), classical
+  // Gram-Schmidt with one reduction: coef = [C, V_0..V_j]^T w, w -= [C, V_0..V_j] coef
+  PetscScalar *w = V_.column(j + 1);
+  const PetscBLASInt ld = V_.ld(), bkc = kc, bj1 = j + 1, inc = 1;
+  const double done = 1.0, dzero = 0.0, dminus = -1.0;
+  if (kc > 0)
+    PetscCallBLAS("BLASgemv", BLASgemv_("T", &C_.local, &bkc, &done, C_.column(0), &ld, w, &inc,
+                                        &dzero, coef, &inc));
+  PetscCallBLAS("BLASgemv", BLASgemv_("T", &V_.local, &bj1, &done, V_.column(0), &ld, w, &inc,
+                                      &dzero, coef + kc, &inc));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, coef, kc + j + 1, MPI_DOUBLE, MPI_SUM,
+                             PetscObjectComm((PetscObject)V_[0])));
+  if (kc > 0)
+    PetscCallBLAS("BLASgemv", BLASgemv_("N", &C_.local, &bkc, &dminus, C_.column(0), &ld, coef,
+                                        &inc, &done, w, &inc));
+  PetscCallBLAS("BLASgemv", BLASgemv_("N", &V_.local, &bj1, &dminus, V_.column(0), &ld, coef + kc,
+                                      &inc, &done, w, &inc));
+  PetscCall(V_.changed(j + 1, j + 2));
   PetscFunctionReturn(0);
 }
 
@@ -273,8 +364,8 @@ PetscErrorCode RecyclingGmres::solve(KSP ksp, Vec b, Vec x, PetscInt *iterations
   PetscCall(VecNorm(r_, NORM_2, &rnorm));
   const int ldh = m + 1;
   std::vector<double> H(static_cast<std::size_t>(ldh) * m), Hg(H.size()),
-      B(static_cast<std::size_t>(std::max(kmax_, 1)) * m), g(m + 1), cs(m), sn(m), neg(m + 1), y(m),
-      by(std::max(kmax_, 1));
+      B(static_cast<std::size_t>(std::max(kmax_, 1)) * m), g(m + 1), cs(m), sn(m), y(m),
+      by(std::max(kmax_, 1)), coef(kmax_ + m + 1);
   PetscInt its = 0;
   PetscCall(KSPMonitor(ksp, its, rnorm));
   *reason = KSP_CONVERGED_ITERATING;
@@ -304,10 +395,9 @@ PetscErrorCode RecyclingGmres::solve(KSP ksp, Vec b, Vec x, PetscInt *iterations
       Vec w = V_[j + 1];
       PetscCall(PCApply(pc, V_[j], Z_[j]));
       PetscCall(MatMult(A, Z_[j], w));
-      PetscCall(
-          remove_components(w, kc, C_.data(), &B[static_cast<std::size_t>(j) * kmax_], neg.data()));
-      PetscCall(remove_components(w, j + 1, V_.data(), &H[static_cast<std::size_t>(j) * ldh],
-                                  neg.data()));
+      PetscCall(orthogonalize(kc, j, coef.data()));
+      std::copy_n(coef.begin(), kc, &B[static_cast<std::size_t>(j) * kmax_]);
+      std::copy_n(coef.begin() + kc, j + 1, &H[static_cast<std::size_t>(j) * ldh]);
       PetscReal hn;
       PetscCall(VecNorm(w, NORM_2, &hn));
       H[static_cast<std::size_t>(j) * ldh + j + 1] = hn;

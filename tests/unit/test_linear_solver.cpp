@@ -202,7 +202,30 @@ TEST_CASE("linear solver: solver.linear auto picks by size; iterative defaults, 
               PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint, solver::LinearMethod::Iterative,
               solver::LinearSystems::TimeStepping, 2, KSPPREONLY, tol, &ksp) == 0);
   CHECK(option("-adj_pc_mg_cycle_type") == "v");
+  CHECK(option("-adj_pc_mg_type") == "multiplicative");
+  CHECK(option("-adj_mg_levels_ksp_max_it") == "1");
   REQUIRE(KSPDestroy(&ksp) == 0);
+  // the unsteady adjoint's levels: coarse correction first, two sweeps after it; a steady solver
+  // with the same prefix created after them does not inherit that cycle
+  for (const auto systems : {solver::LinearSystems::AdjointLevels, solver::LinearSystems::Steady}) {
+    const bool levels = systems == solver::LinearSystems::AdjointLevels;
+    CAPTURE(levels);
+    REQUIRE(solver::create_linear_solver(PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint,
+                                         solver::LinearMethod::Iterative, systems, 2, KSPPREONLY,
+                                         tol, &ksp) == 0);
+    // (GAMG reads the multigrid options when it sets up)
+    Mat A = tridiagonal(200);
+    REQUIRE(KSPSetOperators(ksp, A, A) == 0);
+    REQUIRE(KSPSetUp(ksp) == 0);
+    PC pc;
+    PCMGType type;
+    REQUIRE(KSPGetPC(ksp, &pc) == 0);
+    REQUIRE(PCMGGetType(pc, &type) == 0);
+    REQUIRE(MatDestroy(&A) == 0);
+    CHECK(type == (levels ? PC_MG_KASKADE : PC_MG_MULTIPLICATIVE));
+    CHECK(option("-adj_mg_levels_ksp_max_it") == "2");
+    REQUIRE(KSPDestroy(&ksp) == 0);
+  }
   {
     // (a value karman never inserts: one equal to a default an earlier solver put there cannot be
     // told apart from it)

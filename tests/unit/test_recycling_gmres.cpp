@@ -161,3 +161,62 @@ TEST_CASE("recycling GMRES: zero right-hand side, iteration limit, initial guess
   VecDestroy(&x);
   MatDestroy(&A);
 }
+
+TEST_CASE("recycling GMRES: a new matrix that makes the recycled space nearly dependent",
+          "[linear-solver][recycling][mpi]") {
+  // A + alpha u v^T maps every recycled direction mostly onto u: the refreshed C = A M^-1 U has
+  // nearly parallel columns, its Cholesky QR is refused and Gram-Schmidt orthonormalizes it;
+  // the solve still reaches the tolerance and agrees with PETSc's GMRES
+  const PetscInt n = 20;
+  const double rtol = 1e-10;
+  Mat A = convection_diffusion(n, 2.0);
+  Vec b, x, xr;
+  MatCreateVecs(A, &x, &b);
+  VecDuplicate(x, &xr);
+  RecyclingGmres recycler(6);
+  PetscInt its;
+  KSPConvergedReason reason;
+  KSP ksp = gmres(A, A, rtol);
+  for (int k = 0; k < 3; ++k) {
+    fill_rhs(b, n, k);
+    VecSet(x, 0.0);
+    recycler.operator_changed(k == 0);
+    REQUIRE(recycler.solve(ksp, b, x, &its, &reason) == 0);
+    REQUIRE(reason == KSP_CONVERGED_RTOL);
+  }
+  REQUIRE(recycler.recycled() > 1);
+  CHECK(recycler.gram_schmidt_refreshes() == 0);
+  // u, v: smooth positive vectors, alpha 1e4
+  Mat U, V, B;
+  PetscInt lo, hi, N;
+  MatGetOwnershipRange(A, &lo, &hi);
+  MatGetSize(A, &N, nullptr);
+  MatCreateDense(PETSC_COMM_WORLD, hi - lo, PETSC_DECIDE, N, 1, nullptr, &U);
+  MatCreateDense(PETSC_COMM_WORLD, hi - lo, PETSC_DECIDE, N, 1, nullptr, &V);
+  for (PetscInt row = lo; row < hi; ++row) {
+    const double t = (row + 1.0) / N;
+    MatSetValue(U, row, 0, 1e4 * (1 + t * t), INSERT_VALUES);
+    MatSetValue(V, row, 0, 1.0 / N * (2 - t), INSERT_VALUES);
+  }
+  for (Mat m : {U, V}) {
+    MatAssemblyBegin(m, MAT_FINAL_ASSEMBLY);
+    MatAssemblyEnd(m, MAT_FINAL_ASSEMBLY);
+  }
+  REQUIRE(MatCreateLRC(A, U, nullptr, V, &B) == 0);
+  // preconditioned with A's Jacobi, as before
+  KSP perturbed = gmres(B, A, rtol), reference = gmres(B, A, 1e-13);
+  REQUIRE(KSPSetReusePreconditioner(perturbed, PETSC_FALSE) == 0);
+  fill_rhs(b, n, 3);
+  VecSet(x, 0.0);
+  recycler.operator_changed(true);
+  REQUIRE(recycler.solve(perturbed, b, x, &its, &reason) == 0);
+  CHECK(reason == KSP_CONVERGED_RTOL);
+  CHECK(recycler.gram_schmidt_refreshes() == 1);
+  CHECK(karman::test::relative_residual(B, false, b, x) <= 1.01 * rtol);
+  VecSet(xr, 0.0);
+  REQUIRE(KSPSolve(reference, b, xr) == 0);
+  CHECK(karman::test::relative_difference(x, xr, NORM_2) <= 1e-6);
+  for (KSP *p : {&ksp, &perturbed, &reference}) KSPDestroy(p);
+  for (Vec *v : {&b, &x, &xr}) VecDestroy(v);
+  for (Mat *m : {&A, &U, &V, &B}) MatDestroy(m);
+}

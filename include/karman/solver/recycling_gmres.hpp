@@ -21,18 +21,28 @@
 //    max(rtol |b|, atol) on the true residual, recomputed after every cycle.  -ksp_monitor (with
 //    the KSP's prefix) prints the least-squares residual of each iteration.
 //  * Cost per iteration beyond GMRES: orthogonalization against the k vectors of C.
+//  * Each basis (V, M^-1 V, U, M^-1 U, C) is one block, its vectors side by side in one array, so
+//    that the multi-vector work reads every vector once: an Arnoldi vector is orthogonalized
+//    against C and V with two matrix-vector products and one reduction; the refresh's QR is a
+//    Cholesky QR (C^T C by a rank-k update, then a triangular solve; C is nearly orthonormal
+//    already, Gram-Schmidt only if the factor is poorly conditioned); the update's combinations
+//    are matrix products.  DFG 2D-2 level 1 (2 ranks, 40 levels): the update 0.40 -> 0.15 s, the
+//    refresh 0.45 -> 0.35 s per sweep, against one VecMDot / VecMAXPY per vector.
 //  * Transposed systems (the adjoint's J^T psi = g) are solved as they are: the KSP's operator is
 //    a virtual transpose (MatCreateTranspose) and its preconditioner is built from the transposed
 //    preconditioning matrix (solver::transposed_operators).
 //  * Measured (DFG 2D-2 unsteady adjoint, 40 levels from rest, 2 ranks, k = 10, restart 20,
-//    against plain GMRES with the same multigrid and reuse rule): level 0 1595 instead of 2203
-//    iterations (2.3-2.5 instead of 2.6-2.8 s), level 1 1555 instead of 1897 (8.1-9.3 against
-//    8.6 s: the orthogonalization against C costs what the iterations save), level 2 1584 instead
-//    of 2119 (53-58 instead of 62 s).
+//    against PETSc's GMRES with the same multigrid and reuse rule, adjoint.recycle 0): level 0
+//    1505 instead of 2085 iterations (1.68 instead of 1.91 s), level 1 1499 instead of 1833 (6.51
+//    instead of 6.69 s: on the larger mesh the work against C costs most of what the iterations
+//    save); level 2 (earlier code) 1584 instead of 2119 iterations, 53-58 instead of 62 s.
 #pragma once
 
 #include <petscksp.h>
+// after petscksp.h: petscblaslapack.h needs PETSc's error macros
+#include <petscblaslapack.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace karman::solver {
@@ -54,20 +64,43 @@ public:
   PetscErrorCode solve(KSP ksp, Vec b, Vec x, PetscInt *iterations, KSPConvergedReason *reason);
   /// The number of recycled vectors held now.
   int recycled() const { return k_; }
+  /// How many refreshes orthonormalized C by Gram-Schmidt (its Cholesky QR was refused).
+  int gram_schmidt_refreshes() const { return gram_schmidt_refreshes_; }
 
 private:
+  /// n vectors side by side in one array (column-major, leading dimension the local length), as
+  /// PETSc vectors and for BLAS: the update and the refresh combine whole blocks in one pass
+  struct Block {
+    std::vector<PetscScalar> values;
+    std::vector<Vec> vecs;
+    PetscBLASInt local = 0; ///< local length
+    Vec operator[](std::size_t i) const { return vecs[i]; }
+    Vec *data() { return vecs.data(); }
+    PetscScalar *column(int i) { return values.data() + static_cast<std::size_t>(i) * local; }
+    PetscBLASInt ld() const { return std::max<PetscBLASInt>(local, 1); }
+    PetscErrorCode create(Vec like, int n);
+    PetscErrorCode destroy();
+    /// columns first..end-1 were written through values (PETSc's cached norms are stale)
+    PetscErrorCode changed(int first, int end);
+  };
   PetscErrorCode allocate(Vec like, int m);
   PetscErrorCode refresh(Mat A, PC pc);
+  PetscErrorCode gram_schmidt();
   PetscErrorCode project(Vec r, Vec x);
+  PetscErrorCode orthogonalize(int kc, int j, double *coef);
   PetscErrorCode update_space(int j, const std::vector<double> &H, const std::vector<double> &B);
 
+  /// Cholesky QR of the refreshed C is used when every R_ii exceeds this fraction of its
+  /// column's norm (the orthogonality then holds to ~1e-16 / kCholeskyMinimum^2)
+  static constexpr double kCholeskyMinimum = 1e-2;
   int kmax_;
   int m_ = 0; ///< Arnoldi basis length: the KSP's restart + kmax
   int k_ = 0; ///< recycled vectors held
+  int gram_schmidt_refreshes_ = 0;
   bool new_matrix_ = false, new_pc_ = false;
-  std::vector<Vec> V_, Z_;      ///< Arnoldi basis (m + 1), preconditioned directions (m)
-  std::vector<Vec> U_, Uz_, C_; ///< recycled: residual space, M^-1 U, A M^-1 U
-  std::vector<Vec> tmp_;        ///< kmax vectors for the update
+  Block V_, Z_;      ///< Arnoldi basis (m + 1), preconditioned directions (m)
+  Block U_, Uz_, C_; ///< recycled: residual space, M^-1 U, A M^-1 U
+  Block tmp_;        ///< kmax vectors for the update
   Vec r_ = nullptr;
 };
 
