@@ -85,8 +85,9 @@ PetscErrorCode RecyclingGmres::refresh(Mat A, PC pc) {
   PetscFunctionBeginUser;
   // C = A M^-1 U for the new matrix (and preconditioner), orthonormalized with the same
   // combinations applied to U and M^-1 U: Cholesky QR, C = Q R with R the Cholesky factor of
-  // C^T C (one reduction per vector, one combination pass); C was orthonormal for the previous
-  // matrix, so C^T C is close to the identity and squaring its condition number costs nothing.
+  // C^T C (one rank-k update and one reduction, then one triangular solve per block); C was
+  // orthonormal for the previous matrix, so C^T C is close to the identity and squaring its
+  // condition number costs nothing.
   // Gram-Schmidt instead (twice, dropping dependent vectors) if some R_ii is below
   // kCholeskyMinimum of its column's norm.
   const int k = k_;
