@@ -510,16 +510,15 @@ UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
   if (s.P && pc_setup) PetscCall(res_->jacobian(s.w, s.P, &s.shift, true));
   // iterative: untransposed solves with a virtual J^T and the multigrid of P^T; direct:
   // KSPSolveTranspose with the LU of J (or of P inside GMRES)
+  PetscCall(KSPSetReusePreconditioner(s.ksp, pc_setup ? PETSC_FALSE : PETSC_TRUE));
   if (s.iterative) {
     PetscCall(solver::transposed_operators(s.J, s.P, pc_setup, &s.JT, &s.PT));
     PetscCall(KSPSetOperators(s.ksp, s.JT, s.PT));
-  } else
-    PetscCall(KSPSetOperators(s.ksp, s.J, s.P ? s.P : s.J));
-  PetscCall(KSPSetReusePreconditioner(s.ksp, pc_setup ? PETSC_FALSE : PETSC_TRUE));
-  if (s.iterative)
     PetscCall(solver::set_up_preconditioner(s.ksp));
-  else
+  } else {
+    PetscCall(KSPSetOperators(s.ksp, s.J, s.P ? s.P : s.J));
     PetscCall(solver::check_transposed_solve(s.ksp));
+  }
   if (s.recycler) s.recycler->operator_changed(pc_setup);
   // every objective's solve with the same preconditioner; the reuse rule sees the level's largest
   // iteration count
