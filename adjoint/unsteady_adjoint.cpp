@@ -373,7 +373,7 @@ PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels
   const solver::LinearTolerances tol{adj.real("rtol"), adj.real("atol"),
                                      static_cast<PetscInt>(adj.integer("level_max_iterations"))};
   PetscCall(solver::create_linear_solver(res.mesh().comm, solver::LinearSolverRole::Adjoint, method,
-                                         solver::LinearSystems::AdjointLevels, res.mesh().dim,
+                                         solver::LinearSystems::TimeStepping, res.mesh().dim,
                                          KSPGMRES, tol, &s->ksp));
   // reuse only makes sense with a Krylov method around the preconditioner: with -adj_ksp_type
   // preonly an earlier level's factors would be applied as if they were this level's inverse

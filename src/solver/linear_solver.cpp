@@ -90,21 +90,25 @@ PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSy
   PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
   PetscCall(set_default_option(prefix, "pc_mg_cycle_type", steady ? "w" : "v"));
   PetscCall(set_default_option(prefix, "mg_levels_ksp_type", "richardson"));
-  // one sweep before and after the coarse correction on time steps: the time term makes the
-  // systems diagonally stronger, and on DFG 2D-2 (level 1, 2 ranks) a step costs 0.18 instead of
-  // 0.25 s with ~10 % more GMRES iterations; steady systems keep two
-  // the unsteady adjoint's levels: the coarse correction first, then two sweeps (kaskade); DFG
-  // 2D-2, 40 levels from rest, 2 ranks, against V(1,1): level 0 1505 instead of 1561 iterations,
-  // sweep 1.61 instead of 1.66 s (medians of 5); level 1 1499 instead of 1555, 6.46 / 6.44 s
-  // (medians of 3); level 2 1558 instead of 1595, 44.1 instead of 45.9 s
-  const bool adjoint_levels = systems == LinearSystems::AdjointLevels;
-  PetscCall(
-      set_default_option(prefix, "mg_levels_ksp_max_it", steady || adjoint_levels ? "2" : "1"));
-  // (always set: a steady adjoint after an unsteady one, same prefix, must not inherit kaskade)
-  PetscCall(
-      set_default_option(prefix, "pc_mg_type", adjoint_levels ? "kaskade" : "multiplicative"));
+  // time steps and the unsteady adjoint's levels: the coarse correction first, then one sweep
+  // (PCMG's kaskade cycle), with ILU(1) in 2D; steady systems: W(2,2) cycles with ILU(0).  DFG
+  // 2D-2 level 1 on 2 ranks: a forward-only run (dt 0.0085, tolerances 1e-2, to t = 2) 16.1-16.7
+  // instead of 19.2-19.6 s (V(1,1), ILU(0), natural ordering); 40 converged steps from rest and
+  // their store-all adjoint 15.7 / 5.1-5.3 s (linear solves of the sweep) instead of 17.2 /
+  // 6.1-6.3 s.  3D (DFG 3D-1Z level 0, dt 0.05) kaskade 18.9 instead of 20.5 s; ILU(1) did not
+  // help there (19.5 s, 5 % more memory)
+  const bool time_steps = !steady;
+  PetscCall(set_default_option(prefix, "mg_levels_ksp_max_it", steady ? "2" : "1"));
+  // (always set: a steady solver after an unsteady one, same prefix, must not inherit kaskade)
+  PetscCall(set_default_option(prefix, "pc_mg_type", time_steps ? "kaskade" : "multiplicative"));
   PetscCall(set_default_option(prefix, "mg_levels_pc_type", "bjacobi"));
   PetscCall(set_default_option(prefix, "mg_levels_sub_pc_type", "ilu"));
+  PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_levels",
+                               time_steps && dim == 2 ? "1" : "0"));
+  // reverse Cuthill-McKee ordering of each rank's block before its ILU: fewer iterations than
+  // the mesh's own cell order (DFG 2D-2 level 0, 40 steps: 89.6 instead of 92.5 GMRES iterations
+  // per step; steady DFG 2D-1 level 2, 2 ranks: 8.0 instead of 8.75 s)
+  PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_mat_ordering_type", "rcm"));
   // a zero pivot (seen on a tetrahedral DFG 3D-1Z mesh at rest) is shifted instead of failing the
   // preconditioner; pivots that are not zero are untouched
   PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_shift_type", "nonzero"));

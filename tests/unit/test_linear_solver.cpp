@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace karman;
@@ -201,17 +202,22 @@ TEST_CASE("linear solver: solver.linear auto picks by size; iterative defaults, 
   REQUIRE(solver::create_linear_solver(
               PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint, solver::LinearMethod::Iterative,
               solver::LinearSystems::TimeStepping, 2, KSPPREONLY, tol, &ksp) == 0);
-  CHECK(option("-adj_pc_mg_cycle_type") == "v");
-  CHECK(option("-adj_pc_mg_type") == "multiplicative");
+  CHECK(option("-adj_pc_mg_type") == "kaskade");
   CHECK(option("-adj_mg_levels_ksp_max_it") == "1");
+  CHECK(option("-adj_mg_levels_sub_pc_factor_levels") == "1");
+  CHECK(option("-adj_mg_levels_sub_pc_factor_mat_ordering_type") == "rcm");
   REQUIRE(KSPDestroy(&ksp) == 0);
-  // the unsteady adjoint's levels: coarse correction first, two sweeps after it; a steady solver
-  // with the same prefix created after them does not inherit that cycle
-  for (const auto systems : {solver::LinearSystems::AdjointLevels, solver::LinearSystems::Steady}) {
-    const bool levels = systems == solver::LinearSystems::AdjointLevels;
-    CAPTURE(levels);
+  // time steps (forward and adjoint levels): coarse correction first, one sweep after it; a
+  // steady solver with the same prefix created after them does not inherit that cycle or ILU(1);
+  // in 3D time steps keep ILU(0)
+  for (const auto &[systems, dim] : std::vector<std::pair<solver::LinearSystems, int>>{
+           {solver::LinearSystems::TimeStepping, 2},
+           {solver::LinearSystems::Steady, 2},
+           {solver::LinearSystems::TimeStepping, 3}}) {
+    const bool levels = systems == solver::LinearSystems::TimeStepping;
+    CAPTURE(levels, dim);
     REQUIRE(solver::create_linear_solver(PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint,
-                                         solver::LinearMethod::Iterative, systems, 2, KSPPREONLY,
+                                         solver::LinearMethod::Iterative, systems, dim, KSPPREONLY,
                                          tol, &ksp) == 0);
     // (GAMG reads the multigrid options when it sets up)
     Mat A = tridiagonal(200);
@@ -223,7 +229,9 @@ TEST_CASE("linear solver: solver.linear auto picks by size; iterative defaults, 
     REQUIRE(PCMGGetType(pc, &type) == 0);
     REQUIRE(MatDestroy(&A) == 0);
     CHECK(type == (levels ? PC_MG_KASKADE : PC_MG_MULTIPLICATIVE));
-    CHECK(option("-adj_mg_levels_ksp_max_it") == "2");
+    CHECK(option("-adj_mg_levels_ksp_max_it") == (levels ? "1" : "2"));
+    CHECK(option("-adj_mg_levels_sub_pc_factor_levels") == (levels && dim == 2 ? "1" : "0"));
+    CHECK(option("-adj_mg_levels_sub_pc_factor_mat_ordering_type") == "rcm");
     REQUIRE(KSPDestroy(&ksp) == 0);
   }
   {

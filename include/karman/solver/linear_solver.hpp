@@ -6,9 +6,10 @@
 //    cell).
 //  * iterative: right-preconditioned GMRES on the exact Jacobian J, preconditioned by one cycle of
 //    coupled algebraic multigrid (PCGAMG) on the compact face-neighbour matrix P (all nv = 1 + dim
-//    unknowns of a cell aggregated together, block size nv), with Richardson / block-Jacobi ILU(0)
-//    smoothing (2 sweeps on steady systems, 1 on time steps, 2 after the coarse correction on the
-//    unsteady adjoint's levels; zero pivots shifted) on every level:
+//    unknowns of a cell aggregated together, block size nv), with Richardson / block-Jacobi ILU
+//    smoothing (each rank's block in reverse Cuthill-McKee order; zero pivots shifted) on every
+//    level: W-cycles with 2 sweeps of ILU(0) on steady systems; on time steps and the unsteady
+//    adjoint's levels the coarse correction first and then 1 sweep (kaskade), ILU(1) in 2D:
 //    P's point blocks hold the Rhie-Chow pressure coupling, so ILU of the coupled matrix smooths
 //    pressure and velocity together (the coupled-AMG approach of pressure-based coupled FV solvers;
 //    the exact Jacobian stays the outer operator as in DAFoam and ADflow).  Measured on DFG 2D-1
@@ -76,12 +77,11 @@ enum class LinearMethod {
 
 /// Which systems a solver sees; the iterative method's multigrid defaults differ (header).
 enum class LinearSystems {
-  Steady,       ///< steady Newton steps (pseudo-time continuation) and the steady adjoint
-  TimeStepping, ///< BDF steps (a strong time term)
-  /// the unsteady adjoint's levels: as TimeStepping, but each multigrid cycle solves the coarse
-  /// level first and then smooths twice on the finer ones (PCMG's kaskade cycle, -pc_mg_type
-  /// kaskade with -mg_levels_ksp_max_it 2, instead of V(1,1))
-  AdjointLevels
+  Steady, ///< steady Newton steps (pseudo-time continuation) and the steady adjoint
+  /// BDF steps (a strong time term) and the unsteady adjoint's levels: each multigrid cycle
+  /// solves the coarse level first and then smooths once on the finer ones (PCMG's kaskade
+  /// cycle), ILU(1) in 2D
+  TimeStepping
 };
 
 /// solver.linear: auto picks direct up to this many unknowns (global cells x (1 + dim)).
