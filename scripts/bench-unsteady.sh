@@ -57,7 +57,7 @@ head = ("| level | ranks | cells | unknowns | steps | wall time / step [s] | wal
         "| checkpoint write / record [s] | checkpoint size / record [MiB] | peak memory [MiB] |")
 solver = {"": "GMRES + reused MUMPS LU of the compact Jacobian (solver.linear: auto)",
           "direct": "GMRES + reused MUMPS LU of the compact Jacobian",
-          "iterative": "GMRES + reused coupled multigrid (V-cycles) on the compact Jacobian"}[linear]
+          "iterative": "GMRES + reused coupled multigrid (kaskade cycles, ILU(1) in RCM order) on the compact Jacobian"}[linear]
 start = f"from the developed state {initial} (no rotation pulse)" if initial else "from rest"
 lines = [f"DFG 2D-2 unsteady benchmark ({datetime.date.today()}, {platform.node()}, {os.cpu_count()} cores): BDF2, "
          f"dt = {dt} {start}, {solver}, a checkpoint every {ck_every} step(s)", "", head,

@@ -169,8 +169,8 @@ PetscErrorCode set_up_preconditioner(KSP ksp);
 /// The operators of the iterative adjoint (steady and unsteady): J^T psi = g is solved with
 /// KSPSolve on JT, a virtual transpose of J (MatCreateTranspose: products with J^T), preconditioned
 /// by the multigrid built from PT = P^T, the transposed compact matrix, applied as it is.  That is
-/// the same preconditioner as P's applied transposed (ILU(0) of P^T is ILU(0) of P transposed, the
-/// aggregates are those of the symmetrized graph, the coarse solve is exact), with PETSc's
+/// the same preconditioner as P's applied transposed (the ILU of P^T is the ILU of P transposed,
+/// the aggregates are those of the symmetrized graph, the coarse solve is exact), with PETSc's
 /// untransposed kernels, which are the faster ones, and any -adj_pc_type works with it (PETSc
 /// 3.18's Schur field split has no transposed apply).  Measured, 2 ranks: the unsteady DFG 2D-2
 /// level 0 sweep (40 levels, recycling GMRES) 2.30 instead of 2.52 s with the same 1561

@@ -32,10 +32,11 @@
 //    a virtual transpose (MatCreateTranspose) and its preconditioner is built from the transposed
 //    preconditioning matrix (solver::transposed_operators).
 //  * Measured (DFG 2D-2 unsteady adjoint, 40 levels from rest, 2 ranks, k = 10, restart 20,
-//    against PETSc's GMRES with the same multigrid and reuse rule, adjoint.recycle 0): level 0
-//    1505 instead of 2085 iterations (1.68 instead of 1.91 s), level 1 1499 instead of 1833 (6.51
-//    instead of 6.69 s: on the larger mesh the work against C costs most of what the iterations
-//    save); level 2 (earlier code) 1584 instead of 2119 iterations, 53-58 instead of 62 s.
+//    against PETSc's GMRES with the same multigrid and reuse rule, adjoint.recycle 0; two runs
+//    each): level 0 1548 instead of 2132 iterations (1.76-1.77 instead of 2.00-2.06 s), level 1
+//    1499 instead of 1842 (6.48-6.74 instead of 6.27-6.50 s: with the cheaper kaskade cycle of
+//    the time steps the work against C costs what the iterations save on the larger mesh);
+//    level 2 (earlier code and multigrid) 1584 instead of 2119 iterations, 53-58 instead of 62 s.
 #pragma once
 
 #include <petscksp.h>
