@@ -97,14 +97,13 @@ PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSy
   // their store-all adjoint 15.7 / 5.1-5.3 s (linear solves of the sweep) instead of 17.2 /
   // 6.1-6.3 s.  3D (DFG 3D-1Z level 0, dt 0.05) kaskade 18.9 instead of 20.5 s; ILU(1) did not
   // help there (19.5 s, 5 % more memory)
-  const bool time_steps = !steady;
   PetscCall(set_default_option(prefix, "mg_levels_ksp_max_it", steady ? "2" : "1"));
   // (always set: a steady solver after an unsteady one, same prefix, must not inherit kaskade)
-  PetscCall(set_default_option(prefix, "pc_mg_type", time_steps ? "kaskade" : "multiplicative"));
+  PetscCall(set_default_option(prefix, "pc_mg_type", steady ? "multiplicative" : "kaskade"));
   PetscCall(set_default_option(prefix, "mg_levels_pc_type", "bjacobi"));
   PetscCall(set_default_option(prefix, "mg_levels_sub_pc_type", "ilu"));
   PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_levels",
-                               time_steps && dim == 2 ? "1" : "0"));
+                               !steady && dim == 2 ? "1" : "0"));
   // reverse Cuthill-McKee ordering of each rank's block before its ILU: fewer iterations than
   // the mesh's own cell order (DFG 2D-2 level 0, 40 steps: 89.6 instead of 92.5 GMRES iterations
   // per step; steady DFG 2D-1 level 2, 2 ranks: 8.0 instead of 8.75 s)

@@ -199,23 +199,15 @@ TEST_CASE("linear solver: solver.linear auto picks by size; iterative defaults, 
   CHECK(option("-adj_mg_levels_sub_pc_type") == "ilu");
   CHECK(option("-adj_mg_levels_sub_pc_factor_shift_type") == "nonzero");
   REQUIRE(KSPDestroy(&ksp) == 0);
-  REQUIRE(solver::create_linear_solver(
-              PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint, solver::LinearMethod::Iterative,
-              solver::LinearSystems::TimeStepping, 2, KSPPREONLY, tol, &ksp) == 0);
-  CHECK(option("-adj_pc_mg_type") == "kaskade");
-  CHECK(option("-adj_mg_levels_ksp_max_it") == "1");
-  CHECK(option("-adj_mg_levels_sub_pc_factor_levels") == "1");
-  CHECK(option("-adj_mg_levels_sub_pc_factor_mat_ordering_type") == "rcm");
-  REQUIRE(KSPDestroy(&ksp) == 0);
-  // time steps (forward and adjoint levels): coarse correction first, one sweep after it; a
-  // steady solver with the same prefix created after them does not inherit that cycle or ILU(1);
-  // in 3D time steps keep ILU(0)
+  // time steps (forward and adjoint levels), after the steady solver above: coarse correction
+  // first, one sweep after it, ILU(1); a steady solver with the same prefix created after them
+  // does not inherit that cycle or ILU(1); in 3D time steps keep ILU(0)
   for (const auto &[systems, dim] : std::vector<std::pair<solver::LinearSystems, int>>{
            {solver::LinearSystems::TimeStepping, 2},
            {solver::LinearSystems::Steady, 2},
            {solver::LinearSystems::TimeStepping, 3}}) {
-    const bool levels = systems == solver::LinearSystems::TimeStepping;
-    CAPTURE(levels, dim);
+    const bool time_steps = systems == solver::LinearSystems::TimeStepping;
+    CAPTURE(time_steps, dim);
     REQUIRE(solver::create_linear_solver(PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint,
                                          solver::LinearMethod::Iterative, systems, dim, KSPPREONLY,
                                          tol, &ksp) == 0);
@@ -228,9 +220,11 @@ TEST_CASE("linear solver: solver.linear auto picks by size; iterative defaults, 
     REQUIRE(KSPGetPC(ksp, &pc) == 0);
     REQUIRE(PCMGGetType(pc, &type) == 0);
     REQUIRE(MatDestroy(&A) == 0);
-    CHECK(type == (levels ? PC_MG_KASKADE : PC_MG_MULTIPLICATIVE));
-    CHECK(option("-adj_mg_levels_ksp_max_it") == (levels ? "1" : "2"));
-    CHECK(option("-adj_mg_levels_sub_pc_factor_levels") == (levels && dim == 2 ? "1" : "0"));
+    CHECK(type == (time_steps ? PC_MG_KASKADE : PC_MG_MULTIPLICATIVE));
+    CHECK(option("-adj_pc_mg_type") == (time_steps ? "kaskade" : "multiplicative"));
+    CHECK(option("-adj_pc_mg_cycle_type") == (time_steps ? "v" : "w"));
+    CHECK(option("-adj_mg_levels_ksp_max_it") == (time_steps ? "1" : "2"));
+    CHECK(option("-adj_mg_levels_sub_pc_factor_levels") == (time_steps && dim == 2 ? "1" : "0"));
     CHECK(option("-adj_mg_levels_sub_pc_factor_mat_ordering_type") == "rcm");
     REQUIRE(KSPDestroy(&ksp) == 0);
   }
