@@ -1,9 +1,12 @@
 // Forward trajectories for the unsteady adjoint (see include/karman/adjoint/trajectory.hpp).
 #include "karman/adjoint/trajectory.hpp"
 
-#include "karman/io/checkpoint.hpp"
+#include <fcntl.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <climits>
+#include <cstring>
 #include <filesystem>
 
 namespace karman::adjoint {
@@ -30,31 +33,50 @@ namespace {
 
 class StoreAll : public Trajectory {
 public:
-  StoreAll(solver::UnsteadySolver &solver, const mesh::Mesh &mesh, std::string dir,
-           std::string mesh_hash, std::string case_hash, int nv)
-      : solver_(solver), mesh_(mesh), dir_(std::move(dir)), mesh_hash_(std::move(mesh_hash)),
-        case_hash_(std::move(case_hash)), nv_(nv) {}
-  // the trajectory is scratch: its file goes with it (a killed run's is removed by the next)
-  ~StoreAll() override { remove_own_file(); }
+  StoreAll(solver::UnsteadySolver &solver, const mesh::Mesh &mesh, std::string dir)
+      : solver_(solver), mesh_(mesh), dir_(std::move(dir)) {}
+  // the trajectory is scratch: its files go with it (a killed run's are removed by the next)
+  ~StoreAll() override {
+    close_file();
+    remove_own_file();
+    if (cached_) VecDestroy(&cached_);
+  }
 
   PetscErrorCode forward(long steps, double dt,
                          const std::function<PetscErrorCode(const TimeLevel &)> &on_step) override {
     PetscFunctionBeginUser;
     // the folder is the trajectory's own: empty it (earlier runs' files, a killed run's partial
-    // one), so that the disk holds one trajectory at most
+    // ones, perhaps of another number of ranks), so that the disk holds one trajectory at most
+    close_file();
     remove_own_file();
     PetscMPIInt rank;
     PetscCallMPI(MPI_Comm_rank(mesh_.comm, &rank));
     if (rank == 0) {
       std::error_code ec;
       std::filesystem::remove_all(dir_, ec);
+      std::filesystem::create_directories(dir_, ec);
     }
     PetscCallMPI(MPI_Barrier(mesh_.comm));
-    io::CheckpointWriter writer;
-    PetscCall(writer.open(mesh_, dir_, mesh_hash_, case_hash_, nv_));
-    file_ = writer.path();
+    file_ = dir_ + "/rank-" + std::to_string(rank) + ".bin";
+    fd_ = ::open(file_.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+    const int error = fd_ < 0 ? errno : 0;
+    int failed = fd_ < 0, any = 0;
+    PetscCallMPI(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, mesh_.comm));
+    PetscCheck(!failed, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN,
+               "store-all trajectory: cannot create %s (%s)", file_.c_str(), std::strerror(error));
+    PetscCheck(!any, mesh_.comm, PETSC_ERR_FILE_OPEN,
+               "store-all trajectory: another rank cannot create its file in %s", dir_.c_str());
+    PetscInt local;
+    PetscCall(VecGetLocalSize(solver_.state(), &local));
+    record_ = static_cast<std::size_t>(local) * sizeof(PetscScalar);
+    double global = static_cast<double>(record_);
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &global, 1, MPI_DOUBLE, MPI_SUM, mesh_.comm));
     levels_.assign(1, TimeLevel{solver_.step(), solver_.time(), solver_.previous_dt(), 0.0});
     first_step_ = solver_.step();
+    cached_level_ = -1;
+    // level 0 too: it is the first level's w^{n-1}
+    PetscCall(write(0, solver_.state()));
+    bytes_ += global;
     for (long k = 0; k < steps; ++k) {
       solver::StepReport r;
       PetscCall(solver_.advance(dt, &r));
@@ -62,13 +84,10 @@ public:
                  "forward step %ld did not converge (%s)", r.step, r.reason.c_str());
       const TimeLevel level{solver_.step(), solver_.time(), dt, levels_.back().dt};
       levels_.push_back(level);
-      double bytes;
-      PetscCall(writer.write(level.step, level.time, level.dt, level.dt_prev, solver_.state(),
-                             solver_.previous_state(), nullptr, &bytes));
-      bytes_ += bytes;
+      PetscCall(write(k + 1, solver_.state()));
+      bytes_ += global;
       PetscCall(on_step(level));
     }
-    PetscCall(writer.close());
     max_snapshots_ = steps;
     PetscFunctionReturn(0);
   }
@@ -78,20 +97,67 @@ public:
     const long k = n - first_step_;
     PetscCheck(k >= 1 && k < static_cast<long>(levels_.size()), mesh_.comm,
                PETSC_ERR_ARG_OUTOFRANGE, "trajectory: no level %ld", n);
-    io::CheckpointRecord rec;
-    rec.file = file_;
-    rec.index = k - 1;
-    PetscCall(io::read_checkpoint(mesh_, rec, nv_, w, w_prev));
+    // the sweep asks for n = N, N-1, ...: level n's w^{n-1} is the next level's w^n, kept
+    if (k == cached_level_)
+      PetscCall(VecCopy(cached_, w));
+    else
+      PetscCall(read(k, w));
+    PetscCall(read(k - 1, w_prev));
+    if (!cached_) PetscCall(VecDuplicate(w_prev, &cached_));
+    PetscCall(VecCopy(w_prev, cached_));
+    cached_level_ = k - 1;
     *level = levels_[k];
     PetscFunctionReturn(0);
   }
 
 private:
+  // Record k (the level first_step_ + k) of this rank's file: the rank's part of the state.
+  PetscErrorCode write(long k, Vec v) {
+    PetscFunctionBeginUser;
+    const PetscScalar *a;
+    PetscCall(VecGetArrayRead(v, &a));
+    const int error = transfer(true, k, const_cast<PetscScalar *>(a));
+    PetscCall(VecRestoreArrayRead(v, &a));
+    PetscCheck(error == 0, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE,
+               "store-all trajectory: writing level %ld to %s failed (%s)", first_step_ + k,
+               file_.c_str(), std::strerror(error));
+    PetscFunctionReturn(0);
+  }
+  PetscErrorCode read(long k, Vec v) {
+    PetscFunctionBeginUser;
+    PetscScalar *a;
+    PetscCall(VecGetArray(v, &a));
+    const int error = transfer(false, k, a);
+    PetscCall(VecRestoreArray(v, &a));
+    PetscCheck(error == 0, PETSC_COMM_SELF, PETSC_ERR_FILE_READ,
+               "store-all trajectory: reading level %ld from %s failed (%s)", first_step_ + k,
+               file_.c_str(), error > 0 ? std::strerror(error) : "the file is shorter");
+    PetscFunctionReturn(0);
+  }
+  // pwrite / pread of one record, repeated until complete: 0, errno, or -1 at end of file
+  int transfer(bool out, long k, PetscScalar *a) const {
+    char *p = reinterpret_cast<char *>(a);
+    std::size_t done = 0;
+    const off_t offset = static_cast<off_t>(k) * static_cast<off_t>(record_);
+    while (done < record_) {
+      const ssize_t n = out ? ::pwrite(fd_, p + done, record_ - done, offset + done)
+                            : ::pread(fd_, p + done, record_ - done, offset + done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return errno;
+      if (n == 0) return out ? EIO : -1;
+      done += static_cast<std::size_t>(n);
+    }
+    return 0;
+  }
+  void close_file() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  // Each rank removes its own file, then tries the folder: it goes with the last file (no
+  // collective call, so that this also runs on a rank that unwinds an error alone)
   void remove_own_file() {
-    int rank = 0;
-    MPI_Comm_rank(mesh_.comm, &rank);
     std::error_code ec;
-    if (rank == 0 && !file_.empty()) {
+    if (!file_.empty()) {
       std::filesystem::remove(file_, ec);
       std::filesystem::remove(dir_, ec); // only if empty
     }
@@ -100,10 +166,13 @@ private:
 
   solver::UnsteadySolver &solver_;
   const mesh::Mesh &mesh_;
-  std::string dir_, mesh_hash_, case_hash_, file_;
-  int nv_;
+  std::string dir_, file_;
+  int fd_ = -1;
+  std::size_t record_ = 0; ///< bytes per level in this rank's file
   long first_step_ = 0;
   std::vector<TimeLevel> levels_;
+  Vec cached_ = nullptr; ///< the state of level first_step_ + cached_level_
+  long cached_level_ = -1;
 };
 
 class Revolve : public Trajectory {
@@ -227,10 +296,8 @@ private:
 } // namespace
 
 std::unique_ptr<Trajectory> make_store_all(solver::UnsteadySolver &solver, const mesh::Mesh &mesh,
-                                           const std::string &directory,
-                                           const std::string &mesh_hash,
-                                           const std::string &case_hash, int nv) {
-  return std::make_unique<StoreAll>(solver, mesh, directory, mesh_hash, case_hash, nv);
+                                           const std::string &directory) {
+  return std::make_unique<StoreAll>(solver, mesh, directory);
 }
 
 std::unique_ptr<Trajectory> make_revolve(solver::UnsteadySolver &solver, long snapshots) {

@@ -154,7 +154,7 @@ struct UnsteadyAdjoint::Sweep {
     if (ksp) KSPDestroy(&ksp);
     for (Mat *a : {&J, &P, &JT, &PT})
       if (*a) MatDestroy(a);
-    for (Vec *v : {&w, &w_prev, &rs})
+    for (Vec *v : {&w, &w_prev})
       if (*v) VecDestroy(v);
     for (Vec &v : work) VecDestroy(&v);
   }
@@ -166,7 +166,6 @@ struct UnsteadyAdjoint::Sweep {
   Mat JT = nullptr, PT = nullptr;
   KSP ksp = nullptr;
   Vec w = nullptr, w_prev = nullptr; ///< w^n, w^{n-1}
-  Vec rs = nullptr;                  ///< R_s(w^n)
   /// each Krylov solve starts from least_residual_guess over this many later levels' adjoints
   /// (adjoint.initial_guess; 0: from zero)
   int guess = 0;
@@ -286,10 +285,7 @@ PetscErrorCode UnsteadyAdjoint::run_forward(Vec w0, const UnsteadyAdjointOptions
   if (o.schedule == "revolve" || o.forward_only) {
     *traj = make_revolve(ts, o.forward_only ? 0 : o.snapshots);
   } else {
-    std::string mesh_hash;
-    PetscCall(io::mesh_hash(m, res.coordinates(), &mesh_hash));
-    *traj =
-        make_store_all(ts, m, o.trajectory_directory, mesh_hash, cfg_->problem_hash(), res.nv());
+    *traj = make_store_all(ts, m, o.trajectory_directory);
   }
   levels->assign(steps_ + 1, TimeLevel());
   std::vector<double> J(goals_.size(), 0.0), cost(goals_.size(), 0.0);
@@ -369,7 +365,7 @@ PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels
   s->iterative = iterative;
   if (iterative || adj.text("preconditioner_matrix") == "compact")
     PetscCall(res.create_jacobian(&s->P, true));
-  for (Vec *v : {&s->w, &s->w_prev, &s->rs}) PetscCall(res.create_state(v));
+  for (Vec *v : {&s->w, &s->w_prev}) PetscCall(res.create_state(v));
   const solver::LinearTolerances tol{adj.real("rtol"), adj.real("atol"),
                                      static_cast<PetscInt>(adj.integer("level_max_iterations"))};
   PetscCall(solver::create_linear_solver(res.mesh().comm, solver::LinearSolverRole::Adjoint, method,
@@ -425,12 +421,10 @@ PetscErrorCode UnsteadyAdjoint::solve_level(const UnsteadyAdjointOptions &o, Tra
   for (std::size_t i = 0; i < k; ++i)
     PetscCall(assemble_adjoint_rhs(goals_[i], n, level.time, s, *s.adjoints[i], &gobj[i]));
   PetscCall(solve_transposed(n, level.time, s, results));
-  // the time term's dependence on the cell volumes needs R_s(w^n) (assemble_residual_gradient)
-  PetscCall(res.residual(s.w, s.rs));
   for (std::size_t i = 0; i < k; ++i) {
     Adjoint &a = *s.adjoints[i];
     UnsteadyAdjointResult &r = (*results)[i];
-    PetscCall(assemble_residual_gradient(s, a, &gres[i]));
+    PetscCall(assemble_residual_gradient(n, s, a, &gres[i]));
     PetscCall(accumulate_gradients(goals_[i], n, level, gobj[i], gres[i], a, &r));
     if (i == 0 && o.snapshot && o.snapshot_every > 0 && (n % o.snapshot_every == 0 || n == 1))
       PetscCall(o.snapshot(n, level.time, a.psi_local));
@@ -559,7 +553,7 @@ UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode UnsteadyAdjoint::assemble_residual_gradient(Sweep &s, Adjoint &a,
+PetscErrorCode UnsteadyAdjoint::assemble_residual_gradient(long n, Sweep &s, Adjoint &a,
                                                            Gradient *gres) const {
   PetscFunctionBeginUser;
   FlowResidual &res = *res_;
@@ -570,16 +564,26 @@ PetscErrorCode UnsteadyAdjoint::assemble_residual_gradient(Sweep &s, Adjoint &a,
   Sensitivities sr;
   sr.reset(res);
   add_residual(res, s.state, a.psi_local, sr);
-  // the time term's dependence on the cell volumes: rho V (a0 w^n + a1 w^{n-1} + a2 w^{n-2}) =
-  // -R_s(w^n) at convergence
-  const PetscScalar *r;
-  PetscCall(VecGetArrayRead(s.rs, &r));
+  // the time terms' dependence on the cell volumes, rho V (a0 w^n + a1 w^{n-1} + a2 w^{n-2}) of
+  // level n: psi^n's terms with w^n and w^{n-1}, and the one of level n + 1 with w^{n-1}, whose
+  // psi^{n+1} is kept here (level n + 1 had w^{n+1} and w^n only); level 1 has no a2 (BDF1)
+  const double rho = res.parameters().rho;
+  const solver::BdfCoefficients &b = s.bdf[n], &b1 = s.bdf[n + 1];
+  const PetscScalar *w, *wp, *p1;
+  PetscCall(VecGetArrayRead(s.w, &w));
+  PetscCall(VecGetArrayRead(s.w_prev, &wp));
+  PetscCall(VecGetArrayRead(a.psi1, &p1));
   for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
     double sum = 0;
-    for (int k = 1; k < nv; ++k) sum -= a.psi_local[c * nv + k] * r[c * nv + k];
-    sr.geom.cell_volume[c] += sum / res.geometry().cell_volume[c];
+    for (int k = 1; k < nv; ++k) {
+      const PetscInt i = c * nv + k;
+      sum += a.psi_local[i] * (b.a0 * w[i] + b.a1 * wp[i]) + b1.a2 * p1[i] * wp[i];
+    }
+    sr.geom.cell_volume[c] += rho * sum;
   }
-  PetscCall(VecRestoreArrayRead(s.rs, &r));
+  PetscCall(VecRestoreArrayRead(s.w, &w));
+  PetscCall(VecRestoreArrayRead(s.w_prev, &wp));
+  PetscCall(VecRestoreArrayRead(a.psi1, &p1));
   PetscCall(finish(res, s.state, sr, gres, true, &a.geom));
   PetscFunctionReturn(0);
 }

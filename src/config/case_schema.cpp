@@ -203,7 +203,8 @@ std::vector<SectionSpec> make_sections() {
                  "boundaries.cylinder.omega]; empty: all the case has"),
            choice(
                "schedule", "store-all",
-               "unsteady: store-all (every state in an HDF5 trajectory file) or revolve (at most "
+               "unsteady: store-all (every state on disk: scratch files in the output's trajectory "
+               "folder, one per rank, removed at the end) or revolve (at most "
                "`snapshots` states in memory, binomial schedule, the rest recomputed)",
                {"store-all", "revolve"}),
            integer("snapshots", "20", "unsteady, revolve: the storage budget in states", 1),

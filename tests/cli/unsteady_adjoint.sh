@@ -53,7 +53,8 @@ done
 kill -9 $pid
 wait $pid 2> /dev/null
 grep -q "adjoint level     1 " killed.log && fail "the adjoint finished before it could be killed"
-[ "$(ls killed/trajectory/*.h5 2> /dev/null | wc -l)" = 1 ] || fail "the killed run left no trajectory file"
+[ "$(ls killed/trajectory/rank-*.bin 2> /dev/null | wc -l)" = 1 ] ||
+  fail "the killed run (1 rank) left no trajectory file"
 "$karman" adjoint case.yaml -o killed --restart > resumed.log 2>&1 || { tail -3 resumed.log; fail "resume"; }
 grep -q "resuming at level" resumed.log || fail "did not resume"
 # the store-all trajectory is scratch: the killed run's file and the resumed run's own are gone

@@ -1,8 +1,8 @@
 // Access to the forward trajectory for the backward (adjoint) sweep of an unsteady run
 // (adjoint/README.md, sec. 7).  The backward sweep asks for the time levels in decreasing
 // order, n = N, N-1, ..., 1; each level is (w^n, w^{n-1}) with t^n and the step sizes.
-//   StoreAll: the forward run appends every level to an HDF5 trajectory file (crash-safe
-//             checkpoint records, io/checkpoint.hpp) and the sweep reads them back.
+//   StoreAll: the forward run writes every level's state to scratch files, one per rank (each
+//             rank its own part, raw), and the sweep reads them back.
 //   Revolve:  at most `snapshots` levels are kept in memory, placed by the binomial rule of
 //             Griewank & Walther (2000, ACM TOMS 26): to reverse l steps from a level k with s
 //             free snapshots, with t the least repetition number such that
@@ -45,13 +45,13 @@ protected:
   double bytes_ = 0;
 };
 
-/// Every level in an HDF5 trajectory file in `directory`, a scratch folder of the trajectory's
-/// own: forward() empties it first (earlier or killed runs' files), the destructor removes the
-/// file.
+/// Every level in `directory`, a scratch folder of the trajectory's own: each rank writes its part
+/// of each state (w^0 ... w^N) to its own file, rank-R.bin, and reads it back (no gathering,
+/// whatever the number of ranks; w^{n-1} of level n is the next level's w^n, so each state is
+/// read once).  forward() empties the folder first (earlier or killed runs' files), the
+/// destructor removes the files and the folder.
 std::unique_ptr<Trajectory> make_store_all(solver::UnsteadySolver &solver, const mesh::Mesh &mesh,
-                                           const std::string &directory,
-                                           const std::string &mesh_hash,
-                                           const std::string &case_hash, int nv);
+                                           const std::string &directory);
 
 /// At most `snapshots` levels in memory (binomial schedule), the rest recomputed.
 std::unique_ptr<Trajectory> make_revolve(solver::UnsteadySolver &solver, long snapshots);

@@ -169,9 +169,10 @@ private:
   /// level.  Collective.
   PetscErrorCode solve_transposed(long n, double t, Sweep &s,
                                   std::vector<UnsteadyAdjointResult> *results) const;
-  /// psi^n . dR^n/d(X, a) into gres: the fluxes, and the time term through the cell volumes (with
-  /// s.rs = R_s(w^n)); psi^n into a.psi_local.  Collective.
-  PetscErrorCode assemble_residual_gradient(Sweep &s, Adjoint &a, Gradient *gres) const;
+  /// psi^n . dR^n/d(X, a) into gres: the fluxes, and the time terms through the cell volumes
+  /// (level n's with w^n and w^{n-1}, level n + 1's with w^{n-1}); psi^n into a.psi_local.
+  /// Collective.
+  PetscErrorCode assemble_residual_gradient(long n, Sweep &s, Adjoint &a, Gradient *gres) const;
   /// Adds level n's parameter derivatives of objective g (objective and residual parts, control
   /// cost) to the sums (16) and the per-level series (17).
   PetscErrorCode accumulate_gradients(const Goal &g, long n, const TimeLevel &level,
