@@ -57,6 +57,9 @@ public:
       std::filesystem::create_directories(dir_, ec);
     }
     PetscCallMPI(MPI_Barrier(mesh_.comm));
+    // (every rank: the folder may be on a disk of its own node)
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
     file_ = dir_ + "/rank-" + std::to_string(rank) + ".bin";
     fd_ = ::open(file_.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
     const int error = fd_ < 0 ? errno : 0;

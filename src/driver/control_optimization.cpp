@@ -421,7 +421,7 @@ PetscErrorCode ControlOptimization::run_unsteady(bool gradients, std::vector<dou
   adjoint::UnsteadyAdjointOptions o;
   o.schedule = ad.text("schedule");
   o.snapshots = ad.integer("snapshots");
-  // store-all: the trajectory's scratch folder (emptied by each run, its file removed after it)
+  // store-all: the trajectory's scratch folder (emptied by each run, its files removed after it)
   o.trajectory_directory = (std::filesystem::path(work_) / "trajectory").string();
   o.forward_only = !gradients;
   const std::string kill_now = evaluations_ == kill_evaluation_ ? kill_phase_ : std::string();
