@@ -90,15 +90,19 @@ PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSy
   PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
   PetscCall(set_default_option(prefix, "pc_mg_cycle_type", steady ? "w" : "v"));
   PetscCall(set_default_option(prefix, "mg_levels_ksp_type", "richardson"));
-  // steady systems: the sweeps damped by 0.6.  Undamped, the W-cycles' ILU(0) sweeps diverge on
-  // the Jacobians of a pseudo-time step past CFL ~20-100 at Re 40 and more: GMRES then hits its
-  // 200 iterations at every Newton step and the steady solve fails (cylinder-unbounded and
-  // shape-min-drag re40 at Re 40, naca0012-laminar; 2 ranks and 1); damped by 0.6 they converge
-  // (0.7, 1.4 and 3.2 s on 2 ranks, LU 1.1, 2.6 and 5.0 s); DFG 2D-1 (Re 20) level 2 8.8 instead
-  // of 8.0 s, DFG 3D-1Z level 0 4.3 instead of 8.9 s.  (0.8 still failed on naca0012-laminar;
-  // GMRES(2) smoothers in FGMRES converge too, DFG 2D-1 level 2 11.3 s.)  Time steps (kaskade,
-  // one sweep after the exact coarse correction) keep 1
-  PetscCall(set_default_option(prefix, "mg_levels_ksp_richardson_scale", steady ? "0.6" : "1"));
+  // steady systems: the sweeps damped, by 0.6 in 2D and 0.8 in 3D.  Undamped, the W-cycles' ILU(0)
+  // sweeps diverge on the Jacobians of a pseudo-time step past CFL ~20-100 at Re 40 and more:
+  // GMRES then hits its 200 iterations at every Newton step and the steady solve fails
+  // (cylinder-unbounded and shape-min-drag re40 at Re 40, naca0012-laminar on levels 1 and 2; 1
+  // and 2 ranks), and the adjoints of those states stop at 1000 iterations.  Damped by 0.6 they
+  // converge (2 ranks: 0.7, 1.4 and 3.2 s, LU 1.1, 2.6 and 5.0 s; naca0012-laminar level 2 in 20
+  // s); 0.8 still failed on naca0012-laminar, and DFG 2D-1 (Re 20) takes 8.8 instead of 8.0 s on
+  // level 2.  DFG 3D-1Z (Re 20, ILU(0)): on level 0 undamped sweeps stalled one Newton step at 200
+  // iterations (7.9 s), 0.8 takes 3.2 s; level 2 forward / adjoint 24.8 / 11.6 s with 0.8, 25.1 /
+  // 13.4 s with 0.6, 30.5 / 11.5 s undamped.  (GMRES(2) smoothers inside FGMRES converge too, DFG
+  // 2D-1 level 2 11.3 s.)  Time steps (kaskade, one sweep after the exact coarse correction) keep 1
+  PetscCall(set_default_option(prefix, "mg_levels_ksp_richardson_scale",
+                               steady ? (dim == 3 ? "0.8" : "0.6") : "1"));
   // time steps and the unsteady adjoint's levels: the coarse correction first, then one sweep
   // (PCMG's kaskade cycle), with ILU(1) in 2D; steady systems: W(2,2) cycles with ILU(0).  DFG
   // 2D-2 level 1 on 2 ranks: a forward-only run (dt 0.0085, tolerances 1e-2, to t = 2) 16.1-16.7
