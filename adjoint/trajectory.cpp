@@ -51,14 +51,10 @@ public:
     remove_own_file();
     PetscMPIInt rank;
     PetscCallMPI(MPI_Comm_rank(mesh_.comm, &rank));
-    if (rank == 0) {
-      std::error_code ec;
-      std::filesystem::remove_all(dir_, ec);
-      std::filesystem::create_directories(dir_, ec);
-    }
-    PetscCallMPI(MPI_Barrier(mesh_.comm));
-    // (every rank: the folder may be on a disk of its own node)
     std::error_code ec;
+    if (rank == 0) std::filesystem::remove_all(dir_, ec);
+    PetscCallMPI(MPI_Barrier(mesh_.comm));
+    // every rank creates the folder (it may be on a disk of the rank's own node)
     std::filesystem::create_directories(dir_, ec);
     file_ = dir_ + "/rank-" + std::to_string(rank) + ".bin";
     fd_ = ::open(file_.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
