@@ -121,9 +121,15 @@ PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSy
   // the mesh's own cell order (DFG 2D-2 level 0, 40 steps: 89.6 instead of 92.5 GMRES iterations
   // per step; steady DFG 2D-1 level 2, 2 ranks: 8.0 instead of 8.75 s)
   PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_mat_ordering_type", "rcm"));
-  // a zero pivot (seen on a tetrahedral DFG 3D-1Z mesh at rest) is shifted instead of failing the
-  // preconditioner; pivots that are not zero are untouched
-  PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_shift_type", "nonzero"));
+  // a pivot that is not positive restarts the ILU with the diagonal shifted (Manteuffel) until all
+  // are; a factorization without one is untouched.  Steady Jacobians at rest (Stokes-like: the
+  // momentum diagonal only viscous plus the pseudo-time shift, the Rhie-Chow pressure block small)
+  // met negative pivots: the unstable ILU(0) made GMRES lose orthogonality (DIVERGED_BREAKDOWN),
+  // the Newton steps went nowhere, and with "nonzero" (zero pivots only) DFG 3D-1Z level 0 failed
+  // on 1 rank (DIVERGED_LOCAL_MIN after 1 Newton step; 8 steps, 5.8 s now; on 2 ranks 10 -> 8
+  // steps) and so did DFG 2D-1 level 0 at Re 10 with moving walls from rest (DIVERGED_LINE_SEARCH
+  // after 36 steps; 8 now, LU 10).  The other steady cases and all time steps: the same iterations
+  PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_shift_type", "positive_definite"));
   PetscFunctionReturn(0);
 }
 

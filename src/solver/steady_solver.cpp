@@ -175,13 +175,16 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
   cfl_ = cfl_base_ = cfl0_;
   last_cut_ = 0;
   start_time_ = MPI_Wtime();
-  PetscCall(SNESGetLinearSolveIterations(snes_, &last_linear_its_));
   PetscReal atol, rtol, stol;
   PetscInt maxit, maxf;
   PetscCall(SNESGetTolerances(snes_, &atol, &rtol, &stol, &maxit, &maxf));
   it_offset_ = 0;
   SNESConvergedReason reason;
   for (;;) {
+    // SNESSolve starts its linear iteration count from zero (also after a continuation cut: the
+    // count of the failed solve made the next iteration's record negative, e.g. -1279, and the
+    // run's total too small)
+    last_linear_its_ = 0;
     PetscCall(SNESSolve(snes_, nullptr, w));
     PetscCall(SNESGetConvergedReason(snes_, &reason));
     summary->converged = reason > 0;

@@ -197,7 +197,7 @@ TEST_CASE("linear solver: solver.linear auto picks by size; iterative defaults, 
   CHECK(side == PC_RIGHT);
   CHECK(option("-adj_pc_mg_cycle_type") == "w");
   CHECK(option("-adj_mg_levels_sub_pc_type") == "ilu");
-  CHECK(option("-adj_mg_levels_sub_pc_factor_shift_type") == "nonzero");
+  CHECK(option("-adj_mg_levels_sub_pc_factor_shift_type") == "positive_definite");
   REQUIRE(KSPDestroy(&ksp) == 0);
   // time steps (forward and adjoint levels), after the steady solver above: coarse correction
   // first, one undamped sweep after it, ILU(1); a steady solver with the same prefix created after
