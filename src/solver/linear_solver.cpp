@@ -126,9 +126,9 @@ PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSy
   // momentum diagonal only viscous plus the pseudo-time shift, the Rhie-Chow pressure block small)
   // met negative pivots: the unstable ILU(0) made GMRES lose orthogonality (DIVERGED_BREAKDOWN),
   // the Newton steps went nowhere, and with "nonzero" (zero pivots only) DFG 3D-1Z level 0 failed
-  // on 1 rank (DIVERGED_LOCAL_MIN after 1 Newton step; 8 steps, 5.8 s now; on 2 ranks 10 -> 8
+  // on 1 rank (DIVERGED_LOCAL_MIN after 1 Newton step; 7 steps, 5.8 s now; on 2 ranks 9 -> 7
   // steps) and so did DFG 2D-1 level 0 at Re 10 with moving walls from rest (DIVERGED_LINE_SEARCH
-  // after 36 steps; 8 now, LU 10).  The other steady cases and all time steps: the same iterations
+  // after 36 steps; 7 now, LU 10).  The other steady cases and all time steps: the same iterations
   PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_shift_type", "positive_definite"));
   PetscFunctionReturn(0);
 }
