@@ -7,23 +7,23 @@
 //  * iterative: right-preconditioned GMRES on the exact Jacobian J, preconditioned by one cycle of
 //    coupled algebraic multigrid (PCGAMG) on the compact face-neighbour matrix P (all nv = 1 + dim
 //    unknowns of a cell aggregated together, block size nv), with Richardson / block-Jacobi ILU
-//    smoothing (each rank's block in reverse Cuthill-McKee order; zero pivots shifted) on every
-//    level: W-cycles with 2 sweeps of ILU(0) damped by 0.6 (3D: 0.8) on steady systems (undamped
-//    they diverge at Re 40 and more once the pseudo-time step is large); on time steps and the
-//    unsteady adjoint's levels the coarse correction first and then 1 sweep (kaskade), ILU(1) in
-//    2D: P's point blocks hold the Rhie-Chow pressure coupling, so ILU of the coupled matrix
-//    smooths pressure and velocity together (the coupled-AMG approach of pressure-based coupled FV
-//    solvers; the exact Jacobian stays the outer operator as in DAFoam and ADflow).  Measured on
-//    DFG 2D-1 (Newton Jacobians, GMRES to 1e-6, 2 ranks): smoothed aggregation with W-cycles needs
-//    26 / 28 / 28 iterations on 20k / 80k / 312k cells (plain aggregation with V-cycles 30 / 50 /
-//    60; SIMPLE with AMG blocks, the field split of Klaij & Vuik 2013, did not reach 1e-6 in 300
-//    once the pseudo-time shift was small).  On time steps (a strong time term) smoothed
-//    aggregation diverges and plain aggregation with V-cycles needs 5-10 iterations per 1e-3 (DFG
-//    2D-2): hence the two defaults of LinearSystems (DFG 2D-2 level 1, dt 0.0085, GMRES to 1e-3 on
-//    developed shedding: 14-17 iterations with V(1,1) cycles, 8-9 ms each on 2 ranks; a SIMPLE
-//    field split (selfp Schur complement of P) needs 16 even with exact LU of both blocks,
-//    ASM(2)/LU of P 18, GAMG on the exact Jacobian 17, an LU of the exact Jacobian reused across
-//    steps 9 at 27 ms). The adjoint solves J^T psi = g as an untransposed system
+//    smoothing (each rank's block in reverse Cuthill-McKee order; pivots that are not positive
+//    shifted) on every level: W-cycles with 2 sweeps of ILU(0) damped by 0.6 (3D: 0.8) on steady
+//    systems (undamped they diverge at Re 40 and more once the pseudo-time step is large); on time
+//    steps and the unsteady adjoint's levels the coarse correction first and then 1 sweep
+//    (kaskade), ILU(1) in 2D: P's point blocks hold the Rhie-Chow pressure coupling, so ILU of the
+//    coupled matrix smooths pressure and velocity together (the coupled-AMG approach of
+//    pressure-based coupled FV solvers; the exact Jacobian stays the outer operator as in DAFoam
+//    and ADflow).  Measured on DFG 2D-1 (Newton Jacobians, GMRES to 1e-6, 2 ranks): smoothed
+//    aggregation with W-cycles needs 26 / 28 / 28 iterations on 20k / 80k / 312k cells (plain
+//    aggregation with V-cycles 30 / 50 / 60; SIMPLE with AMG blocks, the field split of Klaij &
+//    Vuik 2013, did not reach 1e-6 in 300 once the pseudo-time shift was small).  On time steps (a
+//    strong time term) smoothed aggregation diverges and plain aggregation with V-cycles needs 5-10
+//    iterations per 1e-3 (DFG 2D-2): hence the two defaults of LinearSystems (DFG 2D-2 level 1, dt
+//    0.0085, GMRES to 1e-3 on developed shedding: 14-17 iterations with V(1,1) cycles, 8-9 ms each
+//    on 2 ranks; a SIMPLE field split (selfp Schur complement of P) needs 16 even with exact LU of
+//    both blocks, ASM(2)/LU of P 18, GAMG on the exact Jacobian 17, an LU of the exact Jacobian
+//    reused across steps 9 at 27 ms). The adjoint solves J^T psi = g as an untransposed system
 //    (transposed_operators: a virtual J^T and the multigrid of P^T; the unsteady adjoint with GMRES
 //    recycling a subspace from level to level, solver/recycling_gmres.hpp).  Memory is about linear
 //    in the cells.
