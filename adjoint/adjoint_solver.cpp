@@ -33,8 +33,8 @@ PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res,
   using Format = discretization::FlowResidual::MatrixFormat;
   PetscCall(res.create_jacobian(&J_, false, iterative ? Format::Block : Format::Point));
   PetscCall(solver::create_linear_solver(res.mesh().comm, solver::LinearSolverRole::Adjoint, method,
-                                         solver::LinearSystems::Steady, res.mesh().dim, KSPPREONLY,
-                                         tol, &ksp_));
+                                         solver::LinearSystems::SteadyAdjoint, res.mesh().dim,
+                                         KSPPREONLY, tol, &ksp_));
   if (iterative)
     PetscCall(res.create_jacobian(&P_, true));
   else

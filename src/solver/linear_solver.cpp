@@ -75,7 +75,7 @@ PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSy
   PetscCall(KSPSetPCSide(ksp, PC_RIGHT));
   // coupled algebraic multigrid on the compact matrix (block size nv: the unknowns of a cell are
   // aggregated together); header for the measured choices
-  const bool steady = systems == LinearSystems::Steady;
+  const bool steady = systems != LinearSystems::TimeStepping;
   PetscCall(PCSetType(pc, PCGAMG));
   PetscCall(PCGAMGSetNSmooths(pc, 0));
   PetscCall(PCGAMGSetCoarseEqLim(pc, steady ? kSteadyCoarseEquations : kTimeStepCoarseEquations));
@@ -88,7 +88,19 @@ PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSy
   PetscCall(PCSetUseAmat(pc, PETSC_FALSE));
   const char *prefix = nullptr;
   PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
-  PetscCall(set_default_option(prefix, "pc_mg_cycle_type", steady ? "w" : "v"));
+  // the steady adjoint in 3D: V-cycles.  Its one solve at the converged state (no pseudo-time
+  // shift) takes about as many GMRES iterations to adjoint.rtol with V- as with W-cycles, and a
+  // W-cycle over the up to 6 levels of the 3D hierarchy (graph aggregates, no aggressive
+  // coarsening) costs about a third more per application.  DFG 3D-1Z levels 0 / 1 / 2, 2 ranks:
+  // 29 / 31 / 34 -> 30 / 32 / 37 iterations, 1.19 / 3.54 / 14.1 -> 0.99 / 3.10 / 11.2 s (adjoint
+  // / forward 0.38 / 0.43 / 0.53 -> 0.32 / 0.38 / 0.42); 1 rank: 30 / 33 / 36 -> 31 / 33 / 38
+  // iterations, 1.82 / 6.05 / 25.9 -> 1.61 / 4.93 / 20.5 s (0.43 / 0.45 / 0.58 -> 0.38 / 0.37 /
+  // 0.46).  The forward's Newton steps gain nothing from V-cycles (level 2, 1 rank: 7 instead of
+  // 6 Newton steps, 84 instead of 67 GMRES iterations, 45.5 instead of 44.9 s), and in 2D the
+  // steady adjoint is mixed (DFG 2D-1 level 2: 53 instead of 37 iterations, 3.13 instead of
+  // 2.80 s; NACA 0012 level 1: 0.95 instead of 1.11 s), so both keep W-cycles
+  const bool v_cycle = !steady || (systems == LinearSystems::SteadyAdjoint && dim == 3);
+  PetscCall(set_default_option(prefix, "pc_mg_cycle_type", v_cycle ? "v" : "w"));
   PetscCall(set_default_option(prefix, "mg_levels_ksp_type", "richardson"));
   // steady systems: the sweeps damped, by 0.6 in 2D and 0.8 in 3D.  Undamped, the W-cycles' ILU(0)
   // sweeps diverge on the Jacobians of a pseudo-time step past CFL ~20-100 at Re 40 and more:

@@ -201,14 +201,20 @@ TEST_CASE("linear solver: solver.linear auto picks by size; iterative defaults, 
   REQUIRE(KSPDestroy(&ksp) == 0);
   // time steps (forward and adjoint levels), after the steady solver above: coarse correction
   // first, one undamped sweep after it, ILU(1); a steady solver with the same prefix created after
-  // them does not inherit that cycle or ILU(1); in 3D time steps keep ILU(0)
-  for (const auto &[systems, dim] :
-       std::vector<std::pair<solver::LinearSystems, int>>{{solver::LinearSystems::TimeStepping, 2},
-                                                          {solver::LinearSystems::Steady, 2},
-                                                          {solver::LinearSystems::TimeStepping, 3},
-                                                          {solver::LinearSystems::Steady, 3}}) {
-    const bool time_steps = systems == solver::LinearSystems::TimeStepping;
-    CAPTURE(time_steps, dim);
+  // them does not inherit that cycle or ILU(1); in 3D time steps keep ILU(0).  The steady adjoint
+  // is the steady solver's multigrid with V-cycles in 3D (W in 2D), and a steady Newton solver
+  // after it gets its W-cycles back
+  using LS = solver::LinearSystems;
+  for (const auto &[systems, dim] : std::vector<std::pair<LS, int>>{{LS::TimeStepping, 2},
+                                                                    {LS::Steady, 2},
+                                                                    {LS::SteadyAdjoint, 2},
+                                                                    {LS::TimeStepping, 3},
+                                                                    {LS::Steady, 3},
+                                                                    {LS::SteadyAdjoint, 3},
+                                                                    {LS::Steady, 3}}) {
+    const bool time_steps = systems == LS::TimeStepping;
+    const bool v_cycle = time_steps || (systems == LS::SteadyAdjoint && dim == 3);
+    CAPTURE(static_cast<int>(systems), dim);
     REQUIRE(solver::create_linear_solver(PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint,
                                          solver::LinearMethod::Iterative, systems, dim, KSPPREONLY,
                                          tol, &ksp) == 0);
@@ -223,7 +229,7 @@ TEST_CASE("linear solver: solver.linear auto picks by size; iterative defaults, 
     REQUIRE(MatDestroy(&A) == 0);
     CHECK(type == (time_steps ? PC_MG_KASKADE : PC_MG_MULTIPLICATIVE));
     CHECK(option("-adj_pc_mg_type") == (time_steps ? "kaskade" : "multiplicative"));
-    CHECK(option("-adj_pc_mg_cycle_type") == (time_steps ? "v" : "w"));
+    CHECK(option("-adj_pc_mg_cycle_type") == (v_cycle ? "v" : "w"));
     CHECK(option("-adj_mg_levels_ksp_max_it") == (time_steps ? "1" : "2"));
     // steady sweeps damped (undamped they diverged at Re 40, test_iterative.cpp)
     CHECK(option("-adj_mg_levels_ksp_richardson_scale") == (time_steps ? "1"

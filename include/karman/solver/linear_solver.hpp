@@ -9,7 +9,8 @@
 //    unknowns of a cell aggregated together, block size nv), with Richardson / block-Jacobi ILU
 //    smoothing (each rank's block in reverse Cuthill-McKee order; pivots that are not positive
 //    shifted) on every level: W-cycles with 2 sweeps of ILU(0) damped by 0.6 (3D: 0.8) on steady
-//    systems (undamped they diverge at Re 40 and more once the pseudo-time step is large); on time
+//    systems (undamped they diverge at Re 40 and more once the pseudo-time step is large; the 3D
+//    steady adjoint uses V-cycles, cheaper there for about the same iterations); on time
 //    steps and the unsteady adjoint's levels the coarse correction first and then 1 sweep
 //    (kaskade), ILU(1) in 2D: P's point blocks hold the Rhie-Chow pressure coupling, so ILU of the
 //    coupled matrix smooths pressure and velocity together (the coupled-AMG approach of
@@ -79,7 +80,10 @@ enum class LinearMethod {
 
 /// Which systems a solver sees; the iterative method's multigrid defaults differ (header).
 enum class LinearSystems {
-  Steady, ///< steady Newton steps (pseudo-time continuation) and the steady adjoint
+  Steady, ///< steady Newton steps (pseudo-time continuation)
+  /// the steady adjoint's transposed solve at the converged state: as Steady, but V-cycles in 3D
+  /// (linear_solver.cpp has the measurements)
+  SteadyAdjoint,
   /// BDF steps (a strong time term) and the unsteady adjoint's levels: each multigrid cycle
   /// solves the coarse level first and then smooths once on the finer ones (PCMG's kaskade
   /// cycle), ILU(1) in 2D
