@@ -164,6 +164,17 @@ PetscErrorCode SteadySolver::record_iteration(SNES snes, PetscInt snes_it, Petsc
   PetscFunctionReturn(0);
 }
 
+double SteadySolver::next_base_cfl(double base, int *tries) const {
+  // base x 0.1, x 10, x 0.01, x 100, x 0.001, x 1000, within [1e-3 CFL_0, CFL_max]
+  while (*tries < kMaxRetries) {
+    const int t = (*tries)++;
+    const double factor = t % 2 == 0 ? std::pow(10.0, -(t / 2 + 1)) : std::pow(10.0, t / 2 + 1);
+    const double next = base * factor;
+    if (next >= (1 - 1e-9) * 1e-3 * cfl0_ && next <= cfl_max_) return next;
+  }
+  return 0;
+}
+
 PetscErrorCode
 SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord &, Vec)> &monitor,
                     Vec best, SteadySummary *summary) {
@@ -180,6 +191,9 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
   PetscCall(SNESGetTolerances(snes_, &atol, &rtol, &stol, &maxit, &maxf));
   it_offset_ = 0;
   SNESConvergedReason reason;
+  // the iterate of the last failed line search, the base CFL there and the retries since
+  int failed_at = -1, tries = 0;
+  double base = cfl_base_;
   for (;;) {
     // SNESSolve starts its linear iteration count from zero (also after a continuation cut: the
     // count of the failed solve made the next iteration's record negative, e.g. -1279, and the
@@ -195,19 +209,28 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
       summary->converged = true;
       summary->reason = kConvergedRoundoff;
     }
-    // a failed line search above the floor: continue from the last iterate with a 10x smaller
-    // base CFL (header), within the iteration budget
-    if (reason != SNES_DIVERGED_LINE_SEARCH || floor || cfl_base_ <= 1e-3 * cfl0_ ||
-        summary->iterations >= maxit || !std::isfinite(summary->final_residual))
+    // a failed line search above the floor: continue from the last iterate with another base CFL
+    // (header), within the iteration budget
+    if (reason != SNES_DIVERGED_LINE_SEARCH || floor || summary->iterations >= maxit ||
+        !std::isfinite(summary->final_residual))
       break;
-    cfl_base_ /= 10;
+    if (summary->iterations != failed_at) { // the first failure at this iterate
+      failed_at = summary->iterations;
+      tries = 0;
+      base = cfl_base_;
+    }
+    const double next = next_base_cfl(base, &tries);
+    if (!(next > 0)) break;
+    const bool raised = next > cfl_base_;
+    cfl_base_ = next;
     last_cut_ = summary->iterations;
-    cfl_ = std::max(cfl_base_, cfl_base_ * r0_ / summary->final_residual);
+    cfl_ = std::min(cfl_max_, std::max(cfl_base_, cfl_base_ * r0_ / summary->final_residual));
     it_offset_ = summary->iterations;
     PetscCall(log_info(res_->mesh().comm,
-                       "continuation: the line search failed at |R| %.3e; base CFL cut to %g, "
+                       "continuation: the line search failed at |R| %.3e; base CFL %s to %g, "
                        "continuing from iteration %d",
-                       summary->final_residual, cfl_base_, summary->iterations));
+                       summary->final_residual, raised ? "raised" : "cut", cfl_base_,
+                       summary->iterations));
     PetscCall(SNESSetTolerances(snes_, atol, rtol, stol, maxit - summary->iterations, maxf));
   }
   PetscCall(SNESSetTolerances(snes_, atol, rtol, stol, maxit, maxf));

@@ -4,7 +4,9 @@
 //    callback as often and ends in the same state (to 1e-12) as without it;
 //    on 1 and 2 ranks ([mpi]; serially the two solves are identical to the last bit);
 //  - a continuation that stalls (tetrahedral DFG 3D-1Z, default CFL) cuts its CFL and converges
-//    to the state of a cautious start  [mpi].
+//    to the state of a cautious start  [mpi];
+//  - a line search that fails again at the same iterate after a cut tries a larger CFL: DFG 2D-1
+//    from rest with a small CFL_0 converges to the state of the default start  [mpi].
 #include "karman/core/error.hpp"
 #include "karman/discretization/flow_residual.hpp"
 #include "karman/solver/steady_solver.hpp"
@@ -46,10 +48,10 @@ struct Problem {
 };
 
 // The coarse DFG 2D-1 case (one mesh for both solves: their states are compared cell by cell).
-void make_dfg(Problem *p) {
+void make_dfg(Problem *p, const std::vector<std::string> &overrides = {}) {
   clear_error();
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kDfgCase, "test.yaml", "/", {}, p->cfg) ==
-          0);
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kDfgCase, "test.yaml", "/", overrides,
+                                        p->cfg) == 0);
   test::load(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, {"inlet", "outlet", "walls", "cylinder"},
              &p->mesh);
   REQUIRE(p->res.setup(p->mesh, p->cfg) == 0);
@@ -189,4 +191,30 @@ boundaries:
   VecDestroy(&fast.w);
   VecDestroy(&cautious.w);
   VecDestroy(&iterative.w);
+}
+
+TEST_CASE("steady solver: a line search failing at a small CFL is retried with a larger one",
+          "[steady][mpi]") {
+  // DFG 2D-1 (coarse) from rest with CFL_0 = 0.1: the pseudo-time step of the first iterate is not
+  // a descent direction for |R| and the line search fails; cutting the CFL (to 1e-3 CFL_0) failed
+  // at the same iterate every time and the solve stopped (DIVERGED_LINE_SEARCH, also with
+  // CFL_0 0.2 and 0.3).  Retried with larger CFLs it converges to the default start's state.
+  Problem p, q;
+  make_dfg(&p);
+  make_dfg(&q, {"solver.cfl_initial=0.1"});
+  SolveResult normal, small;
+  solve_from_rest(p, &normal);
+  solve_from_rest(q, &small);
+  REQUIRE(normal.summary.converged);
+  CAPTURE(small.summary.reason, small.summary.iterations);
+  REQUIRE(small.summary.converged);
+  REQUIRE(small.monitored_cfl.front() == Approx(0.1));
+  double nd, nw;
+  REQUIRE(VecAXPY(small.w, -1.0, normal.w) == 0);
+  REQUIRE(VecNorm(small.w, NORM_INFINITY, &nd) == 0);
+  REQUIRE(VecNorm(normal.w, NORM_INFINITY, &nw) == 0);
+  CAPTURE(nd, nw);
+  REQUIRE(nd <= 1e-9 * nw);
+  VecDestroy(&normal.w);
+  VecDestroy(&small.w);
 }

@@ -10,8 +10,14 @@
 // DFG 3D-1Z from rest with CFL_0 = 10: ||R|| 1.08e-3 -> 1.07e-3 over 15 iterations, while
 // CFL_0 = 1 converges in 9), so when ||R_k|| > 0.95 ||R_(k-5)|| the base CFL_0 is divided by
 // 10 (at most every 5 iterations, down to 1e-3 of the case's value) and the ramp continues from
-// there (logged); a line search that fails outright above the round-off floor does the same and
-// Newton continues from the last iterate (within solver.max_iterations in all).
+// there (logged).  A line search that fails outright above the round-off floor does the same and
+// Newton continues from the last iterate; if it fails again there (no step accepted), the base CFL
+// goes the other way, around the value of the first failure: x 10, x 0.01, x 100, x 0.001,
+// x 1000 (at most 6 retries, within [1e-3 CFL_0, CFL_max]).  A step of small CFL is close to a
+// pseudo-time step, not a descent direction for ||R|| in general, and a larger CFL brings it
+// towards Newton's, which is one: DFG 2D-1 from rest with solver.cfl_initial 0.1-0.3 (level 0)
+// or 0.5 (level 1) failed at its first or second iterate after cutting to 1e-3 CFL_0.  All
+// within solver.max_iterations.
 // The linear solver is PETSc KSP/PC chosen by solver.linear (solver/linear_solver.hpp): direct
 // (LU with MUMPS of J) or iterative (Jacobian-free GMRES on J, solver/jacobian_free.hpp,
 // preconditioned by coupled algebraic multigrid on the compact matrix P, with Eisenstat-Walker
@@ -94,8 +100,14 @@ private:
   JacobianFreeOperator jacobian_free_; ///< the Newton operator of the iterative method
   Vec r_ = nullptr;
   double cfl0_ = 10, cfl_max_ = 1e12, cfl_ = 10, r0_ = 0, r_ref_ = 0;
-  double cfl_base_ = 10;   ///< the ramp's CFL_0 in this solve (cut when the continuation stalls)
-  int last_cut_ = 0;       ///< iteration of the last cut
+  double cfl_base_ = 10; ///< the ramp's CFL_0 in this solve (cut when the continuation stalls)
+  int last_cut_ = 0;     ///< iteration of the last cut
+  /// retries of a failed line search at one iterate (next_base_cfl)
+  static constexpr int kMaxRetries = 6;
+  /// The base CFL of retry *tries (then incremented) after failed line searches at one iterate
+  /// whose first failure had base CFL `base`: base x 0.1, x 10, x 0.01, x 100, x 0.001, x 1000,
+  /// skipping values below 1e-3 CFL_0 or above CFL_max; 0 when none is left.
+  double next_base_cfl(double base, int *tries) const;
   PetscInt it_offset_ = 0; ///< iterations before the current SNESSolve (a restart)
   std::vector<double> shift_;
   // state of the current solve
