@@ -127,7 +127,9 @@ std::vector<SectionSpec> make_sections() {
                     "statistics within 3e-4 of the default's (scripts/bench-dfg2d2.sh); the "
                     "unsteady adjoint needs 1e-8 or below"),
            positive("atol", "1e-12", "stop when the residual norm is below this value"),
-           positive("cfl_initial", "10.0", "initial pseudo-time CFL number (steady)"),
+           positive("cfl_initial", "10.0",
+                    "initial pseudo-time CFL number (steady); the continuation changes it when "
+                    "the ramp stalls or a line search fails (solver/steady_solver.hpp)"),
            positive("cfl_max", "1e12", "largest pseudo-time CFL number (steady)"),
            positive(
                "stabilization", "1.0",
