@@ -141,16 +141,15 @@ PetscErrorCode SteadySolver::record_iteration(SNES snes, PetscInt snes_it, Petsc
       earlier = h->residual;
       break;
     }
-  if (earlier > 0 && it - last_cut_ >= kWindow && cfl_base_ > 1e-3 * cfl0_ && cfl_ < cfl_max_ &&
-      std::isfinite(norm) && norm > 0.95 * earlier) {
+  if (earlier > 0 && it - last_cut_ >= kWindow && cfl_base_ > kMinBaseCfl * cfl0_ &&
+      cfl_ < cfl_max_ && std::isfinite(norm) && norm > 0.95 * earlier) {
     cfl_base_ /= 10;
     last_cut_ = static_cast<int>(it);
     PetscCall(log_info(res_->mesh().comm,
                        "continuation: |R| %.3e after %.3e %d iterations ago; base CFL cut to %g",
                        norm, earlier, kWindow, cfl_base_));
   }
-  if (std::isfinite(norm) && norm > 0)
-    cfl_ = std::min(cfl_max_, std::max(cfl_base_, cfl_base_ * r0_ / norm));
+  if (std::isfinite(norm) && norm > 0) cfl_ = ramped_cfl(norm);
   s.history.push_back(rec);
   if (it == 0) s.initial_residual = norm;
   s.final_residual = norm;
@@ -164,13 +163,17 @@ PetscErrorCode SteadySolver::record_iteration(SNES snes, PetscInt snes_it, Petsc
   PetscFunctionReturn(0);
 }
 
+double SteadySolver::ramped_cfl(double norm) const {
+  return std::min(cfl_max_, std::max(cfl_base_, cfl_base_ * r0_ / norm));
+}
+
 double SteadySolver::next_base_cfl(double base, int *tries) const {
-  // base x 0.1, x 10, x 0.01, x 100, x 0.001, x 1000, within [1e-3 CFL_0, CFL_max]
+  // base x 0.1, x 10, x 0.01, x 100, x 0.001, x 1000, within [kMinBaseCfl CFL_0, CFL_max]
   while (*tries < kMaxRetries) {
     const int t = (*tries)++;
     const double factor = t % 2 == 0 ? std::pow(10.0, -(t / 2 + 1)) : std::pow(10.0, t / 2 + 1);
     const double next = base * factor;
-    if (next >= (1 - 1e-9) * 1e-3 * cfl0_ && next <= cfl_max_) return next;
+    if (next >= (1 - 1e-9) * kMinBaseCfl * cfl0_ && next <= cfl_max_) return next;
   }
   return 0;
 }
@@ -224,7 +227,7 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
     const bool raised = next > cfl_base_;
     cfl_base_ = next;
     last_cut_ = summary->iterations;
-    cfl_ = std::min(cfl_max_, std::max(cfl_base_, cfl_base_ * r0_ / summary->final_residual));
+    cfl_ = ramped_cfl(summary->final_residual);
     it_offset_ = summary->iterations;
     PetscCall(log_info(res_->mesh().comm,
                        "continuation: the line search failed at |R| %.3e; base CFL %s to %g, "

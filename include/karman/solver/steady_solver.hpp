@@ -102,11 +102,16 @@ private:
   double cfl0_ = 10, cfl_max_ = 1e12, cfl_ = 10, r0_ = 0, r_ref_ = 0;
   double cfl_base_ = 10; ///< the ramp's CFL_0 in this solve (cut when the continuation stalls)
   int last_cut_ = 0;     ///< iteration of the last cut
+  /// the smallest base CFL of the continuation's cuts and retries, as a fraction of CFL_0
+  static constexpr double kMinBaseCfl = 1e-3;
   /// retries of a failed line search at one iterate (next_base_cfl)
   static constexpr int kMaxRetries = 6;
+  /// The switched-evolution-relaxation CFL at residual norm `norm`:
+  /// min(CFL_max, max(base, base ||R_0|| / norm)) with the current base CFL.
+  double ramped_cfl(double norm) const;
   /// The base CFL of retry *tries (then incremented) after failed line searches at one iterate
   /// whose first failure had base CFL `base`: base x 0.1, x 10, x 0.01, x 100, x 0.001, x 1000,
-  /// skipping values below 1e-3 CFL_0 or above CFL_max; 0 when none is left.
+  /// skipping values below kMinBaseCfl CFL_0 or above CFL_max; 0 when none is left.
   double next_base_cfl(double base, int *tries) const;
   PetscInt it_offset_ = 0; ///< iterations before the current SNESSolve (a restart)
   std::vector<double> shift_;
