@@ -14,7 +14,11 @@ void Sensitivities::reset(const FlowResidual &res) {
   const int nv = res.nv();
   wbar.assign(m.n_cells * nv, 0.0);
   Gbar.assign(m.n_cells * nv * 3, 0.0);
-  geom = geometry::zero_geometry(m);
+  // in place: a Sensitivities reset at every level of a sweep keeps its storage
+  geom.cell_volume.assign(m.n_cells, 0.0);
+  geom.cell_centroid.assign(m.n_cells, Vec3<double>());
+  geom.face_area.assign(m.n_faces, Vec3<double>());
+  geom.face_centroid.assign(m.n_faces, Vec3<double>());
   ubar.assign(m.n_flux_faces, Vec3<double>());
   pbar.assign(m.n_flux_faces, 0.0);
   rotbar.assign(m.n_flux_faces, 0.0);
@@ -132,7 +136,8 @@ void add_residual(const FlowResidual &res, const LocalState &state, const std::v
 }
 
 PetscErrorCode finish(const FlowResidual &res, const LocalState &state, Sensitivities &s,
-                      Gradient *gradient, bool time_dependent, geometry::GeometryBar *deferred) {
+                      Gradient *gradient, bool time_dependent, geometry::GeometryBar *deferred,
+                      discretization::LeastSquaresGradient::CoefficientBar *deferred_coefficients) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
   const int nv = res.nv();
@@ -147,7 +152,8 @@ PetscErrorCode finish(const FlowResidual &res, const LocalState &state, Sensitiv
           s.pbar[f] += a;
         else
           s.ubar[f][k - 1] += a;
-      });
+      },
+      deferred ? deferred_coefficients : nullptr);
   std::fill(s.Gbar.begin(), s.Gbar.end(), 0.0);
   // boundary data -> parameters (registry order) and geometry
   const ParameterRegistry registry(res);

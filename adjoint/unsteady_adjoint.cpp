@@ -139,8 +139,12 @@ struct UnsteadyAdjoint::Adjoint {
   Vec g = nullptr, psi = nullptr;     ///< right-hand side, psi^n
   std::map<std::string, double> sums; ///< dJ/da summed over the levels so far (16), (17)
   std::vector<double> psi_local;      ///< psi^n, nv per local cell (ghosts updated)
-  /// the levels' geometry adjoints not yet chained to dJ/dX (chain_geometry)
+  /// the levels' geometry adjoints not yet chained to dJ/dX, and those of the least-squares
+  /// coefficients not yet chained to the centroids (chain_geometry)
   geometry::GeometryBar geom;
+  discretization::LeastSquaresGradient::CoefficientBar coefficients;
+  /// the objective's and the residual's reverse sweeps of the level (kept: reset in place)
+  Sensitivities objective_bars, residual_bars;
 };
 
 // The backward sweep's data: the BDF coefficients of every level, the Jacobian (and the compact
@@ -157,6 +161,7 @@ struct UnsteadyAdjoint::Sweep {
     for (Vec *v : {&w, &w_prev})
       if (*v) VecDestroy(v);
     for (Vec &v : work) VecDestroy(&v);
+    if (guess_residual) VecDestroy(&guess_residual);
   }
 
   std::vector<solver::BdfCoefficients> bdf; ///< of level n, zero beyond N
@@ -169,7 +174,8 @@ struct UnsteadyAdjoint::Sweep {
   /// each Krylov solve starts from least_residual_guess over this many later levels' adjoints
   /// (adjoint.initial_guess; 0: from zero)
   int guess = 0;
-  std::vector<Vec> work; ///< the guess's 2 x guess work vectors
+  std::vector<Vec> work;        ///< the guess's 2 x guess work vectors
+  Vec guess_residual = nullptr; ///< b - J^T psi of the guess, where the recycling solve starts
   // Reuse policy (set by setup_sweep): a preconditioner is kept while the last level's solve
   // needed at most solver.refactor_iterations iterations or kReuseGrowth x those of the first level
   // after its set-up (direct), kAdjointReuseGrowth x the fewest since the set-up (iterative);
@@ -219,6 +225,7 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
     Adjoint &a = *s.adjoints.back();
     for (Vec *v : {&a.psi1, &a.psi2, &a.g, &a.psi}) PetscCall(res_->create_state(v));
     a.geom = geometry::zero_geometry(res_->mesh());
+    res_->gradient_operator().zero_coefficient_bar(&a.coefficients);
     a.older.assign(std::max(history_length() - 2, 0), nullptr);
     for (Vec &v : a.older) PetscCall(res_->create_state(&v));
     for (Vec v : a.history()) PetscCall(VecSet(v, 0.0));
@@ -395,6 +402,7 @@ PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels
   s->guess = reuse ? static_cast<int>(adj.integer("initial_guess")) : 0;
   s->work.assign(2 * s->guess, nullptr);
   for (Vec &v : s->work) PetscCall(res.create_state(&v));
+  if (s->guess > 0 && s->recycler) PetscCall(res.create_state(&s->guess_residual));
   if (s->guess > 0) PetscCall(KSPSetInitialGuessNonzero(s->ksp, PETSC_TRUE));
   s->shift.assign(res.mesh().n_owned_cells, 0.0);
   PetscFunctionReturn(0);
@@ -411,7 +419,7 @@ PetscErrorCode UnsteadyAdjoint::solve_level(const UnsteadyAdjointOptions &o, Tra
   PetscCall(res.local_state(s.w, &s.state));
   for (PetscInt c = 0; c < res.mesh().n_owned_cells; ++c)
     s.shift[c] = res.parameters().rho * res.geometry().cell_volume[c] * s.bdf[n].a0;
-  PetscCall(res.jacobian(s.w, s.J, &s.shift));
+  PetscCall(res.jacobian(s.state, s.J, &s.shift));
   // a new time coefficient (the first level's BDF1, a change of step size): a preconditioner of
   // the later levels has the wrong diagonal (level 1 of DFG 2D-2 level 0: 36 instead of 70
   // iterations)
@@ -454,10 +462,10 @@ PetscErrorCode UnsteadyAdjoint::assemble_adjoint_rhs(Goal &goal, long n, double 
   // explicit objective part at this level
   const double q = adjoint_weight(goal, n);
   goal.objective.set_time(t);
-  Sensitivities so;
+  Sensitivities &so = a.objective_bars;
   so.reset(res);
   if (q != 0) PetscCall(goal.objective.reverse(res, s.state, so, q));
-  PetscCall(finish(res, s.state, so, gobj, true, &a.geom));
+  PetscCall(finish(res, s.state, so, gobj, true, &a.geom, &a.coefficients));
   PetscCall(VecSet(a.g, 0.0));
   for (PetscInt c = 0; c < m.n_cells; ++c)
     for (int k = 0; k < nv; ++k)
@@ -501,7 +509,7 @@ UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
   PetscFunctionBeginUser;
   const MPI_Comm comm = res_->mesh().comm;
   const bool pc_setup = s.pc_reuse.decide_setup();
-  if (s.P && pc_setup) PetscCall(res_->jacobian(s.w, s.P, &s.shift, true));
+  if (s.P && pc_setup) PetscCall(res_->jacobian(s.state, s.P, &s.shift, true));
   // iterative: untransposed solves with a virtual J^T and the multigrid of P^T; direct:
   // KSPSolveTranspose with the LU of J (or of P inside GMRES)
   PetscCall(KSPSetReusePreconditioner(s.ksp, pc_setup ? PETSC_FALSE : PETSC_TRUE));
@@ -525,14 +533,15 @@ UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
     if (s.guess > 0) {
       std::vector<Vec> previous = a.history();
       previous.resize(s.guess);
-      PetscCall(solver::least_residual_guess(s.J, true, a.g, previous, s.work, a.psi, &relative));
+      PetscCall(solver::least_residual_guess(s.iterative ? s.JT : s.J, !s.iterative, a.g, previous,
+                                             s.work, a.psi, &relative, s.guess_residual));
     }
     if (i == 0) guess_residual = relative;
     KSPConvergedReason reason;
     PetscInt its;
     if (s.recycler) {
       if (s.guess == 0) PetscCall(VecSet(a.psi, 0.0));
-      PetscCall(s.recycler->solve(s.ksp, a.g, a.psi, &its, &reason));
+      PetscCall(s.recycler->solve(s.ksp, a.g, a.psi, &its, &reason, s.guess_residual));
     } else {
       if (s.iterative)
         PetscCall(KSPSolve(s.ksp, a.g, a.psi));
@@ -561,7 +570,7 @@ PetscErrorCode UnsteadyAdjoint::assemble_residual_gradient(long n, Sweep &s, Adj
   const int nv = res.nv();
   // fluxes
   PetscCall(ghosted_local_values(a.psi, &a.psi_local));
-  Sensitivities sr;
+  Sensitivities &sr = a.residual_bars;
   sr.reset(res);
   add_residual(res, s.state, a.psi_local, sr);
   // the time terms' dependence on the cell volumes, rho V (a0 w^n + a1 w^{n-1} + a2 w^{n-2}) of
@@ -584,7 +593,7 @@ PetscErrorCode UnsteadyAdjoint::assemble_residual_gradient(long n, Sweep &s, Adj
   PetscCall(VecRestoreArrayRead(s.w, &w));
   PetscCall(VecRestoreArrayRead(s.w_prev, &wp));
   PetscCall(VecRestoreArrayRead(a.psi1, &p1));
-  PetscCall(finish(res, s.state, sr, gres, true, &a.geom));
+  PetscCall(finish(res, s.state, sr, gres, true, &a.geom, &a.coefficients));
   PetscFunctionReturn(0);
 }
 
@@ -613,6 +622,7 @@ PetscErrorCode UnsteadyAdjoint::accumulate_gradients(const Goal &g, long n, cons
 PetscErrorCode UnsteadyAdjoint::chain_geometry(Adjoint &a, UnsteadyAdjointResult *result) const {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res_->mesh();
+  res_->gradient_operator().reverse_coefficients(m, res_->geometry(), a.coefficients, &a.geom);
   std::vector<Vec3<double>> X(m.n_vertices, Vec3<double>());
   geometry::geometry_reverse(m, res_->coordinates(), a.geom, X);
   PetscCall(mesh::sum_vertex_copies(m, X));

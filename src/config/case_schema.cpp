@@ -236,7 +236,7 @@ std::vector<SectionSpec> make_sections() {
                    "smooth adjoint is extrapolated to ~(dt/T)^N: fewer iterations to the same "
                    "tolerance); 0: from zero",
                    0),
-           integer("recycle", "10",
+           integer("recycle", "4",
                    "unsteady, iterative: the transposed GMRES solves carry this many vectors from "
                    "level to level (GCRO-DR Krylov recycling: the slowest modes of one level's "
                    "solve are deflated from the next ones' from their first iteration); each "

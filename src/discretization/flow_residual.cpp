@@ -342,10 +342,17 @@ private:
 PetscErrorCode FlowResidual::jacobian(Vec w, Mat J, const std::vector<double> *momentum_shift,
                                       bool compact) const {
   PetscFunctionBeginUser;
+  PetscCall(local_state(w, &scratch_));
+  PetscCall(jacobian(scratch_, J, momentum_shift, compact));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowResidual::jacobian(const LocalState &ls, Mat J,
+                                      const std::vector<double> *momentum_shift,
+                                      bool compact) const {
+  PetscFunctionBeginUser;
   const mesh::Mesh &m = *mesh_;
   const int n = nv();
-  LocalState &ls = scratch_;
-  PetscCall(local_state(w, &ls));
   const Stencil &st = compact ? compact_ : full_;
   PetscCall(MatZeroEntries(J));
   MatrixValues values;

@@ -1,6 +1,7 @@
 // Least-squares gradient coefficients (see include/karman/discretization/lsq_gradient.hpp).
 #include "karman/discretization/lsq_gradient.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace karman::discretization {
@@ -72,6 +73,57 @@ void lsq_coefficients_reverse(int dim, const Vec3<double> &xc, const std::vector
     p_bar[k] += dbar[k];
     xc_bar -= dbar[k];
   }
+}
+
+void LeastSquaresGradient::chain_coefficients(const mesh::Mesh &mesh,
+                                              const geometry::Geometry<double> &g, PetscInt c,
+                                              int set, const std::vector<Vec3<double>> &cbar,
+                                              geometry::GeometryBar *gbar) const {
+  const PetscInt nb = nptr_[c + 1] - nptr_[c], nd = bptr_[set][c + 1] - bptr_[set][c];
+  const PetscInt nf = fptr_[set][c + 1] - fptr_[set][c];
+  std::vector<Vec3<double>> points;
+  points.reserve(nb + nd + nf);
+  for (PetscInt e = 0; e < nb; ++e) points.push_back(g.cell_centroid[nbr_[nptr_[c] + e]]);
+  for (PetscInt e = 0; e < nd; ++e)
+    points.push_back(g.face_centroid[bface_[set][bptr_[set][c] + e]]);
+  for (PetscInt e = 0; e < nf; ++e)
+    points.push_back(g.face_centroid[ffit_[set][fptr_[set][c] + e]]);
+  std::vector<Vec3<double>> pbar(points.size(), Vec3<double>());
+  Vec3<double> xcb;
+  lsq_coefficients_reverse(mesh.dim, g.cell_centroid[c], points, nb + nd, cbar, xcb, pbar);
+  gbar->cell_centroid[c] += xcb;
+  for (PetscInt e = 0; e < nb; ++e) gbar->cell_centroid[nbr_[nptr_[c] + e]] += pbar[e];
+  for (PetscInt e = 0; e < nd; ++e)
+    gbar->face_centroid[bface_[set][bptr_[set][c] + e]] += pbar[nb + e];
+  for (PetscInt e = 0; e < nf; ++e)
+    gbar->face_centroid[ffit_[set][fptr_[set][c] + e]] += pbar[nb + nd + e];
+}
+
+void LeastSquaresGradient::zero_coefficient_bar(CoefficientBar *cb) const {
+  for (int set = 0; set < 2; ++set) {
+    cb->neighbour[set].assign(coef_[set].size(), Vec3<double>());
+    cb->boundary[set].assign(bcoef_[set].size(), Vec3<double>());
+    cb->touched[set].assign(nptr_.empty() ? 0 : nptr_.size() - 1, 0);
+  }
+}
+
+void LeastSquaresGradient::reverse_coefficients(const mesh::Mesh &mesh,
+                                                const geometry::Geometry<double> &g,
+                                                CoefficientBar &cb,
+                                                geometry::GeometryBar *gbar) const {
+  std::vector<Vec3<double>> cbar;
+  for (int set = 0; set < 2; ++set)
+    for (PetscInt c = 0; c < static_cast<PetscInt>(cb.touched[set].size()); ++c) {
+      if (!cb.touched[set][c]) continue;
+      const PetscInt nb = nptr_[c + 1] - nptr_[c], nd = bptr_[set][c + 1] - bptr_[set][c];
+      cbar.assign(cb.neighbour[set].begin() + nptr_[c], cb.neighbour[set].begin() + nptr_[c + 1]);
+      cbar.insert(cbar.end(), cb.boundary[set].begin() + bptr_[set][c],
+                  cb.boundary[set].begin() + bptr_[set][c + 1]);
+      chain_coefficients(mesh, g, c, set, cbar, gbar);
+      std::fill_n(cb.neighbour[set].begin() + nptr_[c], nb, Vec3<double>());
+      std::fill_n(cb.boundary[set].begin() + bptr_[set][c], nd, Vec3<double>());
+      cb.touched[set][c] = 0;
+    }
 }
 
 PetscErrorCode LeastSquaresGradient::build(const mesh::Mesh &mesh,

@@ -1,6 +1,8 @@
 // Linear solvers of the forward and adjoint solves (see include/karman/solver/linear_solver.hpp).
 #include "karman/solver/linear_solver.hpp"
 
+#include "karman/solver/block_transpose.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -262,7 +264,7 @@ PetscErrorCode set_up_preconditioner(KSP ksp) {
 
 PetscErrorCode transposed_operators(Mat J, Mat P, bool new_preconditioner, Mat *JT, Mat *PT) {
   PetscFunctionBeginUser;
-  if (!*JT) PetscCall(MatCreateTranspose(J, JT));
+  if (!*JT) PetscCall(create_block_transpose(J, JT));
   if (new_preconditioner || !*PT)
     PetscCall(MatTranspose(P, *PT ? MAT_REUSE_MATRIX : MAT_INITIAL_MATRIX, PT));
   PetscFunctionReturn(0);
@@ -301,8 +303,8 @@ PetscErrorCode check_transposed_solve(KSP ksp) {
 }
 
 PetscErrorCode least_residual_guess(Mat A, bool transpose, Vec b, const std::vector<Vec> &previous,
-                                    const std::vector<Vec> &work, Vec x,
-                                    double *relative_residual) {
+                                    const std::vector<Vec> &work, Vec x, double *relative_residual,
+                                    Vec residual) {
   PetscFunctionBeginUser;
   const std::size_t k = previous.size();
   PetscAssert(work.size() >= 2 * k, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_SIZ,
@@ -310,14 +312,18 @@ PetscErrorCode least_residual_guess(Mat A, bool transpose, Vec b, const std::vec
   PetscReal bnorm;
   PetscCall(VecNorm(b, NORM_2, &bnorm));
   PetscCall(VecSet(x, 0.0));
+  if (residual) PetscCall(VecCopy(b, residual));
   *relative_residual = bnorm > 0 ? 1.0 : 0.0;
   if (bnorm == 0) PetscFunctionReturn(0);
-  // modified Gram-Schmidt on the products w_i = op(A) v_i, the same combinations applied to copies
-  // of v_i so that w_i = op(A) v_i stays true: then x0 = sum_i (w_i . b) v_i with orthonormal w_i.
+  // Gram-Schmidt on the products w_i = op(A) v_i, the same combinations applied to copies of v_i
+  // so that w_i = op(A) v_i stays true: then x0 = sum_i (w_i . b) v_i with orthonormal w_i.
   // (A smooth history is nearly dependent; Gram-Schmidt keeps the accuracy that the normal
-  // equations, with the condition number squared, would lose.)  A product whose part independent
-  // of the earlier ones is below 1e-10 of its norm, or zero, is left out.
+  // equations, with the condition number squared, would lose.)  Classical Gram-Schmidt twice
+  // (Giraud et al. 2005: as accurate as modified), each pass one reduction for all the
+  // coefficients, the first with |w_i|^2 as well; a product whose part independent of the earlier
+  // ones is below 1e-10 of its norm, or zero, is left out.
   std::vector<Vec> v, w;
+  std::vector<PetscScalar> dots(k + 1), neg(k + 1);
   for (std::size_t i = 0; i < k; ++i) {
     Vec vi = work[2 * i], wi = work[2 * i + 1];
     PetscCall(VecCopy(previous[i], vi));
@@ -325,16 +331,21 @@ PetscErrorCode least_residual_guess(Mat A, bool transpose, Vec b, const std::vec
       PetscCall(MatMultTranspose(A, vi, wi));
     else
       PetscCall(MatMult(A, vi, wi));
-    PetscReal norm0, norm;
-    PetscCall(VecNorm(wi, NORM_2, &norm0));
-    if (norm0 == 0) continue;
-    for (int pass = 0; pass < 2; ++pass) // twice is enough (Giraud et al. 2005)
-      for (std::size_t j = 0; j < w.size(); ++j) {
-        PetscScalar r;
-        PetscCall(VecDot(wi, w[j], &r));
-        PetscCall(VecAXPY(wi, -r, w[j]));
-        PetscCall(VecAXPY(vi, -r, v[j]));
+    const PetscInt j = static_cast<PetscInt>(w.size());
+    w.push_back(wi); // against w_0..w_{j-1} and, in the first pass, w_i itself
+    double norm0 = 0;
+    for (int pass = 0; pass < (j > 0 ? 2 : 1); ++pass) {
+      PetscCall(VecMDot(wi, pass == 0 ? j + 1 : j, w.data(), dots.data()));
+      if (pass == 0) norm0 = std::sqrt(std::max(PetscRealPart(dots[j]), 0.0));
+      for (PetscInt l = 0; l < j; ++l) neg[l] = -dots[l];
+      if (j > 0) {
+        PetscCall(VecMAXPY(wi, j, neg.data(), w.data()));
+        PetscCall(VecMAXPY(vi, j, neg.data(), v.data()));
       }
+    }
+    w.pop_back();
+    if (norm0 == 0) continue;
+    PetscReal norm;
     PetscCall(VecNorm(wi, NORM_2, &norm));
     if (norm <= 1e-10 * norm0) continue;
     PetscCall(VecScale(wi, 1.0 / norm));
@@ -342,14 +353,21 @@ PetscErrorCode least_residual_guess(Mat A, bool transpose, Vec b, const std::vec
     v.push_back(vi);
     w.push_back(wi);
   }
-  double captured = 0; // ||b||^2 - ||b - op(A) x0||^2
-  for (std::size_t j = 0; j < w.size(); ++j) {
-    PetscScalar c;
-    PetscCall(VecDot(b, w[j], &c));
-    PetscCall(VecAXPY(x, c, v[j]));
-    captured += c * c;
+  // the residual b - sum_i (w_i . b) w_i, its norm taken directly (||b||^2 - sum (w_i . b)^2
+  // cancels when the guess is good), in `residual` or else in x, which then becomes the guess
+  PetscReal rnorm = bnorm;
+  if (!w.empty()) {
+    const PetscInt n = static_cast<PetscInt>(w.size());
+    PetscCall(VecMDot(b, n, w.data(), dots.data()));
+    for (PetscInt l = 0; l < n; ++l) neg[l] = -dots[l];
+    Vec r = residual ? residual : x;
+    PetscCall(VecCopy(b, r));
+    PetscCall(VecMAXPY(r, n, neg.data(), w.data()));
+    PetscCall(VecNorm(r, NORM_2, &rnorm));
+    PetscCall(VecSet(x, 0.0));
+    PetscCall(VecMAXPY(x, n, dots.data(), v.data()));
   }
-  *relative_residual = std::sqrt(std::max(bnorm * bnorm - captured, 0.0)) / bnorm;
+  *relative_residual = rnorm / bnorm;
   PetscFunctionReturn(0);
 }
 

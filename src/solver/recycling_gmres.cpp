@@ -341,7 +341,7 @@ PetscErrorCode RecyclingGmres::orthogonalize(int kc, int j, double *coef) {
 }
 
 PetscErrorCode RecyclingGmres::solve(KSP ksp, Vec b, Vec x, PetscInt *iterations,
-                                     KSPConvergedReason *reason) {
+                                     KSPConvergedReason *reason, Vec residual) {
   PetscFunctionBeginUser;
   Mat A;
   PC pc;
@@ -359,8 +359,12 @@ PetscErrorCode RecyclingGmres::solve(KSP ksp, Vec b, Vec x, PetscInt *iterations
   PetscReal bnorm, rnorm;
   PetscCall(VecNorm(b, NORM_2, &bnorm));
   const double target = std::max(rtol * bnorm, atol);
-  PetscCall(MatMult(A, x, r_));
-  PetscCall(VecAYPX(r_, -1.0, b));
+  if (residual) {
+    PetscCall(VecCopy(residual, r_));
+  } else {
+    PetscCall(MatMult(A, x, r_));
+    PetscCall(VecAYPX(r_, -1.0, b));
+  }
   PetscCall(project(r_, x));
   PetscCall(VecNorm(r_, NORM_2, &rnorm));
   const int ldh = m + 1;

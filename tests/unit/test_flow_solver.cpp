@@ -8,6 +8,7 @@
 //  - Newton converges quadratically on the coarse DFG 2D-1 mesh;
 //  - Kovasznay flow (Re = 40): second-order convergence of velocity and pressure on
 //    triangles and on quadrilaterals, with upwind and with blended convection.
+#include "karman/solver/block_transpose.hpp"
 #include "karman/core/error.hpp"
 #include "karman/discretization/flow_residual.hpp"
 #include "karman/solver/steady_solver.hpp"
@@ -92,7 +93,30 @@ double jacobian_fd_error(Problem &p, double scale) {
       REQUIRE(VecNorm(rp, NORM_2, &diff) == 0);
       CHECK(diff <= 1e-14 * njv);
     }
-    for (Mat *A : {&Jb, &P, &Pb}) MatDestroy(A);
+    // the adjoints' products with J^T (solver::create_block_transpose, karman's kernels on the
+    // block matrix; ghost block columns added to their owners on 2 ranks) equal PETSc's
+    // transposed product of the point matrix, and the shell's transpose is J again
+    Mat JbT;
+    REQUIRE(solver::create_block_transpose(Jb, &JbT) == 0);
+    for (const bool transpose : {false, true}) {
+      CAPTURE(transpose);
+      REQUIRE((transpose ? MatMult(J, v, jv) : MatMultTranspose(J, v, jv)) == 0);
+      REQUIRE((transpose ? MatMultTranspose(JbT, v, rp) : MatMult(JbT, v, rp)) == 0);
+      double njv, diff;
+      REQUIRE(VecNorm(jv, NORM_2, &njv) == 0);
+      REQUIRE(VecAXPY(rp, -1.0, jv) == 0);
+      REQUIRE(VecNorm(rp, NORM_2, &diff) == 0);
+      CHECK(diff <= 1e-14 * njv);
+    }
+    // (J is not symmetric: J v differs from J^T v)
+    REQUIRE(MatMultTranspose(J, v, jv) == 0);
+    REQUIRE(MatMult(J, v, rp) == 0);
+    double njv, diff;
+    REQUIRE(VecNorm(jv, NORM_2, &njv) == 0);
+    REQUIRE(VecAXPY(rp, -1.0, jv) == 0);
+    REQUIRE(VecNorm(rp, NORM_2, &diff) == 0);
+    CHECK(diff > 1e-3 * njv);
+    for (Mat *A : {&Jb, &P, &Pb, &JbT}) MatDestroy(A);
   }
   double worst = 0;
   for (int trial = 0; trial < 3; ++trial) {

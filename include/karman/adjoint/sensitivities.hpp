@@ -67,9 +67,13 @@ struct Gradient {
 /// linearized at.  After it, s.wbar holds dScalar/dw (local cells, this rank's share).
 /// With `deferred`, the geometry adjoints are added to *deferred instead of being chained to X
 /// (gradient->X stays empty): the chain is linear, so a sweep over many levels chains their sum
-/// once (geometry_reverse, mesh::sum_vertex_copies).  Collective.
-PetscErrorCode finish(const discretization::FlowResidual &res,
-                      const discretization::LocalState &state, Sensitivities &s, Gradient *gradient,
-                      bool time_dependent = false, geometry::GeometryBar *deferred = nullptr);
+/// once (geometry_reverse, mesh::sum_vertex_copies); with `deferred_coefficients` as well, so are
+/// the least-squares coefficients' adjoints (LeastSquaresGradient::reverse_coefficients into
+/// *deferred first).  Collective.
+PetscErrorCode
+finish(const discretization::FlowResidual &res, const discretization::LocalState &state,
+       Sensitivities &s, Gradient *gradient, bool time_dependent = false,
+       geometry::GeometryBar *deferred = nullptr,
+       discretization::LeastSquaresGradient::CoefficientBar *deferred_coefficients = nullptr);
 
 } // namespace karman::adjoint

@@ -105,6 +105,10 @@ public:
   /// (no assembly buffer: the matrix is the only copy of the values).
   PetscErrorCode jacobian(Vec w, Mat J, const std::vector<double> *momentum_shift,
                           bool compact = false) const;
+  /// The same at a local state of local_state() (the caller's, with the boundary values it was
+  /// made with: no second ghost exchange and gradient evaluation).
+  PetscErrorCode jacobian(const LocalState &state, Mat J, const std::vector<double> *momentum_shift,
+                          bool compact = false) const;
 
   /// Geometry of flux face f.
   physics::FaceGeometry<double> face_geometry(PetscInt f) const;

@@ -121,20 +121,36 @@ public:
     }
   }
 
+  /// Adjoints of the coefficients (the entries of coefficient() and boundary_coefficient(), per
+  /// set), which reverse() can accumulate over many calls instead of chaining them to the
+  /// centroids each time: that chain is linear and depends on the geometry only, so a sweep over
+  /// many time levels chains the sum once (reverse_coefficients).
+  struct CoefficientBar {
+    std::vector<Vec3<double>> neighbour[2], boundary[2];
+    std::vector<char> touched[2]; ///< per local cell: some entry of the cell is not zero
+  };
+  /// cb sized for this operator, zero.
+  void zero_coefficient_bar(CoefficientBar *cb) const;
+  /// gbar (cell and face centroids) += the chain of cb's coefficient adjoints; cb is zeroed.
+  void reverse_coefficients(const mesh::Mesh &mesh, const geometry::Geometry<double> &g,
+                            CoefficientBar &cb, geometry::GeometryBar *gbar) const;
+
   /// Reverse of apply(): given Gbar (nv x 3 per local cell, owned and layer 1) adds
   ///   wbar (nv per local cell): the dependence of G on the cell values,
-  ///   gbar (cell and face centroids): the dependence of the coefficients on the geometry,
+  ///   gbar (cell and face centroids): the dependence of the coefficients on the geometry, or
+  ///     with `deferred` the coefficients' adjoints to *deferred (reverse_coefficients chains
+  ///     them to gbar later),
   ///   boundary_bar(k, f, value): the dependence on prescribed boundary values.
   template <typename BoundaryValue, typename BoundaryBar>
   void reverse(const mesh::Mesh &mesh, const geometry::Geometry<double> &g, int nv, const double *w,
                BoundaryValue &&boundary_value, const double *Gbar, double *wbar,
-               geometry::GeometryBar *gbar, BoundaryBar &&boundary_bar) const {
-    std::vector<Vec3<double>> points, cbar, pbar;
+               geometry::GeometryBar *gbar, BoundaryBar &&boundary_bar,
+               CoefficientBar *deferred = nullptr) const {
+    std::vector<Vec3<double>> cbar;
     for (PetscInt c = 0; c < mesh.n_cells; ++c) {
       if (mesh.cell_layer[c] > 1) continue;
       for (int set = 0; set < 2; ++set) {
         const PetscInt nb = nptr_[c + 1] - nptr_[c], nd = bptr_[set][c + 1] - bptr_[set][c];
-        const PetscInt nf = fptr_[set][c + 1] - fptr_[set][c];
         cbar.assign(nb + nd, Vec3<double>());
         bool any = false;
         for (int k = set == kPressureSet ? 0 : 1; k < (set == kPressureSet ? 1 : nv); ++k) {
@@ -160,28 +176,26 @@ public:
           }
           if (wbar) wbar[c * nv + k] -= self_sum;
         }
-        if (!any || !gbar) continue;
-        // coefficients -> centroids
-        points.clear();
-        for (PetscInt e = 0; e < nb; ++e) points.push_back(g.cell_centroid[nbr_[nptr_[c] + e]]);
-        for (PetscInt e = 0; e < nd; ++e)
-          points.push_back(g.face_centroid[bface_[set][bptr_[set][c] + e]]);
-        for (PetscInt e = 0; e < nf; ++e)
-          points.push_back(g.face_centroid[ffit_[set][fptr_[set][c] + e]]);
-        pbar.assign(points.size(), Vec3<double>());
-        Vec3<double> xcb;
-        lsq_coefficients_reverse(mesh.dim, g.cell_centroid[c], points, nb + nd, cbar, xcb, pbar);
-        gbar->cell_centroid[c] += xcb;
-        for (PetscInt e = 0; e < nb; ++e) gbar->cell_centroid[nbr_[nptr_[c] + e]] += pbar[e];
-        for (PetscInt e = 0; e < nd; ++e)
-          gbar->face_centroid[bface_[set][bptr_[set][c] + e]] += pbar[nb + e];
-        for (PetscInt e = 0; e < nf; ++e)
-          gbar->face_centroid[ffit_[set][fptr_[set][c] + e]] += pbar[nb + nd + e];
+        if (!any) continue;
+        if (deferred) {
+          for (PetscInt e = 0; e < nb; ++e) deferred->neighbour[set][nptr_[c] + e] += cbar[e];
+          for (PetscInt e = 0; e < nd; ++e)
+            deferred->boundary[set][bptr_[set][c] + e] += cbar[nb + e];
+          deferred->touched[set][c] = 1;
+        } else if (gbar) {
+          chain_coefficients(mesh, g, c, set, cbar, gbar);
+        }
       }
     }
   }
 
 private:
+  /// gbar += the chain of cell c's coefficient adjoints cbar (neighbours, then prescribed
+  /// boundary faces) of one set to the centroids (lsq_coefficients_reverse)
+  void chain_coefficients(const mesh::Mesh &mesh, const geometry::Geometry<double> &g, PetscInt c,
+                          int set, const std::vector<Vec3<double>> &cbar,
+                          geometry::GeometryBar *gbar) const;
+
   std::vector<PetscInt> fptr_[2],
       ffit_[2]; ///< boundary faces in the fit only (zero-gradient fallback)
   std::vector<PetscInt> nptr_, nbr_;

@@ -173,7 +173,8 @@ PetscErrorCode set_recording_convergence_test(SNES snes, NewtonRecorder record, 
 PetscErrorCode set_up_preconditioner(KSP ksp);
 
 /// The operators of the iterative adjoint (steady and unsteady): J^T psi = g is solved with
-/// KSPSolve on JT, a virtual transpose of J (MatCreateTranspose: products with J^T), preconditioned
+/// KSPSolve on JT, a matrix whose products are J^T x (solver::create_block_transpose: karman's
+/// kernels on J's block storage; PETSc's virtual transpose for other formats), preconditioned
 /// by the multigrid built from PT = P^T, the transposed compact matrix, applied as it is.  That is
 /// the same preconditioner as P's applied transposed (the ILU of P^T is the ILU of P transposed,
 /// the aggregates are those of the symmetrized graph, the coarse solve is exact), with PETSc's
@@ -194,15 +195,18 @@ PetscErrorCode check_transposed_solve(KSP ksp);
 /// Initial guess of a solve in a sequence (the adjoint's levels, backwards in time): the
 /// combination x0 = sum_k c_k v_k of earlier solutions v_k (psi^{n+1}, psi^{n+2}, ...) with the
 /// least residual ||b - op(A) x0||_2 (op(A) = A^T with `transpose`): one product with A per
-/// vector, modified Gram-Schmidt on the products (dependent or zero ones left out).  Its residual
-/// is never larger than that of x0 = 0, so a Krylov solve that measures convergence against ||b||
-/// (PETSc's default with a nonzero guess) needs at most as many iterations.  For a smooth history
-/// the span holds the polynomial extrapolations of degree < k: with a time scale T the guess is
-/// good to ~(dt / T)^k, so k = 6 saves most of the digits of a tight tolerance.  Returns the
-/// guess's relative residual ||b - op(A) x0|| / ||b|| (0 when b = 0).  `work` must hold
-/// 2 x previous.size() vectors of b's layout.  Collective.
+/// vector, Gram-Schmidt (classical, twice) on the products (dependent or zero ones left out).  Its
+/// residual is never larger than that of x0 = 0, so a Krylov solve that measures convergence
+/// against ||b|| (PETSc's default with a nonzero guess) needs at most as many iterations.  For a
+/// smooth history the span holds the polynomial extrapolations of degree < k: with a time scale T
+/// the guess is good to ~(dt / T)^k, so k = 6 saves most of the digits of a tight tolerance.
+/// Returns the guess's relative residual ||b - op(A) x0|| / ||b|| (0 when b = 0), and with
+/// `residual` the residual b - op(A) x0 itself (from the products already made: a solver that
+/// starts from it saves one).  `work` must hold 2 x previous.size() vectors of b's layout.
+/// Collective.
 PetscErrorCode least_residual_guess(Mat A, bool transpose, Vec b, const std::vector<Vec> &previous,
-                                    const std::vector<Vec> &work, Vec x, double *relative_residual);
+                                    const std::vector<Vec> &work, Vec x, double *relative_residual,
+                                    Vec residual = nullptr);
 
 /// When a sequence of linear solves (Newton steps in time, adjoint levels) sets its
 /// preconditioner up again instead of reusing the last one; counts the set-ups.  The rule counts

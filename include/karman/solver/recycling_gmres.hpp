@@ -28,15 +28,23 @@
 //    already, Gram-Schmidt only if the factor is poorly conditioned); the update's combinations
 //    are matrix products.  DFG 2D-2 level 1 (2 ranks, 40 levels): the update 0.40 -> 0.15 s, the
 //    refresh 0.45 -> 0.35 s per sweep, against one VecMDot / VecMAXPY per vector.
-//  * Transposed systems (the adjoint's J^T psi = g) are solved as they are: the KSP's operator is
-//    a virtual transpose (MatCreateTranspose) and its preconditioner is built from the transposed
-//    preconditioning matrix (solver::transposed_operators).
+//  * Transposed systems (the adjoint's J^T psi = g) are solved as they are: the KSP's operator's
+//    products are J^T x (solver::create_block_transpose) and its preconditioner is built from the
+//    transposed preconditioning matrix (solver::transposed_operators).
 //  * Measured (DFG 2D-2 unsteady adjoint, 40 levels from rest, 2 ranks, k = 10, restart 20,
 //    against PETSc's GMRES with the same multigrid and reuse rule, adjoint.recycle 0; two runs
 //    each): level 0 1548 instead of 2132 iterations (1.76-1.77 instead of 2.00-2.06 s), level 1
 //    1499 instead of 1842 (6.48-6.74 instead of 6.27-6.50 s: with the cheaper kaskade cycle of
 //    the time steps the work against C costs what the iterations save on the larger mesh);
 //    level 2 (earlier code and multigrid) 1584 instead of 2119 iterations, 53-58 instead of 62 s.
+//  * How many vectors (adjoint.recycle, default 4): each costs a product per level (the refresh)
+//    and orthogonalization in every iteration, and beyond a few they save few iterations.  The
+//    same benchmark with the block-kernel J^T products (solver/block_transpose.hpp), sweep time
+//    and iterations, 2 ranks, 2026-11-27: level 0, 3 runs each alternating, k = 10 / 8 / 6 / 4:
+//    1.70-1.77 / 1.70-1.78 / 1.68-1.73 / 1.64-1.66 s, 1548 / 1580 / 1629 / 1645 iterations (in a
+//    slower hour k = 2 / 3 / 4 / 5: 1.74-1.75 / 1.79-1.81 / 1.72-1.88 / 1.73-1.81 s); level 1,
+//    2 runs each, k = 10 / 6 / 4: 7.02-7.05 / 6.70-6.88 / 6.50-6.57 s, 1504 / 1548 / 1559
+//    iterations; level 2, one run each, k = 10 / 4: 40.0 / 38.7 s, 1400 / 1515 iterations.
 #pragma once
 
 #include <petscksp.h>
@@ -61,8 +69,10 @@ public:
   void operator_changed(bool pc_changed);
   /// Solves A x = b (A: the KSP's operator) from the initial guess in x.  iterations: Arnoldi
   /// steps (preconditioner applications) of this solve; reason: KSP_CONVERGED_RTOL / _ATOL, or
-  /// KSP_DIVERGED_ITS after the KSP's maximum number of iterations.
-  PetscErrorCode solve(KSP ksp, Vec b, Vec x, PetscInt *iterations, KSPConvergedReason *reason);
+  /// KSP_DIVERGED_ITS after the KSP's maximum number of iterations.  residual: b - A x of the
+  /// initial guess if the caller has it (least_residual_guess), which saves a product.
+  PetscErrorCode solve(KSP ksp, Vec b, Vec x, PetscInt *iterations, KSPConvergedReason *reason,
+                       Vec residual = nullptr);
   /// The number of recycled vectors held now.
   int recycled() const { return k_; }
   /// How many refreshes orthonormalized C by Gram-Schmidt (its Cholesky QR was refused).
