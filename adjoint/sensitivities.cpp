@@ -14,11 +14,7 @@ void Sensitivities::reset(const FlowResidual &res) {
   const int nv = res.nv();
   wbar.assign(m.n_cells * nv, 0.0);
   Gbar.assign(m.n_cells * nv * 3, 0.0);
-  // in place: a Sensitivities reset at every level of a sweep keeps its storage
-  geom.cell_volume.assign(m.n_cells, 0.0);
-  geom.cell_centroid.assign(m.n_cells, Vec3<double>());
-  geom.face_area.assign(m.n_faces, Vec3<double>());
-  geom.face_centroid.assign(m.n_faces, Vec3<double>());
+  geometry::zero_geometry(m, geom); // in place: reset at every level of a sweep
   ubar.assign(m.n_flux_faces, Vec3<double>());
   pbar.assign(m.n_flux_faces, 0.0);
   rotbar.assign(m.n_flux_faces, 0.0);

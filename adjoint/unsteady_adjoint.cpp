@@ -161,7 +161,7 @@ struct UnsteadyAdjoint::Sweep {
     for (Vec *v : {&w, &w_prev})
       if (*v) VecDestroy(v);
     for (Vec &v : work) VecDestroy(&v);
-    if (guess_residual) VecDestroy(&guess_residual);
+    if (initial_residual) VecDestroy(&initial_residual);
   }
 
   std::vector<solver::BdfCoefficients> bdf; ///< of level n, zero beyond N
@@ -174,8 +174,8 @@ struct UnsteadyAdjoint::Sweep {
   /// each Krylov solve starts from least_residual_guess over this many later levels' adjoints
   /// (adjoint.initial_guess; 0: from zero)
   int guess = 0;
-  std::vector<Vec> work;        ///< the guess's 2 x guess work vectors
-  Vec guess_residual = nullptr; ///< b - J^T psi of the guess, where the recycling solve starts
+  std::vector<Vec> work;          ///< the guess's 2 x guess work vectors
+  Vec initial_residual = nullptr; ///< b - J^T psi of the guess, where the recycling solve starts
   // Reuse policy (set by setup_sweep): a preconditioner is kept while the last level's solve
   // needed at most solver.refactor_iterations iterations or kReuseGrowth x those of the first level
   // after its set-up (direct), kAdjointReuseGrowth x the fewest since the set-up (iterative);
@@ -402,7 +402,7 @@ PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels
   s->guess = reuse ? static_cast<int>(adj.integer("initial_guess")) : 0;
   s->work.assign(2 * s->guess, nullptr);
   for (Vec &v : s->work) PetscCall(res.create_state(&v));
-  if (s->guess > 0 && s->recycler) PetscCall(res.create_state(&s->guess_residual));
+  if (s->guess > 0 && s->recycler) PetscCall(res.create_state(&s->initial_residual));
   if (s->guess > 0) PetscCall(KSPSetInitialGuessNonzero(s->ksp, PETSC_TRUE));
   s->shift.assign(res.mesh().n_owned_cells, 0.0);
   PetscFunctionReturn(0);
@@ -534,14 +534,14 @@ UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
       std::vector<Vec> previous = a.history();
       previous.resize(s.guess);
       PetscCall(solver::least_residual_guess(s.iterative ? s.JT : s.J, !s.iterative, a.g, previous,
-                                             s.work, a.psi, &relative, s.guess_residual));
+                                             s.work, a.psi, &relative, s.initial_residual));
     }
     if (i == 0) guess_residual = relative;
     KSPConvergedReason reason;
     PetscInt its;
     if (s.recycler) {
       if (s.guess == 0) PetscCall(VecSet(a.psi, 0.0));
-      PetscCall(s.recycler->solve(s.ksp, a.g, a.psi, &its, &reason, s.guess_residual));
+      PetscCall(s.recycler->solve(s.ksp, a.g, a.psi, &its, &reason, s.initial_residual));
     } else {
       if (s.iterative)
         PetscCall(KSPSolve(s.ksp, a.g, a.psi));
@@ -627,7 +627,7 @@ PetscErrorCode UnsteadyAdjoint::chain_geometry(Adjoint &a, UnsteadyAdjointResult
   geometry::geometry_reverse(m, res_->coordinates(), a.geom, X);
   PetscCall(mesh::sum_vertex_copies(m, X));
   for (PetscInt v = 0; v < m.n_vertices; ++v) result->X[v] += X[v];
-  a.geom = geometry::zero_geometry(m);
+  geometry::zero_geometry(m, a.geom);
   PetscFunctionReturn(0);
 }
 

@@ -67,11 +67,15 @@ compute_geometry<std::complex<double>>(const mesh::Mesh &,
 
 GeometryBar zero_geometry(const mesh::Mesh &mesh) {
   GeometryBar g;
+  zero_geometry(mesh, g);
+  return g;
+}
+
+void zero_geometry(const mesh::Mesh &mesh, GeometryBar &g) {
   g.cell_volume.assign(mesh.n_cells, 0.0);
   g.cell_centroid.assign(mesh.n_cells, Vec3<double>());
   g.face_area.assign(mesh.n_faces, Vec3<double>());
   g.face_centroid.assign(mesh.n_faces, Vec3<double>());
-  return g;
 }
 
 void add_geometry(const GeometryBar &from, GeometryBar &to) {

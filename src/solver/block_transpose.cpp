@@ -1,8 +1,7 @@
 // Products with J^T for a block Jacobian (see include/karman/solver/block_transpose.hpp).
 #include "karman/solver/block_transpose.hpp"
 
-#include <algorithm>
-#include <vector>
+#include <cstddef>
 
 namespace karman::solver {
 
@@ -133,14 +132,10 @@ PetscErrorCode create_block_transpose(Mat J, Mat *JT) {
     PetscCall(MatMPIBAIJGetSeqBAIJ(J, &t->Ad, &t->Ao, &garray));
     PetscInt ghost_columns;
     PetscCall(MatGetSize(t->Ao, nullptr, &ghost_columns));
-    const PetscInt nghost = ghost_columns / t->bs;
-    std::vector<PetscInt> idx(static_cast<std::size_t>(nghost * t->bs));
-    for (PetscInt g = 0; g < nghost; ++g)
-      for (PetscInt c = 0; c < t->bs; ++c) idx[g * t->bs + c] = garray[g] * t->bs + c;
-    IS from;
-    PetscCall(ISCreateGeneral(PETSC_COMM_SELF, static_cast<PetscInt>(idx.size()), idx.data(),
-                              PETSC_COPY_VALUES, &from));
-    PetscCall(VecCreateSeq(PETSC_COMM_SELF, static_cast<PetscInt>(idx.size()), &t->lvec));
+    IS from; // the ghost block columns' entries, in Ao's column order
+    PetscCall(ISCreateBlock(PETSC_COMM_SELF, t->bs, ghost_columns / t->bs, garray,
+                            PETSC_COPY_VALUES, &from));
+    PetscCall(VecCreateSeq(PETSC_COMM_SELF, ghost_columns, &t->lvec));
     Vec column;
     PetscCall(MatCreateVecs(J, &column, nullptr));
     PetscCall(VecScatterCreate(column, from, t->lvec, nullptr, &t->ghosts));

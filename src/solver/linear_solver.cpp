@@ -364,7 +364,7 @@ PetscErrorCode least_residual_guess(Mat A, bool transpose, Vec b, const std::vec
     PetscCall(VecCopy(b, r));
     PetscCall(VecMAXPY(r, n, neg.data(), w.data()));
     PetscCall(VecNorm(r, NORM_2, &rnorm));
-    PetscCall(VecSet(x, 0.0));
+    if (r == x) PetscCall(VecSet(x, 0.0));
     PetscCall(VecMAXPY(x, n, dots.data(), v.data()));
   }
   *relative_residual = rnorm / bnorm;

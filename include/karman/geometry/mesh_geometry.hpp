@@ -38,6 +38,8 @@ void geometry_reverse(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X
 
 /// A Geometry with every entry zero, sized for `mesh` (for adjoint accumulation).
 GeometryBar zero_geometry(const mesh::Mesh &mesh);
+/// The same in place: g sized for `mesh` and zeroed, keeping its storage.
+void zero_geometry(const mesh::Mesh &mesh, GeometryBar &g);
 
 /// to += from, entry by entry (same mesh).
 void add_geometry(const GeometryBar &from, GeometryBar &to);
