@@ -16,7 +16,7 @@
 #include "karman/core/parallel.hpp"
 #include "karman/driver/flow_case.hpp"
 #include "karman/driver/flow_output.hpp"
-#include "karman/driver/shape_optimization.hpp"
+#include "karman/optimization/shape_optimization.hpp"
 #include "karman/solver/linear_solver.hpp"
 
 #include <pybind11/functional.h>
@@ -174,8 +174,8 @@ long g_simulations = 0;        ///< created so far (collectively: the same on ev
 /// Python is kept here until every rank has freed it (collect_garbage), as petsc4py does.
 struct Remains {
   std::unique_ptr<driver::FlowCase> fc;
-  std::unique_ptr<adjoint::DesignSpace> design;
-  std::unique_ptr<adjoint::MeshDeformation> deformation;
+  std::unique_ptr<design::DesignSpace> design;
+  std::unique_ptr<design::MeshDeformation> deformation;
   Vec w = nullptr;
   std::string own_dir; ///< a temporary folder of rank 0 to remove
 
@@ -535,7 +535,7 @@ public:
     bool new_design = false;
     for (const auto &[k, v] : values) {
       const std::string name = py::str(k);
-      if (const adjoint::DesignBlock *b = design_block(name)) {
+      if (const design::DesignBlock *b = design_block(name)) {
         set_design_entry(*b, v, &x);
         new_design = true;
         continue;
@@ -686,23 +686,23 @@ private:
   /// The design variables: the design space of the case's design: list on the case's mesh (the
   /// reference), its mesh deformation, the initial design applied.
   void setup_design() {
-    design_ = std::make_unique<adjoint::DesignSpace>();
-    deformation_ = std::make_unique<adjoint::MeshDeformation>();
+    design_ = std::make_unique<design::DesignSpace>();
+    deformation_ = std::make_unique<design::MeshDeformation>();
     const std::vector<Vec3<double>> X0 = fc_->residual().coordinates();
     check(design_->setup(fc_->mesh(), X0, *case_->cfg));
-    check(deformation_->setup(fc_->mesh(), X0, driver::deformation_options(*case_->cfg)));
+    check(deformation_->setup(fc_->mesh(), X0, optimization::deformation_options(*case_->cfg)));
     design_x_.assign(design_->size(), 0.0);
     const std::vector<double> &a0 = design_->initial();
     if (std::any_of(a0.begin(), a0.end(), [](double v) { return v != 0; })) apply_design(a0);
   }
-  const adjoint::DesignBlock *design_block(const std::string &name) const {
+  const design::DesignBlock *design_block(const std::string &name) const {
     if (!design_ || name.rfind("design.", 0) != 0) return nullptr;
     for (const auto &b : design_->blocks())
       if ("design." + b.name == name) return &b;
     return nullptr;
   }
   /// The values v of design entry b into x, checked: b.count numbers within the bounds.
-  void set_design_entry(const adjoint::DesignBlock &b, const py::handle &v,
+  void set_design_entry(const design::DesignBlock &b, const py::handle &v,
                         std::vector<double> *x) const {
     const std::string name = "design." + b.name;
     const auto a = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(v);
@@ -728,7 +728,7 @@ private:
   void apply_design(const std::vector<double> &x) {
     std::vector<Vec3<double>> d, X;
     check(design_->displacement(x, &d));
-    adjoint::DeformationResult dr;
+    design::DeformationResult dr;
     check(deformation_->deform(d, &X, &dr));
     if (!dr.valid)
       throw Failure(case_->cfg->file() + ": design: the mesh deformation failed (" + dr.message +
@@ -826,9 +826,9 @@ private:
 
   std::shared_ptr<Case> case_;
   std::unique_ptr<driver::FlowCase> fc_;
-  std::unique_ptr<adjoint::DesignSpace> design_;          ///< of the case's design: list
-  std::unique_ptr<adjoint::MeshDeformation> deformation_; ///< from the case's mesh
-  std::vector<double> design_x_;                          ///< the current design
+  std::unique_ptr<design::DesignSpace> design_;          ///< of the case's design: list
+  std::unique_ptr<design::MeshDeformation> deformation_; ///< from the case's mesh
+  std::vector<double> design_x_;                         ///< the current design
   Vec w_ = nullptr;
   bool solved_ = false;       ///< w_ is the solution of the current parameters
   bool has_solution_ = false; ///< w_ is a solution (perhaps of earlier parameters)

@@ -14,6 +14,7 @@
 #include "karman/adjoint/surface_sensitivity.hpp"
 #include "karman/adjoint/unsteady_adjoint.hpp"
 #include "karman/cli/commands.hpp"
+#include "karman/cli/fault_injection.hpp"
 #include "karman/core/logger.hpp"
 #include "karman/io/hdf5_fields.hpp"
 #include "karman/io/state_fields.hpp"
@@ -95,6 +96,7 @@ PetscErrorCode run_unsteady_adjoint(const CliArgs &args, driver::FlowCase &fc) {
   o.state_file = (fs::path(args.output_dir) / "adjoint-state.h5").string();
   o.resume = args.restart;
   o.trajectory_directory = (fs::path(args.output_dir) / "trajectory").string();
+  o.fault = adjoint_state_fault_hook();
   const int nv = res.nv();
   io::VtkSeries series(comm, args.output_dir, "adjoint");
   if (cfg.section("output").flag("vtk")) {

@@ -33,10 +33,11 @@
 //   OUTDIR/summary.json       status, algorithm, best objective, design, constraints, KKT check
 #include "karman/adjoint/surface_sensitivity.hpp"
 #include "karman/cli/commands.hpp"
+#include "karman/cli/fault_injection.hpp"
 #include "karman/core/logger.hpp"
 #include "karman/core/parallel.hpp"
-#include "karman/driver/control_optimization.hpp"
-#include "karman/driver/shape_optimization.hpp"
+#include "karman/optimization/control_optimization.hpp"
+#include "karman/optimization/shape_optimization.hpp"
 #include "karman/io/hdf5_fields.hpp"
 #include "karman/io/msh_writer.hpp"
 #include "karman/io/state_fields.hpp"
@@ -46,13 +47,15 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
 namespace karman::cli {
 namespace fs = std::filesystem;
-using driver::ConstraintSense;
+using optimization::ConstraintSense;
 
 namespace {
 
@@ -125,7 +128,8 @@ PetscErrorCode load_state(const driver::FlowCase &fc, const std::string &dir, lo
 }
 
 /// The KKT report as JSON (summary.json).
-nlohmann::json kkt_json(const driver::OptimizationProblem &p, const driver::KktReport &kkt) {
+nlohmann::json kkt_json(const optimization::OptimizationProblem &p,
+                        const optimization::KktReport &kkt) {
   nlohmann::json jk = {{"residual", kkt.residual},
                        {"lagrangian_gradient_norm", kkt.lagrangian_gradient_norm},
                        {"objective_gradient_norm", kkt.objective_gradient_norm},
@@ -160,9 +164,10 @@ void write_rows(std::ostream &csv, const char *line, std::string failure, std::o
   designs << "\n" << std::flush;
 }
 
-driver::OptimizerOptions optimizer_options(const config::CaseConfig &cfg, const CliArgs &args) {
+optimization::OptimizerOptions optimizer_options(const config::CaseConfig &cfg,
+                                                 const CliArgs &args) {
   const config::Section opt = cfg.section("optimization");
-  driver::OptimizerOptions o;
+  optimization::OptimizerOptions o;
   o.algorithm = opt.text("algorithm");
   o.max_evaluations = opt.integer("max_evaluations");
   o.xtol_rel = opt.real("xtol_rel");
@@ -181,11 +186,19 @@ PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   driver::FlowCase fc;
   PetscCall(fc.load(comm, cfg));
-  driver::ControlOptimization problem;
-  PetscCall(problem.setup(fc, args.output_dir));
-  const driver::OptimizationProblem &p = problem.problem();
-  driver::OptimizerOptions o = optimizer_options(cfg, args);
-  const std::string algorithm = driver::resolve_algorithm(o.algorithm, p);
+  FaultHook fault; // crash tests (forward: N >= 2, the kill is timed at half the previous
+                   // evaluation's forward run)
+  PetscCall(campaign_fault_hook(comm, {"forward", "adjoint"}, 1, "a control optimization", &fault));
+  const char *kill = std::getenv("KARMAN_TEST_KILL");
+  PetscCheck(!kill || std::strncmp(kill, "forward:", 8) != 0 || std::atol(kill + 8) >= 2, comm,
+             PETSC_ERR_USER_INPUT,
+             "environment variable KARMAN_TEST_KILL: forward:N needs N >= 2 for a control "
+             "optimization (the kill time is half of the previous evaluation's forward run)");
+  optimization::ControlOptimization problem;
+  PetscCall(problem.setup(fc, args.output_dir, fault));
+  const optimization::OptimizationProblem &p = problem.problem();
+  optimization::OptimizerOptions o = optimizer_options(cfg, args);
+  const std::string algorithm = optimization::resolve_algorithm(o.algorithm, p);
   PetscCall(
       log_info(comm,
                "optimize %s: %zu control variables, %zu constraints, %s%s, at most %ld "
@@ -220,14 +233,14 @@ PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
     for (const auto &n : p.names) designs << "," << n;
     designs << "\n";
   }
-  std::map<long, std::pair<std::vector<double>, driver::Evaluation>> seen;
+  std::map<long, std::pair<std::vector<double>, optimization::Evaluation>> seen;
   long computed = 0;
   const double start = MPI_Wtime();
-  const driver::Evaluator evaluator = [&](const std::vector<double> &x,
-                                          driver::Evaluation *e) -> PetscErrorCode {
+  const optimization::Evaluator evaluator = [&](const std::vector<double> &x,
+                                                optimization::Evaluation *e) -> PetscErrorCode {
     PetscFunctionBeginUser;
     PetscCall(problem.evaluate(x, e));
-    const driver::ControlRecord &r = problem.last();
+    const optimization::ControlRecord &r = problem.last();
     const nlohmann::json d = {{"J", r.J},
                               {"penalty", r.penalty},
                               {"gradient_norm", r.gradient_norm},
@@ -238,9 +251,9 @@ PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
     e->details = d.dump();
     PetscFunctionReturn(0);
   };
-  const driver::EvaluationObserver observer = [&](long k, const std::vector<double> &x,
-                                                  const driver::Evaluation &e,
-                                                  bool replayed) -> PetscErrorCode {
+  const optimization::EvaluationObserver observer = [&](long k, const std::vector<double> &x,
+                                                        const optimization::Evaluation &e,
+                                                        bool replayed) -> PetscErrorCode {
     PetscFunctionBeginUser;
     seen[k] = {x, e};
     const nlohmann::json d =
@@ -286,8 +299,8 @@ PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
                  num("forward_time") + num("adjoint_time"), eta / 60));
     PetscFunctionReturn(0);
   };
-  driver::OptimizationResult result;
-  PetscCall(driver::optimize(comm, p, evaluator, o, observer, &result));
+  optimization::OptimizationResult result;
+  PetscCall(optimization::optimize(comm, p, evaluator, o, observer, &result));
   csv.close();
   designs.close();
   PetscCall(log_info(comm,
@@ -296,7 +309,7 @@ PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
                      result.status.c_str(), result.evaluations, result.replayed, result.failed,
                      result.f));
   // the best design's evaluation (from the history: nothing is recomputed)
-  const driver::Evaluation *best = nullptr;
+  const optimization::Evaluation *best = nullptr;
   for (const auto &[k, xe] : seen)
     if (xe.first == result.x && xe.second.ok) best = &xe.second;
   PetscCheck(best, comm, PETSC_ERR_PLIB, "the optimizer's answer is not one of its evaluations");
@@ -336,7 +349,7 @@ PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
   const nlohmann::json bd = nlohmann::json::parse(best->details);
   j["J"] = bd["J"];
   j["penalty"] = bd["penalty"];
-  const driver::Evaluation &first = seen.begin()->second.second;
+  const optimization::Evaluation &first = seen.begin()->second.second;
   if (first.ok) j["initial_objective"] = first.f;
   if (p.names.size() <= 100) { // per-step controls: controls.csv
     const std::vector<double> a0 = problem.physical(p.start);
@@ -348,11 +361,11 @@ PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
   for (std::size_t i = 0; i < p.constraints.size(); ++i)
     j["constraints"][p.constraints[i].name] = {{"value", best->c[i]},
                                                {"bound", p.constraints[i].value}};
-  const driver::KktReport kkt = driver::check_kkt(p, result.x, *best);
+  const optimization::KktReport kkt = optimization::check_kkt(p, result.x, *best);
   j["kkt"] = kkt_json(p, kkt);
   // identification (probe matching): misfit and the parameters' uncertainty
   if (cfg.section("objective").text("type") == "probe-match" && p.names.size() <= 20) {
-    driver::Identification id;
+    optimization::Identification id;
     PetscCall(problem.identify(result.x, 1e-4, &id));
     nlohmann::json ji = {{"misfit", id.misfit},
                          {"observations", id.observations},
@@ -414,9 +427,12 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
   PetscCall(fc.load(comm, cfg));
   const mesh::Mesh &mesh = fc.mesh();
   const config::Section opt = cfg.section("optimization");
-  driver::ShapeOptimization problem;
-  PetscCall(problem.setup(fc, nullptr));
-  const driver::OptimizationProblem &p = problem.problem();
+  FaultHook fault; // crash tests
+  PetscCall(campaign_fault_hook(comm, {"forward", "adjoint", "deformation"}, 1,
+                                "a shape evaluation", &fault));
+  optimization::ShapeOptimization problem;
+  PetscCall(problem.setup(fc, nullptr, fault));
+  const optimization::OptimizationProblem &p = problem.problem();
   PetscCall(log_info(comm,
                      "optimize %s: %zu design variables, %zu constraints, %s, at most %ld "
                      "evaluations",
@@ -429,7 +445,7 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
                            : (c.sense == ConstraintSense::LessEqual ? "<=" : ">="),
                        c.value));
 
-  const driver::OptimizerOptions o = optimizer_options(cfg, args);
+  const optimization::OptimizerOptions o = optimizer_options(cfg, args);
 
   // history files: rewritten from the journal on a restart (replayed rows keep their details)
   std::ofstream csv, designs;
@@ -472,8 +488,8 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
   // evaluation (so a restart finds the state of every journaled good evaluation)
   long next_index = 0, last_ok_replayed = -1;
   bool warm_loaded = !args.restart;
-  const driver::Evaluator evaluator = [&](const std::vector<double> &x,
-                                          driver::Evaluation *e) -> PetscErrorCode {
+  const optimization::Evaluator evaluator = [&](const std::vector<double> &x,
+                                                optimization::Evaluation *e) -> PetscErrorCode {
     PetscFunctionBeginUser;
     if (!warm_loaded) {
       warm_loaded = true;
@@ -495,7 +511,7 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
       }
     }
     PetscCall(problem.evaluate(x, e));
-    const driver::ShapeRecord &r = problem.last();
+    const optimization::ShapeRecord &r = problem.last();
     nlohmann::json d = {{"gradient_norm", r.gradient_norm},
                         {"newton_iterations", r.shape.newton_iterations},
                         {"forward_time", r.shape.forward_time},
@@ -507,9 +523,9 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
     if (e->ok) PetscCall(save_state(fc, args.output_dir, next_index, problem.shape().state()));
     PetscFunctionReturn(0);
   };
-  const driver::EvaluationObserver observer = [&](long k, const std::vector<double> &x,
-                                                  const driver::Evaluation &e,
-                                                  bool replayed) -> PetscErrorCode {
+  const optimization::EvaluationObserver observer = [&](long k, const std::vector<double> &x,
+                                                        const optimization::Evaluation &e,
+                                                        bool replayed) -> PetscErrorCode {
     PetscFunctionBeginUser;
     next_index = k + 1;
     const nlohmann::json d =
@@ -546,7 +562,7 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
                          e.failure.c_str()));
       PetscFunctionReturn(0);
     }
-    const driver::ShapeRecord &r = problem.last();
+    const optimization::ShapeRecord &r = problem.last();
     std::string cons;
     for (std::size_t i = 0; i < e.c.size(); ++i) {
       char item[96];
@@ -575,8 +591,8 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
     }
     PetscFunctionReturn(0);
   };
-  driver::OptimizationResult result;
-  PetscCall(driver::optimize(comm, p, evaluator, o, observer, &result));
+  optimization::OptimizationResult result;
+  PetscCall(optimization::optimize(comm, p, evaluator, o, observer, &result));
   csv.close();
   designs.close();
 
@@ -586,7 +602,7 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
                      "%.10g",
                      result.status.c_str(), result.evaluations, result.replayed, result.failed,
                      result.f));
-  driver::Evaluation best;
+  optimization::Evaluation best;
   PetscCall(problem.evaluate(result.x, &best));
   PetscCheck(best.ok, comm, PETSC_ERR_NOT_CONVERGED,
              "the best design of the optimizer could not be evaluated again: %s",
@@ -614,8 +630,8 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
   const solver::FlowMonitors::Values &bv = problem.last().shape.values;
   j["values"] = {
       {"cd", bv.cd}, {"cd_pressure", bv.cd_pressure}, {"cd_viscous", bv.cd_viscous}, {"cl", bv.cl}};
-  // first-order optimality of the best design (driver::check_kkt)
-  const driver::KktReport kkt = driver::check_kkt(p, result.x, best);
+  // first-order optimality of the best design (optimization::check_kkt)
+  const optimization::KktReport kkt = optimization::check_kkt(p, result.x, best);
   j["kkt"] = kkt_json(p, kkt);
   j["wall_time"] = MPI_Wtime() - start;
   if (rank == 0) {

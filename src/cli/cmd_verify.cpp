@@ -3,8 +3,8 @@
 // runs a Taylor test for a smooth bump on the first objective wall:
 //   r(eps) = |J(X + eps dX) - J(X) - eps dJ/dX . dX|  must fall as eps^2.
 // A case with a design: list also gets its design gradients checked through the mesh deformation
-// and the re-solves (driver::ShapeOptimization::check_gradient): dF/da of the objective and of
-// every constraint against fourth-order central differences for variables of every design entry,
+// and the re-solves (optimization::ShapeOptimization::check_gradient): dF/da of the objective and
+// of every constraint against fourth-order central differences for variables of every design entry,
 // and a Taylor test per design entry (and one over all variables) for every function.
 // Prints a table, writes OUTDIR/verify.json (parameters, taylor; design: variable -> function ->
 // adjoint, fd, relative_difference; design_gradient: every variable's dF/da; design_taylor_entries:
@@ -18,8 +18,8 @@
 #include "karman/adjoint/verification.hpp"
 #include "karman/cli/commands.hpp"
 #include "karman/core/logger.hpp"
-#include "karman/driver/control_optimization.hpp"
-#include "karman/driver/shape_optimization.hpp"
+#include "karman/optimization/control_optimization.hpp"
+#include "karman/optimization/shape_optimization.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -34,11 +34,11 @@ using discretization::FlowResidual;
 
 namespace {
 
-/// Logs a design gradient check (driver::check_design_gradient) and adds it to the report:
+/// Logs a design gradient check (optimization::check_design_gradient) and adds it to the report:
 /// design: variable -> function -> adjoint, fd, relative_difference; design_gradient; design_taylor
 /// (the objective over all variables) and design_taylor_entries.  Collective (logging).
-PetscErrorCode report_design_check(MPI_Comm comm, const driver::OptimizationProblem &p,
-                                   const driver::DesignGradientCheck &check,
+PetscErrorCode report_design_check(MPI_Comm comm, const optimization::OptimizationProblem &p,
+                                   const optimization::DesignGradientCheck &check,
                                    nlohmann::json *report_out) {
   PetscFunctionBeginUser;
   nlohmann::json &report = *report_out;
@@ -101,8 +101,8 @@ PetscErrorCode report_design_check(MPI_Comm comm, const driver::OptimizationProb
 
 /// `karman verify` of a case whose design: list holds control entries (parameter, time-function,
 /// per-step; steady or unsteady): the design gradients of the objective and of every constraint
-/// against finite differences of re-run forwards, and Taylor tests (driver::ControlOptimization::
-/// check_gradient).  Collective.
+/// against finite differences of re-run forwards, and Taylor tests
+/// (optimization::ControlOptimization:: check_gradient).  Collective.
 PetscErrorCode run_control_verify(MPI_Comm comm, const CliArgs &args) {
   PetscFunctionBeginUser;
   std::vector<std::string> overrides = args.overrides;
@@ -115,19 +115,19 @@ PetscErrorCode run_control_verify(MPI_Comm comm, const CliArgs &args) {
   }
   driver::FlowCase fc;
   PetscCall(fc.load(comm, cfg));
-  driver::ControlOptimization control;
+  optimization::ControlOptimization control;
   PetscCall(control.setup(fc, args.output_dir));
-  const driver::OptimizationProblem &p = control.problem();
-  driver::DesignGradientCheck check;
+  const optimization::OptimizationProblem &p = control.problem();
+  optimization::DesignGradientCheck check;
   PetscCall(control.check_gradient(p.start, 12, 1e-3, &check));
   nlohmann::json report;
   PetscCall(report_design_check(comm, p, check, &report));
   for (const auto &e : control.entries())
     report["design_entries"][e.name] = {
         {"kind",
-         e.kind == driver::ControlKind::Parameter
+         e.kind == optimization::ControlKind::Parameter
              ? "parameter"
-             : (e.kind == driver::ControlKind::TimeFunction ? "time-function" : "per-step")},
+             : (e.kind == optimization::ControlKind::TimeFunction ? "time-function" : "per-step")},
         {"variables", e.count}};
   report["failures"] = check.failures;
   PetscMPIInt rank;
@@ -254,21 +254,21 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args) {
   // design variables (a case with a design: list): dJ/da and dc/da through the deformation
   // and re-solves against finite differences, and Taylor tests per design entry
   if (!cfg.designs().empty()) {
-    driver::ShapeOptimization shape;
+    optimization::ShapeOptimization shape;
     PetscCall(shape.setup(fc, w));
-    const driver::OptimizationProblem &p = shape.problem();
-    driver::DesignGradientCheck check;
+    const optimization::OptimizationProblem &p = shape.problem();
+    optimization::DesignGradientCheck check;
     PetscCall(shape.check_gradient(p.start, 12, 1e-3, &check));
     failures += check.failures;
     PetscCall(report_design_check(comm, p, check, &report));
     for (const auto &b : shape.design().blocks())
       report["design_entries"][b.name] = {
           {"kind",
-           b.kind == adjoint::DesignKind::Ffd
+           b.kind == design::DesignKind::Ffd
                ? "ffd"
-               : (b.kind == adjoint::DesignKind::HicksHenne
+               : (b.kind == design::DesignKind::HicksHenne
                       ? "hicks-henne"
-                      : (b.kind == adjoint::DesignKind::Rigid ? "rigid" : "surface-normal"))},
+                      : (b.kind == design::DesignKind::Rigid ? "rigid" : "surface-normal"))},
           {"variables", b.count}};
   }
   report["failures"] = failures;

@@ -336,7 +336,7 @@ PetscErrorCode check_design(MPI_Comm comm, const std::string &file, const std::s
   if (is_control_design(type)) { // no walls; names, counts and bounds need the case's parameters
     PetscCheck(type == "per-step" || params["parameters"].size() > 0, comm, PETSC_ERR_USER_INPUT,
                "%s: '%s.parameters' must not be empty", at("parameters").c_str(), label.c_str());
-    PetscFunctionReturn(0); // the rest needs the case: driver::ControlOptimization
+    PetscFunctionReturn(0); // the rest needs the case: optimization::ControlOptimization
   }
   // walls: existing wall-type boundaries, at least one, no repeats
   const YAML::Node walls = params["walls"];

@@ -1,32 +1,21 @@
 // One shape evaluation (see include/karman/driver/shape_evaluation.hpp).
 #include "karman/driver/shape_evaluation.hpp"
-#include "karman/driver/optimizer.hpp"
 
 #include <algorithm>
-#include <csignal>
-#include <cstdlib>
 #include <string>
 
 namespace karman::driver {
-
-namespace {
-
-/// The crash-test hook (KARMAN_TEST_KILL, see the header): SIGKILL now.
-void kill_self() {
-  std::raise(SIGKILL);
-}
-
-} // namespace
 
 ShapeEvaluator::~ShapeEvaluator() {
   if (w_) VecDestroy(&w_);
   if (w_good_) VecDestroy(&w_good_);
 }
 
-PetscErrorCode ShapeEvaluator::setup(FlowCase &fc, const adjoint::DeformationOptions &options,
-                                     Vec w0) {
+PetscErrorCode ShapeEvaluator::setup(FlowCase &fc, const design::DeformationOptions &options,
+                                     Vec w0, FaultHook fault) {
   PetscFunctionBeginUser;
   fc_ = &fc;
+  fault_ = std::move(fault);
   const discretization::FlowResidual &res = fc.residual();
   X0_ = res.coordinates();
   V0_.assign(res.geometry().cell_volume.begin(),
@@ -46,8 +35,6 @@ PetscErrorCode ShapeEvaluator::setup(FlowCase &fc, const adjoint::DeformationOpt
   else
     PetscCall(VecCopy(w_, w_good_));
   evaluations_ = 0;
-  PetscCall(read_test_kill(fc.mesh().comm, {"forward", "adjoint", "deformation"}, 1,
-                           "a shape evaluation", &kill_phase_, &kill_evaluation_));
   PetscFunctionReturn(0);
 }
 
@@ -59,15 +46,17 @@ PetscErrorCode ShapeEvaluator::evaluate(const std::vector<Vec3<double>> &boundar
   discretization::FlowResidual &res = fc_->residual();
   const MPI_Comm comm = fc_->mesh().comm;
   ++evaluations_;
-  const std::string kill = evaluations_ == kill_evaluation_ ? kill_phase_ : std::string();
+  const auto fault_point = [&](const char *phase) {
+    if (fault_) fault_({phase, evaluations_, 0.0});
+  };
   // deformation
   double t = MPI_Wtime();
   std::vector<Vec3<double>> X;
-  adjoint::DeformationResult dr;
+  design::DeformationResult dr;
   PetscCall(deformation_.deform(boundary_displacement, &X, &dr));
   e->deformation_time = MPI_Wtime() - t;
   e->deformation_iterations = static_cast<int>(dr.iterations);
-  if (kill == "deformation") kill_self();
+  fault_point("deformation");
   if (!dr.valid) {
     e->failure = "mesh deformation: " + dr.message;
     PetscFunctionReturn(0);
@@ -81,9 +70,9 @@ PetscErrorCode ShapeEvaluator::evaluate(const std::vector<Vec3<double>> &boundar
   PetscCall(VecCopy(w_good_, w_));
   SteadySolution sol;
   SteadyObserver observer;
-  if (kill == "forward")
-    observer = [](const solver::NewtonRecord &r, const solver::FlowMonitors::Values &) {
-      if (r.iteration >= 1) kill_self();
+  if (fault_)
+    observer = [&](const solver::NewtonRecord &r, const solver::FlowMonitors::Values &) {
+      if (r.iteration == 1) fault_point("forward");
       return PetscErrorCode(0);
     };
   PetscCall(fc_->solve_steady(w_, nullptr, observer, &sol, r_ref_));
@@ -111,7 +100,7 @@ PetscErrorCode ShapeEvaluator::evaluate(const std::vector<Vec3<double>> &boundar
   PetscCall(deformation_.reverse(r.gradient.X, &e->dJ_dB, &its));
   e->deformation_reverse_time = MPI_Wtime() - t;
   e->deformation_reverse_iterations = static_cast<int>(its);
-  if (kill == "adjoint" && !extra.empty()) kill_self();
+  if (!extra.empty()) fault_point("adjoint");
   for (const adjoint::Objective *o : extra) {
     adjoint::AdjointResult rc;
     PetscCall(fc_->gradient(w_, *o, &rc, true)); // the objective's Jacobian and LU factors

@@ -159,7 +159,7 @@ void slip_flux_dw(int dim, const CellState<double> &, const FaceGeometry<double>
 
 // ------------------------------------------------------------------------------ reverse mode
 // Notation: xb = adjoint of x.  Each routine replays the forward formulas and then runs
-// them backwards; the derivations are in adjoint/README.md (eq. 8).
+// them backwards; the derivations are in src/adjoint/README.md (eq. 8).
 namespace karman::physics {
 namespace {
 

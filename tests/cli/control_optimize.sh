@@ -10,7 +10,7 @@
 #    --restart, keep the journaled evaluations (replayed, not recomputed) and end on the path of
 #    the uninterrupted campaign, bitwise (1 rank; the adjoint's levels are solved by LU,
 #    -adj_ksp_type preonly: with the default GMRES the backward sweep's preconditioner reuse is
-#    decided by measured times (adjoint/unsteady_adjoint.cpp, rule MeanCost), two runs' gradients
+#    decided by measured times (src/adjoint/unsteady_adjoint.cpp, rule MeanCost), two runs' gradients
 #    then differ by ~1e-15 relative, and L-BFGS's line search carries that to 1e-12 ... 2e-5 in
 #    the designs of later evaluations, measured);
 #  - on 2 ranks: the first gradient equals 1 rank's to 1e-10 and the best objective to 1e-6 (the

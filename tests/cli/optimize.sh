@@ -124,7 +124,7 @@ PY
 /usr/bin/python3 - <<'PY' || exit 1
 import csv, json, math
 # the shape gradient dJ/dd_B of the cylinder vertices in shapes/shape_0000.csv, chained through
-# the FFD box of the case (Bernstein polynomials, eq. 23 of adjoint/README.md), equals the
+# the FFD box of the case (Bernstein polynomials, eq. 23 of src/adjoint/README.md), equals the
 # design gradient dJ/da the optimizer got (the journal's df of evaluation 0)
 j = [json.loads(l) for l in open("ref/optimization-journal.jsonl")]
 names, df = j[0]["names"], j[1]["df"]

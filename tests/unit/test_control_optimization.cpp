@@ -6,7 +6,7 @@
 // checked against finite differences and Taylor tests by tests/cli/control_verify.sh.
 #include "karman/adjoint/parameters.hpp"
 #include "karman/core/error.hpp"
-#include "karman/driver/optimizer.hpp"
+#include "karman/optimization/optimizer.hpp"
 #include "test_helpers.hpp"
 
 #include <catch2/catch.hpp>
@@ -82,19 +82,19 @@ TEST_CASE("control: time-function parameters of the registry", "[control][mpi]")
 }
 
 TEST_CASE("control: automatic choice of the optimizer", "[control]") {
-  driver::OptimizationProblem p;
+  optimization::OptimizationProblem p;
   auto sized = [&](std::size_t n) {
     p.names.assign(n, "a");
     return p;
   };
-  CHECK(driver::resolve_algorithm("auto", sized(2)) == "slsqp");
-  CHECK(driver::resolve_algorithm("auto", sized(driver::kAutoSmallProblem)) == "slsqp");
-  CHECK(driver::resolve_algorithm("auto", sized(500)) == "lbfgs");
-  p.constraints.push_back({"power", driver::ConstraintSense::LessEqual, 1.0});
-  CHECK(driver::resolve_algorithm("auto", sized(500)) == "ccsaq");
-  p.constraints.push_back({"lift", driver::ConstraintSense::Equal, 0.0});
-  CHECK(driver::resolve_algorithm("auto", sized(500)) == "slsqp");
-  CHECK(driver::resolve_algorithm("mma", sized(500)) == "mma");
-  CHECK(driver::known_algorithm("lbfgs"));
-  CHECK(!driver::known_algorithm("bfgs"));
+  CHECK(optimization::resolve_algorithm("auto", sized(2)) == "slsqp");
+  CHECK(optimization::resolve_algorithm("auto", sized(optimization::kAutoSmallProblem)) == "slsqp");
+  CHECK(optimization::resolve_algorithm("auto", sized(500)) == "lbfgs");
+  p.constraints.push_back({"power", optimization::ConstraintSense::LessEqual, 1.0});
+  CHECK(optimization::resolve_algorithm("auto", sized(500)) == "ccsaq");
+  p.constraints.push_back({"lift", optimization::ConstraintSense::Equal, 0.0});
+  CHECK(optimization::resolve_algorithm("auto", sized(500)) == "slsqp");
+  CHECK(optimization::resolve_algorithm("mma", sized(500)) == "mma");
+  CHECK(optimization::known_algorithm("lbfgs"));
+  CHECK(!optimization::known_algorithm("bfgs"));
 }

@@ -10,7 +10,7 @@
 //  - 1 and 2 ranks: the same values and the same dC/dX by serial vertex index;
 //  - bad input: clear errors; a thickness station off a moved body: ok = false.
 // [mpi]: also on 2 ranks.
-#include "karman/adjoint/geometric_constraints.hpp"
+#include "karman/design/geometric_constraints.hpp"
 #include "karman/core/error.hpp"
 #include "karman/geometry/mesh_geometry.hpp"
 #include "test_helpers.hpp"
@@ -24,7 +24,7 @@
 #include <random>
 
 using namespace karman;
-using adjoint::GeometricConstraint;
+using design::GeometricConstraint;
 
 namespace {
 
@@ -59,9 +59,9 @@ double vertex_dot(const mesh::Mesh &m, const std::vector<Vec3<double>> &a,
   return s;
 }
 
-adjoint::GeometricConstraintValue evaluate(const GeometricConstraint &c,
-                                           const std::vector<Vec3<double>> &X, bool gradient) {
-  adjoint::GeometricConstraintValue r;
+design::GeometricConstraintValue evaluate(const GeometricConstraint &c,
+                                          const std::vector<Vec3<double>> &X, bool gradient) {
+  design::GeometricConstraintValue r;
   clear_error();
   const PetscErrorCode ierr = c.evaluate(X, gradient, &r);
   INFO(last_error_message());
@@ -167,7 +167,7 @@ void check_gradient(const mesh::Mesh &m, const GeometricConstraint &c,
     std::uniform_real_distribution<double> u(-1, 1);
     for (int d = 0; d < m.dim; ++d) dX[v][d] = u(gen);
   }
-  const adjoint::GeometricConstraintValue r = evaluate(c, X, true);
+  const design::GeometricConstraintValue r = evaluate(c, X, true);
   REQUIRE(r.dX.size() == static_cast<std::size_t>(m.n_vertices));
   for (PetscInt v = 0; v < m.n_vertices; ++v)
     if (m.dim == 2) REQUIRE(r.dX[v][2] == 0.0);
@@ -199,7 +199,7 @@ TEST_CASE("area and centroid of the DFG cylinder equal the inscribed polygon's",
   polygon_area_centroid(p, centre, &A_poly, &c_poly);
   const GeometricConstraint area = volume(m, {"cylinder"});
   REQUIRE(area.name() == "area(cylinder)");
-  REQUIRE(area.kind() == adjoint::GeometricConstraintKind::Volume);
+  REQUIRE(area.kind() == design::GeometricConstraintKind::Volume);
   const double A = evaluate(area, m.coordinates, false).value;
   // the inscribed regular n-gon: A = n/2 r^2 sin(2 pi / n) < pi r^2
   const double n = static_cast<double>(p.size());
@@ -281,7 +281,7 @@ TEST_CASE("thickness of an ellipse at chord stations", "[adjoint][constraints][m
   const double xc = 0.1, yc = 0.05, a = 0.5, b = 0.1;
   // at the station of the vertices (xc, yc +- b): exactly 2b
   const GeometricConstraint mid = thickness(m, {"body"}, xc);
-  REQUIRE(mid.kind() == adjoint::GeometricConstraintKind::Thickness);
+  REQUIRE(mid.kind() == design::GeometricConstraintKind::Thickness);
   REQUIRE(mid.name() == "thickness(body, x=0.1)");
   REQUIRE(evaluate(mid, m.coordinates, false).value == Approx(2 * b).epsilon(1e-14));
   // elsewhere: the upper and lower polylines interpolated at the station
@@ -378,8 +378,8 @@ TEST_CASE("geometric constraints: 1 and 2 ranks give the same values and gradien
     test::load(PETSC_COMM_WORLD, k.geo, 0, k.dim, k.boundaries, &dist);
     test::load(PETSC_COMM_SELF, k.geo, 0, k.dim, k.boundaries, &serial);
     const GeometricConstraint cd = k.make(dist), cs = k.make(serial);
-    const adjoint::GeometricConstraintValue rd = evaluate(cd, perturbed(dist, 1e-4, 7u), true);
-    const adjoint::GeometricConstraintValue rs = evaluate(cs, perturbed(serial, 1e-4, 7u), true);
+    const design::GeometricConstraintValue rd = evaluate(cd, perturbed(dist, 1e-4, 7u), true);
+    const design::GeometricConstraintValue rs = evaluate(cs, perturbed(serial, 1e-4, 7u), true);
     CAPTURE(cd.name(), rd.value, rs.value);
     REQUIRE(std::abs(rd.value - rs.value) <= 1e-12 * std::abs(rs.value));
     std::map<PetscInt, PetscInt> serial_vertex;
@@ -442,7 +442,7 @@ TEST_CASE("geometric constraints: bad input gets a clear error", "[adjoint][cons
   c = thickness(m, {"body"}, 0.3);
   std::vector<Vec3<double>> X = m.coordinates;
   for (auto &x : X) x[0] += 10;
-  adjoint::GeometricConstraintValue r;
+  design::GeometricConstraintValue r;
   REQUIRE(c.evaluate(X, true, &r) == 0);
   REQUIRE(!r.ok);
   REQUIRE_THAT(r.failure, Catch::Contains("station x = 0.3: the vertical line crosses the walls "

@@ -8,7 +8,7 @@
 //    serial index on 1 and 2 ranks;
 //  - a displacement that pushes the cylinder through the channel wall is refused, not an error.
 // [mpi]: also on 2 ranks.
-#include "karman/adjoint/mesh_deformation.hpp"
+#include "karman/design/mesh_deformation.hpp"
 #include "karman/core/error.hpp"
 #include "karman/geometry/mesh_geometry.hpp"
 #include "test_helpers.hpp"
@@ -114,7 +114,7 @@ double energy(const std::vector<double> &ke, const std::vector<double> &u) {
 
 struct Deformed {
   std::vector<V3> X;
-  adjoint::DeformationResult result;
+  design::DeformationResult result;
 };
 
 // Loads a mesh, sets the deformation up and applies `displacement` (a function of the vertex
@@ -124,7 +124,7 @@ void deform_mesh(MPI_Comm comm, const std::string &geo, int level, int dim,
                  const std::function<V3(const V3 &, PetscInt)> &displacement, mesh::Mesh *m,
                  Deformed *out) {
   test::load(comm, geo, level, dim, names, m);
-  adjoint::MeshDeformation deformation;
+  design::MeshDeformation deformation;
   clear_error();
   PetscErrorCode ierr = deformation.setup(*m, m->coordinates);
   INFO(last_error_message());
@@ -162,7 +162,7 @@ TEST_CASE("element stiffness: rigid modes, uniform strain, vertex numbering",
     const std::vector<V3> x = reference_cell(cs.shape, dim);
     const int n = static_cast<int>(x.size()), m = n * dim;
     std::vector<double> ke;
-    REQUIRE(adjoint::cell_stiffness(dim, cs.shape, x, E, nu, &ke));
+    REQUIRE(design::cell_stiffness(dim, cs.shape, x, E, nu, &ke));
     double scale = 0;
     for (double k : ke) scale = std::max(scale, std::abs(k));
     CAPTURE(static_cast<int>(cs.shape));
@@ -212,7 +212,7 @@ TEST_CASE("element stiffness: rigid modes, uniform strain, vertex numbering",
     std::vector<V3> y(n);
     for (int a = 0; a < n; ++a) y[a] = x[cs.rotation[a]];
     std::vector<double> kr;
-    REQUIRE(adjoint::cell_stiffness(dim, cs.shape, y, E, nu, &kr));
+    REQUIRE(design::cell_stiffness(dim, cs.shape, y, E, nu, &kr));
     for (int a = 0; a < n; ++a)
       for (int b = 0; b < n; ++b)
         for (int i = 0; i < dim; ++i)
@@ -242,8 +242,8 @@ TEST_CASE("mesh deformation: dot-product test and rigid translation", "[mesh_def
       test::load(PETSC_COMM_WORLD, cs.geo, cs.level, cs.dim, cs.names, &m);
       // with a tight CG tolerance (the default 1e-12 gives 7e-13 in (i) and 1e-10 |t| in (ii)
       // on the DFG mesh at level 0: the reverse is the transpose up to the solves' error)
-      adjoint::MeshDeformation deformation, defaults;
-      adjoint::DeformationOptions tight;
+      design::MeshDeformation deformation, defaults;
+      design::DeformationOptions tight;
       tight.rtol = 1e-14;
       clear_error();
       REQUIRE(deformation.setup(m, m.coordinates, tight) == 0);
@@ -264,7 +264,7 @@ TEST_CASE("mesh deformation: dot-product test and rigid translation", "[mesh_def
           a[v][k] = 1e-3 * (1 + 0.5 * noise(m.vertex_gid[v], k, 1));
           b[v][k] = 1 + 0.5 * noise(m.vertex_gid[v], k, 2);
         }
-      adjoint::DeformationResult result;
+      design::DeformationResult result;
       REQUIRE(deformation.deform(a, &X, &result) == 0);
       INFO(result.message);
       REQUIRE(result.valid);
@@ -372,13 +372,13 @@ TEST_CASE("mesh deformation: an inverting displacement is refused", "[mesh_defor
   // the cylinder pushed up by 0.2 crosses the channel wall at y = 0.41
   mesh::Mesh m;
   test::load(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, kDfg, &m);
-  adjoint::MeshDeformation deformation;
+  design::MeshDeformation deformation;
   clear_error();
   REQUIRE(deformation.setup(m, m.coordinates) == 0);
   std::vector<V3> d(m.n_vertices), X;
   for (PetscInt v = 0; v < m.n_vertices; ++v)
     if (norm(m.coordinates[v] - V3(0.2, 0.2, 0)) < 0.05 + 1e-8) d[v] = V3(0, 0.2, 0);
-  adjoint::DeformationResult result;
+  design::DeformationResult result;
   REQUIRE(deformation.deform(d, &X, &result) == 0);
   REQUIRE(last_error_message().empty());
   REQUIRE_FALSE(result.valid);
@@ -396,7 +396,7 @@ TEST_CASE("mesh deformation: an inverting displacement is refused", "[mesh_defor
   // an inverted reference mesh is an error (on every rank)
   std::vector<V3> mirrored = m.coordinates;
   for (auto &x : mirrored) x[0] = -x[0];
-  adjoint::MeshDeformation bad;
+  design::MeshDeformation bad;
   clear_error();
   REQUIRE(bad.setup(m, mirrored) != 0);
   REQUIRE_THAT(last_error_message(),

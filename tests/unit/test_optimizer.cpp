@@ -18,7 +18,7 @@
 //    non-optimal point, and counts and drops wrong-signed multipliers (an inequality or a bound
 //    that the objective pulls away from).
 #include "karman/core/error.hpp"
-#include "karman/driver/optimizer.hpp"
+#include "karman/optimization/optimizer.hpp"
 #include "test_helpers.hpp"
 
 #include <catch2/catch.hpp>
@@ -28,13 +28,13 @@
 #include <string>
 
 using namespace karman;
-using driver::ConstraintSense;
+using optimization::ConstraintSense;
 
 namespace {
 
 // (x - 3)^2 + (y + 1)^2, constraint c = x + y; designs with x > fail_above cannot be evaluated
-driver::Evaluator quadratic(double fail_above, long *calls, long error_at = -1) {
-  return [=](const std::vector<double> &x, driver::Evaluation *e) -> PetscErrorCode {
+optimization::Evaluator quadratic(double fail_above, long *calls, long error_at = -1) {
+  return [=](const std::vector<double> &x, optimization::Evaluation *e) -> PetscErrorCode {
     PetscFunctionBeginUser;
     PetscCheck(*calls != error_at, PETSC_COMM_WORLD, PETSC_ERR_USER, "test: evaluation %ld killed",
                *calls);
@@ -52,8 +52,8 @@ driver::Evaluator quadratic(double fail_above, long *calls, long error_at = -1) 
   };
 }
 
-driver::OptimizationProblem problem(ConstraintSense sense, double value) {
-  driver::OptimizationProblem p;
+optimization::OptimizationProblem problem(ConstraintSense sense, double value) {
+  optimization::OptimizationProblem p;
   p.names = {"x", "y"};
   p.lower = {-10, -10};
   p.upper = {10, 10};
@@ -66,12 +66,12 @@ driver::OptimizationProblem problem(ConstraintSense sense, double value) {
 
 TEST_CASE("optimizer: SLSQP and CCSAQ reach known constrained optima", "[driver]") {
   long calls = 0;
-  driver::OptimizerOptions o;
+  optimization::OptimizerOptions o;
   o.xtol_rel = 1e-12;
   o.ftol_rel = 1e-14;
-  driver::OptimizationResult r;
-  REQUIRE(driver::optimize(PETSC_COMM_WORLD, problem(ConstraintSense::Equal, 1.5),
-                           quadratic(1e300, &calls), o, {}, &r) == 0);
+  optimization::OptimizationResult r;
+  REQUIRE(optimization::optimize(PETSC_COMM_WORLD, problem(ConstraintSense::Equal, 1.5),
+                                 quadratic(1e300, &calls), o, {}, &r) == 0);
   CAPTURE(r.status, r.evaluations);
   CHECK(r.x[0] == Approx(2.75).margin(1e-7));
   CHECK(r.x[1] == Approx(-1.25).margin(1e-7));
@@ -80,8 +80,8 @@ TEST_CASE("optimizer: SLSQP and CCSAQ reach known constrained optima", "[driver]
   for (const auto &alg : {std::string("slsqp"), std::string("ccsaq")}) {
     o.algorithm = alg;
     calls = 0;
-    REQUIRE(driver::optimize(PETSC_COMM_WORLD, problem(ConstraintSense::GreaterEqual, 3.0),
-                             quadratic(1e300, &calls), o, {}, &r) == 0);
+    REQUIRE(optimization::optimize(PETSC_COMM_WORLD, problem(ConstraintSense::GreaterEqual, 3.0),
+                                   quadratic(1e300, &calls), o, {}, &r) == 0);
     CAPTURE(alg, r.status, r.evaluations);
     CHECK(r.x[0] == Approx(3.5).margin(1e-6));
     CHECK(r.x[1] == Approx(-0.5).margin(1e-6));
@@ -91,15 +91,15 @@ TEST_CASE("optimizer: SLSQP and CCSAQ reach known constrained optima", "[driver]
 TEST_CASE("optimizer: failed designs are backed off from", "[driver]") {
   for (const auto &alg : {std::string("slsqp"), std::string("ccsaq")}) {
     long calls = 0;
-    driver::OptimizerOptions o;
+    optimization::OptimizerOptions o;
     o.algorithm = alg;
     o.xtol_rel = 1e-12;
     o.max_evaluations = 200;
-    driver::OptimizationResult r;
+    optimization::OptimizationResult r;
     // without constraint the unconstrained optimum (3, -1) lies below the failure threshold 4,
     // but the first steps overshoot into it
-    driver::OptimizationProblem p = problem(ConstraintSense::LessEqual, 100.0);
-    REQUIRE(driver::optimize(PETSC_COMM_WORLD, p, quadratic(3.5, &calls), o, {}, &r) == 0);
+    optimization::OptimizationProblem p = problem(ConstraintSense::LessEqual, 100.0);
+    REQUIRE(optimization::optimize(PETSC_COMM_WORLD, p, quadratic(3.5, &calls), o, {}, &r) == 0);
     CAPTURE(alg, r.status, r.evaluations, r.failed);
     CHECK(r.failed > 0);
     CHECK(r.x[0] == Approx(3.0).margin(1e-6));
@@ -111,28 +111,28 @@ TEST_CASE("optimizer: failed designs are backed off from", "[driver]") {
 TEST_CASE("optimizer: a killed campaign replays its journal and follows the same path",
           "[driver][mpi]") {
   const std::string dir = test::work_dir("optimizer_journal");
-  const driver::OptimizationProblem p = problem(ConstraintSense::Equal, 1.5);
-  driver::OptimizerOptions o;
+  const optimization::OptimizationProblem p = problem(ConstraintSense::Equal, 1.5);
+  optimization::OptimizerOptions o;
   o.xtol_rel = 1e-12;
   o.journal = dir + "/full.jsonl";
   std::vector<std::vector<double>> path_full, path_restart;
-  auto record = [](std::vector<std::vector<double>> *path) -> driver::EvaluationObserver {
-    return [=](long, const std::vector<double> &x, const driver::Evaluation &, bool) {
+  auto record = [](std::vector<std::vector<double>> *path) -> optimization::EvaluationObserver {
+    return [=](long, const std::vector<double> &x, const optimization::Evaluation &, bool) {
       path->push_back(x);
       return PetscErrorCode(0);
     };
   };
   long calls = 0;
-  driver::OptimizationResult full, again;
-  REQUIRE(driver::optimize(PETSC_COMM_WORLD, p, quadratic(3.4, &calls), o, record(&path_full),
-                           &full) == 0);
+  optimization::OptimizationResult full, again;
+  REQUIRE(optimization::optimize(PETSC_COMM_WORLD, p, quadratic(3.4, &calls), o, record(&path_full),
+                                 &full) == 0);
   REQUIRE(full.evaluations >= 4);
   // the same campaign, killed at evaluation k ...
   const long k = full.evaluations / 2;
   o.journal = dir + "/killed.jsonl";
   calls = 0;
   clear_error();
-  CHECK(driver::optimize(PETSC_COMM_WORLD, p, quadratic(3.4, &calls, k), o, {}, &again) != 0);
+  CHECK(optimization::optimize(PETSC_COMM_WORLD, p, quadratic(3.4, &calls, k), o, {}, &again) != 0);
   clear_error();
   PetscMPIInt rank;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
@@ -142,8 +142,8 @@ TEST_CASE("optimizer: a killed campaign replays its journal and follows the same
   // ... and restarted
   o.restart = true;
   calls = 0;
-  REQUIRE(driver::optimize(PETSC_COMM_WORLD, p, quadratic(3.4, &calls), o, record(&path_restart),
-                           &again) == 0);
+  REQUIRE(optimization::optimize(PETSC_COMM_WORLD, p, quadratic(3.4, &calls), o,
+                                 record(&path_restart), &again) == 0);
   CHECK(again.replayed == k);
   CHECK(calls == full.evaluations - k); // finished work is not redone
   CHECK(path_restart == path_full);     // bitwise the same designs
@@ -151,10 +151,10 @@ TEST_CASE("optimizer: a killed campaign replays its journal and follows the same
   CHECK(again.f == full.f);
 
   // a journal of another problem is refused, naming the key
-  driver::OptimizationProblem other = p;
+  optimization::OptimizationProblem other = p;
   other.upper[1] = 5;
   const PetscErrorCode ierr =
-      driver::optimize(PETSC_COMM_WORLD, other, quadratic(3.4, &calls), o, {}, &again);
+      optimization::optimize(PETSC_COMM_WORLD, other, quadratic(3.4, &calls), o, {}, &again);
   CHECK(ierr != 0);
   CHECK_THAT(last_error_message(), Catch::Contains("'upper'"));
   clear_error();
@@ -162,17 +162,17 @@ TEST_CASE("optimizer: a killed campaign replays its journal and follows the same
 
 TEST_CASE("optimizer: bad problems are refused", "[driver]") {
   long calls = 0;
-  driver::OptimizerOptions o;
+  optimization::OptimizerOptions o;
   o.algorithm = "ccsaq";
-  driver::OptimizationResult r;
-  CHECK(driver::optimize(PETSC_COMM_WORLD, problem(ConstraintSense::Equal, 1.5),
-                         quadratic(1e300, &calls), o, {}, &r) != 0);
+  optimization::OptimizationResult r;
+  CHECK(optimization::optimize(PETSC_COMM_WORLD, problem(ConstraintSense::Equal, 1.5),
+                               quadratic(1e300, &calls), o, {}, &r) != 0);
   CHECK_THAT(last_error_message(), Catch::Contains("x+y") && Catch::Contains("equality"));
   clear_error();
   o.algorithm = "slsqp";
-  driver::OptimizationProblem p = problem(ConstraintSense::Equal, 1.5);
+  optimization::OptimizationProblem p = problem(ConstraintSense::Equal, 1.5);
   p.start[1] = 11;
-  CHECK(driver::optimize(PETSC_COMM_WORLD, p, quadratic(1e300, &calls), o, {}, &r) != 0);
+  CHECK(optimization::optimize(PETSC_COMM_WORLD, p, quadratic(1e300, &calls), o, {}, &r) != 0);
   CHECK_THAT(last_error_message(),
              Catch::Contains("design variable y") && Catch::Contains("bounds"));
   clear_error();
@@ -183,18 +183,19 @@ TEST_CASE("optimizer: all ranks take the same path", "[driver][mpi]") {
   PetscMPIInt rank;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
   long calls = 0;
-  const driver::Evaluator base = quadratic(1e300, &calls);
+  const optimization::Evaluator base = quadratic(1e300, &calls);
   // round-off differences between the ranks' values must not split their paths
-  const driver::Evaluator noisy = [&](const std::vector<double> &x, driver::Evaluation *e) {
+  const optimization::Evaluator noisy = [&](const std::vector<double> &x,
+                                            optimization::Evaluation *e) {
     const PetscErrorCode ierr = base(x, e);
     e->f += rank * 1e-15;
     e->df[0] += rank * 1e-13;
     return ierr;
   };
-  driver::OptimizerOptions o;
-  driver::OptimizationResult r;
-  REQUIRE(driver::optimize(PETSC_COMM_WORLD, problem(ConstraintSense::Equal, 1.5), noisy, o, {},
-                           &r) == 0);
+  optimization::OptimizerOptions o;
+  optimization::OptimizationResult r;
+  REQUIRE(optimization::optimize(PETSC_COMM_WORLD, problem(ConstraintSense::Equal, 1.5), noisy, o,
+                                 {}, &r) == 0);
   double x[2] = {r.x[0], r.x[1]}, xmax[2], xmin[2];
   MPI_Allreduce(x, xmax, 2, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD);
   MPI_Allreduce(x, xmin, 2, MPI_DOUBLE, MPI_MIN, PETSC_COMM_WORLD);
@@ -204,9 +205,9 @@ TEST_CASE("optimizer: all ranks take the same path", "[driver][mpi]") {
 
 namespace {
 
-driver::Evaluation at_point(const std::vector<double> &x) {
+optimization::Evaluation at_point(const std::vector<double> &x) {
   long calls = 0;
-  driver::Evaluation e;
+  optimization::Evaluation e;
   REQUIRE(quadratic(1e300, &calls)(x, &e) == 0);
   return e;
 }
@@ -215,48 +216,49 @@ driver::Evaluation at_point(const std::vector<double> &x) {
 
 TEST_CASE("optimizer: KKT residual and multipliers at known points", "[driver]") {
   // (x - 3)^2 + (y + 1)^2 with x + y = 1.5: optimum (2.75, -1.25), df = (-0.5, -0.5), lambda 0.5
-  driver::OptimizationProblem p = problem(ConstraintSense::Equal, 1.5);
-  driver::KktReport k = driver::check_kkt(p, {2.75, -1.25}, at_point({2.75, -1.25}));
+  optimization::OptimizationProblem p = problem(ConstraintSense::Equal, 1.5);
+  optimization::KktReport k = optimization::check_kkt(p, {2.75, -1.25}, at_point({2.75, -1.25}));
   CHECK(k.residual == Approx(0).margin(1e-15));
   CHECK(k.multipliers[0] == Approx(0.5).epsilon(1e-14));
   CHECK(k.max_violation == Approx(0).margin(1e-15));
   CHECK(k.wrong_signs == 0);
   // a feasible point that is not optimal: (2, -0.5), df = (-2, 1); lambda = 0.5 leaves
   // r = (-1.5, 1.5): residual 1.5 sqrt(2) / sqrt(5)
-  k = driver::check_kkt(p, {2, -0.5}, at_point({2, -0.5}));
+  k = optimization::check_kkt(p, {2, -0.5}, at_point({2, -0.5}));
   CHECK(k.multipliers[0] == Approx(0.5).epsilon(1e-14));
   CHECK(k.residual == Approx(1.5 * std::sqrt(2.0) / std::sqrt(5.0)).epsilon(1e-14));
   // a violated equality: x + y = 1.5 + 3e-6
-  k = driver::check_kkt(p, {2.75 + 1e-6, -1.25 + 2e-6}, at_point({2.75 + 1e-6, -1.25 + 2e-6}));
+  k = optimization::check_kkt(p, {2.75 + 1e-6, -1.25 + 2e-6},
+                              at_point({2.75 + 1e-6, -1.25 + 2e-6}));
   CHECK(k.max_violation == Approx(3e-6).epsilon(1e-8));
   CHECK(k.max_relative_violation == Approx(2e-6).epsilon(1e-8));
   // the same constraint twice: dependent gradients, one multiplier takes it all
-  driver::OptimizationProblem twice = p;
+  optimization::OptimizationProblem twice = p;
   twice.constraints.push_back(p.constraints[0]);
-  driver::Evaluation e2 = at_point({2.75, -1.25});
+  optimization::Evaluation e2 = at_point({2.75, -1.25});
   e2.c.push_back(e2.c[0]);
   e2.dc.push_back(e2.dc[0]);
-  k = driver::check_kkt(twice, {2.75, -1.25}, e2);
+  k = optimization::check_kkt(twice, {2.75, -1.25}, e2);
   CHECK(k.residual == Approx(0).margin(1e-15));
   CHECK(k.multipliers[0] + k.multipliers[1] == Approx(0.5).epsilon(1e-14));
 
   // x + y >= 3: optimum (3.5, -0.5), df = (1, 1); NLopt's g = 3 - x - y, lambda = 1 >= 0
   p = problem(ConstraintSense::GreaterEqual, 3.0);
-  k = driver::check_kkt(p, {3.5, -0.5}, at_point({3.5, -0.5}));
+  k = optimization::check_kkt(p, {3.5, -0.5}, at_point({3.5, -0.5}));
   CHECK(k.active[0]);
   CHECK(k.multipliers[0] == Approx(1.0).epsilon(1e-14));
   CHECK(k.residual == Approx(0).margin(1e-15));
   // x + y >= 1.5 at (2.75, -1.25): on the boundary, but the objective pulls into the interior
   // (lambda would be -0.5): dropped, the whole gradient is the residual
   p = problem(ConstraintSense::GreaterEqual, 1.5);
-  k = driver::check_kkt(p, {2.75, -1.25}, at_point({2.75, -1.25}));
+  k = optimization::check_kkt(p, {2.75, -1.25}, at_point({2.75, -1.25}));
   CHECK(k.wrong_signs == 1);
   CHECK_FALSE(k.active[0]);
   CHECK(k.multipliers[0] == 0);
   CHECK(k.residual == Approx(1.0).epsilon(1e-14));
   // an inactive inequality at the unconstrained optimum: df = 0, residual 0
   p = problem(ConstraintSense::LessEqual, 5.0);
-  k = driver::check_kkt(p, {3, -1}, at_point({3, -1}));
+  k = optimization::check_kkt(p, {3, -1}, at_point({3, -1}));
   CHECK_FALSE(k.active[0]);
   CHECK(k.residual == 0);
 
@@ -264,7 +266,7 @@ TEST_CASE("optimizer: KKT residual and multipliers at known points", "[driver]")
   // multiplier r_y = 2 + 3 = 5 >= 0
   p = problem(ConstraintSense::LessEqual, 1.5);
   p.lower[1] = 0;
-  k = driver::check_kkt(p, {1.5, 0}, at_point({1.5, 0}));
+  k = optimization::check_kkt(p, {1.5, 0}, at_point({1.5, 0}));
   CHECK(k.active_lower == 1);
   CHECK(k.multipliers[0] == Approx(3.0).epsilon(1e-14));
   CHECK(k.residual == Approx(0).margin(1e-15));
@@ -272,14 +274,14 @@ TEST_CASE("optimizer: KKT residual and multipliers at known points", "[driver]")
   // x >= 2 at x = 2 (no constraint active): the objective pulls x up, off the bound
   p = problem(ConstraintSense::LessEqual, 100.0);
   p.lower[0] = 2;
-  k = driver::check_kkt(p, {2, -1}, at_point({2, -1}));
+  k = optimization::check_kkt(p, {2, -1}, at_point({2, -1}));
   CHECK(k.active_lower == 1);
   CHECK(k.wrong_signs == 1);
   CHECK(k.residual == Approx(1.0).epsilon(1e-14));
   // x <= 2: the same point is optimal
   p = problem(ConstraintSense::LessEqual, 100.0);
   p.upper[0] = 2;
-  k = driver::check_kkt(p, {2, -1}, at_point({2, -1}));
+  k = optimization::check_kkt(p, {2, -1}, at_point({2, -1}));
   CHECK(k.active_upper == 1);
   CHECK(k.residual == Approx(0).margin(1e-15));
 }
@@ -287,37 +289,38 @@ TEST_CASE("optimizer: KKT residual and multipliers at known points", "[driver]")
 TEST_CASE("optimizer: SLSQP's answer passes the KKT check (nonlinear equality)", "[driver]") {
   // x + y on the circle x^2 + y^2 = 2: optimum (-1, -1), df = (1, 1) = -lambda (2x, 2y),
   // lambda = 1/2
-  const driver::Evaluator circle = [](const std::vector<double> &x, driver::Evaluation *e) {
+  const optimization::Evaluator circle = [](const std::vector<double> &x,
+                                            optimization::Evaluation *e) {
     e->f = x[0] + x[1];
     e->df = {1.0, 1.0};
     e->c = {x[0] * x[0] + x[1] * x[1]};
     e->dc = {{2 * x[0], 2 * x[1]}};
     return PetscErrorCode(0);
   };
-  driver::OptimizationProblem p;
+  optimization::OptimizationProblem p;
   p.names = {"x", "y"};
   p.lower = {-5, -5};
   p.upper = {5, 5};
   p.start = {0.5, -1.5};
   p.constraints = {{"r2", ConstraintSense::Equal, 2.0, 1e-12}};
-  driver::OptimizerOptions o;
+  optimization::OptimizerOptions o;
   o.xtol_rel = 1e-12;
   o.ftol_rel = 1e-15;
   o.max_evaluations = 200;
-  driver::OptimizationResult r;
-  REQUIRE(driver::optimize(PETSC_COMM_WORLD, p, circle, o, {}, &r) == 0);
-  driver::Evaluation e;
+  optimization::OptimizationResult r;
+  REQUIRE(optimization::optimize(PETSC_COMM_WORLD, p, circle, o, {}, &r) == 0);
+  optimization::Evaluation e;
   REQUIRE(circle(r.x, &e) == 0);
-  const driver::KktReport k = driver::check_kkt(p, r.x, e);
+  const optimization::KktReport k = optimization::check_kkt(p, r.x, e);
   CAPTURE(r.status, r.evaluations, r.x[0], r.x[1], k.residual);
   CHECK(k.residual < 1e-6);
   CHECK(k.multipliers[0] == Approx(0.5).epsilon(1e-6));
   CHECK(k.max_violation < 1e-10);
   // a point on the circle away from the optimum is far from stationary
   const double t = 1.0;
-  driver::Evaluation e1;
+  optimization::Evaluation e1;
   REQUIRE(circle({std::sqrt(2.0) * std::cos(t), std::sqrt(2.0) * std::sin(t)}, &e1) == 0);
-  CHECK(driver::check_kkt(p, {std::sqrt(2.0) * std::cos(t), std::sqrt(2.0) * std::sin(t)}, e1)
+  CHECK(optimization::check_kkt(p, {std::sqrt(2.0) * std::cos(t), std::sqrt(2.0) * std::sin(t)}, e1)
             .residual > 0.1);
 }
 
@@ -325,30 +328,31 @@ TEST_CASE("optimizer: a run stopped before feasibility ends with a projected fea
           "[driver]") {
   // x + y on the circle x^2 + y^2 = 2 from (0.5, -1.5), stopped after 5 evaluations: the
   // iterates are not yet on the circle within 1e-12, the answer is (projected onto it)
-  const driver::Evaluator circle = [](const std::vector<double> &x, driver::Evaluation *e) {
+  const optimization::Evaluator circle = [](const std::vector<double> &x,
+                                            optimization::Evaluation *e) {
     e->f = x[0] + x[1];
     e->df = {1.0, 1.0};
     e->c = {x[0] * x[0] + x[1] * x[1]};
     e->dc = {{2 * x[0], 2 * x[1]}};
     return PetscErrorCode(0);
   };
-  driver::OptimizationProblem p;
+  optimization::OptimizationProblem p;
   p.names = {"x", "y"};
   p.lower = {-5, -5};
   p.upper = {5, 5};
   p.start = {0.5, -1.5};
   p.constraints = {{"r2", ConstraintSense::Equal, 2.0, 1e-12}};
-  driver::OptimizerOptions o;
+  optimization::OptimizerOptions o;
   o.max_evaluations = 5;
-  driver::OptimizationResult r;
+  optimization::OptimizationResult r;
   o.projection_steps = 0;
-  REQUIRE(driver::optimize(PETSC_COMM_WORLD, p, circle, o, {}, &r) == 0);
-  driver::Evaluation e;
+  REQUIRE(optimization::optimize(PETSC_COMM_WORLD, p, circle, o, {}, &r) == 0);
+  optimization::Evaluation e;
   REQUIRE(circle(r.x, &e) == 0);
   CAPTURE(r.status, r.x[0], r.x[1], e.c[0]);
   CHECK(std::fabs(e.c[0] - 2) > 1e-12); // without the projection: NLopt's answer, off the circle
   o.projection_steps = 5;
-  REQUIRE(driver::optimize(PETSC_COMM_WORLD, p, circle, o, {}, &r) == 0);
+  REQUIRE(optimization::optimize(PETSC_COMM_WORLD, p, circle, o, {}, &r) == 0);
   REQUIRE(circle(r.x, &e) == 0);
   CAPTURE(r.status, r.x[0], r.x[1], e.c[0]);
   CHECK(std::fabs(e.c[0] - 2) <= 1e-12);

@@ -7,7 +7,7 @@
 //    are exact together; on 1 and 2 ranks ([mpi]);
 //  - a displacement that inverts cells is a failed evaluation (ok = false, the reason given),
 //    not an error, and the next evaluation starts from the last good state (J(0) again);
-//  - the crash-test hook KARMAN_TEST_KILL: bad values are refused at set-up, naming it.
+//  - the crash tests' fault points are announced where tests/cli/optimize_kill.sh kills.
 #include "karman/adjoint/verification.hpp"
 #include "karman/core/error.hpp"
 #include "karman/driver/shape_evaluation.hpp"
@@ -16,7 +16,9 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
 
 using namespace karman;
 
@@ -79,35 +81,31 @@ TEST_CASE("shape evaluation: dJ/d(wall displacement) through deformation and re-
   CHECK(J_at(0.0, &e) == Approx(J0).epsilon(1e-10));
 }
 
-// The crash-test hook (KARMAN_TEST_KILL=PHASE:N, tests/cli/optimize_kill.sh) is read at set-up: a
-// bad value is one error naming the variable; a kill armed for a later evaluation leaves the
-// evaluations before it alone.
-TEST_CASE("shape evaluation: KARMAN_TEST_KILL", "[driver][shape]") {
+// The crash tests' fault points (core/fault_injection.hpp, tests/cli/optimize_kill.sh): a hook
+// given at set-up sees "deformation" and "forward" in every evaluation, counted from 1, and
+// "adjoint" only when the evaluation has two or more adjoint solves (an extra flow function).
+TEST_CASE("shape evaluation: fault points", "[driver][shape]") {
   const std::string yaml = test::dfg_case_yaml(0, "");
   config::CaseConfig cfg;
   clear_error();
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "shape.yaml", "/", {}, cfg) == 0);
   driver::FlowCase fc;
   REQUIRE(fc.load(PETSC_COMM_WORLD, cfg) == 0);
-  for (const char *bad : {"solve:5", "forward", "forward:0", "adjoint:2x", "deformation:"}) {
-    CAPTURE(bad);
-    REQUIRE(setenv("KARMAN_TEST_KILL", bad, 1) == 0);
-    driver::ShapeEvaluator shape;
-    clear_error();
-    CHECK(shape.setup(fc, {}, nullptr) != 0);
-    CHECK_THAT(last_error_message(),
-               Catch::Contains("environment variable KARMAN_TEST_KILL='" + std::string(bad) + "'"));
-  }
-  for (const char *later : {"forward:2", "adjoint:1", "deformation:2"}) {
-    CAPTURE(later);
-    REQUIRE(setenv("KARMAN_TEST_KILL", later, 1) == 0);
-    driver::ShapeEvaluator shape;
-    clear_error();
-    REQUIRE(shape.setup(fc, {}, nullptr) == 0);
-    driver::ShapeEvaluation e;
-    // the first evaluation (no extra flow function: "adjoint" has one adjoint solve, no kill)
-    REQUIRE(shape.evaluate(std::vector<Vec3<double>>(fc.mesh().n_vertices), &e) == 0);
-    CHECK(e.ok);
-  }
-  REQUIRE(unsetenv("KARMAN_TEST_KILL") == 0);
+  std::vector<std::pair<std::string, long>> seen;
+  driver::ShapeEvaluator shape;
+  REQUIRE(shape.setup(fc, {}, nullptr,
+                      [&](const FaultPoint &p) { seen.emplace_back(p.phase, p.count); }) == 0);
+  const std::vector<Vec3<double>> zero(fc.mesh().n_vertices);
+  driver::ShapeEvaluation e;
+  REQUIRE(shape.evaluate(zero, &e) == 0);
+  CHECK(e.ok);
+  using Seen = std::vector<std::pair<std::string, long>>;
+  CHECK(seen == Seen{{"deformation", 1}, {"forward", 1}});
+  const adjoint::Objective *extra = nullptr; // a second adjoint solve
+  REQUIRE(fc.objective(&extra) == 0);
+  seen.clear();
+  REQUIRE(shape.evaluate(zero, &e, {extra}) == 0);
+  CHECK(e.ok);
+  // (the second solve starts at the first's solution: no Newton iteration, no "forward" point)
+  CHECK(seen == Seen{{"deformation", 2}, {"adjoint", 2}});
 }

@@ -6,7 +6,7 @@
 // surface-normal: constants pass the filter, L = 0 is the identity, displacement along the
 // normal), the same results on 1 and 2 ranks by serial vertex index ([mpi]), and bad input
 // (one error naming the file and the key).
-#include "karman/adjoint/shape_parameterization.hpp"
+#include "karman/design/shape_parameterization.hpp"
 #include "karman/core/error.hpp"
 #include "test_helpers.hpp"
 
@@ -46,7 +46,7 @@ void load_case(MPI_Comm comm, const std::string &text, config::CaseConfig *cfg) 
 
 // Sets up the design space of `design` (YAML of the design list) on a loaded mesh.
 void make_space(const mesh::Mesh &m, const std::string &boundaries, const std::string &design,
-                adjoint::DesignSpace *space) {
+                design::DesignSpace *space) {
   config::CaseConfig cfg;
   load_case(m.comm, boundaries + "design:\n" + design, &cfg);
   clear_error();
@@ -60,7 +60,7 @@ std::string setup_error(const mesh::Mesh &m, const std::string &boundaries,
                         const std::string &design) {
   config::CaseConfig cfg;
   load_case(m.comm, boundaries + "design:\n" + design, &cfg);
-  adjoint::DesignSpace space;
+  design::DesignSpace space;
   clear_error();
   return space.setup(m, m.coordinates, cfg) ? last_error_message() : std::string();
 }
@@ -104,7 +104,7 @@ double dot(const std::vector<double> &a, const std::vector<double> &b) {
 
 // Dot-product test <D a, d_bar> = <a, D^T d_bar> for random a and d_bar; returns the
 // relative difference.
-double dot_product_test(const mesh::Mesh &m, const adjoint::DesignSpace &space) {
+double dot_product_test(const mesh::Mesh &m, const design::DesignSpace &space) {
   const std::vector<double> a = random_design(space.size(), 1);
   const std::vector<Vec3<double>> d_bar = random_vertex_field(m, 5);
   std::vector<Vec3<double>> d;
@@ -163,7 +163,7 @@ TEST_CASE("FFD: partition of unity, linear precision, fixed layers, what does no
 
   SECTION("fixed_layers 0: a uniform control-point displacement moves every vertex by it, a "
           "linear one reproduces the linear field") {
-    adjoint::DesignSpace space;
+    design::DesignSpace space;
     make_space(m, kDfgBoundaries, ffd_design(0, "[x, y]"), &space);
     REQUIRE(space.size() == 5 * 4 * 2);
     REQUIRE(space.names()[0] == "ffd0.cp[0,0].x");
@@ -194,7 +194,7 @@ TEST_CASE("FFD: partition of unity, linear precision, fixed layers, what does no
 
   SECTION("fixed_layers 1: the free control points' partition-of-unity amount, zero on the box "
           "boundary") {
-    adjoint::DesignSpace space;
+    design::DesignSpace space;
     make_space(m, kDfgBoundaries, ffd_design(1, "[y]"), &space);
     REQUIRE(space.size() == 3 * 2);
     REQUIRE(space.names()[0] == "ffd0.cp[1,1].y");
@@ -224,7 +224,7 @@ TEST_CASE("FFD: partition of unity, linear precision, fixed layers, what does no
   }
 
   SECTION("dot-product test") {
-    adjoint::DesignSpace space;
+    design::DesignSpace space;
     make_space(m, kDfgBoundaries, ffd_design(1, "[x, y]"), &space);
     REQUIRE(dot_product_test(m, space) < 1e-12);
   }
@@ -234,7 +234,7 @@ TEST_CASE("Hicks-Henne: a bump peaks at its chord fraction with unit amplitude a
           "[design][mpi]") {
   mesh::Mesh m;
   test::load(PETSC_COMM_WORLD, "naca0012.geo", 0, 2, {"airfoil", "farfield"}, &m);
-  adjoint::DesignSpace space;
+  design::DesignSpace space;
   make_space(m, kNacaBoundaries,
              "  - {type: hicks-henne, name: hh, walls: [airfoil], positions: [0.1, 0.3, 0.5, "
              "0.8], lower: [-0.01], upper: [0.02]}\n",
@@ -283,7 +283,7 @@ TEST_CASE("rigid: rotation about the centre and translation; reverse = FD transp
           "[design][mpi]") {
   mesh::Mesh m;
   test::load(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, kDfg, &m);
-  adjoint::DesignSpace space;
+  design::DesignSpace space;
   make_space(m, kDfgBoundaries, "  - {type: rigid, walls: [cylinder], center: [0.2, 0.2]}\n",
              &space);
   REQUIRE(space.names() == std::vector<std::string>{"rigid0.angle", "rigid0.dx", "rigid0.dy"});
@@ -331,7 +331,7 @@ TEST_CASE("surface-normal: Helmholtz-filtered normal displacement and its transp
     n_wall += on_cylinder(m.coordinates[v]) && m.vertex_owned[v];
   MPI_Allreduce(MPI_IN_PLACE, &n_wall, 1, MPIU_INT, MPI_SUM, PETSC_COMM_WORLD);
 
-  adjoint::DesignSpace space;
+  design::DesignSpace space;
   make_space(m, kDfgBoundaries,
              "  - {type: surface-normal, walls: [cylinder], filter_length: 0.02}\n", &space);
   REQUIRE(static_cast<PetscInt>(space.size()) == n_wall);
@@ -354,7 +354,7 @@ TEST_CASE("surface-normal: Helmholtz-filtered normal displacement and its transp
   }
 
   // one variable: L = 0 moves only its vertex (identity); L > 0 spreads it smoothly
-  adjoint::DesignSpace raw;
+  design::DesignSpace raw;
   make_space(m, kDfgBoundaries, "  - {type: surface-normal, walls: [cylinder], filter_length: 0}\n",
              &raw);
   std::vector<double> spike(space.size(), 0.0);
@@ -387,7 +387,7 @@ TEST_CASE("a combined design space gives the same results on 1 and 2 ranks", "[d
   mesh::Mesh dist, serial;
   test::load(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, kDfg, &dist);
   test::load(PETSC_COMM_SELF, test::dfg_geo(), 0, 2, kDfg, &serial);
-  adjoint::DesignSpace sd, ss;
+  design::DesignSpace sd, ss;
   make_space(dist, kDfgBoundaries, design, &sd);
   make_space(serial, kDfgBoundaries, design, &ss);
   REQUIRE(sd.names() == ss.names());
@@ -469,7 +469,7 @@ TEST_CASE("design input that needs the mesh: one error naming the file and the k
                Catch::Contains("'design[0].variables': a rigid rotation ('angle') is only "
                                "implemented in 2D"));
   // 3D FFD and translations work
-  adjoint::DesignSpace space;
+  design::DesignSpace space;
   make_space(box, box_case,
              "  - {type: ffd, walls: [ymax], origin: [0, 0.5, 0], size: [1, 0.6, 1], lattice: [4, "
              "3, 3], axes: [y, z]}\n"

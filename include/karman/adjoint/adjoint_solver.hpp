@@ -1,4 +1,4 @@
-// Steady discrete adjoint (adjoint/README.md, eqs. 3-7):
+// Steady discrete adjoint (src/adjoint/README.md, eqs. 3-7):
 //   (dR/dw)^T psi = -(dJ/dw)^T            at the converged state w,
 //   dJ/da = dJ/da|_explicit + psi^T dR/da for every named parameter a,
 //   dJ/dX = dJ/dX|_explicit + psi^T dR/dX for the vertex coordinates X.

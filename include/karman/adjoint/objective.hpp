@@ -1,5 +1,5 @@
 // Objectives J(w; X, a) of the steady adjoint, from the case's `objective` section
-// (adjoint/README.md, eq. 2):
+// (src/adjoint/README.md, eq. 2):
 //   drag / lift / force   c = weight * e . F / (q S_ref),  F = sum_f (p_f S_f - mu (grad u)_f S_f)
 //   moment                c = weight * a . sum_f (x_f - x_0) x F_f / (q S_ref L_ref)  (a = e_z)
 //   pressure-difference   weight * (p(x_1) - p(x_2))    (linear reconstruction in the cell)

@@ -1,4 +1,4 @@
-// Reverse-mode accumulation for the discrete adjoint (adjoint/README.md, eqs. 5-13).
+// Reverse-mode accumulation for the discrete adjoint (src/adjoint/README.md, eqs. 5-13).
 //
 // A scalar built from the discretization -- the Lagrangian psi^T R(w; X, a), or an
 // objective J(w; X, a) -- is differentiated backwards through its pieces:

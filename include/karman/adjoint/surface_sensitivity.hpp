@@ -1,4 +1,4 @@
-// Surface sensitivity of an objective on a wall (adjoint/README.md, eq. 13): for every
+// Surface sensitivity of an objective on a wall (src/adjoint/README.md, eq. 13): for every
 // vertex v of the wall, with n_v the unit normal into the fluid (the face-share weighted
 // sum of the wall faces' inward area vectors, normalized) and A_v the vertex's dual area
 // (a 1/k share of each touching face of k vertices),

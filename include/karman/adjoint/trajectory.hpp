@@ -1,5 +1,5 @@
 // Access to the forward trajectory for the backward (adjoint) sweep of an unsteady run
-// (adjoint/README.md, sec. 7).  The backward sweep asks for the time levels in decreasing
+// (src/adjoint/README.md, sec. 7).  The backward sweep asks for the time levels in decreasing
 // order, n = N, N-1, ..., 1; each level is (w^n, w^{n-1}) with t^n and the step sizes.
 //   StoreAll: the forward run writes every level's state to scratch files, one per rank (each
 //             rank its own part, raw), and the sweep reads them back.

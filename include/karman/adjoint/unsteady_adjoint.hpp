@@ -1,4 +1,4 @@
-// Unsteady discrete adjoint of the BDF1-start + BDF2 scheme (adjoint/README.md, sec. 7).
+// Unsteady discrete adjoint of the BDF1-start + BDF2 scheme (src/adjoint/README.md, sec. 7).
 //
 // Forward, level n = 1..N:  R^n = R_s(w^n; t^n) + rho V (a0^n w^n + a1^n w^{n-1} + a2^n w^{n-2}) =
 // 0 (momentum rows).  Objective J = sum_n q_n J_s(w^n) + beta sum_n dt_n omega(t^n)^2, with q_n the
@@ -35,6 +35,8 @@
 // separate runs (to the linear solver's tolerance).  Saving and resuming the adjoint state is for
 // one objective.
 #pragma once
+
+#include "karman/core/fault_injection.hpp"
 
 #include "karman/adjoint/objective.hpp"
 #include "karman/adjoint/trajectory.hpp"
@@ -98,6 +100,9 @@ struct UnsteadyAdjointOptions {
   /// adjoint (nv values per local cell) and the FlowResidual at that level's state (output).
   long snapshot_every = 0;
   std::function<PetscErrorCode(long n, double t, const std::vector<double> &psi)> snapshot;
+  /// The crash tests' hook (core/fault_injection.hpp): points "adjoint-state-partial" and
+  /// "adjoint-state" while the state of level n is saved.
+  FaultHook fault;
 };
 
 class UnsteadyAdjoint {

@@ -12,14 +12,14 @@
 // continuation referred to the residual of the cold initial state (a warm start begins near
 // Newton); if that solve fails, once more with the case's own continuation.
 //
-// Crash tests: with the environment variable KARMAN_TEST_KILL=PHASE:N (PHASE forward, adjoint or
-// deformation, N >= 1) every rank raises SIGKILL on itself inside that phase of the N-th
-// evaluation that this evaluator computes: forward after the first Newton iteration, adjoint
-// after the first adjoint solve (when there are two or more), deformation after the mesh
-// deformation solve (before the mesh is used).  Read once at setup; unset, it costs nothing.
+// Crash tests: a fault hook (core/fault_injection.hpp) given to setup() is called at the points
+// "forward" (after the first Newton iteration), "adjoint" (after the first adjoint solve, when
+// there are two or more) and "deformation" (after the mesh deformation solve, before the mesh is
+// used) of each evaluation, counted from 1.
 #pragma once
 
-#include "karman/adjoint/mesh_deformation.hpp"
+#include "karman/core/fault_injection.hpp"
+#include "karman/design/mesh_deformation.hpp"
 #include "karman/driver/flow_case.hpp"
 
 #include <string>
@@ -49,8 +49,10 @@ public:
   ~ShapeEvaluator();
 
   /// The reference mesh is the case's current coordinates; `w0` (if given) a converged state on
-  /// it that starts the first solve (otherwise the case's initial state).  Collective.
-  PetscErrorCode setup(FlowCase &fc, const adjoint::DeformationOptions &options, Vec w0);
+  /// it that starts the first solve (otherwise the case's initial state); `fault` the crash
+  /// tests' hook (none: no effect).  Collective.
+  PetscErrorCode setup(FlowCase &fc, const design::DeformationOptions &options, Vec w0,
+                       FaultHook fault = {});
   /// Evaluates J and dJ/dd_B for the boundary displacement d_B (per local vertex; only boundary
   /// vertices read), and the same for each extra flow function (one adjoint solve each: flow
   /// constraints).  Collective.
@@ -64,18 +66,17 @@ public:
   Vec state() const { return w_good_; }
   PetscErrorCode set_state(Vec w) { return VecCopy(w, w_good_); }
   const std::vector<Vec3<double>> &reference_coordinates() const { return X0_; }
-  const adjoint::MeshDeformation &deformation() const { return deformation_; }
+  const design::MeshDeformation &deformation() const { return deformation_; }
 
 private:
   FlowCase *fc_ = nullptr;
   std::vector<Vec3<double>> X0_;
   std::vector<double> V0_; ///< reference cell volumes (owned cells)
-  adjoint::MeshDeformation deformation_;
+  design::MeshDeformation deformation_;
   Vec w_ = nullptr, w_good_ = nullptr;
-  double r_ref_ = 0;       ///< |R| of the case's initial state on the reference mesh (continuation)
-  long evaluations_ = 0;   ///< evaluations computed so far
-  std::string kill_phase_; ///< KARMAN_TEST_KILL: the phase ("" unset) ...
-  long kill_evaluation_ = 0; ///< ... and the evaluation (1-based)
+  double r_ref_ = 0;     ///< |R| of the case's initial state on the reference mesh (continuation)
+  long evaluations_ = 0; ///< evaluations computed so far
+  FaultHook fault_;      ///< the crash tests' hook (empty: none)
 };
 
 } // namespace karman::driver

@@ -2,7 +2,7 @@
 // line, with hand-derived reverse modes; templated on the scalar type so that tests can run
 // the forward functions with std::complex<double> (complex step).  The shape constraints
 // of adjoint/geometric_constraints.cpp sum these over the faces of a set of walls
-// (adjoint/README.md, sec. 9).
+// (src/adjoint/README.md, sec. 9).
 //
 // Cones (divergence theorem, exact for the piecewise-linear wall): a region bounded by
 // faces is the signed union of the cones from the origin to the faces' facets (the facets

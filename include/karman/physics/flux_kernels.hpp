@@ -216,7 +216,7 @@ void slip_flux_dw(int dim, const CellState<double> &L, const FaceGeometry<double
 // For the scalar lambda . M of a face flux, the adjoints of every input: cell values and
 // gradients, geometry (S, x_f, x_L, x_R), boundary data (u_b, p_b) and the viscosity.
 // They are accumulated (+=).  Used for the adjoint gradients with respect to the mesh
-// coordinates and the parameters (adjoint/README.md, eq. 8); checked against complex
+// coordinates and the parameters (src/adjoint/README.md, eq. 8); checked against complex
 // step in tests/unit/test_flux_kernels.cpp.
 
 struct FluxBar {

@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-namespace karman::driver {
+namespace karman::optimization {
 
 enum class ConstraintSense { LessEqual, GreaterEqual, Equal };
 
@@ -137,16 +137,8 @@ constexpr std::size_t kAutoSmallProblem = 100;
 std::string resolve_algorithm(const std::string &name, const OptimizationProblem &problem);
 
 /// Runs the optimization.  Collective.
-/// The crash-test hook of the evaluators (tests/cli/optimize_kill.sh, control_optimize.sh): the
-/// environment variable KARMAN_TEST_KILL=PHASE:N names a phase of `phases` and the evaluation
-/// N >= `first` in which the evaluator raises SIGKILL on itself.  Unset: *phase empty.  A
-/// malformed value is an error naming the variable and what `what` (the evaluator) accepts.
-/// Collective.
-PetscErrorCode read_test_kill(MPI_Comm comm, const std::vector<std::string> &phases, long first,
-                              const char *what, std::string *phase, long *evaluation);
-
 PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
                         const Evaluator &evaluator, const OptimizerOptions &options,
                         const EvaluationObserver &observer, OptimizationResult *result);
 
-} // namespace karman::driver
+} // namespace karman::optimization

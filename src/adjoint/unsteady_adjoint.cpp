@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -635,7 +634,7 @@ namespace {
 
 // The per-level derivatives g (index n - 1 for t^n = times[n - 1]) of a boundary parameter given
 // by the time function f chained to f's parameters, into out[name.PARAMETER]: a sine's amplitude,
-// frequency, phase and offset, a table's knot values (adjoint/README.md, after eq. 18).
+// frequency, phase and offset, a table's knot values (src/adjoint/README.md, after eq. 18).
 void chain_time_function(const physics::TimeFunction &f, const std::string &name,
                          const std::vector<double> &g, const std::vector<double> &times,
                          std::map<std::string, double> *out) {
@@ -675,18 +674,6 @@ namespace {
 
 constexpr const char *kStateFormat = "karman-adjoint-state";
 constexpr int kStateVersion = 1;
-
-// Fault injection for tests/cli/unsteady_adjoint.sh: KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE=N
-// kills the process with SIGKILL (as a scheduler or the OOM killer would) while the state of
-// level N is saved, after the complete temporary file is written and before the rename;
-// N:partial kills it after the psi datasets and before the gradient data.  Unset: no effect.
-void kill_if_requested(long level, bool partial) {
-  const char *v = std::getenv("KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE");
-  if (!v) return;
-  char *end = nullptr;
-  const long n = std::strtol(v, &end, 10);
-  if (end != v && n == level && partial == (std::strcmp(end, ":partial") == 0)) std::raise(SIGKILL);
-}
 
 // What an adjoint state depends on besides the mesh, the problem (CaseConfig::problem_keys())
 // and the time levels: the time scheme, the initial condition and the objective
@@ -733,7 +720,7 @@ PetscErrorCode UnsteadyAdjoint::save_state(const UnsteadyAdjointOptions &o, long
   PetscCall(io::create_fields_h5(m, res_->coordinates(), tmp, psi,
                                  {{"level", static_cast<double>(n)}},
                                  {{"adjoint_format", kStateFormat}}));
-  kill_if_requested(n, true);
+  if (o.fault) o.fault({"adjoint-state-partial", n, 0.0}); // crash tests
   for (PetscInt v = 0; v < m.n_vertices; ++v)
     if (m.vertex_owned[v]) fx.values.insert(fx.values.end(), {r.X[v][0], r.X[v][1], r.X[v][2]});
   nlohmann::json j;
@@ -752,7 +739,7 @@ PetscErrorCode UnsteadyAdjoint::save_state(const UnsteadyAdjointOptions &o, long
   j["control"] = nlohmann::json::object();
   for (const auto &[name, series] : r.control) j["control"][name] = series;
   PetscCall(io::add_to_fields_h5(m, tmp, {fx}, {{"adjoint_state", j.dump()}}));
-  kill_if_requested(n, false);
+  if (o.fault) o.fault({"adjoint-state", n, 0.0});
   PetscCall(io::replace_file(m.comm, tmp, o.state_file));
   PetscFunctionReturn(0);
 }

@@ -1,12 +1,12 @@
-// A shape-optimization problem (see include/karman/driver/shape_optimization.hpp).
-#include "karman/driver/shape_optimization.hpp"
+// A shape-optimization problem (see include/karman/optimization/shape_optimization.hpp).
+#include "karman/optimization/shape_optimization.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
 
-namespace karman::driver {
+namespace karman::optimization {
 
 PetscErrorCode build_shape_constraints(FlowCase &fc, std::vector<ShapeConstraint> *out) {
   PetscFunctionBeginUser;
@@ -36,15 +36,15 @@ PetscErrorCode build_shape_constraints(FlowCase &fc, std::vector<ShapeConstraint
       PetscCheck(type != "volume" || m.dim == 3, m.comm, PETSC_ERR_USER_INPUT,
                  "%s: %s: 'volume' is for 3D meshes; use 'area' in 2D", cfg.file().c_str(),
                  sec.label().c_str());
-      c.geometric = std::make_unique<adjoint::GeometricConstraint>();
+      c.geometric = std::make_unique<design::GeometricConstraint>();
       if (type == "centroid")
-        PetscCall(adjoint::GeometricConstraint::centroid(
+        PetscCall(design::GeometricConstraint::centroid(
             m, walls, static_cast<int>(sec.text("axis")[0] - 'x'), c.geometric.get()));
       else if (type == "thickness")
-        PetscCall(adjoint::GeometricConstraint::thickness(m, walls, sec.real("station"),
-                                                          c.geometric.get()));
+        PetscCall(design::GeometricConstraint::thickness(m, walls, sec.real("station"),
+                                                         c.geometric.get()));
       else
-        PetscCall(adjoint::GeometricConstraint::volume(m, walls, c.geometric.get()));
+        PetscCall(design::GeometricConstraint::volume(m, walls, c.geometric.get()));
       c.name = c.geometric->name();
     } else {
       c.flow = std::make_unique<adjoint::Objective>();
@@ -57,38 +57,40 @@ PetscErrorCode build_shape_constraints(FlowCase &fc, std::vector<ShapeConstraint
   PetscFunctionReturn(0);
 }
 
-adjoint::DeformationOptions deformation_options(const config::CaseConfig &cfg) {
+design::DeformationOptions deformation_options(const config::CaseConfig &cfg) {
   const config::Section opt = cfg.section("optimization");
-  adjoint::DeformationOptions o;
+  design::DeformationOptions o;
   o.stiffness_exponent = opt.real("deformation_stiffness_exponent");
   o.poisson_ratio = opt.real("deformation_poisson_ratio");
   o.rtol = opt.real("deformation_rtol");
   return o;
 }
 
-PetscErrorCode ShapeOptimization::setup(FlowCase &fc, Vec w0) {
+PetscErrorCode ShapeOptimization::setup(FlowCase &fc, Vec w0, FaultHook fault) {
   PetscFunctionBeginUser;
   const config::CaseConfig &cfg = fc.config();
   PetscCheck(!cfg.designs().empty(), fc.mesh().comm, PETSC_ERR_USER_INPUT,
              "%s: a shape optimization needs a 'design:' list (the shape parameterizations: ffd, "
              "hicks-henne, rigid, surface-normal)",
              cfg.file().c_str());
-  auto design = std::make_unique<adjoint::DesignSpace>();
+  auto design = std::make_unique<design::DesignSpace>();
   PetscCall(design->setup(fc.mesh(), fc.residual().coordinates(), cfg));
   std::vector<ShapeConstraint> constraints;
   PetscCall(build_shape_constraints(fc, &constraints));
-  PetscCall(setup(fc, std::move(design), std::move(constraints), deformation_options(cfg), w0));
+  PetscCall(setup(fc, std::move(design), std::move(constraints), deformation_options(cfg), w0,
+                  std::move(fault)));
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode ShapeOptimization::setup(FlowCase &fc, std::unique_ptr<adjoint::DesignSpace> design,
+PetscErrorCode ShapeOptimization::setup(FlowCase &fc, std::unique_ptr<design::DesignSpace> design,
                                         std::vector<ShapeConstraint> constraints,
-                                        const adjoint::DeformationOptions &deformation, Vec w0) {
+                                        const design::DeformationOptions &deformation, Vec w0,
+                                        FaultHook fault) {
   PetscFunctionBeginUser;
   fc_ = &fc;
   design_ = std::move(design);
   constraints_ = std::move(constraints);
-  PetscCall(shape_.setup(fc, deformation, w0));
+  PetscCall(shape_.setup(fc, deformation, w0, std::move(fault)));
   problem_ = OptimizationProblem();
   problem_.names = design_->names();
   problem_.lower = design_->lower();
@@ -100,7 +102,7 @@ PetscErrorCode ShapeOptimization::setup(FlowCase &fc, std::unique_ptr<adjoint::D
     if (c.relative) {
       PetscCheck(c.geometric, fc.mesh().comm, PETSC_ERR_USER_INPUT,
                  "constraint %s: 'relative' applies to geometric constraints only", c.name.c_str());
-      adjoint::GeometricConstraintValue v0;
+      design::GeometricConstraintValue v0;
       PetscCall(c.geometric->evaluate(shape_.reference_coordinates(), false, &v0));
       PetscCheck(v0.ok, fc.mesh().comm, PETSC_ERR_USER_INPUT,
                  "constraint %s is undefined on the reference shape: %s", c.name.c_str(),
@@ -139,7 +141,7 @@ PetscErrorCode ShapeOptimization::evaluate(const std::vector<double> &a, Evaluat
       PetscCall(design_->reverse(a, s.extra_dB[k], &dc));
       ++k;
     } else {
-      adjoint::GeometricConstraintValue v;
+      design::GeometricConstraintValue v;
       PetscCall(c.geometric->evaluate(shape_.coordinates(), true, &v));
       if (!v.ok) {
         e->ok = false;
@@ -315,4 +317,4 @@ PetscErrorCode ShapeOptimization::check_gradient(const std::vector<double> &a,
   PetscFunctionReturn(0);
 }
 
-} // namespace karman::driver
+} // namespace karman::optimization

@@ -1,5 +1,6 @@
-// A flow-control / identification problem (see include/karman/driver/control_optimization.hpp).
-#include "karman/driver/control_optimization.hpp"
+// A flow-control / identification problem (see
+// include/karman/optimization/control_optimization.hpp).
+#include "karman/optimization/control_optimization.hpp"
 
 #include "karman/adjoint/parameters.hpp"
 #include "karman/adjoint/unsteady_adjoint.hpp"
@@ -7,17 +8,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
-#include <thread>
-#include <unistd.h>
 
-namespace karman::driver {
+namespace karman::optimization {
 
 using adjoint::ParameterRegistry;
 using physics::TimeFunction;
@@ -54,8 +51,10 @@ std::vector<double> ControlOptimization::physical(const std::vector<double> &x) 
   return a;
 }
 
-PetscErrorCode ControlOptimization::setup(FlowCase &fc, const std::string &work_directory) {
+PetscErrorCode ControlOptimization::setup(FlowCase &fc, const std::string &work_directory,
+                                          FaultHook fault) {
   PetscFunctionBeginUser;
+  fault_ = std::move(fault);
   fc_ = &fc;
   work_ = work_directory;
   const config::CaseConfig &cfg = fc.config();
@@ -320,14 +319,7 @@ PetscErrorCode ControlOptimization::setup(FlowCase &fc, const std::string &work_
   if (!w0_) PetscCall(fc.create_state(&w0_));
   if (!w_) PetscCall(fc.create_state(&w_));
   PetscCall(fc.initial_state(w0_));
-  // the crash-test hook
   evaluations_ = 0;
-  // (forward: N >= 2, the kill time is half of the previous evaluation's forward run)
-  PetscCall(read_test_kill(comm, {"forward", "adjoint"}, 1, "a control optimization", &kill_phase_,
-                           &kill_evaluation_));
-  PetscCheck(kill_phase_ != "forward" || kill_evaluation_ >= 2, comm, PETSC_ERR_USER_INPUT,
-             "environment variable KARMAN_TEST_KILL: forward:N needs N >= 2 for a control "
-             "optimization (the kill time is half of the previous evaluation's forward run)");
   PetscFunctionReturn(0);
 }
 
@@ -424,22 +416,17 @@ PetscErrorCode ControlOptimization::run_unsteady(bool gradients, std::vector<dou
   // store-all: the trajectory's scratch folder (emptied by each run, its files removed after it)
   o.trajectory_directory = (std::filesystem::path(work_) / "trajectory").string();
   o.forward_only = !gradients;
-  const std::string kill_now = evaluations_ == kill_evaluation_ ? kill_phase_ : std::string();
-  if (kill_now == "adjoint" && gradients) {
-    o.snapshot_every = 1;
-    const long level = std::max(1L, steps_ / 2);
-    o.snapshot = [level](long n, double, const std::vector<double> &) -> PetscErrorCode {
-      if (n <= level) ::kill(getpid(), SIGKILL);
+  if (fault_ && gradients) { // the crash tests' point in the backward sweep: a snapshot read
+    o.snapshot_every = 1;    // in its first half
+    const long level = std::max(1L, steps_ / 2), evaluation = evaluations_;
+    o.snapshot = [this, level, evaluation](long n, double,
+                                           const std::vector<double> &) -> PetscErrorCode {
+      if (n <= level) fault_({"adjoint", evaluation, 0.0});
       return 0;
     };
   }
-  if (kill_now == "forward" && previous_forward_time_ > 0) {
-    const double delay = 0.5 * previous_forward_time_;
-    std::thread([delay] {
-      std::this_thread::sleep_for(std::chrono::duration<double>(delay));
-      ::kill(getpid(), SIGKILL);
-    }).detach();
-  }
+  if (fault_ && previous_forward_time_ > 0) // a kill timed at half the previous forward run
+    fault_({"forward", evaluations_, 0.5 * previous_forward_time_});
   std::vector<adjoint::UnsteadyAdjointResult> results;
   // a design whose forward run (or a recomputation) does not converge is a failed evaluation
   // (the optimizer backs off); any other error stops with its message
@@ -728,4 +715,4 @@ PetscErrorCode ControlOptimization::check_gradient(const std::vector<double> &x,
   PetscFunctionReturn(0);
 }
 
-} // namespace karman::driver
+} // namespace karman::optimization

@@ -1,7 +1,7 @@
 // Geometric constraint functions C(X) of the vertex coordinates for shape optimization, with
 // exact gradients dC/dX in the convention of adjoint::finish (one value per local vertex;
 // every copy of a vertex holds the total), so that they chain through mesh deformation and
-// parameterization exactly like dJ/dX.  Derivation: adjoint/README.md, sec. 9, (G1)-(G3).
+// parameterization exactly like dJ/dX.  Derivation: src/adjoint/README.md, sec. 9, (G1)-(G3).
 //
 // The body is the region enclosed by a set of walls (their faces must close: every edge of
 // the wall surface, in 2D every end point of a wall face, is shared by faces of both
@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-namespace karman::adjoint {
+namespace karman::design {
 
 enum class GeometricConstraintKind { Volume, Centroid, Thickness };
 
@@ -90,4 +90,4 @@ private:
   std::string name_;
 };
 
-} // namespace karman::adjoint
+} // namespace karman::design

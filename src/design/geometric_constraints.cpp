@@ -1,6 +1,6 @@
 // Geometric constraint functions and their gradients (see
-// include/karman/adjoint/geometric_constraints.hpp; formulas: geometry/body_kernels.hpp).
-#include "karman/adjoint/geometric_constraints.hpp"
+// include/karman/design/geometric_constraints.hpp; formulas: geometry/body_kernels.hpp).
+#include "karman/design/geometric_constraints.hpp"
 
 #include "karman/geometry/body_kernels.hpp"
 #include "karman/geometry/geometry_kernels.hpp"
@@ -12,7 +12,7 @@
 #include <limits>
 #include <set>
 
-namespace karman::adjoint {
+namespace karman::design {
 
 namespace {
 
@@ -300,4 +300,4 @@ PetscErrorCode GeometricConstraint::evaluate_thickness(const std::vector<Vec3<do
   PetscFunctionReturn(0);
 }
 
-} // namespace karman::adjoint
+} // namespace karman::design

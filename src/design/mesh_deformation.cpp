@@ -1,6 +1,6 @@
 // Mesh deformation by linear elasticity and its reverse mode (see
-// include/karman/adjoint/mesh_deformation.hpp; adjoint/README.md, section 8).
-#include "karman/adjoint/mesh_deformation.hpp"
+// include/karman/design/mesh_deformation.hpp; src/adjoint/README.md, section 8).
+#include "karman/design/mesh_deformation.hpp"
 
 #include "karman/core/logger.hpp"
 #include "karman/geometry/mesh_geometry.hpp"
@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace karman::adjoint {
+namespace karman::design {
 namespace {
 
 using V3 = Vec3<double>;
@@ -451,4 +451,4 @@ PetscErrorCode MeshDeformation::reverse(const std::vector<V3> &Xbar, std::vector
   PetscFunctionReturn(0);
 }
 
-} // namespace karman::adjoint
+} // namespace karman::design

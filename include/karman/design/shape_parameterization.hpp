@@ -1,4 +1,4 @@
-// Shape parameterizations (adjoint/README.md, section 10): maps from a design vector a (global:
+// Shape parameterizations (src/adjoint/README.md, section 10): maps from a design vector a (global:
 // the same on every rank) to a displacement d_v of the wall vertices (one per local vertex,
 // zero off the design walls, the same on every copy of a vertex), each with its exact reverse
 //   a_bar = (dd/da)^T d_bar                                                      (README eq. 22)
@@ -58,7 +58,7 @@
 #include <string>
 #include <vector>
 
-namespace karman::adjoint {
+namespace karman::design {
 
 enum class DesignKind { Ffd, HicksHenne, Rigid, SurfaceNormal };
 
@@ -119,4 +119,4 @@ private:
   std::vector<double> lower_, upper_, initial_;
 };
 
-} // namespace karman::adjoint
+} // namespace karman::design

@@ -1,4 +1,4 @@
-// A shape-optimization problem as an evaluator for driver::optimize:
+// A shape-optimization problem as an evaluator for optimization::optimize:
 //   design a  ->  wall displacement d_B(a)                   (adjoint/shape_parameterization)
 //             ->  J, dJ/dd_B and the flow constraints'        (driver/shape_evaluation:
 //                 values and gradients                         deform, re-solve, adjoints)
@@ -11,9 +11,9 @@
 // the optimizer as such (it backs off).
 #pragma once
 
-#include "karman/adjoint/geometric_constraints.hpp"
-#include "karman/adjoint/shape_parameterization.hpp"
-#include "karman/driver/optimizer.hpp"
+#include "karman/design/geometric_constraints.hpp"
+#include "karman/design/shape_parameterization.hpp"
+#include "karman/optimization/optimizer.hpp"
 #include "karman/driver/shape_evaluation.hpp"
 
 #include <functional>
@@ -21,7 +21,13 @@
 #include <string>
 #include <vector>
 
-namespace karman::driver {
+namespace karman::optimization {
+
+using driver::FlowCase;
+using driver::ShapeEvaluation;
+using driver::ShapeEvaluator;
+using driver::SteadySolution;
+using driver::UnsteadySolution;
 
 struct ShapeConstraint {
   std::string name;
@@ -29,8 +35,8 @@ struct ShapeConstraint {
   double value = 0;
   bool relative = false;
   double tolerance = 1e-8;
-  std::unique_ptr<adjoint::GeometricConstraint> geometric; ///< one of geometric ...
-  std::unique_ptr<adjoint::Objective> flow;                ///< ... or flow
+  std::unique_ptr<design::GeometricConstraint> geometric; ///< one of geometric ...
+  std::unique_ptr<adjoint::Objective> flow;               ///< ... or flow
 };
 
 /// What the last evaluation measured besides f and c (for logs and history files).
@@ -101,7 +107,7 @@ PetscErrorCode check_design_gradient(const OptimizationProblem &problem,
 
 /// The mesh deformation's options from the case's optimization section
 /// (deformation_stiffness_exponent, deformation_poisson_ratio, deformation_rtol).
-adjoint::DeformationOptions deformation_options(const config::CaseConfig &cfg);
+design::DeformationOptions deformation_options(const config::CaseConfig &cfg);
 
 /// The constraints: list of the case as ShapeConstraints (walls checked against the mesh).
 /// Collective.
@@ -110,14 +116,15 @@ PetscErrorCode build_shape_constraints(FlowCase &fc, std::vector<ShapeConstraint
 class ShapeOptimization {
 public:
   /// The design space and constraints are taken over; the case's current coordinates are the
-  /// reference shape; `w0` (optional) a converged state on it.  Collective.
-  PetscErrorCode setup(FlowCase &fc, std::unique_ptr<adjoint::DesignSpace> design,
+  /// reference shape; `w0` (optional) a converged state on it; `fault` the crash tests' hook
+  /// (driver::ShapeEvaluator).  Collective.
+  PetscErrorCode setup(FlowCase &fc, std::unique_ptr<design::DesignSpace> design,
                        std::vector<ShapeConstraint> constraints,
-                       const adjoint::DeformationOptions &deformation, Vec w0);
+                       const design::DeformationOptions &deformation, Vec w0, FaultHook fault = {});
   /// The same from the case: its design: list, constraints: list and optimization: section
   /// (deformation keys).  Collective.
-  PetscErrorCode setup(FlowCase &fc, Vec w0);
-  /// Bounds, start and constraints for driver::optimize (relative values resolved).
+  PetscErrorCode setup(FlowCase &fc, Vec w0, FaultHook fault = {});
+  /// Bounds, start and constraints for optimization::optimize (relative values resolved).
   const OptimizationProblem &problem() const { return problem_; }
   /// f and c at the design a.  Collective.
   PetscErrorCode evaluate(const std::vector<double> &a, Evaluation *e);
@@ -133,11 +140,11 @@ public:
                                 DesignGradientCheck *check);
   const ShapeRecord &last() const { return last_; }
   ShapeEvaluator &shape() { return shape_; }
-  const adjoint::DesignSpace &design() const { return *design_; }
+  const design::DesignSpace &design() const { return *design_; }
 
 private:
   FlowCase *fc_ = nullptr;
-  std::unique_ptr<adjoint::DesignSpace> design_;
+  std::unique_ptr<design::DesignSpace> design_;
   std::vector<ShapeConstraint> constraints_;
   std::vector<const adjoint::Objective *> flow_;
   ShapeEvaluator shape_;
@@ -145,4 +152,4 @@ private:
   ShapeRecord last_;
 };
 
-} // namespace karman::driver
+} // namespace karman::optimization

@@ -1,6 +1,6 @@
 // Constrained optimization with NLopt and a replayable journal (see
-// include/karman/driver/optimizer.hpp).
-#include "karman/driver/optimizer.hpp"
+// include/karman/optimization/optimizer.hpp).
+#include "karman/optimization/optimizer.hpp"
 
 #include "karman/core/parallel.hpp"
 
@@ -15,7 +15,7 @@
 #include <sstream>
 #include <unistd.h>
 
-namespace karman::driver {
+namespace karman::optimization {
 
 using nlohmann::json;
 
@@ -656,27 +656,4 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode read_test_kill(MPI_Comm comm, const std::vector<std::string> &phases, long first,
-                              const char *what, std::string *phase, long *evaluation) {
-  PetscFunctionBeginUser;
-  phase->clear();
-  *evaluation = 0;
-  const char *kill = std::getenv("KARMAN_TEST_KILL");
-  if (!kill) PetscFunctionReturn(0);
-  const std::string text = kill;
-  const std::size_t colon = text.find(':');
-  char *end = nullptr;
-  *phase = text.substr(0, colon);
-  *evaluation = colon == std::string::npos ? 0 : std::strtol(text.c_str() + colon + 1, &end, 10);
-  std::string names;
-  for (const auto &p : phases) names += (names.empty() ? "" : ", ") + p;
-  PetscCheck(std::find(phases.begin(), phases.end(), *phase) != phases.end() &&
-                 *evaluation >= first && end && *end == '\0',
-             comm, PETSC_ERR_USER_INPUT,
-             "environment variable KARMAN_TEST_KILL='%s': expected PHASE:N with PHASE one of %s "
-             "and N >= %ld for %s",
-             kill, names.c_str(), first, what);
-  PetscFunctionReturn(0);
-}
-
-} // namespace karman::driver
+} // namespace karman::optimization

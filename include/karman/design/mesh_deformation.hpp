@@ -1,4 +1,4 @@
-// Volume-mesh deformation by linear elasticity, and its exact reverse mode (adjoint/README.md,
+// Volume-mesh deformation by linear elasticity, and its exact reverse mode (src/adjoint/README.md,
 // section 8, eqs. 19-21).
 //
 // The vertex displacement d = X - X0 from the reference mesh X0 solves the equilibrium of a
@@ -47,7 +47,7 @@
 #include <string>
 #include <vector>
 
-namespace karman::adjoint {
+namespace karman::design {
 
 /// Parameters of the deformation (not yet case-file keys).
 struct DeformationOptions {
@@ -131,4 +131,4 @@ private:
   mutable KSP direct_ = nullptr; ///< LU fallback when CG + AMG fails (created on first use)
 };
 
-} // namespace karman::adjoint
+} // namespace karman::design

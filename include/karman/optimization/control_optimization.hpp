@@ -1,4 +1,4 @@
-// A flow-control or system-identification problem as an evaluator for driver::optimize: the
+// A flow-control or system-identification problem as an evaluator for optimization::optimize: the
 // design variables are physical and boundary parameters, the parameters of time functions and
 // per-step values of a boundary parameter (the control kinds of the case's `design:` list):
 //
@@ -40,14 +40,20 @@
 
 #include "karman/adjoint/unsteady_adjoint.hpp"
 #include "karman/driver/flow_case.hpp"
-#include "karman/driver/optimizer.hpp"
-#include "karman/driver/shape_optimization.hpp"
+#include "karman/optimization/optimizer.hpp"
+#include "karman/optimization/shape_optimization.hpp"
 
 #include <memory>
 #include <string>
 #include <vector>
 
-namespace karman::driver {
+namespace karman::optimization {
+
+using driver::FlowCase;
+using driver::ShapeEvaluation;
+using driver::ShapeEvaluator;
+using driver::SteadySolution;
+using driver::UnsteadySolution;
 
 enum class ControlKind { Parameter, TimeFunction, PerStep };
 
@@ -111,8 +117,10 @@ public:
 
   /// The control entries of the case's design: list, its constraints and the initial state;
   /// `work_directory` holds the unsteady trajectories.  Every problem of the input is one
-  /// error line naming the file and the key.  Collective.
-  PetscErrorCode setup(FlowCase &fc, const std::string &work_directory);
+  /// error line naming the file and the key.  `fault`: the crash tests' hook
+  /// (core/fault_injection.hpp: "forward" timed at half the previous evaluation's forward run,
+  /// "adjoint" at a snapshot of the first half of the sweep).  Collective.
+  PetscErrorCode setup(FlowCase &fc, const std::string &work_directory, FaultHook fault = {});
   const OptimizationProblem &problem() const { return problem_; }
   const std::vector<ControlEntry> &entries() const { return entries_; }
   /// The physical values a_i = x_i scale_i of the optimizer's variables x.
@@ -174,9 +182,8 @@ private:
   double dt_ = 0;
   std::string control_omega_; ///< boundaries.WALL.omega of objective.control_wall ("": none)
   long evaluations_ = 0;
-  std::string kill_phase_;
-  long kill_evaluation_ = 0;
+  FaultHook fault_;
   double previous_forward_time_ = 0;
 };
 
-} // namespace karman::driver
+} // namespace karman::optimization

@@ -1,6 +1,6 @@
 // Shape parameterizations and their reverse modes (see
-// include/karman/adjoint/shape_parameterization.hpp; adjoint/README.md, section 10).
-#include "karman/adjoint/shape_parameterization.hpp"
+// include/karman/design/shape_parameterization.hpp; src/adjoint/README.md, section 10).
+#include "karman/design/shape_parameterization.hpp"
 
 #include "karman/geometry/geometry_kernels.hpp"
 
@@ -14,7 +14,7 @@
 #include <map>
 #include <tuple>
 
-namespace karman::adjoint {
+namespace karman::design {
 
 /// One kind's map a -> d (its own variables only) and its reverse.  The reverse is split at
 /// the sum over ranks: add_reverse_local() accumulates the owned vertices' part, then, on the
@@ -710,4 +710,4 @@ PetscErrorCode DesignSpace::reverse(const std::vector<double> &a,
   PetscFunctionReturn(0);
 }
 
-} // namespace karman::adjoint
+} // namespace karman::design

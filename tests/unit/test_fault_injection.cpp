@@ -1,0 +1,47 @@
+// The command line's crash-test hooks (src/cli/fault_injection.cpp): KARMAN_TEST_KILL values of
+// another form than PHASE:N (a phase of the campaign, N >= first) are one error naming the
+// variable; unset, the hook is empty; a valid value arms a hook that leaves every other point
+// alone (the kill itself is tested by tests/cli/optimize_kill.sh and control_optimize.sh).
+#include "karman/cli/fault_injection.hpp"
+#include "karman/core/error.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <string>
+
+using namespace karman;
+
+TEST_CASE("fault injection: KARMAN_TEST_KILL", "[cli]") {
+  const std::vector<std::string> phases = {"forward", "adjoint", "deformation"};
+  FaultHook hook;
+  REQUIRE(unsetenv("KARMAN_TEST_KILL") == 0);
+  REQUIRE(cli::campaign_fault_hook(PETSC_COMM_WORLD, phases, 1, "a shape evaluation", &hook) == 0);
+  CHECK(!hook);
+  for (const char *bad : {"solve:5", "forward", "forward:0", "adjoint:2x", "deformation:"}) {
+    CAPTURE(bad);
+    REQUIRE(setenv("KARMAN_TEST_KILL", bad, 1) == 0);
+    clear_error();
+    CHECK(cli::campaign_fault_hook(PETSC_COMM_WORLD, phases, 1, "a shape evaluation", &hook) != 0);
+    CHECK_THAT(last_error_message(), Catch::Contains("environment variable KARMAN_TEST_KILL='" +
+                                                     std::string(bad) + "'") &&
+                                         Catch::Contains("a shape evaluation"));
+  }
+  REQUIRE(setenv("KARMAN_TEST_KILL", "forward:2", 1) == 0);
+  REQUIRE(cli::campaign_fault_hook(PETSC_COMM_WORLD, phases, 1, "a shape evaluation", &hook) == 0);
+  REQUIRE(hook);
+  hook({"forward", 1, 0.0}); // other evaluation, other phase: no kill (the test goes on)
+  hook({"adjoint", 2, 0.0});
+  REQUIRE(unsetenv("KARMAN_TEST_KILL") == 0);
+}
+
+TEST_CASE("fault injection: KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE", "[cli]") {
+  REQUIRE(unsetenv("KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE") == 0);
+  CHECK(!cli::adjoint_state_fault_hook());
+  REQUIRE(setenv("KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE", "4:partial", 1) == 0);
+  const FaultHook hook = cli::adjoint_state_fault_hook();
+  REQUIRE(hook);
+  hook({"adjoint-state", 4, 0.0}); // complete state of level 4, partial of level 3: no kill
+  hook({"adjoint-state-partial", 3, 0.0});
+  REQUIRE(unsetenv("KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE") == 0);
+}
