@@ -9,7 +9,7 @@
 // stops the solve through a PETSc error and is re-raised as it was.  PETSc is initialized once
 // (initialize(), from karman/__init__.py; MPI by PETSc or by mpi4py before it) and finalized at
 // exit after the PETSc objects of the live simulations are freed.
-#include "karman/adjoint/parameters.hpp"
+#include "karman/discretization/parameters.hpp"
 #include "karman/adjoint/surface_sensitivity.hpp"
 #include "karman/adjoint/unsteady_adjoint.hpp"
 #include "karman/core/error.hpp"
@@ -410,47 +410,56 @@ public:
     return d;
   }
 
-  /// Cell centres, pressure and velocity: gathered on rank 0 in serial cell order (None on the
-  /// other ranks), or this rank's owned cells.
+  /// Cell centres and the fields of the state (pressure as "p", velocity as "u", any other field
+  /// under its own name): gathered on rank 0 in serial cell order (None on the other ranks), or
+  /// this rank's owned cells.
   py::object fields(bool gather) const {
     need_solution("fields()");
     const mesh::Mesh &m = fc_->mesh();
-    const int nv = fc_->residual().nv(), dim = m.dim;
+    const physics::EquationSet &eq = fc_->residual().equations();
+    const int nv = eq.nv(), dim = m.dim;
     const auto &g = fc_->residual().geometry();
-    std::vector<double> x, p, u;
+    std::vector<double> x;
+    std::vector<std::vector<double>> f(eq.n_fields());
     std::vector<PetscInt> gid(m.cell_gid.begin(), m.cell_gid.begin() + m.n_owned_cells);
     const PetscScalar *a;
     check(VecGetArrayRead(w_, &a));
     for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
-      p.push_back(a[c * nv]);
-      for (int d = 0; d < dim; ++d) {
-        u.push_back(a[c * nv + 1 + d]);
-        x.push_back(g.cell_centroid[c][d]);
-      }
+      for (int d = 0; d < dim; ++d) x.push_back(g.cell_centroid[c][d]);
+      for (std::size_t i = 0; i < eq.n_fields(); ++i)
+        for (int k = 0; k < eq.field(i).components; ++k)
+          f[i].push_back(a[c * nv + eq.offset(i) + k]);
     }
     check(VecRestoreArrayRead(w_, &a));
     if (gather) {
       std::vector<PetscInt> all_gid;
-      std::vector<double> all_x, all_p, all_u;
       check(gather_to_root(world(), gid, MPIU_INT, &all_gid));
-      check(gather_to_root(world(), x, MPI_DOUBLE, &all_x));
-      check(gather_to_root(world(), p, MPI_DOUBLE, &all_p));
-      check(gather_to_root(world(), u, MPI_DOUBLE, &all_u));
+      // serial order: item i of the gathered arrays is cell all_gid[i]
+      auto to_serial = [&](const std::vector<double> &mine, int ncomp) {
+        std::vector<double> all, out;
+        check(gather_to_root(world(), mine, MPI_DOUBLE, &all));
+        out.resize(all.size());
+        for (std::size_t i = 0; i < all_gid.size(); ++i)
+          for (int k = 0; k < ncomp; ++k) out[all_gid[i] * ncomp + k] = all[i * ncomp + k];
+        return out;
+      };
+      x = to_serial(x, dim);
+      for (std::size_t i = 0; i < eq.n_fields(); ++i)
+        f[i] = to_serial(f[i], eq.field(i).components);
       if (rank() != 0) return py::none();
-      const std::size_t n = all_gid.size();
-      std::vector<double> sx(n * dim), sp(n), su(n * dim);
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::size_t k = all_gid[i];
-        sp[k] = all_p[i];
-        for (int d = 0; d < dim; ++d)
-          sx[k * dim + d] = all_x[i * dim + d], su[k * dim + d] = all_u[i * dim + d];
-      }
-      x.swap(sx), p.swap(sp), u.swap(su);
-      gid.resize(n);
+      gid.resize(all_gid.size());
       std::iota(gid.begin(), gid.end(), 0);
     }
     py::dict d;
-    d["centers"] = array2(x, dim), d["p"] = array1(p), d["u"] = array2(u, dim);
+    d["centers"] = array2(x, dim);
+    for (std::size_t i = 0; i < eq.n_fields(); ++i) {
+      const physics::FieldSpec &fs = eq.field(i);
+      const std::string key = fs.name == "pressure" ? "p" : fs.name == "velocity" ? "u" : fs.name;
+      if (fs.components == 1)
+        d[key.c_str()] = array1(f[i]);
+      else
+        d[key.c_str()] = array2(f[i], fs.components);
+    }
     d["cell_ids"] = py::array_t<long>(gid.size(), std::vector<long>(gid.begin(), gid.end()).data());
     return d;
   }
@@ -491,7 +500,7 @@ public:
   py::dict parameters() {
     alive();
     discretization::FlowResidual &res = fc_->residual();
-    const adjoint::ParameterRegistry reg(res);
+    const discretization::ParameterRegistry reg(res);
     py::dict d;
     for (std::size_t i = 0; i < reg.size(); ++i) {
       const auto &s = reg.spec(i);
@@ -528,7 +537,7 @@ public:
     alive();
     discretization::FlowResidual &res = fc_->residual();
     // check everything first: a bad entry changes nothing
-    const adjoint::ParameterRegistry reg(res);
+    const discretization::ParameterRegistry reg(res);
     std::vector<std::pair<std::string, double>> scalars;
     std::vector<std::pair<std::string, std::vector<double>>> series;
     std::vector<double> x = design_x_;

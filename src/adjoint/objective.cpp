@@ -298,7 +298,7 @@ PetscErrorCode Objective::reverse(const FlowResidual &res, const LocalState &sta
           const double pfb = sign * a / A; // d avg / d p_f
           if (bcs.kind(f) == FaceKind::PressureOutlet) {
             pf = bcs.pressure(f);
-            s.pbar[f] += pfb;
+            s.bbar[f * res.nv()] += pfb; // the pressure (unknown 0) prescribed there
           } else {
             s.wbar[L * res.nv()] += pfb;
             for (int i = 0; i < 3; ++i) s.Gbar[(L * res.nv()) * 3 + i] += pfb * d[i];

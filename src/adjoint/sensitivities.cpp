@@ -15,9 +15,12 @@ void Sensitivities::reset(const FlowResidual &res) {
   wbar.assign(m.n_cells * nv, 0.0);
   Gbar.assign(m.n_cells * nv * 3, 0.0);
   geometry::zero_geometry(m, geom); // in place: reset at every level of a sweep
-  ubar.assign(m.n_flux_faces, Vec3<double>());
-  pbar.assign(m.n_flux_faces, 0.0);
+  bbar.assign(m.n_flux_faces * nv, 0.0);
   rotbar.assign(m.n_flux_faces, 0.0);
+  const ParameterRegistry registry(res);
+  parameters.assign(registry.size(), 0.0);
+  term_offset.resize(res.terms().size());
+  for (std::size_t t = 0; t < term_offset.size(); ++t) term_offset[t] = registry.term_offset(t);
   nu = 0;
 }
 
@@ -39,8 +42,7 @@ void scatter(const FlowResidual &res, PetscInt f, const physics::FluxBar &b, Sen
   s.geom.face_centroid[f] += b.xf;
   s.geom.cell_centroid[L] += b.xL;
   if (R >= 0) s.geom.cell_centroid[R] += b.xR;
-  s.ubar[f] += b.ub;
-  s.pbar[f] += b.pb;
+  for (int k = 0; k < nv; ++k) s.bbar[f * nv + k] += b.bv[k];
   s.nu += b.nu;
 }
 
@@ -49,27 +51,15 @@ void scatter(const FlowResidual &res, PetscInt f, const physics::FluxBar &b, Sen
 void Sensitivities::add_face(const FlowResidual &res, const LocalState &state, PetscInt f,
                              const double *lambda) {
   const mesh::Mesh &m = res.mesh();
-  const auto &bcs = res.boundary_conditions();
   const physics::CellState<double> L = state.cell(m.face_left[f]);
   const physics::FaceGeometry<double> g = res.face_geometry(f);
+  const PetscInt r = m.face_right[f];
+  physics::CellState<double> R;
+  if (r >= 0) R = state.cell(r);
+  const discretization::FaceView face{f, &L, r >= 0 ? &R : nullptr, &g};
   physics::FluxBar b;
-  switch (bcs.kind(f)) {
-  case FaceKind::Interior:
-    physics::interior_flux_reverse(m.dim, L, state.cell(m.face_right[f]), g, res.parameters(),
-                                   lambda, b);
-    break;
-  case FaceKind::VelocityDirichlet:
-    physics::velocity_dirichlet_flux_reverse(m.dim, L, g, res.parameters(), bcs.velocity(f), lambda,
-                                             b);
-    break;
-  case FaceKind::PressureOutlet:
-    physics::pressure_outlet_flux_reverse(m.dim, L, g, res.parameters(), bcs.pressure(f), lambda,
-                                          b);
-    break;
-  case FaceKind::Slip:
-    physics::slip_flux_reverse(m.dim, L, g, res.parameters(), lambda, b);
-    break;
-  }
+  for (std::size_t t = 0; t < res.terms().size(); ++t)
+    res.terms()[t]->flux_reverse(face, lambda, b, parameters.data() + term_offset[t]);
   scatter(res, f, b, *this);
 }
 
@@ -80,6 +70,9 @@ void Sensitivities::add_wall_stress(const FlowResidual &res, const LocalState &s
   physics::dirichlet_face_stress_reverse(m.dim, state.cell(m.face_left[f]), res.face_geometry(f),
                                          res.parameters(), res.boundary_conditions().velocity(f),
                                          pf_bar, visc_bar, b);
+  // the stress's boundary velocity: the velocity unknowns' boundary values
+  const int u0 = res.equations().offset(res.equations().find("velocity"));
+  for (int d = 0; d < m.dim; ++d) b.bv[u0 + d] += b.ub[d];
   scatter(res, f, b, *this);
 }
 
@@ -127,6 +120,23 @@ void add_residual(const FlowResidual &res, const LocalState &state, const std::v
     }
     s.add_face(res, state, f, lambda);
   }
+  if (res.has_sources()) // the cell sources of owned rows
+    for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+      for (int k = 0; k < nv; ++k) lambda[k] = psi[c * nv + k];
+      if (res.pressure_pinned() && m.global_cell_offset == 0 && c == 0) lambda[0] = 0;
+      const physics::CellState<double> cs = state.cell(c);
+      const discretization::CellView cell = res.cell_view(c, cs);
+      discretization::SourceBar b;
+      for (std::size_t t = 0; t < res.terms().size(); ++t)
+        if (res.terms()[t]->has_source())
+          res.terms()[t]->source_reverse(cell, lambda, b, s.parameters.data() + s.term_offset[t]);
+      for (int k = 0; k < nv; ++k) {
+        s.wbar[c * nv + k] += b.s.w[k];
+        for (int i = 0; i < 3; ++i) s.Gbar[(c * nv + k) * 3 + i] += b.s.g[k][i];
+      }
+      s.geom.cell_volume[c] += b.volume;
+      s.geom.cell_centroid[c] += b.centroid;
+    }
   if (res.pressure_pinned() && m.global_cell_offset == 0 && m.n_owned_cells > 0)
     s.wbar[0] += psi[0]; // R_0 = p_0
 }
@@ -137,40 +147,25 @@ PetscErrorCode finish(const FlowResidual &res, const LocalState &state, Sensitiv
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
   const int nv = res.nv();
-  const auto &bcs = res.boundary_conditions();
   // least-squares gradients -> w, centroids, boundary data
   res.gradient_operator().reverse(
       m, res.geometry(), nv, state.w.data(),
-      [&](int k, PetscInt f) { return k == 0 ? bcs.pressure(f) : bcs.velocity(f)[k - 1]; },
-      s.Gbar.data(), s.wbar.data(), &s.geom,
-      [&](int k, PetscInt f, double a) {
-        if (k == 0)
-          s.pbar[f] += a;
-        else
-          s.ubar[f][k - 1] += a;
-      },
+      [&](int k, PetscInt f) { return res.boundary_value(f, k); }, s.Gbar.data(), s.wbar.data(),
+      &s.geom, [&](int k, PetscInt f, double a) { s.bbar[f * nv + k] += a; },
       deferred ? deferred_coefficients : nullptr);
   std::fill(s.Gbar.begin(), s.Gbar.end(), 0.0);
-  // boundary data -> parameters (registry order) and geometry
+  // boundary data -> the terms' parameters (registry order) and geometry
   const ParameterRegistry registry(res);
   std::vector<double> local(registry.size(), 0.0), global(registry.size());
   local[registry.viscosity()] += s.nu;
   for (PetscInt f = 0; f < m.n_flux_faces; ++f) {
-    const int p = m.face_patch[f];
-    if (p < 0) continue;
-    if (bcs.kind(f) == FaceKind::PressureOutlet) {
-      registry.add_boundary_adjoint(p, {}, s.pbar[f], local);
-      continue;
-    }
-    if (bcs.kind(f) != FaceKind::VelocityDirichlet || bcs.patch(p).custom_velocity) continue;
-    physics::BoundaryParameters<double> abar;
-    physics::boundary_velocity_reverse(bcs.patch(p).shape, bcs.parameters(p),
-                                       res.geometry().face_centroid[f], res.geometry().face_area[f],
-                                       s.ubar[f], &abar, &s.geom.face_centroid[f],
-                                       &s.geom.face_area[f]);
-    abar.omega += s.rotbar[f]; // the rotating-wall traction's dependence on omega (objectives)
-    registry.add_boundary_adjoint(p, abar, 0.0, local);
+    if (m.face_patch[f] < 0) continue;
+    const discretization::BoundaryDataBar bar{&s.bbar[f * nv], s.rotbar[f]};
+    for (std::size_t t = 0; t < res.terms().size(); ++t)
+      res.terms()[t]->boundary_reverse(f, bar, local.data() + registry.term_offset(t),
+                                       &s.geom.face_centroid[f], &s.geom.face_area[f]);
   }
+  for (std::size_t i = 0; i < local.size(); ++i) local[i] += s.parameters[i];
   // sums over ranks
   PetscCallMPI(MPI_Allreduce(local.data(), global.data(), static_cast<int>(local.size()),
                              MPI_DOUBLE, MPI_SUM, m.comm));

@@ -486,6 +486,7 @@ PetscErrorCode UnsteadyAdjoint::add_time_coupling(long n, const Sweep &s, const 
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res_->mesh();
   const int nv = res_->nv();
+  const physics::EquationSet &eq = res_->equations();
   const double rho = res_->parameters().rho;
   const double c1 = n + 1 <= steps_ ? s.bdf[n + 1].a1 : 0.0,
                c2 = n + 2 <= steps_ ? s.bdf[n + 2].a2 : 0.0;
@@ -494,8 +495,8 @@ PetscErrorCode UnsteadyAdjoint::add_time_coupling(long n, const Sweep &s, const 
   PetscCall(VecGetArrayRead(a.psi2, &p2));
   for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
     const double rv = rho * res_->geometry().cell_volume[c];
-    for (int k = 1; k < nv; ++k)
-      out[c * nv + k] += rv * (c1 * p1[c * nv + k] + c2 * p2[c * nv + k]);
+    for (int k = 0; k < nv; ++k)
+      if (eq.transient(k)) out[c * nv + k] += rv * (c1 * p1[c * nv + k] + c2 * p2[c * nv + k]);
   }
   PetscCall(VecRestoreArrayRead(a.psi1, &p1));
   PetscCall(VecRestoreArrayRead(a.psi2, &p2));
@@ -583,7 +584,8 @@ PetscErrorCode UnsteadyAdjoint::assemble_residual_gradient(long n, Sweep &s, Adj
   PetscCall(VecGetArrayRead(a.psi1, &p1));
   for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
     double sum = 0;
-    for (int k = 1; k < nv; ++k) {
+    for (int k = 0; k < nv; ++k) {
+      if (!res.equations().transient(k)) continue;
       const PetscInt i = c * nv + k;
       sum += a.psi_local[i] * (b.a0 * w[i] + b.a1 * wp[i]) + b1.a2 * p1[i] * wp[i];
     }

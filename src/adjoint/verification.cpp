@@ -2,7 +2,7 @@
 // (see include/karman/adjoint/verification.hpp).
 #include "karman/adjoint/verification.hpp"
 
-#include "karman/adjoint/parameters.hpp"
+#include "karman/discretization/parameters.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -42,13 +42,7 @@ PetscErrorCode load_forward_state(const FlowResidual &res, const config::CaseCon
   PetscCall(io::read_text_attribute_h5(m.comm, file, "mesh_hash", &file_mesh));
   PetscCall(io::read_text_attribute_h5(m.comm, file, "case_hash", &file_case));
   if (file_mesh != mesh_hash || file_case != cfg.problem_hash()) PetscFunctionReturn(0);
-  io::Field u, p;
-  PetscCall(io::read_cell_field_h5(m, file, "velocity", &u));
-  PetscCall(io::read_cell_field_h5(m, file, "pressure", &p));
-  PetscScalar *a;
-  PetscCall(VecGetArray(w, &a));
-  io::join_state(m, res.nv(), p, u, a);
-  PetscCall(VecRestoreArray(w, &a));
+  PetscCall(io::read_state_h5(m, res.equations(), file, w));
   *loaded = true;
   PetscFunctionReturn(0);
 }
@@ -103,9 +97,9 @@ PetscErrorCode run_unsteady_adjoint(const CliArgs &args, driver::FlowCase &fc) {
     o.snapshot_every = cfg.section("output").integer("vtk_every");
     o.snapshot = [&](long, double t, const std::vector<double> &psi) -> PetscErrorCode {
       PetscFunctionBeginUser;
-      io::Field psi_u, psi_p;
-      io::split_state(mesh, nv, psi.data(), "adjoint_pressure", "adjoint_velocity", &psi_p, &psi_u);
-      PetscCall(series.write_volume(mesh, res.coordinates(), t, {psi_u, psi_p}));
+      PetscCall(
+          series.write_volume(mesh, res.coordinates(), t,
+                              io::state_fields(mesh, res.equations(), psi.data(), "adjoint_")));
       PetscFunctionReturn(0);
     };
   }
@@ -171,10 +165,13 @@ PetscErrorCode run_unsteady_adjoint(const CliArgs &args, driver::FlowCase &fc) {
                                 {}));
   if (cfg.section("output").flag("vtk")) {
     io::VtkSeries icv(comm, args.output_dir, "initial_gradient");
-    io::Field icu, icp;
-    io::split_state(mesh, nv, r.initial.data(), "initial_pressure_gradient",
-                    "initial_velocity_gradient", &icp, &icu);
-    PetscCall(icv.write_volume(mesh, res.coordinates(), 0.0, {icu}, {shape_field(r.X)}));
+    // the fields with a time derivative (the others' initial values do not enter)
+    std::vector<io::Field> icf;
+    const auto all =
+        io::state_fields(mesh, res.equations(), r.initial.data(), "initial_", "_gradient");
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (res.equations().field(i).transient) icf.push_back(all[i]);
+    PetscCall(icv.write_volume(mesh, res.coordinates(), 0.0, icf, {shape_field(r.X)}));
     PetscCall(write_surface_sensitivity(res, r.X, args.output_dir));
   }
   PetscFunctionReturn(0);
@@ -199,9 +196,9 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args) {
   const adjoint::Objective *objective;
   PetscCall(fc.objective(&objective));
   {
-    std::vector<adjoint::ParameterGradient> all =
-        adjoint::ParameterRegistry(res).gradients(res, false); // check the names early
-    PetscCall(adjoint::select_parameters(res, cfg, &all));
+    std::vector<discretization::ParameterGradient> all =
+        discretization::ParameterRegistry(res).gradients(res, false); // check the names early
+    PetscCall(discretization::select_parameters(res, cfg, &all));
   }
   PetscMPIInt rank, size;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
@@ -261,12 +258,11 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args) {
         log_info(comm, "  dJ/d(%s) = %.12g   (value %g)", p.name.c_str(), p.gradient, p.value));
 
   if (cfg.section("output").flag("vtk")) {
-    io::Field psi_u, psi_p;
-    io::split_state(mesh, res.nv(), result.psi.data(), "adjoint_pressure", "adjoint_velocity",
-                    &psi_p, &psi_u);
     io::VtkSeries volume(comm, args.output_dir, "adjoint");
-    PetscCall(volume.write_volume(mesh, res.coordinates(), 0.0, {psi_u, psi_p},
-                                  {shape_field(result.gradient.X)}));
+    PetscCall(
+        volume.write_volume(mesh, res.coordinates(), 0.0,
+                            io::state_fields(mesh, res.equations(), result.psi.data(), "adjoint_"),
+                            {shape_field(result.gradient.X)}));
     PetscCall(write_surface_sensitivity(res, result.gradient.X, args.output_dir));
   }
 

@@ -70,12 +70,11 @@ PetscErrorCode save_state(const driver::FlowCase &fc, const std::string &dir, lo
   PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
   if (rank == 0 && fs::exists(path)) fs::rename(path, prev);
   PetscCallMPI(MPI_Barrier(m.comm));
-  io::Field u, p;
   const PetscScalar *a;
   PetscCall(VecGetArrayRead(w, &a));
-  io::split_state(m, fc.residual().nv(), a, "pressure", "velocity", &p, &u);
+  const std::vector<io::Field> fields = io::state_fields(m, fc.residual().equations(), a);
   PetscCall(VecRestoreArrayRead(w, &a));
-  PetscCall(io::write_fields_h5(m, m.coordinates, path, {u, p},
+  PetscCall(io::write_fields_h5(m, m.coordinates, path, fields,
                                 {{"evaluation", static_cast<double>(index)}}));
   PetscFunctionReturn(0);
 }
@@ -114,13 +113,7 @@ PetscErrorCode load_state(const driver::FlowCase &fc, const std::string &dir, lo
     double k = -1;
     PetscCall(io::read_real_attribute_h5(m.comm, path, "evaluation", &k));
     if (static_cast<long>(k) != index) continue;
-    io::Field u, p;
-    PetscCall(io::read_cell_field_h5(m, path, "velocity", &u));
-    PetscCall(io::read_cell_field_h5(m, path, "pressure", &p));
-    PetscScalar *a;
-    PetscCall(VecGetArray(w, &a));
-    io::join_state(m, fc.residual().nv(), p, u, a);
-    PetscCall(VecRestoreArray(w, &a));
+    PetscCall(io::read_state_h5(m, fc.residual().equations(), path, w));
     *found = true;
     break;
   }

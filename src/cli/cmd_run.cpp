@@ -175,8 +175,8 @@ PetscErrorCode restart_unsteady(const CliArgs &args, const FlowCase &fc, const s
   const MPI_Comm comm = fc.mesh().comm;
   io::CheckpointRecord rec;
   bool found = false;
-  PetscCall(io::find_latest_checkpoint(comm, ck_dir, mesh_hash, res.nv(), fc.mesh().n_global_cells,
-                                       &rec, &found));
+  PetscCall(io::find_latest_checkpoint(comm, ck_dir, mesh_hash, res.equations(),
+                                       fc.mesh().n_global_cells, &rec, &found));
   PetscCheck(found, comm, PETSC_ERR_USER_INPUT,
              "--restart: no complete checkpoint in %s (output.checkpoint_every was %ld); start "
              "without --restart",
@@ -197,7 +197,7 @@ PetscErrorCode restart_unsteady(const CliArgs &args, const FlowCase &fc, const s
   Vec w0, w1;
   PetscCall(res.create_state(&w0));
   PetscCall(res.create_state(&w1));
-  PetscCall(io::read_checkpoint(fc.mesh(), rec, res.nv(), w0, w1));
+  PetscCall(io::read_checkpoint(fc.mesh(), rec, res.equations(), w0, w1));
   PetscCall(ts.set_state(w0, w1, rec.step, rec.time, rec.dt));
   PetscCall(VecDestroy(&w0));
   PetscCall(VecDestroy(&w1));
@@ -332,8 +332,8 @@ PetscErrorCode run_unsteady(const CliArgs &args, FlowCase &fc) {
   }
   io::CheckpointWriter ck;
   if (ck_every > 0)
-    PetscCall(
-        ck.open(fc.mesh(), ck_dir, mesh_hash, cfg.problem_hash(), res.nv(), cfg.problem_keys()));
+    PetscCall(ck.open(fc.mesh(), ck_dir, mesh_hash, cfg.problem_hash(), res.equations(),
+                      cfg.problem_keys()));
   // steps left from the time left: after a restart with a new time.dt the step index counts
   // steps of the old size
   auto steps_left = [&](double t) { return std::max(0.0, std::ceil((t_end - t) / dt - 1e-9)); };

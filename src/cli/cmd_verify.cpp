@@ -172,9 +172,9 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args) {
   const adjoint::Objective *objective;
   PetscCall(fc.objective(&objective));
   {
-    std::vector<adjoint::ParameterGradient> all =
-        adjoint::ParameterRegistry(res).gradients(res, false); // check the names early
-    PetscCall(adjoint::select_parameters(res, cfg, &all));
+    std::vector<discretization::ParameterGradient> all =
+        discretization::ParameterRegistry(res).gradients(res, false); // check the names early
+    PetscCall(discretization::select_parameters(res, cfg, &all));
   }
   Vec w;
   PetscCall(fc.create_state(&w));

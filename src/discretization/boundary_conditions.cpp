@@ -109,7 +109,7 @@ void BoundaryConditions::classify(const mesh::Mesh &mesh, const geometry::Geomet
   int global_fixed = 0;
   MPI_Allreduce(&local_fixed, &global_fixed, 1, MPI_INT, MPI_MAX, mesh.comm);
   pressure_fixed_ = global_fixed != 0;
-  for (int s = 0; s < 2; ++s) prescribed_[s].assign(mesh.n_flux_faces, 0);
+  prescribed_.assign(2, std::vector<char>(mesh.n_flux_faces, 0));
   for (PetscInt f = 0; f < mesh.n_flux_faces; ++f) {
     prescribed_[0][f] = kind_[f] == FaceKind::PressureOutlet;
     prescribed_[1][f] = kind_[f] == FaceKind::VelocityDirichlet;

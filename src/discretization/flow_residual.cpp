@@ -1,6 +1,7 @@
 // Residual and exact Jacobian of the coupled scheme (see
 // include/karman/discretization/flow_residual.hpp).
 #include "karman/discretization/flow_residual.hpp"
+#include "karman/discretization/navier_stokes_term.hpp"
 
 #include "karman/core/parallel.hpp"
 
@@ -27,8 +28,23 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
   PetscCall(geometry::check_geometry(mesh, X_, geom_, mesh.source.c_str()));
   PetscCall(bcs_.setup(mesh, cfg));
   bcs_.classify(mesh, geom_);
-  PetscCall(bcs_.evaluate(mesh, geom_, 0.0, 0));
-  PetscCall(lsq_.build(mesh, geom_, bcs_.prescribed()));
+  // the terms (the flow first: its kernels take p and u at unknowns 0..dim) and their fields
+  terms_.clear();
+  terms_.push_back(std::make_unique<NavierStokesTerm>(mesh, geom_, bcs_, params_, &time_, &level_));
+  std::vector<physics::FieldSpec> fields;
+  term_of_.clear();
+  for (std::size_t t = 0; t < terms_.size(); ++t) {
+    int first = 0;
+    for (const auto &f : fields) first += f.components;
+    terms_[t]->place(first);
+    for (const auto &f : terms_[t]->fields(mesh.dim)) {
+      fields.push_back(f);
+      term_of_.insert(term_of_.end(), f.components, static_cast<int>(t));
+    }
+  }
+  eq_ = physics::EquationSet(mesh.dim, fields);
+  PetscCall(evaluate_boundary_data(0.0, 0));
+  PetscCall(lsq_.build(mesh, geom_, prescribed_faces(), gradient_sets()));
   params_.rho = cfg.section("fluid").real("density");
   params_.nu = cfg.section("fluid").real("viscosity");
   params_.u_ref = cfg.section("reference").real("velocity");
@@ -75,20 +91,48 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
   PetscFunctionReturn(0);
 }
 
+std::vector<std::vector<char>> FlowResidual::prescribed_faces() const {
+  std::vector<std::vector<char>> out;
+  for (const auto &t : terms_)
+    for (std::size_t i = 0; i < t->fields(mesh_->dim).size(); ++i) {
+      out.emplace_back();
+      t->prescribed_faces(static_cast<int>(i), &out.back());
+    }
+  return out;
+}
+
+PetscErrorCode FlowResidual::evaluate_boundary_data(double t, long n) {
+  PetscFunctionBeginUser;
+  time_ = t, level_ = n;
+  for (auto &term : terms_) PetscCall(term->evaluate_boundary_data(t, n));
+  const int nv = eq_.nv();
+  bvalues_.assign(mesh_->n_flux_faces * nv, 0.0);
+  for (PetscInt f = 0; f < mesh_->n_flux_faces; ++f) {
+    if (mesh_->face_right[f] >= 0) continue;
+    for (int k = 0; k < nv; ++k) bvalues_[f * nv + k] = terms_[term_of_[k]]->boundary_value(f, k);
+  }
+  PetscFunctionReturn(0);
+}
+
+std::vector<int> FlowResidual::gradient_sets() const {
+  std::vector<int> sets(eq_.nv());
+  for (int k = 0; k < eq_.nv(); ++k) sets[k] = eq_.field_of(k);
+  return sets;
+}
+
 PetscErrorCode FlowResidual::move_to(const std::vector<Vec3<double>> &X, const char *context) {
   PetscFunctionBeginUser;
   X_ = X;
   geometry::compute_geometry(*mesh_, X_, geom_);
   PetscCall(geometry::check_geometry(*mesh_, X_, geom_, context));
-  PetscCall(bcs_.evaluate(*mesh_, geom_, time_, level_));
-  PetscCall(lsq_.build(*mesh_, geom_, bcs_.prescribed()));
+  PetscCall(evaluate_boundary_data(time_, level_));
+  PetscCall(lsq_.build(*mesh_, geom_, prescribed_faces(), gradient_sets()));
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode FlowResidual::update_boundary_values(double t, long n) {
   PetscFunctionBeginUser;
-  time_ = t, level_ = n;
-  PetscCall(bcs_.evaluate(*mesh_, geom_, t, n));
+  PetscCall(evaluate_boundary_data(t, n));
   PetscFunctionReturn(0);
 }
 
@@ -143,9 +187,7 @@ PetscErrorCode FlowResidual::local_state(Vec w, LocalState *s) const {
   s->nv = n;
   s->grad.assign(m.n_cells * n * 3, 0.0);
   lsq_.apply(
-      m, n, s->w.data(),
-      [&](int k, PetscInt f) { return k == 0 ? bcs_.pressure(f) : bcs_.velocity(f)[k - 1]; },
-      s->grad.data());
+      m, n, s->w.data(), [&](int k, PetscInt f) { return bvalues_[f * n + k]; }, s->grad.data());
   PetscFunctionReturn(0);
 }
 
@@ -169,43 +211,40 @@ FaceGeometry<double> FlowResidual::face_geometry(PetscInt f) const {
 }
 
 void FlowResidual::face_flux(const LocalState &s, PetscInt f, double *M) const {
-  const int dim = mesh_->dim;
   const CellState<double> L = s.cell(mesh_->face_left[f]);
   const FaceGeometry<double> g = face_geometry(f);
-  switch (bcs_.kind(f)) {
-  case FaceKind::Interior:
-    physics::interior_flux(dim, L, s.cell(mesh_->face_right[f]), g, params_, M);
-    break;
-  case FaceKind::VelocityDirichlet:
-    physics::velocity_dirichlet_flux(dim, L, g, params_, bcs_.velocity(f), M);
-    break;
-  case FaceKind::PressureOutlet:
-    physics::pressure_outlet_flux(dim, L, g, params_, bcs_.pressure(f), M);
-    break;
-  case FaceKind::Slip:
-    physics::slip_flux(dim, L, g, params_, M);
-    break;
+  const PetscInt r = mesh_->face_right[f];
+  CellState<double> R;
+  if (r >= 0) R = s.cell(r);
+  const FaceView face{f, &L, r >= 0 ? &R : nullptr, &g};
+  for (const auto &t : terms_) t->flux(face, M);
+}
+
+bool FlowResidual::has_sources() const {
+  for (const auto &t : terms_)
+    if (t->has_source()) return true;
+  return false;
+}
+
+CellView FlowResidual::cell_view(PetscInt c, const CellState<double> &s) const {
+  return CellView{c, &s, geom_.cell_volume[c], geom_.cell_centroid[c]};
+}
+
+void SourceJacobian::clear(int nv) {
+  for (int eq = 0; eq < nv; ++eq) {
+    std::fill_n(dw[eq], nv, 0.0);
+    for (int var = 0; var < nv; ++var) std::fill_n(dg[eq][var], 3, 0.0);
   }
 }
 
 void FlowResidual::face_jacobian(const LocalState &s, PetscInt f, FluxJacobian &J) const {
-  const int dim = mesh_->dim;
   const CellState<double> L = s.cell(mesh_->face_left[f]);
   const FaceGeometry<double> g = face_geometry(f);
-  switch (bcs_.kind(f)) {
-  case FaceKind::Interior:
-    physics::interior_flux_dw(dim, L, s.cell(mesh_->face_right[f]), g, params_, J);
-    break;
-  case FaceKind::VelocityDirichlet:
-    physics::velocity_dirichlet_flux_dw(dim, L, g, params_, bcs_.velocity(f), J);
-    break;
-  case FaceKind::PressureOutlet:
-    physics::pressure_outlet_flux_dw(dim, L, g, params_, bcs_.pressure(f), J);
-    break;
-  case FaceKind::Slip:
-    physics::slip_flux_dw(dim, L, g, params_, J);
-    break;
-  }
+  const PetscInt r = mesh_->face_right[f];
+  CellState<double> R;
+  if (r >= 0) R = s.cell(r);
+  const FaceView face{f, &L, r >= 0 ? &R : nullptr, &g};
+  for (const auto &t : terms_) t->flux_dw(face, J);
 }
 
 PetscErrorCode FlowResidual::residual(Vec w, Vec R, const TimeTerm *time_term) const {
@@ -228,11 +267,21 @@ PetscErrorCode FlowResidual::residual(Vec w, Vec R, const TimeTerm *time_term) c
       if (own_r) r[Rc * n + k] -= M[k];
     }
   }
-  if (time_term) // rho V (a0 u + h) on the momentum rows
+  if (has_sources()) // the terms' cell sources Q(w_c, G_c)
+    for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+      const CellState<double> cs = ls.cell(c);
+      const CellView cell = cell_view(c, cs);
+      double Q[physics::kMaxVars] = {};
+      for (const auto &t : terms_)
+        if (t->has_source()) t->source(cell, Q);
+      for (int k = 0; k < n; ++k) r[c * n + k] += Q[k];
+    }
+  if (time_term) // rho V (a0 w + h) on the transient rows
     for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
       const double rv = params_.rho * geom_.cell_volume[c];
-      for (int k = 1; k < n; ++k)
-        r[c * n + k] += rv * (time_term->a0 * ls.w[c * n + k] + (*time_term->history)[c * n + k]);
+      for (int k = 0; k < n; ++k)
+        if (eq_.transient(k))
+          r[c * n + k] += rv * (time_term->a0 * ls.w[c * n + k] + (*time_term->history)[c * n + k]);
     }
   if (pressure_pinned() && m.global_cell_offset == 0 && m.n_owned_cells > 0) r[0] = ls.w[0];
   PetscCall(VecRestoreArray(R, &r));
@@ -339,16 +388,16 @@ private:
 
 } // namespace
 
-PetscErrorCode FlowResidual::jacobian(Vec w, Mat J, const std::vector<double> *momentum_shift,
+PetscErrorCode FlowResidual::jacobian(Vec w, Mat J, const std::vector<double> *transient_shift,
                                       bool compact) const {
   PetscFunctionBeginUser;
   PetscCall(local_state(w, &scratch_));
-  PetscCall(jacobian(scratch_, J, momentum_shift, compact));
+  PetscCall(jacobian(scratch_, J, transient_shift, compact));
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode FlowResidual::jacobian(const LocalState &ls, Mat J,
-                                      const std::vector<double> *momentum_shift,
+                                      const std::vector<double> *transient_shift,
                                       bool compact) const {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = *mesh_;
@@ -379,7 +428,7 @@ PetscErrorCode FlowResidual::jacobian(const LocalState &ls, Mat J,
       // column c: direct dependence and the gradient's dependence on the cell's own value
       for (int eq = 0; eq < n; ++eq)
         for (int var = 0; var < n; ++var) {
-          const Vec3<double> &s = lsq_.self(var == 0 ? kPressureSet : kVelocitySet, c);
+          const Vec3<double> &s = lsq_.self(lsq_.set_of(var), c);
           block[eq][var] =
               dw[eq][var] + dg[eq][var][0] * s[0] + dg[eq][var][1] * s[1] + dg[eq][var][2] * s[2];
         }
@@ -387,7 +436,7 @@ PetscErrorCode FlowResidual::jacobian(const LocalState &ls, Mat J,
       // columns of c's neighbours, through c's gradient
       for (PetscInt e = nptr[c]; e < nptr[c + 1]; ++e) {
         for (int var = 0; var < n; ++var) {
-          const Vec3<double> &k = lsq_.coefficient(var == 0 ? kPressureSet : kVelocitySet, e);
+          const Vec3<double> &k = lsq_.coefficient(lsq_.set_of(var), e);
           for (int eq = 0; eq < n; ++eq)
             block[eq][var] = dg[eq][var][0] * k[0] + dg[eq][var][1] * k[1] + dg[eq][var][2] * k[2];
         }
@@ -395,10 +444,37 @@ PetscErrorCode FlowResidual::jacobian(const LocalState &ls, Mat J,
       }
     }
   }
-  if (momentum_shift)
+  if (has_sources()) // row c of a cell source: column c, and its neighbours through G_c
+    for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+      const CellState<double> cs = ls.cell(c);
+      const CellView cell = cell_view(c, cs);
+      SourceJacobian sj;
+      sj.clear(n);
+      for (const auto &t : terms_)
+        if (t->has_source()) t->source_dw(cell, sj);
+      double block[physics::kMaxVars][physics::kMaxVars];
+      for (int eq = 0; eq < n; ++eq)
+        for (int var = 0; var < n; ++var) {
+          const Vec3<double> &sv = lsq_.self(lsq_.set_of(var), c);
+          block[eq][var] = sj.dw[eq][var] + sj.dg[eq][var][0] * sv[0] + sj.dg[eq][var][1] * sv[1] +
+                           sj.dg[eq][var][2] * sv[2];
+        }
+      values.add(c, st.where[entry(st, c, c)], 1.0, block);
+      for (PetscInt e = nptr[c]; e < nptr[c + 1]; ++e) { // (in the compact stencil too)
+        for (int var = 0; var < n; ++var) {
+          const Vec3<double> &k = lsq_.coefficient(lsq_.set_of(var), e);
+          for (int eq = 0; eq < n; ++eq)
+            block[eq][var] =
+                sj.dg[eq][var][0] * k[0] + sj.dg[eq][var][1] * k[1] + sj.dg[eq][var][2] * k[2];
+        }
+        values.add(c, st.where[entry(st, c, nbr[e])], 1.0, block);
+      }
+    }
+  if (transient_shift)
     for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
       const std::int32_t self = st.where[entry(st, c, c)];
-      for (int k = 1; k < n; ++k) values.at(c, self, k, k) += (*momentum_shift)[c];
+      for (int k = 0; k < n; ++k)
+        if (eq_.transient(k)) values.at(c, self, k, k) += (*transient_shift)[c];
     }
   if (pressure_pinned() && m.global_cell_offset == 0 && m.n_owned_cells > 0) {
     for (PetscInt e = st.ptr[0]; e < st.ptr[1]; ++e)

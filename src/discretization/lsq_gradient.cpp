@@ -100,7 +100,9 @@ void LeastSquaresGradient::chain_coefficients(const mesh::Mesh &mesh,
 }
 
 void LeastSquaresGradient::zero_coefficient_bar(CoefficientBar *cb) const {
-  for (int set = 0; set < 2; ++set) {
+  const std::size_t n = coef_.size();
+  cb->neighbour.resize(n), cb->boundary.resize(n), cb->touched.resize(n);
+  for (std::size_t set = 0; set < n; ++set) {
     cb->neighbour[set].assign(coef_[set].size(), Vec3<double>());
     cb->boundary[set].assign(bcoef_[set].size(), Vec3<double>());
     cb->touched[set].assign(nptr_.empty() ? 0 : nptr_.size() - 1, 0);
@@ -112,7 +114,7 @@ void LeastSquaresGradient::reverse_coefficients(const mesh::Mesh &mesh,
                                                 CoefficientBar &cb,
                                                 geometry::GeometryBar *gbar) const {
   std::vector<Vec3<double>> cbar;
-  for (int set = 0; set < 2; ++set)
+  for (int set = 0; set < static_cast<int>(cb.touched.size()); ++set)
     for (PetscInt c = 0; c < static_cast<PetscInt>(cb.touched[set].size()); ++c) {
       if (!cb.touched[set][c]) continue;
       const PetscInt nb = nptr_[c + 1] - nptr_[c], nd = bptr_[set][c + 1] - bptr_[set][c];
@@ -128,12 +130,17 @@ void LeastSquaresGradient::reverse_coefficients(const mesh::Mesh &mesh,
 
 PetscErrorCode LeastSquaresGradient::build(const mesh::Mesh &mesh,
                                            const geometry::Geometry<double> &g,
-                                           const std::vector<char> prescribed[2]) {
+                                           const std::vector<std::vector<char>> &prescribed,
+                                           const std::vector<int> &set_of_var) {
   PetscFunctionBeginUser;
   const PetscInt nc = mesh.n_cells;
+  const int n_sets = static_cast<int>(prescribed.size());
+  set_of_ = set_of_var;
   nptr_.assign(nc + 1, 0);
   nbr_.clear();
-  for (int s = 0; s < 2; ++s) {
+  for (auto *v : {&coef_, &bcoef_, &self_}) v->resize(n_sets);
+  for (auto *v : {&bface_, &ffit_, &bptr_, &fptr_}) v->resize(n_sets);
+  for (int s = 0; s < n_sets; ++s) {
     coef_[s].clear(), bcoef_[s].clear(), bface_[s].clear(), ffit_[s].clear();
     self_[s].assign(nc, Vec3<double>());
     bptr_[s].assign(nc + 1, 0);
@@ -153,7 +160,7 @@ PetscErrorCode LeastSquaresGradient::build(const mesh::Mesh &mesh,
         else
           boundary.push_back(f);
       }
-      for (int s = 0; s < 2; ++s) {
+      for (int s = 0; s < n_sets; ++s) {
         // neighbours and prescribed faces; if they do not span all directions, the other
         // boundary faces join the fit with zero difference
         std::vector<PetscInt> data_faces, fit_faces;
@@ -184,7 +191,7 @@ PetscErrorCode LeastSquaresGradient::build(const mesh::Mesh &mesh,
       }
     }
     nptr_[c + 1] = static_cast<PetscInt>(nbr_.size());
-    for (int s = 0; s < 2; ++s) {
+    for (int s = 0; s < n_sets; ++s) {
       bptr_[s][c + 1] = static_cast<PetscInt>(bface_[s].size());
       fptr_[s][c + 1] = static_cast<PetscInt>(ffit_[s].size());
     }

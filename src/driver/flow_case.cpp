@@ -1,7 +1,7 @@
 // A case as a library object (see include/karman/driver/flow_case.hpp).
 #include "karman/driver/flow_case.hpp"
 
-#include "karman/adjoint/parameters.hpp"
+#include "karman/discretization/parameters.hpp"
 #include "karman/core/logger.hpp"
 #include "karman/io/field_transfer.hpp"
 #include "karman/io/hdf5_fields.hpp"
@@ -30,6 +30,48 @@ PetscErrorCode load_case_mesh(MPI_Comm comm, const config::CaseConfig &cfg, mesh
              mesh->dim);
   PetscFunctionReturn(0);
 }
+
+namespace {
+
+// The uniform initial value of every unknown: initial.pressure, initial.velocity.
+std::vector<double> uniform_initial_values(const FlowResidual &res, const config::CaseConfig &cfg) {
+  const physics::EquationSet &eq = res.equations();
+  const config::Section init = cfg.section("initial");
+  std::vector<double> w0(eq.nv(), 0.0);
+  w0[eq.offset(eq.find("pressure"))] = init.real("pressure");
+  const auto u0 = init.vector("velocity");
+  for (int d = 0; d < eq.dim(); ++d) w0[eq.offset(eq.find("velocity")) + d] = u0[d];
+  return w0;
+}
+
+// Fields of the state that the initial file `path` does not hold start from their uniform initial
+// values (a flow-only run as the start of a run with a scalar), said in the log.
+PetscErrorCode fill_missing_fields(const FlowResidual &res, const config::CaseConfig &cfg,
+                                   const std::string &path, const std::vector<std::string> &missing,
+                                   Vec w) {
+  PetscFunctionBeginUser;
+  if (missing.empty()) PetscFunctionReturn(0);
+  const physics::EquationSet &eq = res.equations();
+  const std::vector<double> w0 = uniform_initial_values(res, cfg);
+  const int nv = eq.nv();
+  PetscScalar *a;
+  PetscCall(VecGetArray(w, &a));
+  std::string names;
+  for (const auto &name : missing) {
+    const int i = eq.find(name);
+    for (PetscInt c = 0; c < res.mesh().n_owned_cells; ++c)
+      for (int d = 0; d < eq.field(i).components; ++d)
+        a[c * nv + eq.offset(i) + d] = w0[eq.offset(i) + d];
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  PetscCall(VecRestoreArray(w, &a));
+  PetscCall(log_info(res.mesh().comm,
+                     "%s: initial.file '%s' holds no %s: uniform initial values used for it",
+                     cfg.file().c_str(), path.c_str(), names.c_str()));
+  PetscFunctionReturn(0);
+}
+
+} // namespace
 
 PetscErrorCode initial_state(const FlowResidual &res, const config::CaseConfig &cfg, Vec w) {
   PetscFunctionBeginUser;
@@ -62,49 +104,58 @@ PetscErrorCode initial_state(const FlowResidual &res, const config::CaseConfig &
           m.comm, "%s: initial.file '%s' was written with %s; it is used as the initial state",
           cfg.file().c_str(), path.c_str(), changes.c_str()));
     }
-    io::Field u, p;
+    const physics::EquationSet &eq = res.equations();
     if (file_hash == mesh_hash) {
-      PetscCall(io::read_cell_field_h5(m, path, "velocity", &u));
-      PetscCall(io::read_cell_field_h5(m, path, "pressure", &p));
-    } else {
-      const auto &g = res.geometry();
-      std::vector<Vec3<double>> x(g.cell_centroid.begin(),
-                                  g.cell_centroid.begin() + m.n_owned_cells);
-      std::vector<double> h(m.n_owned_cells);
-      for (PetscInt c = 0; c < m.n_owned_cells; ++c) h[c] = std::pow(g.cell_volume[c], 1.0 / m.dim);
-      std::vector<io::Field> f;
-      PetscInt source_cells = 0;
-      double gap = 0;
-      PetscCall(io::transfer_cell_fields_h5(m.comm, m.dim, path, {"velocity", "pressure"}, x, h, &f,
-                                            &source_cells, &gap));
-      u = f[0], p = f[1];
-      PetscCheck(u.ncomp == 3 && p.ncomp == 1, m.comm, PETSC_ERR_FILE_UNEXPECTED,
-                 "%s: initial.file '%s' has velocity with %d and pressure with %d components, "
-                 "expected 3 and 1",
-                 cfg.file().c_str(), path.c_str(), u.ncomp, p.ncomp);
-      PetscCall(log_info(
-          m.comm,
-          "initial state interpolated from %s (another mesh, %d cells) onto %d cells; the farthest "
-          "cell centre is %.2g cell sizes from a source cell centre",
-          path.c_str(), (int)source_cells, (int)m.n_global_cells, gap));
-      if (gap > 3)
-        PetscCall(log_warning(
-            m.comm,
-            "%s: initial.file '%s': some cells lie %.2g cell sizes from the source mesh (another "
-            "geometry?); their values are extrapolated",
-            cfg.file().c_str(), path.c_str(), gap));
+      std::vector<std::string> missing;
+      PetscCall(io::read_state_h5(m, eq, path, w, &missing));
+      PetscCall(fill_missing_fields(res, cfg, path, missing, w));
+      PetscFunctionReturn(0);
     }
+    const auto &g = res.geometry();
+    std::vector<Vec3<double>> x(g.cell_centroid.begin(), g.cell_centroid.begin() + m.n_owned_cells);
+    std::vector<double> h(m.n_owned_cells);
+    for (PetscInt c = 0; c < m.n_owned_cells; ++c) h[c] = std::pow(g.cell_volume[c], 1.0 / m.dim);
+    std::vector<std::string> names, missing;
+    for (const auto &f : eq.fields()) {
+      bool present;
+      PetscCall(io::has_cell_field_h5(m.comm, path, f.name, &present));
+      (present ? names : missing).push_back(f.name);
+    }
+    std::vector<io::Field> f;
+    PetscInt source_cells = 0;
+    double gap = 0;
+    PetscCall(
+        io::transfer_cell_fields_h5(m.comm, m.dim, path, names, x, h, &f, &source_cells, &gap));
+    PetscCall(log_info(
+        m.comm,
+        "initial state interpolated from %s (another mesh, %d cells) onto %d cells; the farthest "
+        "cell centre is %.2g cell sizes from a source cell centre",
+        path.c_str(), (int)source_cells, (int)m.n_global_cells, gap));
+    if (gap > 3)
+      PetscCall(log_warning(
+          m.comm,
+          "%s: initial.file '%s': some cells lie %.2g cell sizes from the source mesh (another "
+          "geometry?); their values are extrapolated",
+          cfg.file().c_str(), path.c_str(), gap));
     PetscCall(VecGetArray(w, &a));
-    io::join_state(m, nv, p, u, a);
+    for (std::size_t i = 0, j = 0; i < eq.n_fields(); ++i) {
+      if (j >= names.size() || names[j] != eq.field(i).name) continue;
+      const io::Field &fi = f[j++];
+      PetscCheck(fi.ncomp >= eq.field(i).components, m.comm, PETSC_ERR_FILE_UNEXPECTED,
+                 "%s: initial.file '%s' has %s with %d components, expected %d", cfg.file().c_str(),
+                 path.c_str(), fi.name.c_str(), fi.ncomp, eq.field(i).components);
+      for (PetscInt c = 0; c < m.n_owned_cells; ++c)
+        for (int d = 0; d < eq.field(i).components; ++d)
+          a[c * nv + eq.offset(i) + d] = fi.values[fi.ncomp * c + d];
+    }
     PetscCall(VecRestoreArray(w, &a));
+    PetscCall(fill_missing_fields(res, cfg, path, missing, w));
     PetscFunctionReturn(0);
   }
-  const auto u0 = init.vector("velocity");
+  const std::vector<double> w0 = uniform_initial_values(res, cfg);
   PetscCall(VecGetArray(w, &a));
-  for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
-    a[c * nv] = init.real("pressure");
-    for (int d = 0; d < m.dim; ++d) a[c * nv + 1 + d] = u0[d];
-  }
+  for (PetscInt c = 0; c < m.n_owned_cells; ++c)
+    for (int k = 0; k < nv; ++k) a[c * nv + k] = w0[k];
   PetscCall(VecRestoreArray(w, &a));
   PetscFunctionReturn(0);
 }
@@ -209,14 +260,14 @@ namespace {
 /// The time function of boundary parameter `name` (rotation rate, inlet speed, jet amplitude),
 /// or null.
 physics::TimeFunction *time_function_of(FlowResidual &res, const std::string &name) {
-  const adjoint::ParameterRegistry reg(res);
+  const discretization::ParameterRegistry reg(res);
   const int i = reg.find(name);
-  return i < 0 ? nullptr : adjoint::ParameterRegistry::time_function(res, reg.spec(i));
+  return i < 0 ? nullptr : reg.time_function(res, i);
 }
 
 /// The names of the parameters that time_function_of() knows, comma separated.
 std::string time_function_names(FlowResidual &res) {
-  const adjoint::ParameterRegistry reg(res);
+  const discretization::ParameterRegistry reg(res);
   std::string out;
   for (std::size_t i = 0; i < reg.size(); ++i)
     if (time_function_of(res, reg.spec(i).name))
@@ -261,7 +312,7 @@ PetscErrorCode FlowCase::steady_gradient(Vec w, adjoint::AdjointResult *result) 
   const adjoint::Objective *obj;
   PetscCall(objective(&obj));
   PetscCall(gradient(w, *obj, result));
-  PetscCall(adjoint::select_parameters(res_, *cfg_, &result->gradient.parameters));
+  PetscCall(discretization::select_parameters(res_, *cfg_, &result->gradient.parameters));
   PetscFunctionReturn(0);
 }
 

@@ -53,21 +53,23 @@ PetscErrorCode FlowWriter::write_vtk(const FlowResidual &res, const LocalState &
   if (!vtk_) PetscFunctionReturn(0);
   const mesh::Mesh &m = res.mesh();
   const int nv = res.nv();
-  const auto &w = state.w;
   const auto &G = state.grad;
-  io::Field velocity, pressure, vorticity{"vorticity", m.dim == 2 ? 1 : 3, {}};
-  io::split_state(m, nv, w.data(), "pressure", "velocity", &pressure, &velocity);
+  std::vector<io::Field> fields = io::state_fields(m, res.equations(), state.w.data());
+  io::Field vorticity{"vorticity", m.dim == 2 ? 1 : 3, {}};
+  const int u0 = res.equations().offset(res.equations().find("velocity"));
   for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
-    auto grad = [&](int k, int i) { return G[(c * nv + k) * 3 + i]; }; // d u_{k-1} / d x_i
+    // d u_j / d x_i
+    auto grad = [&](int j, int i) { return G[(c * nv + u0 + j) * 3 + i]; };
     if (m.dim == 2) {
-      vorticity.values.push_back(grad(2, 0) - grad(1, 1));
+      vorticity.values.push_back(grad(1, 0) - grad(0, 1));
     } else {
-      vorticity.values.push_back(grad(3, 1) - grad(2, 2));
-      vorticity.values.push_back(grad(1, 2) - grad(3, 0));
-      vorticity.values.push_back(grad(2, 0) - grad(1, 1));
+      vorticity.values.push_back(grad(2, 1) - grad(1, 2));
+      vorticity.values.push_back(grad(0, 2) - grad(2, 0));
+      vorticity.values.push_back(grad(1, 0) - grad(0, 1));
     }
   }
-  PetscCall(volume_->write_volume(m, res.coordinates(), time, {velocity, pressure, vorticity}));
+  fields.push_back(std::move(vorticity));
+  PetscCall(volume_->write_volume(m, res.coordinates(), time, fields));
   for (std::size_t i = 0; i < surface_patches_.size(); ++i) {
     const int p = surface_patches_[i];
     std::vector<double> pf;
@@ -95,14 +97,10 @@ PetscErrorCode FlowWriter::write_hdf5(const FlowResidual &res, const LocalState 
   PetscFunctionBeginUser;
   if (!hdf5_) PetscFunctionReturn(0);
   const mesh::Mesh &m = res.mesh();
-  const int nv = res.nv();
-  const auto &w = state.w;
-  io::Field velocity, pressure;
-  io::split_state(m, nv, w.data(), "pressure", "velocity", &pressure, &velocity);
-  PetscCall(io::write_fields_h5(m, res.coordinates(),
-                                (std::filesystem::path(directory_) / (name_ + ".h5")).string(),
-                                {velocity, pressure}, {{"time", time}},
-                                {{"case_hash", problem_hash_}, {"case_keys", problem_keys_}}));
+  PetscCall(io::write_fields_h5(
+      m, res.coordinates(), (std::filesystem::path(directory_) / (name_ + ".h5")).string(),
+      io::state_fields(m, res.equations(), state.w.data()), {{"time", time}},
+      {{"case_hash", problem_hash_}, {"case_keys", problem_keys_}}));
   PetscFunctionReturn(0);
 }
 

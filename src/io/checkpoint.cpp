@@ -141,9 +141,9 @@ struct RecordData {
 
 // Rank 0: opens a checkpoint file and reads record `index` (or the last complete one when
 // index < 0).  Returns "" or an error; `warning` collects notes about skipped data.
-std::string read_segment(const std::string &path, const std::string &mesh_hash, int nv,
-                         PetscInt n_cells, long long index, RecordData *rec, long long *used,
-                         std::string *warning, bool *unreadable) {
+std::string read_segment(const std::string &path, const std::string &mesh_hash,
+                         const physics::EquationSet &eq, PetscInt n_cells, long long index,
+                         RecordData *rec, long long *used, std::string *warning, bool *unreadable) {
   *unreadable = false;
   hid_t f = open_for_reading(path);
   if (f < 0) {
@@ -163,10 +163,20 @@ std::string read_segment(const std::string &path, const std::string &mesh_hash, 
   } else if (!read_attr(f, "mesh_hash", &mh) || !read_attr(f, "case_hash", &ch) ||
              !read_attr(f, "cells", &cells) || !read_attr(f, "nv", &nvars)) {
     error = path + ": checkpoint attributes missing";
-  } else if (mh != mesh_hash || cells != n_cells || nvars != nv) {
+  } else if (mh != mesh_hash || cells != n_cells) {
     error = path + ": checkpoint of another mesh (mesh hash " + mh + ", " + std::to_string(cells) +
             " cells; this run: " + mesh_hash + ", " + std::to_string(n_cells) + " cells)";
+  } else if (std::string fields; // files before the field signature hold (p, u)
+             (read_attr(f, "fields", &fields)
+                  ? fields
+                  : "pressure:1,velocity:" + std::to_string(nvars - 1)) != eq.signature()) {
+    error = path + ": checkpoint of other fields (" +
+            (fields.empty() ? "pressure:1,velocity:" + std::to_string(nvars - 1) +
+                                  ", a file of a version before the field signature"
+                            : fields) +
+            "; this case solves " + eq.signature() + ")";
   } else {
+    const int nv = eq.nv();
     rec->case_hash = ch;
     read_attr(f, "case_keys", &rec->case_keys); // absent in files of older karman versions
     st = H5Dopen2(f, "state", H5P_DEFAULT), pr = H5Dopen2(f, "previous", H5P_DEFAULT);
@@ -245,10 +255,12 @@ PetscErrorCode CheckpointWriter::gather(Vec v, std::vector<double> *all) const {
 
 PetscErrorCode CheckpointWriter::open(const mesh::Mesh &mesh, const std::string &directory,
                                       const std::string &mesh_hash, const std::string &case_hash,
-                                      int nv, const std::string &case_keys) {
+                                      const physics::EquationSet &eq,
+                                      const std::string &case_keys) {
   PetscFunctionBeginUser;
   PetscCall(close());
   comm_ = mesh.comm;
+  const int nv = eq.nv();
   nv_ = nv;
   n_cells_ = mesh.n_global_cells;
   count_ = 0;
@@ -280,6 +292,7 @@ PetscErrorCode CheckpointWriter::open(const mesh::Mesh &mesh, const std::string 
       if (!case_keys.empty()) write_attr(f, "case_keys", case_keys);
       write_attr(f, "cells", static_cast<long long>(n_cells_));
       write_attr(f, "nv", static_cast<long long>(nv));
+      write_attr(f, "fields", eq.signature());
       const hsize_t width = static_cast<hsize_t>(n_cells_) * nv;
       state_ = create_records(f, "state", H5T_NATIVE_DOUBLE, width);
       previous_ = create_records(f, "previous", H5T_NATIVE_DOUBLE, width);
@@ -335,8 +348,8 @@ PetscErrorCode CheckpointWriter::close() {
 }
 
 PetscErrorCode find_latest_checkpoint(MPI_Comm comm, const std::string &directory,
-                                      const std::string &mesh_hash, int nv, PetscInt n_cells,
-                                      CheckpointRecord *record, bool *found) {
+                                      const std::string &mesh_hash, const physics::EquationSet &eq,
+                                      PetscInt n_cells, CheckpointRecord *record, bool *found) {
   PetscFunctionBeginUser;
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
@@ -350,7 +363,7 @@ PetscErrorCode find_latest_checkpoint(MPI_Comm comm, const std::string &director
       long long used = -1;
       bool unreadable = false;
       const std::string e =
-          read_segment(path, mesh_hash, nv, n_cells, -1, &rec, &used, &warning, &unreadable);
+          read_segment(path, mesh_hash, eq, n_cells, -1, &rec, &used, &warning, &unreadable);
       if (unreadable) { // a truncated segment: fall back to the one before
         warning += e + "; trying the previous checkpoint file. ";
         continue;
@@ -387,9 +400,10 @@ PetscErrorCode find_latest_checkpoint(MPI_Comm comm, const std::string &director
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode read_checkpoint(const mesh::Mesh &mesh, const CheckpointRecord &record, int nv,
-                               Vec w, Vec w_prev) {
+PetscErrorCode read_checkpoint(const mesh::Mesh &mesh, const CheckpointRecord &record,
+                               const physics::EquationSet &eq, Vec w, Vec w_prev) {
   PetscFunctionBeginUser;
+  const int nv = eq.nv();
   PetscMPIInt rank, size;
   PetscCallMPI(MPI_Comm_rank(mesh.comm, &rank));
   PetscCallMPI(MPI_Comm_size(mesh.comm, &size));
@@ -408,7 +422,7 @@ PetscErrorCode read_checkpoint(const mesh::Mesh &mesh, const CheckpointRecord &r
       read_attr(f, "mesh_hash", &mh);
       H5Fclose(f);
     }
-    error = read_segment(record.file, mh, nv, mesh.n_global_cells, record.index, &rec, &used,
+    error = read_segment(record.file, mh, eq, mesh.n_global_cells, record.index, &rec, &used,
                          &warning, &unreadable);
   }
   PetscCall(broadcast_string(mesh.comm, &error));

@@ -335,6 +335,22 @@ PetscErrorCode read_text_h5(MPI_Comm comm, const std::string &path, const std::s
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode has_cell_field_h5(MPI_Comm comm, const std::string &path, const std::string &name,
+                                 bool *present) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  int found = 0;
+  if (rank == 0)
+    read_file_serial(path, [&](hid_t f) {
+      found = H5Lexists(f, "/fields", H5P_DEFAULT) > 0 &&
+              H5Lexists(f, ("/fields/" + name).c_str(), H5P_DEFAULT) > 0;
+    });
+  PetscCallMPI(MPI_Bcast(&found, 1, MPI_INT, 0, comm));
+  *present = found != 0;
+  PetscFunctionReturn(0);
+}
+
 namespace {
 
 // Reads dataset `dname` ([n_global][ncomp] in serial order) into the owned order of `layout`;

@@ -2,7 +2,7 @@
 // include/karman/optimization/control_optimization.hpp).
 #include "karman/optimization/control_optimization.hpp"
 
-#include "karman/adjoint/parameters.hpp"
+#include "karman/discretization/parameters.hpp"
 #include "karman/adjoint/unsteady_adjoint.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -16,7 +16,7 @@
 
 namespace karman::optimization {
 
-using adjoint::ParameterRegistry;
+using discretization::ParameterRegistry;
 using physics::TimeFunction;
 
 namespace {
@@ -135,11 +135,10 @@ PetscErrorCode ControlOptimization::setup(FlowCase &fc, const std::string &work_
                  dc.type.c_str());
       e.function = dc.parameters.text("function");
       const int i = reg.find(e.function);
-      TimeFunction *f = i >= 0 ? ParameterRegistry::time_function(res, reg.spec(i)) : nullptr;
+      TimeFunction *f = i >= 0 ? reg.time_function(res, i) : nullptr;
       std::string known;
       for (std::size_t k = 0; k < reg.size(); ++k)
-        if (ParameterRegistry::time_function(res, reg.spec(k)))
-          known += (known.empty() ? "" : ", ") + reg.spec(k).name;
+        if (reg.time_function(res, k)) known += (known.empty() ? "" : ", ") + reg.spec(k).name;
       PetscCheck(f, comm, PETSC_ERR_USER_INPUT,
                  "%s: '%s.function': '%s' is not a boundary parameter given by a time function "
                  "(the case has: %s)",
@@ -371,7 +370,7 @@ PetscErrorCode ControlOptimization::control_power(const ControlConstraint &c, do
   PetscCall(series(control_omega_, &omega));
   discretization::FlowResidual &res = fc_->residual();
   const ParameterRegistry reg(res);
-  const TimeFunction *f = ParameterRegistry::time_function(res, reg.spec(reg.find(control_omega_)));
+  const TimeFunction *f = reg.time_function(res, reg.find(control_omega_));
   *value = 0;
   grad->assign(problem_.names.size(), 0.0);
   for (long n = 1; n <= steps_; ++n) {

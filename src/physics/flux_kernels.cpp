@@ -9,15 +9,20 @@
 
 namespace karman::physics {
 
-void FluxJacobian::clear() {
-  std::memset(this, 0, sizeof(*this));
+void FluxJacobian::clear(int nv) {
+  for (int eq = 0; eq < nv; ++eq) {
+    std::memset(dwL[eq], 0, nv * sizeof(double));
+    std::memset(dwR[eq], 0, nv * sizeof(double));
+    std::memset(dgL[eq], 0, 3 * nv * sizeof(double));
+    std::memset(dgR[eq], 0, 3 * nv * sizeof(double));
+  }
 }
 
 void interior_flux_dw(int dim, const CellState<double> &L, const CellState<double> &R,
                       const FaceGeometry<double> &g, const FluxParameters<double> &fp,
                       FluxJacobian &J) {
-  J.clear();
   const int nv = dim + 1;
+  J.clear(nv);
   const Vec3<double> rL = g.xf - g.xL, rR = g.xf - g.xR, d = g.xR - g.xL;
   double fl[kMaxVars], fr[kMaxVars];
   for (int k = 0; k < nv; ++k) {
@@ -88,8 +93,8 @@ void interior_flux_dw(int dim, const CellState<double> &L, const CellState<doubl
 void velocity_dirichlet_flux_dw(int dim, const CellState<double> &, const FaceGeometry<double> &g,
                                 const FluxParameters<double> &fp, const Vec3<double> &,
                                 FluxJacobian &J) {
-  J.clear();
   const int nv = dim + 1;
+  J.clear(nv);
   const Vec3<double> d = g.xf - g.xL;
   const double alpha = dot(g.S, g.S) / dot(d, g.S);
   const Vec3<double> kv = g.S - alpha * d;
@@ -106,8 +111,8 @@ void velocity_dirichlet_flux_dw(int dim, const CellState<double> &, const FaceGe
 
 void pressure_outlet_flux_dw(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
                              const FluxParameters<double> &fp, double pb, FluxJacobian &J) {
-  J.clear();
   const int nv = dim + 1;
+  J.clear(nv);
   const Vec3<double> d = g.xf - g.xL;
   const double alpha = dot(g.S, g.S) / dot(d, g.S);
   const double D = stabilization_coefficient(norm(d), fp);
@@ -142,8 +147,8 @@ void pressure_outlet_flux_dw(int dim, const CellState<double> &L, const FaceGeom
 
 void slip_flux_dw(int dim, const CellState<double> &, const FaceGeometry<double> &g,
                   const FluxParameters<double> &fp, FluxJacobian &J) {
-  J.clear();
   const int nv = dim + 1;
+  J.clear(nv);
   const Vec3<double> d = g.xf - g.xL;
   const double A2 = dot(g.S, g.S);
   const double alpha = A2 / dot(d, g.S);

@@ -61,8 +61,10 @@ PetscErrorCode JacobianFreeOperator::mult(Mat J, Vec v, Vec y) {
     PetscScalar *b;
     PetscCall(VecGetArrayRead(v, &a));
     PetscCall(VecGetArray(y, &b));
+    const physics::EquationSet &eq = self->res_->equations();
     for (std::size_t c = 0; c < self->shift_->size(); ++c)
-      for (int k = 1; k < nv; ++k) b[c * nv + k] += (*self->shift_)[c] * a[c * nv + k];
+      for (int k = 0; k < nv; ++k)
+        if (eq.transient(k)) b[c * nv + k] += (*self->shift_)[c] * a[c * nv + k];
     PetscCall(VecRestoreArray(y, &b));
     PetscCall(VecRestoreArrayRead(v, &a));
   }

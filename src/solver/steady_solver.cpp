@@ -76,11 +76,13 @@ PetscErrorCode SteadySolver::update_shift(Vec w) {
   const PetscScalar *wl;
   PetscCall(VecGetArrayRead(w, &wl)); // owned cells first
   const int nv = res_->nv();
+  const physics::EquationSet &eq = res_->equations();
+  const int u0 = eq.offset(eq.find("velocity")); // the convection speed's unknowns
   for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
     const double V = g.cell_volume[c];
     const double hc = std::pow(V, 1.0 / m.dim);
     double u2 = 0;
-    for (int k = 1; k < nv; ++k) u2 += wl[c * nv + k] * wl[c * nv + k];
+    for (int k = u0; k < u0 + m.dim; ++k) u2 += wl[c * nv + k] * wl[c * nv + k];
     const double dtau = cfl_ * hc / (std::sqrt(u2) + p.nu / hc + 1e-12 * p.u_ref);
     shift_[c] = cfl_ >= cfl_max_ ? 0.0 : p.rho * V / dtau;
   }
@@ -120,10 +122,13 @@ PetscErrorCode SteadySolver::record_iteration(SNES snes, PetscInt snes_it, Petsc
   const int nv = res_->nv();
   PetscReal comp[physics::kMaxVars];
   for (int k = 0; k < nv; ++k) PetscCall(VecStrideNorm(r, k, NORM_2, &comp[k]));
-  rec.residual_continuity = comp[0];
-  double mom = 0;
-  for (int k = 1; k < nv; ++k) mom += comp[k] * comp[k];
-  rec.residual_momentum = std::sqrt(mom);
+  // per field: |R| of its rows (continuity: the pressure's, momentum: the velocity's)
+  const physics::EquationSet &eq = res_->equations();
+  rec.residual_fields.assign(eq.n_fields(), 0.0);
+  for (int k = 0; k < nv; ++k) rec.residual_fields[eq.field_of(k)] += comp[k] * comp[k];
+  for (double &f : rec.residual_fields) f = std::sqrt(f);
+  rec.residual_continuity = rec.residual_fields[eq.find("pressure")];
+  rec.residual_momentum = rec.residual_fields[eq.find("velocity")];
   PetscInt lits;
   PetscCall(SNESGetLinearSolveIterations(snes, &lits));
   rec.linear_iterations = static_cast<int>(lits - last_linear_its_);

@@ -14,7 +14,7 @@ ALLOWED = {
     "config": ["core", "physics"],
     "mesh": ["core", "config"],
     "geometry": ["core", "mesh"],
-    "io": ["core", "mesh"],
+    "io": ["core", "physics", "mesh"],
     "discretization": ["core", "physics", "config", "mesh", "geometry"],
     "solver": ["core", "physics", "config", "mesh", "geometry", "discretization"],
     "design": ["core", "config", "mesh", "geometry"],

@@ -99,7 +99,7 @@ void check_parameters(Problem &p, const std::string &objective_yaml, double tol)
   REQUIRE(r.relative_residual < 1e-10);
   Vec w1;
   REQUIRE(VecDuplicate(p.w, &w1) == 0);
-  const adjoint::ParameterRegistry registry(p.res);
+  const discretization::ParameterRegistry registry(p.res);
   for (const auto &par : r.gradient.parameters) {
     const double h = 1e-5 * std::max(std::abs(par.value), 1e-3);
     double Jp, Jm;

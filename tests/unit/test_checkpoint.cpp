@@ -6,6 +6,7 @@
 #include "test_helpers.hpp"
 
 #include <catch2/catch.hpp>
+#include <hdf5.h>
 
 #include <cmath>
 #include <filesystem>
@@ -25,7 +26,8 @@ TEST_CASE("checkpoints: written on P ranks, read on P and on 1 rank, checksummed
   const std::string dir = test::work_dir("checkpoints-np" + std::to_string(size));
   std::string hash;
   REQUIRE(io::mesh_hash(m, m.coordinates, &hash) == 0);
-  const int nv = 3;
+  const physics::EquationSet eq(2, physics::navier_stokes_fields(2));
+  const int nv = eq.nv();
   auto value = [](PetscInt gid, int k, long step) { return 0.5 * gid + k + 100.0 * step; };
   auto make = [&](const mesh::Mesh &mm, long step, Vec *v) {
     REQUIRE(VecCreateMPI(mm.comm, mm.n_owned_cells * nv, PETSC_DETERMINE, v) == 0);
@@ -37,7 +39,7 @@ TEST_CASE("checkpoints: written on P ranks, read on P and on 1 rank, checksummed
   };
   {
     io::CheckpointWriter ck;
-    REQUIRE(ck.open(m, dir, hash, "case-1", nv, "solver.upwind: 1\n") == 0);
+    REQUIRE(ck.open(m, dir, hash, "case-1", eq, "solver.upwind: 1\n") == 0);
     for (long step = 1; step <= 3; ++step) {
       Vec w, wp;
       make(m, step, &w);
@@ -50,7 +52,7 @@ TEST_CASE("checkpoints: written on P ranks, read on P and on 1 rank, checksummed
   for (const mesh::Mesh *mm : {&m, &serial}) {
     io::CheckpointRecord rec;
     bool found = false;
-    REQUIRE(io::find_latest_checkpoint(mm->comm, dir, hash, nv, mm->n_global_cells, &rec, &found) ==
+    REQUIRE(io::find_latest_checkpoint(mm->comm, dir, hash, eq, mm->n_global_cells, &rec, &found) ==
             0);
     REQUIRE(found);
     REQUIRE(rec.case_hash == "case-1"); // the caller compares the case
@@ -60,7 +62,7 @@ TEST_CASE("checkpoints: written on P ranks, read on P and on 1 rank, checksummed
     Vec w, wp;
     REQUIRE(VecCreateMPI(mm->comm, mm->n_owned_cells * nv, PETSC_DETERMINE, &w) == 0);
     REQUIRE(VecDuplicate(w, &wp) == 0);
-    REQUIRE(io::read_checkpoint(*mm, rec, nv, w, wp) == 0);
+    REQUIRE(io::read_checkpoint(*mm, rec, eq, w, wp) == 0);
     const PetscScalar *a, *b;
     REQUIRE(VecGetArrayRead(w, &a) == 0);
     REQUIRE(VecGetArrayRead(wp, &b) == 0);
@@ -78,7 +80,54 @@ TEST_CASE("checkpoints: written on P ranks, read on P and on 1 rank, checksummed
   io::CheckpointRecord rec;
   bool found;
   clear_error();
-  REQUIRE(io::find_latest_checkpoint(PETSC_COMM_WORLD, dir, "0123", nv, m.n_global_cells, &rec,
+  REQUIRE(io::find_latest_checkpoint(PETSC_COMM_WORLD, dir, "0123", eq, m.n_global_cells, &rec,
                                      &found) != 0);
   REQUIRE_THAT(last_error_message(), Catch::Contains("checkpoint of another mesh"));
+  // other fields (the flow with a scalar): a clear error naming both
+  auto fields = physics::navier_stokes_fields(2);
+  fields.push_back({"scalar", 1, true, 1.0, 2});
+  const physics::EquationSet with_scalar(2, fields);
+  clear_error();
+  REQUIRE(io::find_latest_checkpoint(PETSC_COMM_WORLD, dir, hash, with_scalar, m.n_global_cells,
+                                     &rec, &found) != 0);
+  REQUIRE_THAT(last_error_message(),
+               Catch::Contains("checkpoint of other fields (pressure:1,velocity:2; this case "
+                               "solves pressure:1,velocity:2,scalar:1)"));
+}
+
+// A checkpoint of a version before the field signature (no "fields" attribute) holds (p, u): the
+// flow reads it, a case with a scalar is told which version wrote it.
+TEST_CASE("checkpoints: files without the field signature", "[unsteady][io]") {
+  mesh::Mesh m;
+  test::load(PETSC_COMM_SELF, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"}, &m);
+  const std::string dir = test::work_dir("checkpoints-unsigned");
+  std::string hash;
+  REQUIRE(io::mesh_hash(m, m.coordinates, &hash) == 0);
+  const physics::EquationSet eq(2, physics::navier_stokes_fields(2));
+  std::string path;
+  {
+    io::CheckpointWriter ck;
+    REQUIRE(ck.open(m, dir, hash, "case-1", eq) == 0);
+    Vec w;
+    REQUIRE(VecCreateMPI(m.comm, m.n_owned_cells * eq.nv(), PETSC_DETERMINE, &w) == 0);
+    REQUIRE(VecSet(w, 1.5) == 0);
+    REQUIRE(ck.write(1, 0.1, 0.1, 0.1, w, w, nullptr, nullptr) == 0);
+    VecDestroy(&w);
+    path = ck.path();
+  }
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  REQUIRE(H5Adelete(f, "fields") >= 0);
+  H5Fclose(f);
+  io::CheckpointRecord rec;
+  bool found = false;
+  REQUIRE(io::find_latest_checkpoint(m.comm, dir, hash, eq, m.n_global_cells, &rec, &found) == 0);
+  REQUIRE(found);
+  auto fields = physics::navier_stokes_fields(2);
+  fields.push_back({"scalar", 1, true, 1.0, 2});
+  clear_error();
+  REQUIRE(io::find_latest_checkpoint(m.comm, dir, hash, physics::EquationSet(2, fields),
+                                     m.n_global_cells, &rec, &found) != 0);
+  REQUIRE_THAT(last_error_message(),
+               Catch::Contains("a file of a version before the field signature"));
 }

@@ -4,7 +4,7 @@
 // does not have and an unknown name are refused naming the known ones), and the optimizer's
 // automatic choice of algorithm by size and constraints.  The gradients of every control kind are
 // checked against finite differences and Taylor tests by tests/cli/control_verify.sh.
-#include "karman/adjoint/parameters.hpp"
+#include "karman/discretization/parameters.hpp"
 #include "karman/core/error.hpp"
 #include "karman/optimization/optimizer.hpp"
 #include "test_helpers.hpp"
@@ -40,7 +40,7 @@ TEST_CASE("control: time-function parameters of the registry", "[control][mpi]")
              &mesh);
   discretization::FlowResidual res;
   REQUIRE(res.setup(mesh, cfg) == 0);
-  const adjoint::ParameterRegistry reg(res);
+  const discretization::ParameterRegistry reg(res);
   const int omega = reg.find("boundaries.cylinder.omega"),
             inlet = reg.find("boundaries.inlet.velocity");
   REQUIRE(omega >= 0);

@@ -2,7 +2,7 @@
 // by name (with the boundary values re-evaluated), time-dependent parameters listed only on
 // request, unknown names refused with the list of known ones; and the boundary conditions
 // built on it: face kinds, prescribed values on the faces equal the boundary kernel.
-#include "karman/adjoint/parameters.hpp"
+#include "karman/discretization/parameters.hpp"
 #include "karman/core/error.hpp"
 #include "test_helpers.hpp"
 
@@ -39,7 +39,7 @@ void make(Setup *s) {
   REQUIRE(s->res.setup(s->mesh, s->cfg) == 0);
 }
 
-std::string joined(const std::vector<adjoint::ParameterGradient> &v) {
+std::string joined(const std::vector<discretization::ParameterGradient> &v) {
   std::string out;
   for (const auto &p : v) out += (out.empty() ? "" : " ") + p.name;
   return out;
@@ -50,7 +50,7 @@ std::string joined(const std::vector<adjoint::ParameterGradient> &v) {
 TEST_CASE("parameter registry: names, order, values and setter", "[parameters][mpi]") {
   Setup s;
   make(&s);
-  const adjoint::ParameterRegistry reg(s.res);
+  const discretization::ParameterRegistry reg(s.res);
   // the patch order is the mesh's; the time-dependent jet amplitude only on request
   const std::string constant = joined(reg.gradients(s.res, false));
   const std::string all = joined(reg.gradients(s.res, true));
@@ -65,8 +65,10 @@ TEST_CASE("parameter registry: names, order, values and setter", "[parameters][m
   CHECK(reg.value(s.res, reg.find("fluid.viscosity")) == Approx(2e-3));
   CHECK(reg.value(s.res, reg.find("boundaries.cylinder.velocity.y")) == Approx(0.02));
   CHECK(reg.value(s.res, reg.find("boundaries.outlet.pressure")) == Approx(0.1));
-  CHECK(reg.index(s.mesh.patch_index("cylinder"), adjoint::ParameterKind::Omega) ==
-        reg.find("boundaries.cylinder.omega"));
+  // the flow term's parameters (its boundary conditions') follow the viscosity
+  CHECK(reg.term_offset(0) == 1);
+  CHECK(reg.spec(reg.find("boundaries.cylinder.omega")).term == 0);
+  CHECK(reg.spec(reg.find("fluid.viscosity")).term == -1);
 
   // set: the value and the boundary values on the faces change
   REQUIRE(reg.set(s.res, "boundaries.inlet.velocity", 0.6) == 0);

@@ -13,7 +13,7 @@
 // vertex.
 #pragma once
 
-#include "karman/adjoint/parameters.hpp"
+#include "karman/discretization/parameters.hpp"
 #include "karman/discretization/flow_residual.hpp"
 
 #include <string>
@@ -22,17 +22,22 @@
 
 namespace karman::adjoint {
 
+using discretization::ParameterGradient;
+using discretization::ParameterRegistry;
+
 struct Sensitivities {
   std::vector<double> wbar;       ///< nv per local cell
   std::vector<double> Gbar;       ///< nv x 3 per local cell
   geometry::GeometryBar geom;     ///< V, x_c, S_f, x_f
-  std::vector<Vec3<double>> ubar; ///< per flux face: prescribed velocity
-  std::vector<double> pbar;       ///< per flux face: prescribed pressure
+  std::vector<double> bbar;       ///< nv per flux face: the prescribed value of each unknown
   std::vector<double> rotbar;     ///< per flux face: rotation rate of its wall
+  std::vector<double> parameters; ///< per ParameterRegistry parameter (the terms' own)
+  std::vector<int> term_offset;   ///< the registry index of each residual term's first parameter
   double nu = 0;                  ///< viscosity
 
   void reset(const discretization::FlowResidual &res);
-  /// Adds the adjoints of one face's flux kernel at `state` for the weights lambda (nv values).
+  /// Adds the adjoints of one face's flux (every term's) at `state` for the weights lambda (nv
+  /// values).
   void add_face(const discretization::FlowResidual &res, const discretization::LocalState &state,
                 PetscInt f, const double *lambda);
   /// Adds the adjoints of the wall stress (p_f, visc) of velocity-Dirichlet face f.

@@ -65,8 +65,8 @@ public:
   double pressure(PetscInt f) const { return pressure_[f]; }
   /// Rotation rate omega(t) of the rigidly moving wall that face f belongs to (0 elsewhere).
   double rotation(PetscInt f) const { return rotation_[f]; }
-  /// Per face: does it prescribe the pressure (set 0) / the velocity (set 1)?
-  const std::vector<char> *prescribed() const { return prescribed_; }
+  /// Per field of the flow (pressure, velocity) and face: is the field prescribed there?
+  const std::vector<std::vector<char>> &prescribed() const { return prescribed_; }
   /// True when some face on some rank fixes the pressure level (else it is pinned).
   bool pressure_level_fixed() const { return pressure_fixed_; }
 
@@ -82,7 +82,7 @@ private:
   std::vector<Vec3<double>> velocity_;
   std::vector<physics::BoundaryParameters<double>> parameters_; ///< per patch
   std::vector<double> pressure_, rotation_;
-  std::vector<char> prescribed_[2];
+  std::vector<std::vector<char>> prescribed_;
   bool pressure_fixed_ = false;
 };
 

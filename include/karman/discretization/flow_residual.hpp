@@ -19,11 +19,13 @@
 #include "karman/config/case_config.hpp"
 #include "karman/discretization/boundary_conditions.hpp"
 #include "karman/discretization/lsq_gradient.hpp"
+#include "karman/discretization/residual_term.hpp"
 #include "karman/physics/flux_kernels.hpp"
 
 #include <petscmat.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace karman::discretization {
@@ -50,7 +52,9 @@ public:
   /// Geometry, boundary conditions, gradient coefficients and the Jacobian stencil. Collective.
   PetscErrorCode setup(const mesh::Mesh &mesh, const config::CaseConfig &cfg);
 
-  int nv() const { return mesh_->dim + 1; }
+  /// The fields of the unknowns and their layout (physics/equation_set.hpp).
+  const physics::EquationSet &equations() const { return eq_; }
+  int nv() const { return eq_.nv(); }
   const mesh::Mesh &mesh() const { return *mesh_; }
   const geometry::Geometry<double> &geometry() const { return geom_; }
   BoundaryConditions &boundary_conditions() { return bcs_; }
@@ -87,40 +91,56 @@ public:
   /// The local state of w (ghost values exchanged, gradients computed).  Collective.
   PetscErrorCode local_state(Vec w, LocalState *state) const;
 
-  /// BDF time derivative on the momentum rows: rho V (a0 u + h_c), h_c from earlier steps.
+  /// BDF time derivative on the rows of the transient fields (EquationSet): rho V (a0 w + h_c),
+  /// h_c from earlier steps.
   struct TimeTerm {
     double a0 = 0; ///< coefficient of the new state [1/s]
     const std::vector<double> *history =
-        nullptr; ///< nv values per owned cell (momentum entries used)
+        nullptr; ///< nv values per owned cell (the transient entries used)
   };
 
   /// R(w) (owned rows), plus the time term if given.  Collective.
   PetscErrorCode residual(Vec w, Vec R, const TimeTerm *time_term = nullptr) const;
-  /// J = dR/dw + diag(shift) on the momentum rows (shift: one value per owned cell, or null).
+  /// J = dR/dw + diag(shift) on the transient rows (shift: one value per owned cell, or null).
   /// With `compact`, only the couplings of each face flux to its own two cells are kept
   /// (the dependence through the gradients on the cells' other neighbours is dropped): a
   /// sparser matrix whose LU factors are several times smaller, used to precondition
   /// Krylov solves with the exact Jacobian.  J must come from create_jacobian with the same
   /// `compact` (either format); the values are written straight into its storage, face by face
   /// (no assembly buffer: the matrix is the only copy of the values).
-  PetscErrorCode jacobian(Vec w, Mat J, const std::vector<double> *momentum_shift,
+  PetscErrorCode jacobian(Vec w, Mat J, const std::vector<double> *transient_shift,
                           bool compact = false) const;
   /// The same at a local state of local_state() (the caller's, with the boundary values it was
   /// made with: no second ghost exchange and gradient evaluation).
-  PetscErrorCode jacobian(const LocalState &state, Mat J, const std::vector<double> *momentum_shift,
-                          bool compact = false) const;
+  PetscErrorCode jacobian(const LocalState &state, Mat J,
+                          const std::vector<double> *transient_shift, bool compact = false) const;
 
   /// Geometry of flux face f.
   physics::FaceGeometry<double> face_geometry(PetscInt f) const;
-  /// The flux M (nv values) of flux face f at the local state s.
-  void face_flux(const LocalState &s, PetscInt f, double *M) const;
+  /// The terms of the residual (the flow first), each owning some fields' rows.
+  const std::vector<std::unique_ptr<ResidualTerm>> &terms() const { return terms_; }
+  /// True if some term has a cell source.
+  bool has_sources() const;
+  /// What a cell source sees of local cell c with state s.
+  CellView cell_view(PetscInt c, const physics::CellState<double> &s) const;
+  /// The prescribed boundary value of unknown k on flux face f (its term's).
+  double boundary_value(PetscInt f, int k) const { return bvalues_[f * eq_.nv() + k]; }
   /// True if the pressure level is pinned (no pressure boundary).
   bool pressure_pinned() const { return !bcs_.pressure_level_fixed(); }
 
 private:
+  /// The least-squares gradient set of each unknown: its field's.
+  std::vector<int> gradient_sets() const;
+  /// Every field's prescribed faces (the terms'), in equation-set order.
+  std::vector<std::vector<char>> prescribed_faces() const;
+  /// Re-evaluates every term's boundary data at (t, n) and tabulates the boundary values.
+  PetscErrorCode evaluate_boundary_data(double t, long n);
+  /// The flux M of face f (all terms) at the local state s.
+  void face_flux(const LocalState &s, PetscInt f, double *M) const;
   void face_jacobian(const LocalState &s, PetscInt f, physics::FluxJacobian &J) const;
 
   const mesh::Mesh *mesh_ = nullptr;
+  physics::EquationSet eq_;
   std::vector<Vec3<double>> X_;
   double time_ = 0;
   long level_ = 0;
@@ -128,8 +148,11 @@ private:
   BoundaryConditions bcs_;
   LeastSquaresGradient lsq_;
   physics::FluxParameters<double> params_;
-  Vec work_ = nullptr;         ///< ghosted work vector of local_state()
-  mutable LocalState scratch_; ///< the local state inside residual() and jacobian()
+  std::vector<std::unique_ptr<ResidualTerm>> terms_;
+  std::vector<int> term_of_;    ///< per unknown: its term
+  std::vector<double> bvalues_; ///< nv prescribed boundary values per flux face
+  Vec work_ = nullptr;          ///< ghosted work vector of local_state()
+  mutable LocalState scratch_;  ///< the local state inside residual() and jacobian()
   /// Block sparsity of the owned rows: sorted local column cells, and for each entry where its
   /// block is stored in a matrix of create_jacobian: k >= 0 the k-th block of the row among the
   /// owned columns (the diagonal part), -1 - k the k-th among the other ranks' columns (sorted by

@@ -3,8 +3,9 @@
 //   c_cj = M_c^{-1} w_cj d_cj,   M_c = sum_j w_cj d_cj d_cj^T + sum_b w_cb d_cb d_cb^T,
 // over the face neighbours j (d_cj = x_j - x_c) and the boundary faces b of the cell
 // where the variable is prescribed (d_cb = x_b - x_c, phi_b the boundary value).  The
-// fit is exact for linear fields.  Two coefficient sets: one for the pressure (data on
-// pressure outlets) and one for the velocity components (data on walls, inlets, jets).
+// fit is exact for linear fields.  One coefficient set per field of the equation set, each with
+// the boundary faces where that field is prescribed (the pressure: pressure outlets; the
+// velocity: walls, inlets, jets; a scalar: its Dirichlet faces); set_of(k) is unknown k's set.
 // Where the neighbours and prescribed faces do not span all directions (a corner cell
 // with two walls and one neighbour, for the pressure), the other boundary faces enter
 // M_c with zero difference (zero normal gradient there), which keeps M_c invertible.
@@ -75,13 +76,17 @@ void lsq_coefficients_reverse(int dim, const Vec3<double> &xc, const std::vector
                               std::size_t n_data, const std::vector<Vec3<double>> &cbar,
                               Vec3<double> &xc_bar, std::vector<Vec3<double>> &p_bar);
 
-enum GradientSet { kPressureSet = 0, kVelocitySet = 1 };
-
 class LeastSquaresGradient {
 public:
-  /// `prescribed[set][f]` tells whether boundary face f carries data for that set.
+  /// `prescribed[set][f]` tells whether boundary face f carries data for that set; unknown k uses
+  /// set `set_of_var[k]`.
   PetscErrorCode build(const mesh::Mesh &mesh, const geometry::Geometry<double> &g,
-                       const std::vector<char> prescribed[2]);
+                       const std::vector<std::vector<char>> &prescribed,
+                       const std::vector<int> &set_of_var);
+
+  /// The coefficient set of unknown k.
+  int set_of(int k) const { return set_of_[k]; }
+  std::size_t n_sets() const { return coef_.size(); }
 
   /// Neighbour cells of cell c (owned or layer 1): entries [ptr[c], ptr[c+1]).
   const std::vector<PetscInt> &neighbour_ptr() const { return nptr_; }
@@ -96,8 +101,8 @@ public:
     return bcoef_[set][entry];
   }
 
-  /// G[c][k][:] for every owned and layer-1 cell c and unknown k = 0..nv-1 (k = 0 uses the
-  /// pressure set, the others the velocity set).  w: nv values per local cell;
+  /// G[c][k][:] for every owned and layer-1 cell c and unknown k = 0..nv-1 (unknown k in its set
+  /// set_of(k)).  w: nv values per local cell;
   /// boundary_value(k, f): the prescribed value of unknown k on boundary face f.
   template <typename BoundaryValue>
   void apply(const mesh::Mesh &mesh, int nv, const double *w, BoundaryValue &&boundary_value,
@@ -105,7 +110,7 @@ public:
     for (PetscInt c = 0; c < mesh.n_cells; ++c) {
       if (mesh.cell_layer[c] > 1) continue;
       for (int k = 0; k < nv; ++k) {
-        const int set = k == 0 ? kPressureSet : kVelocitySet;
+        const int set = set_of_[k];
         double g[3] = {0, 0, 0};
         const double wc = w[c * nv + k];
         for (PetscInt e = nptr_[c]; e < nptr_[c + 1]; ++e) {
@@ -126,8 +131,8 @@ public:
   /// centroids each time: that chain is linear and depends on the geometry only, so a sweep over
   /// many time levels chains the sum once (reverse_coefficients).
   struct CoefficientBar {
-    std::vector<Vec3<double>> neighbour[2], boundary[2];
-    std::vector<char> touched[2]; ///< per local cell: some entry of the cell is not zero
+    std::vector<std::vector<Vec3<double>>> neighbour, boundary; ///< per set
+    std::vector<std::vector<char>> touched; ///< per set and local cell: some entry is not zero
   };
   /// cb sized for this operator, zero.
   void zero_coefficient_bar(CoefficientBar *cb) const;
@@ -149,11 +154,12 @@ public:
     std::vector<Vec3<double>> cbar;
     for (PetscInt c = 0; c < mesh.n_cells; ++c) {
       if (mesh.cell_layer[c] > 1) continue;
-      for (int set = 0; set < 2; ++set) {
+      for (int set = 0; set < static_cast<int>(coef_.size()); ++set) {
         const PetscInt nb = nptr_[c + 1] - nptr_[c], nd = bptr_[set][c + 1] - bptr_[set][c];
         cbar.assign(nb + nd, Vec3<double>());
         bool any = false;
-        for (int k = set == kPressureSet ? 0 : 1; k < (set == kPressureSet ? 1 : nv); ++k) {
+        for (int k = 0; k < nv; ++k) {
+          if (set_of_[k] != set) continue;
           const double *gb = &Gbar[(c * nv + k) * 3];
           if (gb[0] == 0 && gb[1] == 0 && gb[2] == 0) continue;
           any = true;
@@ -196,11 +202,13 @@ private:
                           int set, const std::vector<Vec3<double>> &cbar,
                           geometry::GeometryBar *gbar) const;
 
-  std::vector<PetscInt> fptr_[2],
-      ffit_[2]; ///< boundary faces in the fit only (zero-gradient fallback)
+  // per set:
+  std::vector<std::vector<PetscInt>> fptr_,
+      ffit_; ///< boundary faces in the fit only (zero-gradient fallback)
+  std::vector<std::vector<Vec3<double>>> coef_, self_, bcoef_;
+  std::vector<std::vector<PetscInt>> bptr_, bface_;
   std::vector<PetscInt> nptr_, nbr_;
-  std::vector<Vec3<double>> coef_[2], self_[2], bcoef_[2];
-  std::vector<PetscInt> bptr_[2], bface_[2];
+  std::vector<int> set_of_; ///< per unknown
 };
 
 } // namespace karman::discretization

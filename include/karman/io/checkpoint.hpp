@@ -6,7 +6,9 @@
 //   /previous  [R][N nv]  w^{n-1}, the BDF2 history
 //   /info      [R][4]     step n, time t^n, dt_{n-1} (the step to t^n), dt_{n-2}
 //   /checksum  [R]        64-bit FNV-1a of the record's state, previous and info
-//   attributes: format "karman-checkpoint", version, mesh_hash, case_hash, cells, nv, and
+//   attributes: format "karman-checkpoint", version, mesh_hash, case_hash, cells, nv, fields
+//               (the equation set's signature, physics::EquationSet::signature(); files of
+//               versions before it hold (p, u): "pressure:1,velocity:<nv - 1>"), and
 //               case_keys (the text behind case_hash: CaseConfig::problem_keys())
 // Records are appended with HDF5's single-writer/multiple-reader (SWMR) mode, which
 // keeps the file readable at every instant: a run killed at any moment leaves a file
@@ -18,6 +20,7 @@
 
 #include "karman/io/natural_layout.hpp"
 #include "karman/mesh/mesh.hpp"
+#include "karman/physics/equation_set.hpp"
 
 #include <petscvec.h>
 
@@ -45,8 +48,8 @@ public:
   /// Creates the next run-NNNN.h5 in `directory`; `case_keys` (if not empty) is stored with
   /// `case_hash` so that a restart can name the keys that changed.  Collective.
   PetscErrorCode open(const mesh::Mesh &mesh, const std::string &directory,
-                      const std::string &mesh_hash, const std::string &case_hash, int nv,
-                      const std::string &case_keys = "");
+                      const std::string &mesh_hash, const std::string &case_hash,
+                      const physics::EquationSet &eq, const std::string &case_keys = "");
   /// Appends a record with w^n = w and w^{n-1} = w_prev (owned order, nv values per cell).
   /// Returns the seconds spent and the bytes of the record.  Collective.
   PetscErrorCode write(long step, double time, double dt, double dt_prev, Vec w, Vec w_prev,
@@ -67,16 +70,17 @@ private:
 
 /// Finds the latest complete record in directory/run-*.h5 (collective; rank 0 reads).
 /// Incomplete records and unreadable (truncated) files are skipped with a warning; a corrupt
-/// record, or a checkpoint of another mesh, is an error naming the file and the record.  The
+/// record, a checkpoint of another mesh or of other fields than `eq`'s is an error naming the
+/// file and the record (or the fields).  The
 /// case that wrote the file is returned in record->case_hash / case_keys: the caller decides
 /// whether a different case may continue (karman run --restart --accept-case-change).
 PetscErrorCode find_latest_checkpoint(MPI_Comm comm, const std::string &directory,
-                                      const std::string &mesh_hash, int nv, PetscInt n_cells,
-                                      CheckpointRecord *record, bool *found);
+                                      const std::string &mesh_hash, const physics::EquationSet &eq,
+                                      PetscInt n_cells, CheckpointRecord *record, bool *found);
 
 /// Reads a record into w and w_prev (owned order).  Collective.
-PetscErrorCode read_checkpoint(const mesh::Mesh &mesh, const CheckpointRecord &record, int nv,
-                               Vec w, Vec w_prev);
+PetscErrorCode read_checkpoint(const mesh::Mesh &mesh, const CheckpointRecord &record,
+                               const physics::EquationSet &eq, Vec w, Vec w_prev);
 
 /// 64-bit hash of a record's data (the checksum stored with it).
 std::uint64_t record_checksum(const std::vector<double> &state, const std::vector<double> &previous,

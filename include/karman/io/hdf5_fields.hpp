@@ -71,6 +71,10 @@ PetscErrorCode read_real_attribute_h5(MPI_Comm comm, const std::string &path,
 PetscErrorCode read_text_h5(MPI_Comm comm, const std::string &path, const std::string &name,
                             std::string *value);
 
+/// True if `path` holds cell field `name`.  Collective (rank 0 reads).
+PetscErrorCode has_cell_field_h5(MPI_Comm comm, const std::string &path, const std::string &name,
+                                 bool *present);
+
 /// Reads field `name` from `path` into owned-cell order (checks the cell count).  Collective.
 PetscErrorCode read_cell_field_h5(const mesh::Mesh &mesh, const std::string &path,
                                   const std::string &name, Field *field);

@@ -1,21 +1,36 @@
-// The coupled state (nv = 1 + dim values per cell: p, u_1..u_dim) as separate output fields
-// and back: a pressure field (1 component) and a velocity field (3 components, zero z in
-// 2D) over the owned cells, the layout of the VTK and HDF5 writers.
+// A state vector (nv values per cell, laid out by physics::EquationSet) as output fields and back:
+// one field per field of the equation set, over the owned cells -- scalars with 1 component,
+// vectors with 3 (zero z in 2D) -- named prefix + field name + suffix ("pressure", "velocity";
+// "adjoint_pressure", ...).  The layout of the VTK and HDF5 writers and of every file that stores
+// a state (flow.h5, optimization states, adjoint fields).
 #pragma once
 
 #include "karman/io/vtk_writer.hpp"
 #include "karman/mesh/mesh.hpp"
+#include "karman/physics/equation_set.hpp"
+
+#include <petscvec.h>
 
 #include <string>
+#include <vector>
 
 namespace karman::io {
 
-/// Pressure and velocity fields of the owned cells of a state w (nv values per cell).
-void split_state(const mesh::Mesh &mesh, int nv, const double *w, const std::string &pressure_name,
-                 const std::string &velocity_name, Field *pressure, Field *velocity);
+/// The fields of the owned cells of a state w.
+std::vector<Field> state_fields(const mesh::Mesh &mesh, const physics::EquationSet &eq,
+                                const double *w, const std::string &prefix = "",
+                                const std::string &suffix = "");
 
-/// The owned-cell state w (nv values per cell) from a pressure and a velocity field.
-void join_state(const mesh::Mesh &mesh, int nv, const Field &pressure, const Field &velocity,
-                double *w);
+/// The owned-cell state w from `fields`, one per field of eq in its order (vector fields: their
+/// first dim components).
+void join_state(const mesh::Mesh &mesh, const physics::EquationSet &eq,
+                const std::vector<Field> &fields, double *w);
+
+/// Reads the state fields of eq from the cell fields of the karman fields file `path` (the same
+/// mesh) into w.  A field the file lacks is an error naming the file and the field, or, with
+/// `missing`, listed there and left as it is in w.  Collective.
+PetscErrorCode read_state_h5(const mesh::Mesh &mesh, const physics::EquationSet &eq,
+                             const std::string &path, Vec w,
+                             std::vector<std::string> *missing = nullptr);
 
 } // namespace karman::io

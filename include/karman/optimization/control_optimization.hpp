@@ -12,7 +12,7 @@
 //                   (a discrete integral of (da/dt)^2; dS/da_n = 2 w (2 a_n - a_(n-1) - a_(n+1)) /
 //                   dt inside, one-sided at the ends) added to the objective.
 //
-// Evaluation at a design: the parameters are set on the case (adjoint::ParameterRegistry,
+// Evaluation at a design: the parameters are set on the case (discretization::ParameterRegistry,
 // FlowCase::set_parameter_steps), then
 //   unsteady: the forward run from the case's initial state (initial.file: a developed flow)
 //             and the unsteady adjoint of the objective (time average over objective.window plus

@@ -40,10 +40,9 @@
 #pragma once
 
 #include "karman/core/vec3.hpp"
+#include "karman/physics/equation_set.hpp"
 
 namespace karman::physics {
-
-constexpr int kMaxVars = 4; ///< p, u, v, w
 
 /// Value and least-squares gradient of every unknown in one cell.
 template <typename T> struct CellState {
@@ -69,7 +68,8 @@ template <typename T> struct FluxParameters {
 struct FluxJacobian {
   double dwL[kMaxVars][kMaxVars], dwR[kMaxVars][kMaxVars];
   double dgL[kMaxVars][kMaxVars][3], dgR[kMaxVars][kMaxVars][3];
-  void clear();
+  /// Zeroes the entries of the first nv equations and unknowns (the others are not read).
+  void clear(int nv);
 };
 
 /// Pressure-stabilization coefficient D for a face with centroid distance |d| = dist.
@@ -221,8 +221,9 @@ void slip_flux_dw(int dim, const CellState<double> &L, const FaceGeometry<double
 
 struct FluxBar {
   CellState<double> L, R;
-  Vec3<double> S, xf, xL, xR, ub;
+  Vec3<double> S, xf, xL, xR, ub; ///< ub, pb: the flow kernels' boundary velocity and pressure
   double pb = 0, nu = 0;
+  double bv[kMaxVars] = {}; ///< prescribed boundary value of each unknown (a term's, by index)
 };
 
 void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<double> &R,

@@ -45,9 +45,10 @@ namespace karman::solver {
 
 struct NewtonRecord {
   int iteration = 0;
-  double residual = 0;            ///< ||R||_2
-  double residual_continuity = 0; ///< ||R_p||_2
-  double residual_momentum = 0;   ///< ||R_u||_2 over all components
+  double residual = 0;                 ///< ||R||_2
+  double residual_continuity = 0;      ///< ||R_p||_2
+  double residual_momentum = 0;        ///< ||R_u||_2 over all components
+  std::vector<double> residual_fields; ///< ||R||_2 of each field's rows (EquationSet order)
   double cfl = 0;
   int linear_iterations = 0; ///< of the step that led here
   double wall_time = 0;      ///< since the start of the solve [s]

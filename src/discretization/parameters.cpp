@@ -1,98 +1,31 @@
-// The parameter registry (see include/karman/adjoint/parameters.hpp).
-#include "karman/adjoint/parameters.hpp"
+// The parameter registry (see include/karman/discretization/parameters.hpp).
+#include "karman/discretization/parameters.hpp"
 
 #include <cstdlib>
 
-namespace karman::adjoint {
-
-using discretization::FlowResidual;
-using discretization::PatchCondition;
-using physics::BoundaryType;
-
-namespace {
-const char *kAxis[3] = {"x", "y", "z"};
-} // namespace
+namespace karman::discretization {
 
 ParameterRegistry::ParameterRegistry(const FlowResidual &res) {
-  specs_.push_back({"fluid.viscosity", ParameterKind::Viscosity, -1, 0, false});
-  const auto &bcs = res.boundary_conditions();
-  const int dim = res.mesh().dim;
-  for (std::size_t p = 0; p < bcs.n_patches(); ++p) {
-    const PatchCondition &pc = bcs.patch(static_cast<int>(p));
-    const std::string base = "boundaries." + pc.name + ".";
-    const int patch = static_cast<int>(p);
-    if (pc.custom_velocity) continue;
-    switch (pc.type()) {
-    case BoundaryType::Wall:
-      if (dim == 2)
-        specs_.push_back({base + "omega", ParameterKind::Omega, patch, 0, !pc.omega.is_constant()});
-      for (int d = 0; d < dim; ++d)
-        specs_.push_back({base + "velocity." + kAxis[d], ParameterKind::WallVelocity, patch, d});
-      break;
-    case BoundaryType::VelocityInlet:
+  specs_.push_back({"fluid.viscosity", false, -1, 0});
+  for (std::size_t t = 0; t < res.terms().size(); ++t) {
+    term_offset_.push_back(static_cast<int>(specs_.size()));
+    const std::vector<TermParameter> list = res.terms()[t]->parameters();
+    for (std::size_t i = 0; i < list.size(); ++i)
       specs_.push_back(
-          {base + "velocity", ParameterKind::InletSpeed, patch, 0, !pc.speed.is_constant()});
-      break;
-    case BoundaryType::BlowingSuction:
-      specs_.push_back(
-          {base + "amplitude", ParameterKind::Amplitude, patch, 0, !pc.amplitude.is_constant()});
-      break;
-    case BoundaryType::FarField:
-      for (int d = 0; d < dim; ++d)
-        specs_.push_back(
-            {base + "velocity." + kAxis[d], ParameterKind::FarFieldVelocity, patch, d});
-      specs_.push_back({base + "pressure", ParameterKind::Pressure, patch, 0});
-      break;
-    case BoundaryType::PressureOutlet:
-      specs_.push_back({base + "pressure", ParameterKind::Pressure, patch, 0});
-      break;
-    case BoundaryType::Symmetry:
-      break;
-    }
+          {list[i].name, list[i].time_dependent(), static_cast<int>(t), static_cast<int>(i)});
   }
-  patch_specs_.resize(bcs.n_patches());
-  for (std::size_t i = 0; i < specs_.size(); ++i)
-    if (specs_[i].patch >= 0) patch_specs_[specs_[i].patch].push_back(static_cast<int>(i));
 }
 
-void ParameterRegistry::add_boundary_adjoint(int patch,
-                                             const physics::BoundaryParameters<double> &abar,
-                                             double pbar, std::vector<double> &sums) const {
-  for (int i : patch_specs_[patch]) {
-    const ParameterSpec &s = specs_[i];
-    switch (s.kind) {
-    case ParameterKind::WallVelocity:
-    case ParameterKind::FarFieldVelocity:
-      sums[i] += abar.velocity[s.component];
-      break;
-    case ParameterKind::Omega:
-      sums[i] += abar.omega;
-      break;
-    case ParameterKind::InletSpeed:
-      sums[i] += abar.speed;
-      break;
-    case ParameterKind::Amplitude:
-      sums[i] += abar.amplitude;
-      break;
-    case ParameterKind::Pressure:
-      sums[i] += pbar;
-      break;
-    case ParameterKind::Viscosity:
-      break;
-    }
-  }
+TermParameter ParameterRegistry::parameter(const FlowResidual &res, std::size_t i) const {
+  const ParameterSpec &s = specs_[i];
+  if (s.term < 0) // the viscosity: the residual's fluid parameter
+    return {s.name, &const_cast<FlowResidual &>(res).parameters().nu, nullptr};
+  return res.terms()[s.term]->parameters()[s.index];
 }
 
 int ParameterRegistry::find(const std::string &name) const {
   for (std::size_t i = 0; i < specs_.size(); ++i)
     if (specs_[i].name == name) return static_cast<int>(i);
-  return -1;
-}
-
-int ParameterRegistry::index(int patch, ParameterKind kind, int component) const {
-  for (std::size_t i = 0; i < specs_.size(); ++i)
-    if (specs_[i].patch == patch && specs_[i].kind == kind && specs_[i].component == component)
-      return static_cast<int>(i);
   return -1;
 }
 
@@ -104,27 +37,7 @@ std::string ParameterRegistry::names(bool time_dependent) const {
 }
 
 double ParameterRegistry::value(const FlowResidual &res, std::size_t i) const {
-  const ParameterSpec &s = specs_[i];
-  if (s.kind == ParameterKind::Viscosity) return res.parameters().nu;
-  const PatchCondition &pc = res.boundary_conditions().patch(s.patch);
-  const double t = res.time();
-  const long n = res.level();
-  switch (s.kind) {
-  case ParameterKind::WallVelocity:
-  case ParameterKind::FarFieldVelocity:
-    return pc.velocity[s.component];
-  case ParameterKind::Omega:
-    return pc.omega.value(t, n);
-  case ParameterKind::InletSpeed:
-    return pc.speed.value(t, n);
-  case ParameterKind::Amplitude:
-    return pc.amplitude.value(t, n);
-  case ParameterKind::Pressure:
-    return pc.pressure;
-  case ParameterKind::Viscosity:
-    break;
-  }
-  return 0;
+  return parameter(res, i).at(res.time(), res.level());
 }
 
 PetscErrorCode ParameterRegistry::set(FlowResidual &res, const std::string &name,
@@ -133,50 +46,14 @@ PetscErrorCode ParameterRegistry::set(FlowResidual &res, const std::string &name
   const int i = find(name);
   PetscCheck(i >= 0, res.mesh().comm, PETSC_ERR_USER_INPUT,
              "unknown parameter '%s' (the case has: %s)", name.c_str(), names(true).c_str());
-  const ParameterSpec &s = specs_[i];
-  if (s.kind == ParameterKind::Viscosity) {
-    res.parameters().nu = value;
-    PetscFunctionReturn(0);
-  }
-  PatchCondition &pc = res.boundary_conditions().patch(s.patch);
-  switch (s.kind) {
-  case ParameterKind::WallVelocity:
-  case ParameterKind::FarFieldVelocity:
-    pc.velocity[s.component] = value;
-    break;
-  case ParameterKind::Omega:
-    pc.omega = physics::TimeFunction::constant(value);
-    break;
-  case ParameterKind::InletSpeed:
-    pc.speed = physics::TimeFunction::constant(value);
-    break;
-  case ParameterKind::Amplitude:
-    pc.amplitude = physics::TimeFunction::constant(value);
-    break;
-  case ParameterKind::Pressure:
-    pc.pressure = value;
-    break;
-  case ParameterKind::Viscosity:
-    break;
-  }
+  parameter(res, i).set(value);
   PetscCall(res.update_boundary_values(res.time(), res.level()));
   PetscFunctionReturn(0);
 }
 
-physics::TimeFunction *ParameterRegistry::time_function(FlowResidual &res,
-                                                        const ParameterSpec &spec) {
-  if (spec.patch < 0) return nullptr;
-  PatchCondition &pc = res.boundary_conditions().patch(spec.patch);
-  switch (spec.kind) {
-  case ParameterKind::Omega:
-    return &pc.omega;
-  case ParameterKind::InletSpeed:
-    return &pc.speed;
-  case ParameterKind::Amplitude:
-    return &pc.amplitude;
-  default:
-    return nullptr;
-  }
+physics::TimeFunction *ParameterRegistry::time_function(const FlowResidual &res,
+                                                        std::size_t i) const {
+  return parameter(res, i).function;
 }
 
 namespace {
@@ -199,10 +76,11 @@ std::vector<std::string> function_parameters(const physics::TimeFunction &f,
 
 std::string ParameterRegistry::time_function_parameter_names(const FlowResidual &res) const {
   std::string out;
-  for (const auto &s : specs_) {
-    const physics::TimeFunction *f = time_function(const_cast<FlowResidual &>(res), s); // only read
+  for (std::size_t i = 0; i < specs_.size(); ++i) {
+    const physics::TimeFunction *f = time_function(res, i);
     if (!f) continue;
-    for (const auto &n : function_parameters(*f, s.name)) out += (out.empty() ? "" : ", ") + n;
+    for (const auto &n : function_parameters(*f, specs_[i].name))
+      out += (out.empty() ? "" : ", ") + n;
   }
   return out.empty() ? "none" : out;
 }
@@ -220,7 +98,7 @@ double *function_member(const ParameterRegistry &reg, FlowResidual &res, const s
   }
   const std::string base = name.substr(0, dot), key = name.substr(dot + 1);
   const int i = reg.find(base);
-  physics::TimeFunction *f = i >= 0 ? ParameterRegistry::time_function(res, reg.spec(i)) : nullptr;
+  physics::TimeFunction *f = i >= 0 ? reg.time_function(res, i) : nullptr;
   if (!f) {
     *why = "'" + base + "' is not a parameter given by a time function";
     return nullptr;
@@ -308,4 +186,4 @@ PetscErrorCode select_parameters(const FlowResidual &res, const config::CaseConf
   PetscFunctionReturn(0);
 }
 
-} // namespace karman::adjoint
+} // namespace karman::discretization
