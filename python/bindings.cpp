@@ -14,6 +14,7 @@
 #include "karman/adjoint/unsteady_adjoint.hpp"
 #include "karman/core/error.hpp"
 #include "karman/core/parallel.hpp"
+#include "karman/optimization/case_schema.hpp"
 #include "karman/driver/flow_case.hpp"
 #include "karman/driver/flow_output.hpp"
 #include "karman/optimization/shape_optimization.hpp"
@@ -134,7 +135,7 @@ struct Case {
                                     const std::vector<std::string> &overrides) {
     auto c = std::make_shared<Case>();
     c->path = path, c->overrides = overrides;
-    check(config::CaseConfig::load(world(), path, overrides, *c->cfg));
+    check(config::CaseConfig::load(world(), path, overrides, optimization::case_schema(), *c->cfg));
     check(c->cfg->apply_petsc_options());
     return c;
   }
@@ -150,15 +151,15 @@ struct Case {
     YAML::Emitter out;
     out << root;
     auto c = std::make_shared<config::CaseConfig>();
-    check(
-        config::CaseConfig::load_text(world(), out.c_str(), cfg->file(), cfg->directory(), {}, *c));
+    check(config::CaseConfig::load_text(world(), out.c_str(), cfg->file(), cfg->directory(), {},
+                                        cfg->schema(), *c));
     return c;
   }
   py::object resolved() const { return to_python(YAML::Load(cfg->resolved_yaml())); }
-  bool unsteady() const { return cfg->section("time").text("mode") == "unsteady"; }
+  bool unsteady() const { return solver::time_options().get(*cfg).unsteady(); }
   long steps() const {
-    const auto t = cfg->section("time");
-    return std::lround(std::ceil(t.real("t_end") / t.real("dt") - 1e-9));
+    const solver::TimeOptions t = solver::time_options().get(*cfg);
+    return std::lround(std::ceil(t.t_end / t.dt - 1e-9));
   }
 };
 
@@ -371,7 +372,7 @@ public:
       PetscFunctionReturn(0);
     };
     driver::UnsteadySolution sol;
-    check(fc_->advance_to(ts, case_->cfg->section("time").real("t_end"), observer, &sol));
+    check(fc_->advance_to(ts, solver::time_options().get(*case_->cfg).t_end, observer, &sol));
     check(VecCopy(ts.state(), w_));
     time_ = ts.time();
     discretization::LocalState s;
@@ -766,7 +767,7 @@ private:
     const mesh::Mesh &m = fc_->mesh();
     py::dict out;
     for (int p = 0; p < static_cast<int>(m.patch_names.size()); ++p) {
-      if (res.boundary_conditions().patch(p).type() != physics::BoundaryType::Wall) continue;
+      if (!res.boundary_conditions().patch(p).is_wall()) continue;
       adjoint::SurfaceSensitivity s;
       check(adjoint::surface_sensitivity(res, p, Xbar, &s));
       std::vector<long> ids;
@@ -803,10 +804,9 @@ private:
     adjoint::UnsteadyAdjoint ua;
     check(ua.setup(fc_->residual(), *cfgs.front()));
     for (std::size_t i = 1; i < cfgs.size(); ++i) check(ua.add_objective(*cfgs[i]));
-    const config::Section a = case_->cfg->section("adjoint");
-    adjoint::UnsteadyAdjointOptions o;
-    o.schedule = a.text("schedule");
-    o.snapshots = a.integer("snapshots");
+    adjoint::UnsteadyAdjointOptions o =
+        adjoint::unsteady_adjoint_options(adjoint::adjoint_options().get(*case_->cfg));
+    o.save_every = 0; // (no adjoint state to resume from in Python)
     o.trajectory_directory = (fs::path(work_dir_) / "trajectory").string();
     o.forward_only = forward_only;
     Vec w0;

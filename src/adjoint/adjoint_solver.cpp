@@ -1,5 +1,6 @@
 // Steady discrete adjoint solve and gradients (see include/karman/adjoint/adjoint_solver.hpp).
 #include "karman/adjoint/adjoint_solver.hpp"
+#include "karman/adjoint/adjoint_options.hpp"
 
 #include "karman/core/parallel.hpp"
 #include "karman/solver/linear_solver.hpp"
@@ -23,9 +24,8 @@ PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res,
   PetscCall(res.create_state(&g_));
   PetscCall(res.create_state(&psi_));
   PetscCall(res.create_state(&check_));
-  const config::Section a = cfg.section("adjoint");
-  const solver::LinearTolerances tol{a.real("rtol"), a.real("atol"),
-                                     static_cast<PetscInt>(a.integer("max_iterations"))};
+  const AdjointOptions a = adjoint_options().get(cfg);
+  const solver::LinearTolerances tol{a.rtol, a.atol, static_cast<PetscInt>(a.max_iterations)};
   // solver.linear: iterative — GMRES on a virtual J^T with the multigrid of P^T
   // (solver::transposed_operators); direct: KSPSolveTranspose with the LU of J
   const solver::LinearMethod method = solver::linear_method(cfg, res.mesh());

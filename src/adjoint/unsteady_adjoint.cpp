@@ -29,9 +29,9 @@ PetscErrorCode UnsteadyAdjoint::setup(FlowResidual &res, const config::CaseConfi
   PetscFunctionBeginUser;
   res_ = &res;
   cfg_ = &cfg;
-  const config::Section time = cfg.section("time");
-  t_end_ = time.real("t_end");
-  dt_ = time.real("dt");
+  const solver::TimeOptions time = solver::time_options().get(cfg);
+  t_end_ = time.t_end;
+  dt_ = time.dt;
   steps_ = std::lround(t_end_ / dt_);
   PetscCheck(steps_ >= 2 && std::abs(steps_ * dt_ - t_end_) < 1e-9 * t_end_, res.mesh().comm,
              PETSC_ERR_USER_INPUT,
@@ -56,34 +56,31 @@ PetscErrorCode UnsteadyAdjoint::parse_goal(const config::CaseConfig &cfg, Goal *
   PetscFunctionBeginUser;
   const FlowResidual &res = *res_;
   PetscCall(g->objective.setup(res, cfg));
-  const config::Section obj = cfg.section("objective");
-  const std::string statistic = obj.text("time");
-  g->statistic = statistic == "final" ? Statistic::Final
-                 : statistic == "rms" ? Statistic::Rms
-                 : statistic == "std" ? Statistic::Std
-                                      : Statistic::Average;
-  const std::vector<double> window = obj.reals("window");
+  const ObjectiveOptions obj = objective_options().get(cfg);
+  g->statistic = obj.time;
+  const std::vector<double> &window = obj.window;
   PetscCheck(window.empty() || (window.size() == 2 && window[1] > window[0]), res.mesh().comm,
              PETSC_ERR_USER_INPUT, "%s: objective.window must be [t0, t1] with t1 > t0",
              cfg.file().c_str());
   g->t0 = window.empty() ? 0.0 : window[0];
   g->t1 = window.empty() ? t_end_ : std::min(window[1], t_end_);
-  g->weighting = window_weighting(obj.text("weighting"));
-  g->beta = obj.real("control_cost");
-  const std::string wall = obj.text("control_wall");
-  g->control_patch = wall.empty() ? -1 : res.mesh().patch_index(wall);
-  PetscCheck(g->beta == 0 || g->control_patch >= 0, res.mesh().comm, PETSC_ERR_USER_INPUT,
+  g->weighting = obj.weighting;
+  g->beta = obj.control_cost;
+  const std::string &wall = obj.control_wall;
+  const int patch = wall.empty() ? -1 : res.mesh().patch_index(wall);
+  PetscCheck(g->beta == 0 || patch >= 0, res.mesh().comm, PETSC_ERR_USER_INPUT,
              "%s: objective.control_cost needs objective.control_wall (a rotating wall), got '%s'",
              cfg.file().c_str(), wall.c_str());
-  PetscCheck(g->control_patch < 0 || res.boundary_conditions().patch(g->control_patch).type() ==
-                                         physics::BoundaryType::Wall,
-             res.mesh().comm, PETSC_ERR_USER_INPUT, "%s: objective.control_wall '%s' is not a wall",
-             cfg.file().c_str(), wall.c_str());
+  if (patch >= 0) { // its rotation rate: the parameter boundaries.WALL.omega
+    g->control_name = "boundaries." + wall + ".omega";
+    const ParameterRegistry reg(res);
+    const int i = reg.find(g->control_name);
+    g->control_omega = i >= 0 ? reg.time_function(res, i) : nullptr;
+    PetscCheck(g->control_omega, res.mesh().comm, PETSC_ERR_USER_INPUT,
+               "%s: objective.control_wall '%s' is not a wall with a rotation rate (2D)",
+               cfg.file().c_str(), wall.c_str());
+  }
   PetscFunctionReturn(0);
-}
-
-WindowWeighting window_weighting(const std::string &name) {
-  return name == "hann" ? WindowWeighting::Hann : WindowWeighting::Uniform;
 }
 
 double window_weight(long n, long steps, double dt, double t0, double t1, WindowWeighting w) {
@@ -205,7 +202,7 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
              goals_.size());
   // the adjoint is the exact derivative of converged time steps: a forward converged only to the
   // time-discretization error (a forward-only setting) would give gradients off by about as much
-  const double step_rtol = cfg_->section("solver").real("rtol");
+  const double step_rtol = solver::solver_options().get(*cfg_).rtol;
   PetscCheck(o.forward_only || step_rtol <= kAdjointMaxStepRtol, comm, PETSC_ERR_USER_INPUT,
              "%s: solver.rtol is %g: the unsteady adjoint needs time steps converged to %g or "
              "below (the default 1e-10 gives gradients to ~1e-9); looser values are for forward "
@@ -288,7 +285,7 @@ PetscErrorCode UnsteadyAdjoint::run_forward(Vec w0, const UnsteadyAdjointOptions
   const double t_start = MPI_Wtime();
   PetscCall(ts.setup(res, *cfg_));
   PetscCall(ts.set_state(w0, w0, 0, 0.0, 0.0));
-  if (o.schedule == "revolve" || o.forward_only) {
+  if (o.schedule == AdjointSchedule::Revolve || o.forward_only) {
     *traj = make_revolve(ts, o.forward_only ? 0 : o.snapshots);
   } else {
     *traj = make_store_all(ts, m, o.trajectory_directory);
@@ -315,8 +312,7 @@ PetscErrorCode UnsteadyAdjoint::run_forward(Vec w0, const UnsteadyAdjointOptions
         g.values[l.step] = Js;
       }
       if (g.beta > 0) {
-        const double w =
-            res.boundary_conditions().patch(g.control_patch).omega.value(l.time, l.step);
+        const double w = g.control_omega->value(l.time, l.step);
         cost[i] += g.beta * l.dt * w * w;
       }
     }
@@ -355,7 +351,7 @@ PetscErrorCode UnsteadyAdjoint::run_forward(Vec w0, const UnsteadyAdjointOptions
 PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels, Sweep *s) const {
   PetscFunctionBeginUser;
   FlowResidual &res = *res_;
-  const bool bdf1 = cfg_->section("time").text("scheme") == "bdf1";
+  const bool bdf1 = solver::time_options().get(*cfg_).scheme == solver::TimeScheme::Bdf1;
   s->bdf.assign(steps_ + 3, solver::BdfCoefficients());
   for (long n = 1; n <= steps_; ++n)
     s->bdf[n] = solver::bdf_coefficients((bdf1 || n == 1) ? 1 : 2, levels[n].dt, levels[n].dt_prev);
@@ -363,17 +359,17 @@ PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels
   // of) the full Jacobian (exact: one iteration right after a set-up, a few while the flow changes
   // little) or its compact face-neighbour part (smaller factors, more iterations), reused across
   // levels (Sweep::pc_reuse)
-  const config::Section adj = cfg_->section("adjoint");
+  const AdjointOptions adj = adjoint_options().get(*cfg_);
   const solver::LinearMethod method = solver::linear_method(*cfg_, res.mesh());
   const bool iterative = method == solver::LinearMethod::Iterative;
   using Format = discretization::FlowResidual::MatrixFormat;
   PetscCall(res.create_jacobian(&s->J, false, iterative ? Format::Block : Format::Point));
   s->iterative = iterative;
-  if (iterative || adj.text("preconditioner_matrix") == "compact")
+  if (iterative || adj.preconditioner_matrix == solver::PreconditionerMatrix::Compact)
     PetscCall(res.create_jacobian(&s->P, true));
   for (Vec *v : {&s->w, &s->w_prev}) PetscCall(res.create_state(v));
-  const solver::LinearTolerances tol{adj.real("rtol"), adj.real("atol"),
-                                     static_cast<PetscInt>(adj.integer("level_max_iterations"))};
+  const solver::LinearTolerances tol{adj.rtol, adj.atol,
+                                     static_cast<PetscInt>(adj.level_max_iterations)};
   PetscCall(solver::create_linear_solver(res.mesh().comm, solver::LinearSolverRole::Adjoint, method,
                                          solver::LinearSystems::TimeStepping, res.mesh().dim,
                                          KSPGMRES, tol, &s->ksp));
@@ -389,16 +385,16 @@ PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels
              cfg_->file().c_str());
   // multigrid: against the fewest iterations since the set-up (the first level starts from zero)
   using Reuse = solver::PreconditionerReuse;
-  s->pc_reuse = Reuse(static_cast<int>(cfg_->section("solver").integer("refactor_iterations")),
+  s->pc_reuse = Reuse(static_cast<int>(solver::solver_options().get(*cfg_).refactor_iterations),
                       iterative ? solver::kAdjointReuseGrowth : solver::kReuseGrowth, reuse,
                       iterative ? Reuse::Reference::Fewest : Reuse::Reference::First);
   // GMRES (the default Krylov method) recycles a subspace from level to level
-  const int recycle = static_cast<int>(adj.integer("recycle"));
+  const int recycle = static_cast<int>(adj.recycle);
   if (iterative && recycle > 0 && std::string(type) == KSPGMRES)
     s->recycler = std::make_unique<solver::RecyclingGmres>(recycle);
   // a Krylov solve starts from the best combination of the later levels' adjoints (the adjoint
   // varies smoothly in time): fewer iterations to the same tolerance, relative to ||b||
-  s->guess = reuse ? static_cast<int>(adj.integer("initial_guess")) : 0;
+  s->guess = reuse ? static_cast<int>(adj.initial_guess) : 0;
   s->work.assign(2 * s->guess, nullptr);
   for (Vec &v : s->work) PetscCall(res.create_state(&v));
   if (s->guess > 0 && s->recycler) PetscCall(res.create_state(&s->initial_residual));
@@ -603,7 +599,6 @@ PetscErrorCode UnsteadyAdjoint::accumulate_gradients(const Goal &g, long n, cons
                                                      Adjoint &a,
                                                      UnsteadyAdjointResult *result) const {
   PetscFunctionBeginUser;
-  const mesh::Mesh &m = res_->mesh();
   // a parameter's derivative at this level: into its sum (16) and its per-level series (17)
   const auto add = [&](const std::string &name, double v) {
     a.sums[name] += v;
@@ -614,8 +609,8 @@ PetscErrorCode UnsteadyAdjoint::accumulate_gradients(const Goal &g, long n, cons
   for (std::size_t i = 0; i < gres.parameters.size(); ++i)
     add(gres.parameters[i].name, gres.parameters[i].gradient + gobj.parameters[i].gradient);
   if (g.beta > 0) {
-    const double wv = res_->boundary_conditions().patch(g.control_patch).omega.value(level.time, n);
-    add("boundaries." + m.patch_names[g.control_patch] + ".omega", 2 * g.beta * level.dt * wv);
+    const double wv = g.control_omega->value(level.time, n);
+    add(g.control_name, 2 * g.beta * level.dt * wv);
   }
   PetscFunctionReturn(0);
 }
@@ -655,17 +650,13 @@ PetscErrorCode UnsteadyAdjoint::chain_time_functions(const std::map<std::string,
                                                      UnsteadyAdjointResult *result) const {
   PetscFunctionBeginUser;
   std::map<std::string, double> out = sums;
-  const auto &bcs = res_->boundary_conditions();
-  for (std::size_t p = 0; p < bcs.n_patches(); ++p) {
-    const PatchCondition &pc = bcs.patch(static_cast<int>(p));
-    const std::pair<const char *, const physics::TimeFunction *> functions[] = {
-        {"omega", &pc.omega}, {"velocity", &pc.speed}, {"amplitude", &pc.amplitude}};
-    for (const auto &[key, f] : functions) {
-      const std::string name = "boundaries." + pc.name + "." + key;
-      if (!result->control.count(name) || f->is_constant()) continue;
-      chain_time_function(*f, name, result->control[name], result->times, &out);
-      out.erase(name); // a value that changes in time has no single derivative
-    }
+  const ParameterRegistry reg(*res_);
+  for (std::size_t i = 0; i < reg.size(); ++i) {
+    const physics::TimeFunction *f = reg.time_function(*res_, i);
+    const std::string &name = reg.spec(i).name;
+    if (!f || !result->control.count(name) || f->is_constant()) continue;
+    chain_time_function(*f, name, result->control[name], result->times, &out);
+    out.erase(name); // a value that changes in time has no single derivative
   }
   result->parameters.clear();
   for (const auto &[name, value] : out) result->parameters.push_back({name, 0.0, value});
@@ -683,7 +674,8 @@ constexpr int kStateVersion = 1;
 std::vector<std::pair<std::string, std::string>> case_identity(const config::CaseConfig &cfg) {
   const YAML::Node resolved = YAML::Load(cfg.resolved_yaml());
   std::vector<std::pair<std::string, std::string>> id{
-      {"time.scheme", cfg.section("time").text("scheme")}};
+      {"time.scheme",
+       solver::time_options().get(cfg).scheme == solver::TimeScheme::Bdf1 ? "bdf1" : "bdf2"}};
   for (const char *name : {"initial", "objective"}) {
     YAML::Emitter e;
     e << YAML::Flow << resolved[name];
@@ -700,7 +692,7 @@ std::vector<std::pair<std::string, std::string>> case_identity(const config::Cas
 // one HDF5 file that is written under a temporary name and renamed when complete.  The level is
 // stored twice (attribute "level" with the psi datasets, and in the record) and compared on load.
 int UnsteadyAdjoint::history_length() const {
-  return std::max(2, static_cast<int>(cfg_->section("adjoint").integer("initial_guess")));
+  return std::max(2, static_cast<int>(adjoint_options().get(*cfg_).initial_guess));
 }
 
 PetscErrorCode UnsteadyAdjoint::save_state(const UnsteadyAdjointOptions &o, long n,

@@ -17,7 +17,7 @@ PetscErrorCode resolve_objective(discretization::FlowResidual &res, const config
   config::CaseConfig newton_cfg;
   PetscCall(config::CaseConfig::load_text(
       res.mesh().comm, cfg.resolved_yaml(), cfg.file(), cfg.directory(),
-      {"solver.cfl_initial=1e300", "solver.cfl_max=1e300"}, newton_cfg));
+      {"solver.cfl_initial=1e300", "solver.cfl_max=1e300"}, cfg.schema(), newton_cfg));
   solver::SteadySolver newton;
   PetscCall(newton.setup(res, newton_cfg));
   PetscCall(VecCopy(w0, w));
@@ -83,11 +83,11 @@ PetscErrorCode bump_displacement(const discretization::FlowResidual &res, int pa
   PetscFunctionReturn(0);
 }
 
-double parameter_scale(const std::string &name, double value, const config::CaseConfig &cfg) {
+double parameter_scale(const std::string &name, double value,
+                       const discretization::FlowResidual &res) {
   if (value != 0) return std::abs(value);
-  const double U = cfg.section("reference").real("velocity"),
-               L = cfg.section("reference").real("length");
-  const double rho = cfg.section("fluid").real("density");
+  const double U = res.reference().velocity, L = res.reference().length;
+  const double rho = res.parameters().rho;
   if (name.find(".omega") != std::string::npos) return U / L;
   if (name.find(".pressure") != std::string::npos) return rho * U * U;
   if (name == "fluid.viscosity") return U * L;
@@ -99,7 +99,7 @@ PetscErrorCode check_parameter(discretization::FlowResidual &res, const config::
                                const ParameterGradient &par, ParameterCheck *check) {
   PetscFunctionBeginUser;
   const ParameterRegistry registry(res);
-  const double scale = parameter_scale(par.name, par.value, cfg);
+  const double scale = parameter_scale(par.name, par.value, res);
   Vec w1;
   PetscCall(VecDuplicate(w, &w1));
   *check = ParameterCheck();

@@ -1,7 +1,7 @@
 // Command-line parsing (see include/karman/cli/cli_args.hpp).
 #include "karman/cli/cli_args.hpp"
 
-#include "karman/config/case_schema.hpp"
+#include "karman/optimization/case_schema.hpp"
 
 #include <cctype>
 
@@ -109,7 +109,7 @@ std::string general_help() {
        "                     instead of refusing (a deliberate switch, e.g. of the scheme)\n"
        "  -h, --help         this text; karman <command> --help for one command\n"
        "  -OPTION [VALUE]    any PETSc option (e.g. -ksp_type gmres -pc_type asm -log_view)\n\n";
-  s += config::format_case_help();
+  s += optimization::case_schema().help();
   return s;
 }
 
@@ -118,7 +118,7 @@ std::string command_help(const std::string &command) {
     if (command == c.name)
       return "usage: mpirun -n P karman " + command +
              " CASE.yaml [-o OUTDIR] [--set KEY=VALUE ...] [PETSc options]\n\n" + c.summary +
-             "\n\n" + config::format_case_help();
+             "\n\n" + optimization::case_schema().help();
   return general_help();
 }
 

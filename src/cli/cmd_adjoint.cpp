@@ -14,6 +14,7 @@
 #include "karman/adjoint/surface_sensitivity.hpp"
 #include "karman/adjoint/unsteady_adjoint.hpp"
 #include "karman/cli/commands.hpp"
+#include "karman/driver/output_options.hpp"
 #include "karman/cli/fault_injection.hpp"
 #include "karman/core/logger.hpp"
 #include "karman/io/hdf5_fields.hpp"
@@ -82,19 +83,17 @@ PetscErrorCode run_unsteady_adjoint(const CliArgs &args, driver::FlowCase &fc) {
   FlowResidual &res = fc.residual();
   adjoint::UnsteadyAdjoint ua;
   PetscCall(ua.setup(res, cfg));
-  const config::Section a = cfg.section("adjoint");
-  adjoint::UnsteadyAdjointOptions o;
-  o.schedule = a.text("schedule");
-  o.snapshots = a.integer("snapshots");
-  o.save_every = a.integer("save_every");
+  adjoint::UnsteadyAdjointOptions o =
+      adjoint::unsteady_adjoint_options(adjoint::adjoint_options().get(cfg));
   o.state_file = (fs::path(args.output_dir) / "adjoint-state.h5").string();
   o.resume = args.restart;
   o.trajectory_directory = (fs::path(args.output_dir) / "trajectory").string();
   o.fault = adjoint_state_fault_hook();
   const int nv = res.nv();
   io::VtkSeries series(comm, args.output_dir, "adjoint");
-  if (cfg.section("output").flag("vtk")) {
-    o.snapshot_every = cfg.section("output").integer("vtk_every");
+  const driver::OutputOptions output = driver::output_options().get(cfg);
+  if (output.vtk) {
+    o.snapshot_every = output.vtk_every;
     o.snapshot = [&](long, double t, const std::vector<double> &psi) -> PetscErrorCode {
       PetscFunctionBeginUser;
       PetscCall(
@@ -114,9 +113,9 @@ PetscErrorCode run_unsteady_adjoint(const CliArgs &args, driver::FlowCase &fc) {
   PetscCall(log_info(
       comm, "objective = %.12g over %ld steps; forward %.1f s, adjoint %.1f s (ratio %.2f)", r.J,
       r.steps, r.forward_time, r.adjoint_time, r.adjoint_time / r.forward_time));
-  PetscCall(log_info(comm,
-                     "schedule %s: %ld snapshots used, %ld recomputed steps, %.1f MiB written",
-                     o.schedule.c_str(), r.snapshots, r.recomputed, r.bytes_written / 1048576.0));
+  PetscCall(log_info(
+      comm, "schedule %s: %ld snapshots used, %ld recomputed steps, %.1f MiB written",
+      adjoint::schedule_name(o.schedule), r.snapshots, r.recomputed, r.bytes_written / 1048576.0));
   for (const auto &p : r.parameters)
     PetscCall(log_info(comm, "  dJ/d(%s) = %.12g", p.name.c_str(), p.gradient));
 
@@ -129,10 +128,11 @@ PetscErrorCode run_unsteady_adjoint(const CliArgs &args, driver::FlowCase &fc) {
   int size;
   MPI_Comm_size(comm, &size);
   j["ranks"] = size;
-  j["objective"] = {{"value", r.J}, {"time", cfg.section("objective").text("time")}};
+  j["objective"] = {{"value", r.J},
+                    {"time", adjoint::statistic_name(adjoint::objective_options().get(cfg).time)}};
   for (const auto &p : r.parameters) j["gradient"][p.name] = {{"gradient", p.gradient}};
   j["steps"] = r.steps;
-  j["schedule"] = {{"type", o.schedule},
+  j["schedule"] = {{"type", adjoint::schedule_name(o.schedule)},
                    {"snapshots_used", r.snapshots},
                    {"snapshot_budget", o.snapshots},
                    {"recomputed_steps", r.recomputed},
@@ -163,7 +163,7 @@ PetscErrorCode run_unsteady_adjoint(const CliArgs &args, driver::FlowCase &fc) {
   PetscCall(io::write_fields_h5(mesh, res.coordinates(),
                                 (fs::path(args.output_dir) / "initial_gradient.h5").string(), {ic},
                                 {}));
-  if (cfg.section("output").flag("vtk")) {
+  if (output.vtk) {
     io::VtkSeries icv(comm, args.output_dir, "initial_gradient");
     // the fields with a time derivative (the others' initial values do not enter)
     std::vector<io::Field> icf;
@@ -198,7 +198,7 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args) {
   {
     std::vector<discretization::ParameterGradient> all =
         discretization::ParameterRegistry(res).gradients(res, false); // check the names early
-    PetscCall(discretization::select_parameters(res, cfg, &all));
+    PetscCall(adjoint::select_parameters(res, cfg, &all));
   }
   PetscMPIInt rank, size;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
@@ -223,7 +223,7 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args) {
     PetscCall(res.residual(w0, r));
     PetscCall(VecNorm(r, NORM_2, &r0));
     PetscCall(VecDestroy(&w0));
-    const double tol = std::max(100 * cfg.section("solver").real("atol"), 1e-8 * r0);
+    const double tol = std::max(100 * solver::solver_options().get(cfg).atol, 1e-8 * r0);
     PetscCheck(rnorm <= tol, comm, PETSC_ERR_NOT_CONVERGED,
                "%s holds an unconverged forward state (|R| = %.3e, needed <= %.3e): the adjoint is "
                "only meaningful at "
@@ -257,7 +257,7 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args) {
     PetscCall(
         log_info(comm, "  dJ/d(%s) = %.12g   (value %g)", p.name.c_str(), p.gradient, p.value));
 
-  if (cfg.section("output").flag("vtk")) {
+  if (driver::output_options().get(cfg).vtk) {
     io::VtkSeries volume(comm, args.output_dir, "adjoint");
     PetscCall(
         volume.write_volume(mesh, res.coordinates(), 0.0,

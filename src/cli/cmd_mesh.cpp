@@ -6,6 +6,8 @@
 // OUTDIR/summary.json.  ParaView files hold the partition (rank), the serial cell
 // index and the quality fields; OUTDIR/mesh.h5 the same in serial order.
 #include "karman/cli/commands.hpp"
+#include "karman/driver/output_options.hpp"
+#include "karman/optimization/case_schema.hpp"
 
 #include "karman/core/logger.hpp"
 #include "karman/core/parallel.hpp"
@@ -24,7 +26,8 @@ namespace fs = std::filesystem;
 
 PetscErrorCode start_command(MPI_Comm comm, const CliArgs &args, config::CaseConfig *cfg) {
   PetscFunctionBeginUser;
-  PetscCall(config::CaseConfig::load(comm, args.case_file, args.overrides, *cfg));
+  PetscCall(config::CaseConfig::load(comm, args.case_file, args.overrides,
+                                     optimization::case_schema(), *cfg));
   PetscCall(cfg->apply_petsc_options());
   PetscMPIInt rank, size;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
@@ -137,7 +140,8 @@ PetscErrorCode run_mesh_command(MPI_Comm comm, const CliArgs &args) {
     fields[1].values.push_back(static_cast<double>(mesh.cell_gid[c]));
     fields[2].values.push_back(g.cell_volume[c]);
   }
-  if (cfg.section("output").flag("vtk")) {
+  const driver::OutputOptions output = driver::output_options().get(cfg);
+  if (output.vtk) {
     io::VtkSeries volume_series(comm, args.output_dir, "mesh");
     PetscCall(volume_series.write_volume(mesh, mesh.coordinates, 0.0, fields));
     for (std::size_t b = 0; b < mesh.patch_names.size(); ++b) {
@@ -155,7 +159,7 @@ PetscErrorCode run_mesh_command(MPI_Comm comm, const CliArgs &args) {
     PetscCall(log_info(comm, "ParaView: %s (and boundary_<name>.pvd per boundary)",
                        volume_series.pvd_path().c_str()));
   }
-  if (cfg.section("output").flag("hdf5")) {
+  if (output.hdf5) {
     const std::string h5 = (fs::path(args.output_dir) / "mesh.h5").string();
     PetscCall(io::write_fields_h5(mesh, mesh.coordinates, h5, fields, {}));
     PetscCall(log_info(comm, "HDF5: %s", h5.c_str()));

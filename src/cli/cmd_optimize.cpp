@@ -159,13 +159,13 @@ void write_rows(std::ostream &csv, const char *line, std::string failure, std::o
 
 optimization::OptimizerOptions optimizer_options(const config::CaseConfig &cfg,
                                                  const CliArgs &args) {
-  const config::Section opt = cfg.section("optimization");
+  const optimization::OptimizationOptions opt = optimization::optimization_options().get(cfg);
   optimization::OptimizerOptions o;
-  o.algorithm = opt.text("algorithm");
-  o.max_evaluations = opt.integer("max_evaluations");
-  o.xtol_rel = opt.real("xtol_rel");
-  o.ftol_rel = opt.real("ftol_rel");
-  o.projection_steps = opt.integer("projection_steps");
+  o.algorithm = opt.algorithm;
+  o.max_evaluations = opt.max_evaluations;
+  o.xtol_rel = opt.xtol_rel;
+  o.ftol_rel = opt.ftol_rel;
+  o.projection_steps = opt.projection_steps;
   o.journal = (fs::path(args.output_dir) / "optimization-journal.jsonl").string();
   o.restart = args.restart;
   return o;
@@ -357,7 +357,9 @@ PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
   const optimization::KktReport kkt = optimization::check_kkt(p, result.x, *best);
   j["kkt"] = kkt_json(p, kkt);
   // identification (probe matching): misfit and the parameters' uncertainty
-  if (cfg.section("objective").text("type") == "probe-match" && p.names.size() <= 20) {
+  bool least_squares = false;
+  PetscCall(problem.least_squares(&least_squares));
+  if (least_squares && p.names.size() <= 20) {
     optimization::Identification id;
     PetscCall(problem.identify(result.x, 1e-4, &id));
     nlohmann::json ji = {{"misfit", id.misfit},
@@ -401,11 +403,11 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
   config::CaseConfig cfg;
   PetscCall(start_command(comm, args, &cfg));
   for (const auto &d : cfg.designs())
-    if (config::is_control_design(d.type)) {
+    if (d.family == "control") {
       PetscCall(run_control_optimize(comm, args, cfg));
       PetscFunctionReturn(0);
     }
-  PetscCheck(cfg.section("time").text("mode") == "steady", comm, PETSC_ERR_SUP,
+  PetscCheck(!solver::time_options().get(cfg).unsteady(), comm, PETSC_ERR_SUP,
              "%s: karman optimize optimizes the shape of steady cases (time.mode: steady); "
              "unsteady cases take control entries in design: (parameter, time-function, "
              "per-step)",
@@ -419,7 +421,7 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
   driver::FlowCase fc;
   PetscCall(fc.load(comm, cfg));
   const mesh::Mesh &mesh = fc.mesh();
-  const config::Section opt = cfg.section("optimization");
+  const optimization::OptimizationOptions opt = optimization::optimization_options().get(cfg);
   FaultHook fault; // crash tests
   PetscCall(campaign_fault_hook(comm, {"forward", "adjoint", "deformation"}, 1,
                                 "a shape evaluation", &fault));
@@ -430,7 +432,7 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
                      "optimize %s: %zu design variables, %zu constraints, %s, at most %ld "
                      "evaluations",
                      cfg.file().c_str(), p.names.size(), p.constraints.size(),
-                     opt.text("algorithm").c_str(), opt.integer("max_evaluations")));
+                     opt.algorithm.c_str(), opt.max_evaluations));
   for (const auto &c : p.constraints)
     PetscCall(log_info(comm, "  constraint %s %s %.10g", c.name.c_str(),
                        c.sense == ConstraintSense::Equal
@@ -471,7 +473,7 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
   if (rank == 0) fs::create_directories(shapes_dir);
   driver::FlowWriter flow_writer;
   PetscCall(flow_writer.setup(fc.residual(), fc.monitors(), cfg, args.output_dir, "flow"));
-  const long vtk_every = opt.integer("vtk_every");
+  const long vtk_every = opt.vtk_every;
   bool series_resumed = false; // the series are continued after the replayed evaluations
   long computed = 0;
   const double start = MPI_Wtime();

@@ -12,6 +12,8 @@
 // fails writes the last good state (OUTDIR/last_good*) and stops with the reason, the
 // residual history and what to try.
 #include "karman/cli/commands.hpp"
+#include "karman/driver/output_options.hpp"
+#include "karman/solver/solver_options.hpp"
 
 #include "karman/core/logger.hpp"
 #include "karman/core/parallel.hpp"
@@ -72,7 +74,8 @@ nlohmann::json base_summary(const FlowResidual &res, const config::CaseConfig &c
 }
 
 void add_values(nlohmann::json &j, const FlowMonitors::Values &v, const config::CaseConfig &cfg,
-                int nv) {
+                const physics::EquationSet &eq) {
+  const int nv = eq.nv();
   j["cd"] = v.cd;
   j["cl"] = v.cl;
   j["cd_pressure"] = v.cd_pressure;
@@ -82,13 +85,19 @@ void add_values(nlohmann::json &j, const FlowMonitors::Values &v, const config::
   j["force_pressure"] = {v.force.pressure[0], v.force.pressure[1], v.force.pressure[2]};
   j["force_viscous"] = {v.force.viscous[0], v.force.viscous[1], v.force.viscous[2]};
   if (v.has_dp) j["delta_p"] = v.dp;
-  const auto pts = cfg.section("output").points("probes");
+  const auto pts = solver::probe_options().get(cfg).probes;
   for (std::size_t i = 0; i < pts.size(); ++i) {
     nlohmann::json pr;
-    pr["point"] = pts[i];
-    pr["p"] = v.probes[i * nv];
-    pr["velocity"] =
-        std::vector<double>(v.probes.begin() + i * nv + 1, v.probes.begin() + (i + 1) * nv);
+    pr["point"] = {pts[i][0], pts[i][1], pts[i][2]};
+    for (std::size_t f = 0; f < eq.n_fields(); ++f) { // pressure as "p", vectors as lists
+      const physics::FieldSpec &fs = eq.field(f);
+      const auto first = v.probes.begin() + i * nv + eq.offset(f);
+      const std::string key = fs.name == "pressure" ? "p" : fs.name;
+      if (fs.components == 1)
+        pr[key] = *first;
+      else
+        pr[key] = std::vector<double>(first, first + fs.components);
+    }
     j["probes"].push_back(pr);
   }
 }
@@ -180,7 +189,7 @@ PetscErrorCode restart_unsteady(const CliArgs &args, const FlowCase &fc, const s
   PetscCheck(found, comm, PETSC_ERR_USER_INPUT,
              "--restart: no complete checkpoint in %s (output.checkpoint_every was %ld); start "
              "without --restart",
-             ck_dir.c_str(), cfg.section("output").integer("checkpoint_every"));
+             ck_dir.c_str(), driver::output_options().get(cfg).checkpoint_every);
   if (rec.case_hash != cfg.problem_hash()) {
     // a deliberate switch (e.g. of the convection scheme) needs --accept-case-change
     const std::string changes = config::describe_problem_change(rec.case_keys, cfg.problem_keys());
@@ -219,19 +228,19 @@ write_unsteady_summary(const CliArgs &args, const FlowCase &fc, const solver::Un
   PetscFunctionBeginUser;
   const config::CaseConfig &cfg = fc.config();
   const MPI_Comm comm = fc.mesh().comm;
-  const config::Section time = cfg.section("time");
+  const solver::TimeOptions time = solver::time_options().get(cfg);
   double mem_total, mem_max;
   PetscCall(solver::peak_memory(comm, &mem_total, &mem_max));
-  const double t0 = time.real("statistics_start");
+  const double t0 = time.statistics_start;
   int periods = 0;
   const double freq = driver::lift_frequency(series, t0, &periods);
-  const config::Section ref = cfg.section("reference");
-  const double strouhal = freq * ref.real("length") / ref.real("velocity");
+  const discretization::ReferenceOptions &ref = fc.residual().reference();
+  const double strouhal = freq * ref.length / ref.velocity;
   const long n = sol.steps;
   nlohmann::json j = base_summary(fc.residual(), cfg);
   j["mode"] = "unsteady";
-  j["scheme"] = time.text("scheme");
-  j["dt"] = time.real("dt");
+  j["scheme"] = time.scheme == solver::TimeScheme::Bdf1 ? "bdf1" : "bdf2";
+  j["dt"] = time.dt;
   j["t_end"] = ts.time();
   j["steps"] = ts.step();
   j["steps_this_run"] = n;
@@ -257,7 +266,7 @@ write_unsteady_summary(const CliArgs &args, const FlowCase &fc, const solver::Un
   j["lift_periods"] = periods;
   j["strouhal"] = strouhal;
   nlohmann::json final_values;
-  add_values(final_values, v, cfg, fc.residual().nv());
+  add_values(final_values, v, cfg, fc.residual().equations());
   j["final"] = final_values;
   PetscCall(write_json(comm, (fs::path(args.output_dir) / "summary.json").string(), j));
   const auto cd = j["cd_stats"], cl = j["cl_stats"];
@@ -285,9 +294,10 @@ PetscErrorCode run_unsteady(const CliArgs &args, FlowCase &fc) {
   const MPI_Comm comm = fc.mesh().comm;
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  const config::Section time = cfg.section("time"), out = cfg.section("output");
-  const double dt = time.real("dt"), t_end = time.real("t_end");
-  const long vtk_every = out.integer("vtk_every"), ck_every = out.integer("checkpoint_every");
+  const solver::TimeOptions time = solver::time_options().get(cfg);
+  const driver::OutputOptions out = driver::output_options().get(cfg);
+  const double dt = time.dt, t_end = time.t_end;
+  const long vtk_every = out.vtk_every, ck_every = out.checkpoint_every;
   const std::string csv_path = (fs::path(args.output_dir) / "forces.csv").string();
   const std::string ck_dir = (fs::path(args.output_dir) / "checkpoints").string();
   std::string mesh_hash;
@@ -324,7 +334,7 @@ PetscErrorCode run_unsteady(const CliArgs &args, FlowCase &fc) {
     if (rank == 0) {
       csv.open(csv_path);
       csv << "step,time,dt,newton_iterations,linear_iterations,wall_time,pc_setup,"
-          << mon.csv_header(res.nv()) << "\n";
+          << mon.csv_header(res.equations()) << "\n";
     }
     csv_row(solver::StepReport(), v);
     series.push_back({0, 0.0, v.cd, v.cl, v.dp});
@@ -338,8 +348,8 @@ PetscErrorCode run_unsteady(const CliArgs &args, FlowCase &fc) {
   // steps of the old size
   auto steps_left = [&](double t) { return std::max(0.0, std::ceil((t_end - t) / dt - 1e-9)); };
   PetscCall(log_info(comm, "unsteady %s, dt %g, t = %g -> %g (%ld steps)%s",
-                     time.text("scheme").c_str(), dt, ts.time(), t_end,
-                     static_cast<long>(steps_left(ts.time())),
+                     time.scheme == solver::TimeScheme::Bdf1 ? "bdf1" : "bdf2", dt, ts.time(),
+                     t_end, static_cast<long>(steps_left(ts.time())),
                      ck_every > 0 ? (", checkpoints in " + ck.path()).c_str() : ""));
 
   double ck_time = 0, ck_bytes = 0, wall = 0;
@@ -427,7 +437,7 @@ PetscErrorCode solve_steady_case(const CliArgs &args, FlowCase &fc, Vec w,
     csv.open(fs::path(args.output_dir) / "forces.csv");
     csv << "iteration,residual,residual_continuity,residual_momentum,cfl,linear_iterations,wall_"
            "time,"
-        << mon.csv_header(res.nv()) << "\n";
+        << mon.csv_header(res.equations()) << "\n";
   }
   const driver::SteadyObserver observer = [&](const solver::NewtonRecord &r,
                                               const FlowMonitors::Values &v) -> PetscErrorCode {
@@ -491,7 +501,7 @@ PetscErrorCode solve_steady_case(const CliArgs &args, FlowCase &fc, Vec w,
   j["wall_time"] = summary.wall_time;
   j["peak_memory_mib"] = solution->peak_memory_mib;
   j["peak_memory_mib_max_rank"] = solution->peak_memory_mib_max_rank;
-  add_values(j, v, cfg, res.nv());
+  add_values(j, v, cfg, res.equations());
   PetscCall(write_json(comm, (fs::path(args.output_dir) / "summary.json").string(), j));
   PetscFunctionReturn(0);
 }

@@ -17,6 +17,7 @@
 // unsteady adjoint) instead of deformations and re-solves.
 #include "karman/adjoint/verification.hpp"
 #include "karman/cli/commands.hpp"
+#include "karman/optimization/case_schema.hpp"
 #include "karman/core/logger.hpp"
 #include "karman/optimization/control_optimization.hpp"
 #include "karman/optimization/shape_optimization.hpp"
@@ -108,10 +109,12 @@ PetscErrorCode run_control_verify(MPI_Comm comm, const CliArgs &args) {
   std::vector<std::string> overrides = args.overrides;
   overrides.push_back("solver.rtol=1e-14");
   config::CaseConfig cfg;
-  PetscCall(config::CaseConfig::load(comm, args.case_file, overrides, cfg));
-  if (cfg.section("solver").real("atol") > 1e-13) {
+  PetscCall(
+      config::CaseConfig::load(comm, args.case_file, overrides, optimization::case_schema(), cfg));
+  if (solver::solver_options().get(cfg).atol > 1e-13) {
     overrides.push_back("solver.atol=1e-13");
-    PetscCall(config::CaseConfig::load(comm, args.case_file, overrides, cfg));
+    PetscCall(config::CaseConfig::load(comm, args.case_file, overrides, optimization::case_schema(),
+                                       cfg));
   }
   driver::FlowCase fc;
   PetscCall(fc.load(comm, cfg));
@@ -150,11 +153,11 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args) {
   config::CaseConfig cfg0;
   PetscCall(start_command(comm, args, &cfg0));
   for (const auto &d : cfg0.designs())
-    if (config::is_control_design(d.type)) {
+    if (d.family == "control") {
       PetscCall(run_control_verify(comm, args));
       PetscFunctionReturn(0);
     }
-  PetscCheck(cfg0.section("time").text("mode") == "steady", comm, PETSC_ERR_SUP,
+  PetscCheck(!solver::time_options().get(cfg0).unsteady(), comm, PETSC_ERR_SUP,
              "%s: karman verify checks the steady adjoint (time.mode: steady), or the design "
              "gradients of control entries in design: (parameter, time-function, per-step)",
              cfg0.file().c_str());
@@ -162,9 +165,10 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args) {
   std::vector<std::string> overrides = args.overrides;
   overrides.push_back("solver.rtol=1e-14");
   // and below an absolute 1e-13 (design checks difference re-solves with small steps)
-  if (cfg0.section("solver").real("atol") > 1e-13) overrides.push_back("solver.atol=1e-13");
+  if (solver::solver_options().get(cfg0).atol > 1e-13) overrides.push_back("solver.atol=1e-13");
   config::CaseConfig cfg;
-  PetscCall(config::CaseConfig::load(comm, args.case_file, overrides, cfg));
+  PetscCall(
+      config::CaseConfig::load(comm, args.case_file, overrides, optimization::case_schema(), cfg));
   driver::FlowCase fc;
   PetscCall(fc.load(comm, cfg));
   const mesh::Mesh &mesh = fc.mesh();
@@ -174,7 +178,7 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args) {
   {
     std::vector<discretization::ParameterGradient> all =
         discretization::ParameterRegistry(res).gradients(res, false); // check the names early
-    PetscCall(discretization::select_parameters(res, cfg, &all));
+    PetscCall(adjoint::select_parameters(res, cfg, &all));
   }
   Vec w;
   PetscCall(fc.create_state(&w));
@@ -205,7 +209,7 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args) {
     for (const auto &s : check.steps) {
       char item[96];
       std::snprintf(item, sizeof(item), "  %.6g (%.0e): %.1e", s.fd,
-                    s.step / adjoint::parameter_scale(par.name, par.value, cfg),
+                    s.step / adjoint::parameter_scale(par.name, par.value, res),
                     s.relative_difference);
       sweep += item;
       steps.push_back(
@@ -221,7 +225,7 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args) {
 
   // shape: Taylor test for a bump on the first objective wall (or the first wall)
   std::vector<int> walls = res.boundary_conditions().wall_patches();
-  const auto names = cfg.section("objective").names("walls");
+  const auto names = solver::force_options().get(cfg).walls;
   if (!names.empty()) walls.insert(walls.begin(), mesh.patch_index(names.front()));
   if (!walls.empty()) {
     const int patch = walls.front();

@@ -17,39 +17,6 @@
 namespace karman::config {
 namespace {
 
-// Levenshtein distance, for "did you mean" hints on misspelt keys.
-std::size_t edit_distance(const std::string &a, const std::string &b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j)
-      cur[j] =
-          std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1] ? 1 : 0)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-std::string suggestion(const std::string &word, const std::vector<std::string> &candidates) {
-  std::string best;
-  std::size_t best_distance = 3;
-  for (const auto &c : candidates) {
-    std::size_t d = edit_distance(word, c);
-    if (d < best_distance) best_distance = d, best = c;
-  }
-  std::string list;
-  for (std::size_t i = 0; i < candidates.size(); ++i) list += (i ? ", " : "") + candidates[i];
-  if (!best.empty()) return "did you mean '" + best + "'? (known: " + list + ")";
-  return "known: " + list;
-}
-
-std::string where(const std::string &file, const YAML::Node &node) {
-  const YAML::Mark mark = node.Mark();
-  if (mark.line < 0) return file;
-  return file + ":" + std::to_string(mark.line + 1);
-}
-
 // "" or the first key that a mapping (at any depth) repeats: yaml-cpp keeps both entries and
 // looks up the first, so a repeated key would silently lose the later value.
 std::string duplicate_key(const std::string &file, const YAML::Node &node) {
@@ -70,14 +37,6 @@ std::string duplicate_key(const std::string &file, const YAML::Node &node) {
     if (std::string e = duplicate_key(file, kv.second); !e.empty()) return e;
   }
   return "";
-}
-
-std::string show(const YAML::Node &node) {
-  YAML::Emitter e;
-  e.SetMapFormat(YAML::Flow);
-  e.SetSeqFormat(YAML::Flow);
-  e << node;
-  return e.c_str();
 }
 
 bool is_number(const YAML::Node &node, double *value) {
@@ -302,180 +261,10 @@ PetscErrorCode apply_override(MPI_Comm comm, const std::string &text, YAML::Node
   PetscFunctionReturn(0);
 }
 
-// Short name of a design type, the prefix of generated parameterization names.
-std::string design_prefix(const std::string &type) {
-  if (type == "hicks-henne") return "hh";
-  if (type == "surface-normal") return "normal";
-  return type;
-}
-
-// Number of variables of a design entry when the case file fixes it (-1: it depends on the
-// mesh, surface-normal).  Call after check_design's type-specific checks.
-long design_variable_count(const std::string &type, const YAML::Node &params) {
-  if (type == "ffd") {
-    long n = static_cast<long>(params["axes"].size());
-    const long fixed = params["fixed_layers"].as<long>();
-    for (const auto &c : params["lattice"]) n *= std::lround(c.as<double>()) - 2 * fixed;
-    return n;
-  }
-  if (type == "hicks-henne")
-    return static_cast<long>(params["positions"].size()) *
-           (params["surfaces"].Scalar() == "both" ? 2 : 1);
-  if (type == "rigid") return static_cast<long>(params["variables"].size());
-  return -1;
-}
-
-// Type-specific checks of one design entry (`given` as written, for line numbers; `params`
-// resolved): what the schema's key types cannot say.
-PetscErrorCode check_design(MPI_Comm comm, const std::string &file, const std::string &type,
-                            const YAML::Node &given, const YAML::Node &params,
-                            const std::string &label,
-                            const std::vector<BoundaryConfig> &boundaries) {
-  PetscFunctionBeginUser;
-  auto at = [&](const char *key) { return where(file, given[key] ? given[key] : given); };
-  if (is_control_design(type)) { // no walls; names, counts and bounds need the case's parameters
-    PetscCheck(type == "per-step" || params["parameters"].size() > 0, comm, PETSC_ERR_USER_INPUT,
-               "%s: '%s.parameters' must not be empty", at("parameters").c_str(), label.c_str());
-    PetscFunctionReturn(0); // the rest needs the case: optimization::ControlOptimization
-  }
-  // walls: existing wall-type boundaries, at least one, no repeats
-  const YAML::Node walls = params["walls"];
-  PetscCheck(walls.size() > 0, comm, PETSC_ERR_USER_INPUT,
-             "%s: '%s.walls' must name at least one wall boundary", at("walls").c_str(),
-             label.c_str());
-  std::vector<std::string> bc_names;
-  for (const auto &b : boundaries) bc_names.push_back(b.name);
-  std::vector<std::string> seen;
-  for (const auto &w : walls) {
-    const std::string name = w.Scalar();
-    const BoundaryConfig *bc = nullptr;
-    for (const auto &b : boundaries)
-      if (b.name == name) bc = &b;
-    PetscCheck(bc, comm, PETSC_ERR_USER_INPUT, "%s: '%s.walls': '%s' is not a boundary: %s",
-               at("walls").c_str(), label.c_str(), name.c_str(),
-               suggestion(name, bc_names).c_str());
-    PetscCheck(bc->type == "wall" || bc->type == "blowing-suction", comm, PETSC_ERR_USER_INPUT,
-               "%s: '%s.walls': '%s' is a %s boundary; only wall and blowing-suction boundaries "
-               "can be moved",
-               at("walls").c_str(), label.c_str(), name.c_str(), bc->type.c_str());
-    PetscCheck(std::find(seen.begin(), seen.end(), name) == seen.end(), comm, PETSC_ERR_USER_INPUT,
-               "%s: '%s.walls' lists '%s' twice", at("walls").c_str(), label.c_str(), name.c_str());
-    seen.push_back(name);
-  }
-  const std::string name = params["name"].Scalar();
-  PetscCheck(name.find_first_of(".[], \t") == std::string::npos, comm, PETSC_ERR_USER_INPUT,
-             "%s: '%s.name' must not contain '.', '[', ']', ',' or blanks (it prefixes the "
-             "variables' names), got '%s'",
-             at("name").c_str(), label.c_str(), name.c_str());
-  // a list of distinct names out of `allowed`, at least one
-  auto check_names = [&](const char *key,
-                         const std::vector<std::string> &allowed) -> PetscErrorCode {
-    PetscFunctionBeginUser;
-    const YAML::Node list = params[key];
-    PetscCheck(list.size() > 0, comm, PETSC_ERR_USER_INPUT, "%s: '%s.%s' must not be empty",
-               at(key).c_str(), label.c_str(), key);
-    std::vector<std::string> listed;
-    for (const auto &item : list) {
-      const std::string v = item.Scalar();
-      PetscCheck(std::find(allowed.begin(), allowed.end(), v) != allowed.end(), comm,
-                 PETSC_ERR_USER_INPUT, "%s: '%s.%s': unknown entry '%s': %s", at(key).c_str(),
-                 label.c_str(), key, v.c_str(), suggestion(v, allowed).c_str());
-      PetscCheck(std::find(listed.begin(), listed.end(), v) == listed.end(), comm,
-                 PETSC_ERR_USER_INPUT, "%s: '%s.%s' lists '%s' twice", at(key).c_str(),
-                 label.c_str(), key, v.c_str());
-      listed.push_back(v);
-    }
-    PetscFunctionReturn(0);
-  };
-  if (type == "ffd") {
-    const YAML::Node lattice = params["lattice"], size = params["size"];
-    PetscCheck(lattice.size() == 2 || lattice.size() == 3, comm, PETSC_ERR_USER_INPUT,
-               "%s: '%s.lattice' must be [nx, ny] (2D) or [nx, ny, nz] (3D), got %zu numbers",
-               at("lattice").c_str(), label.c_str(), lattice.size());
-    const long fixed = params["fixed_layers"].as<long>();
-    for (std::size_t i = 0; i < lattice.size(); ++i) {
-      const double n = lattice[i].as<double>();
-      PetscCheck(n >= 2 && n == std::round(n), comm, PETSC_ERR_USER_INPUT,
-                 "%s: '%s.lattice' entries must be integers >= 2 (control points per "
-                 "direction), got %g",
-                 at("lattice").c_str(), label.c_str(), n);
-      PetscCheck(std::lround(n) - 2 * fixed >= 1, comm, PETSC_ERR_USER_INPUT,
-                 "%s: '%s.fixed_layers' = %ld leaves no free control point in direction %zu "
-                 "of the lattice (%g points; needs at least 2 * fixed_layers + 1)",
-                 at("fixed_layers").c_str(), label.c_str(), fixed, i, n);
-    }
-    PetscCheck(size.size() == lattice.size(), comm, PETSC_ERR_USER_INPUT,
-               "%s: '%s.size' has %zu components, the lattice %zu directions", at("size").c_str(),
-               label.c_str(), size.size(), lattice.size());
-    PetscCheck(params["origin"].size() == lattice.size(), comm, PETSC_ERR_USER_INPUT,
-               "%s: '%s.origin' has %zu components, the lattice %zu directions",
-               at("origin").c_str(), label.c_str(), params["origin"].size(), lattice.size());
-    for (const auto &c : size)
-      PetscCheck(c.as<double>() > 0, comm, PETSC_ERR_USER_INPUT,
-                 "%s: '%s.size' must be > 0 in every direction, got %s", at("size").c_str(),
-                 label.c_str(), show(size).c_str());
-    PetscCall(check_names("axes", {"x", "y", "z"}));
-  } else if (type == "hicks-henne") {
-    const YAML::Node positions = params["positions"];
-    PetscCheck(positions.size() > 0, comm, PETSC_ERR_USER_INPUT,
-               "%s: '%s.positions' must list at least one bump position", at("positions").c_str(),
-               label.c_str());
-    double last = 0;
-    for (const auto &p : positions) {
-      const double h = p.as<double>();
-      PetscCheck(h > 0 && h < 1, comm, PETSC_ERR_USER_INPUT,
-                 "%s: '%s.positions': bump position %g is outside (0, 1) (chord fractions)",
-                 at("positions").c_str(), label.c_str(), h);
-      PetscCheck(h > last, comm, PETSC_ERR_USER_INPUT,
-                 "%s: '%s.positions' must increase (%g after %g)", at("positions").c_str(),
-                 label.c_str(), h, last);
-      last = h;
-    }
-    const YAML::Node c = params["chord_direction"];
-    double c2 = 0;
-    for (const auto &x : c) c2 += x.as<double>() * x.as<double>();
-    PetscCheck(c.size() == 2 && c2 > 0, comm, PETSC_ERR_USER_INPUT,
-               "%s: '%s.chord_direction' must be a nonzero 2D vector [x, y], got %s",
-               at("chord_direction").c_str(), label.c_str(), show(c).c_str());
-  } else if (type == "rigid") {
-    PetscCall(check_names("variables", {"angle", "dx", "dy", "dz"}));
-  }
-  // bounds and initial values: one value for all, or one per variable (when known)
-  const long n = design_variable_count(type, params);
-  for (const char *key : {"lower", "upper", "initial"}) {
-    const std::size_t len = params[key].size();
-    PetscCheck(len <= 1 || (n >= 0 && len == static_cast<std::size_t>(n)), comm,
-               PETSC_ERR_USER_INPUT, "%s: '%s.%s' has %zu values; expected 1 (for all) or %s",
-               at(key).c_str(), label.c_str(), key, len,
-               n >= 0 ? (std::to_string(n) + " (one per variable)").c_str()
-                      : "none (one per wall vertex is not supported)");
-  }
-  const std::size_t count = std::max<std::size_t>(
-      {std::size_t(1), params["lower"].size(), params["upper"].size(), params["initial"].size()});
-  auto value = [&](const char *key, std::size_t i, double def) {
-    const YAML::Node list = params[key];
-    if (list.size() == 0) return def;
-    return list[list.size() == 1 ? 0 : i].as<double>();
-  };
-  constexpr double inf = std::numeric_limits<double>::infinity();
-  for (std::size_t i = 0; i < count; ++i) {
-    const double lo = value("lower", i, -inf), up = value("upper", i, inf),
-                 a0 = value("initial", i, 0.0);
-    PetscCheck(lo <= up, comm, PETSC_ERR_USER_INPUT,
-               "%s: '%s.lower' (%g) is greater than '%s.upper' (%g) for variable %zu",
-               at("lower").c_str(), label.c_str(), lo, label.c_str(), up, i);
-    PetscCheck(lo <= a0 && a0 <= up, comm, PETSC_ERR_USER_INPUT,
-               "%s: '%s.initial' (%g) is outside ['%s.lower', '%s.upper'] = [%g, %g] for "
-               "variable %zu",
-               at("initial").c_str(), label.c_str(), a0, label.c_str(), label.c_str(), lo, up, i);
-  }
-  PetscFunctionReturn(0);
-}
-
 PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &file,
-                     const std::string &directory, const std::vector<std::string> &overrides,
-                     CaseConfig &out, YAML::Node *resolved_out,
-                     std::vector<BoundaryConfig> *boundaries, std::vector<DesignConfig> *designs,
+                     const std::vector<std::string> &overrides, const Schema &schema,
+                     YAML::Node *resolved_out, std::vector<BoundaryConfig> *boundaries,
+                     std::vector<DesignConfig> *designs,
                      std::vector<std::pair<std::string, std::string>> *petsc,
                      std::vector<Section> *constraints) {
   PetscFunctionBeginUser;
@@ -488,7 +277,7 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
   for (const auto &o : overrides) PetscCall(apply_override(comm, o, root));
 
   std::vector<std::string> known;
-  for (const auto &s : case_sections()) known.push_back(s.name);
+  for (const auto &s : schema.sections()) known.push_back(s.name);
   known.push_back("boundaries");
   known.push_back("design");
   known.push_back("petsc");
@@ -496,7 +285,7 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
   for (const auto &item : root) {
     const std::string name = item.first.Scalar();
     PetscCheck(name == "boundaries" || name == "design" || name == "petsc" ||
-                   name == "constraints" || find_section(case_sections(), name),
+                   name == "constraints" || schema.section(name),
                comm, PETSC_ERR_USER_INPUT, "%s: unknown section '%s': %s",
                where(file, item.first).c_str(), name.c_str(), suggestion(name, known).c_str());
   }
@@ -504,7 +293,8 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
              "%s: missing section 'mesh' (at least mesh.file is required)", file.c_str());
 
   YAML::Node resolved(YAML::NodeType::Map);
-  for (const auto &s : case_sections()) {
+  for (const auto &s : schema.sections()) {
+    if (s.optional && !root[s.name]) continue;
     YAML::Node section;
     PetscCall(resolve_section(comm, file, s, root[s.name], s.name, {}, &section));
     resolved[s.name] = section;
@@ -512,13 +302,14 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
 
   // Boundaries: a map NAME -> {type: TYPE, ...}
   const YAML::Node given = root["boundaries"];
+  std::vector<std::string> type_names;
+  for (const auto &t : schema.variants("boundaries")) type_names.push_back(t.spec.name);
+  std::string types_text;
+  for (const auto &t : type_names) types_text += (types_text.empty() ? "" : ", ") + t;
   PetscCheck(given && given.IsMap() && given.size() > 0, comm, PETSC_ERR_USER_INPUT,
              "%s: missing or empty section 'boundaries' (a map from Gmsh physical names to "
-             "{type: ...}; types: wall, velocity-inlet, pressure-outlet, symmetry, far-field, "
-             "blowing-suction)",
-             where(file, given ? given : root).c_str());
-  std::vector<std::string> type_names;
-  for (const auto &t : boundary_types()) type_names.push_back(t.name);
+             "{type: ...}; types: %s)",
+             where(file, given ? given : root).c_str(), types_text.c_str());
   YAML::Node resolved_bcs(YAML::NodeType::Map);
   boundaries->clear();
   for (const auto &item : given) {
@@ -528,12 +319,17 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
                "%s: boundary '%s' needs a map with a 'type' (%s)", where(file, item.first).c_str(),
                name.c_str(), suggestion("", type_names).c_str());
     const std::string type = bc["type"].IsScalar() ? bc["type"].Scalar() : show(bc["type"]);
-    const SectionSpec *spec = find_section(boundary_types(), type);
-    PetscCheck(spec, comm, PETSC_ERR_USER_INPUT, "%s: boundary '%s': unknown type '%s': %s",
+    const VariantSpec *variant = schema.variant("boundaries", type);
+    PetscCheck(variant, comm, PETSC_ERR_USER_INPUT, "%s: boundary '%s': unknown type '%s': %s",
                where(file, bc["type"]).c_str(), name.c_str(), type.c_str(),
                suggestion(type, type_names).c_str());
+    const SectionSpec *spec = &variant->spec;
     YAML::Node params;
     PetscCall(resolve_section(comm, file, *spec, bc, "boundaries." + name, {"type"}, &params));
+    if (variant->check) {
+      const std::string problem = variant->check(bc, params, "boundaries." + name, {file});
+      PetscCheck(problem.empty(), comm, PETSC_ERR_USER_INPUT, "%s", problem.c_str());
+    }
     YAML::Node full(YAML::NodeType::Map);
     full["type"] = type;
     for (const auto &p : params) full[p.first.Scalar()] = p.second;
@@ -555,7 +351,7 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
     for (std::size_t i = 0; i < cons.size(); ++i) {
       const std::string label = "constraints[" + std::to_string(i) + "]";
       YAML::Node params;
-      PetscCall(resolve_section(comm, file, constraint_spec(), cons[i], label, {}, &params));
+      PetscCall(resolve_section(comm, file, schema.constraints(), cons[i], label, {}, &params));
       const std::string type = params["type"].Scalar();
       const bool geometric =
           type == "area" || type == "volume" || type == "centroid" || type == "thickness";
@@ -563,7 +359,7 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
                  "%s: '%s.walls' must name the walls of the body (type %s)",
                  where(file, cons[i]).c_str(), label.c_str(), type.c_str());
       resolved_cons.push_back(params);
-      constraints->emplace_back(params, &constraint_spec(), label);
+      constraints->emplace_back(params, &schema.constraints(), label);
     }
     resolved["constraints"] = resolved_cons;
   }
@@ -573,7 +369,7 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
   const YAML::Node design = root["design"];
   if (design && !design.IsNull()) {
     std::vector<std::string> design_names;
-    for (const auto &t : design_types()) design_names.push_back(t.name);
+    for (const auto &t : schema.variants("design")) design_names.push_back(t.spec.name);
     PetscCheck(
         design.IsSequence(), comm, PETSC_ERR_USER_INPUT,
         "%s: 'design' must be a list of parameterizations, each a map {type: TYPE, ...} (%s)",
@@ -587,15 +383,21 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
                  "%s: '%s' needs a map with a 'type' (%s)", where(file, item).c_str(),
                  label.c_str(), suggestion("", design_names).c_str());
       const std::string type = item["type"].IsScalar() ? item["type"].Scalar() : show(item["type"]);
-      const SectionSpec *spec = find_section(design_types(), type);
-      PetscCheck(spec, comm, PETSC_ERR_USER_INPUT, "%s: '%s.type': unknown type '%s': %s",
+      const VariantSpec *variant = schema.variant("design", type);
+      PetscCheck(variant, comm, PETSC_ERR_USER_INPUT, "%s: '%s.type': unknown type '%s': %s",
                  where(file, item["type"]).c_str(), label.c_str(), type.c_str(),
                  suggestion(type, design_names).c_str());
+      const SectionSpec *spec = &variant->spec;
       YAML::Node params;
       PetscCall(resolve_section(comm, file, *spec, item, label, {"type"}, &params));
-      PetscCall(check_design(comm, file, type, item, params, label, *boundaries));
+      if (variant->check) {
+        const std::string problem = variant->check(item, params, label, {file, boundaries});
+        PetscCheck(problem.empty(), comm, PETSC_ERR_USER_INPUT, "%s", problem.c_str());
+      }
       std::string name = params["name"].Scalar();
-      if (name.empty()) name = design_prefix(type) + std::to_string(of_type[type]);
+      if (name.empty())
+        name = (variant->short_name.empty() ? type : variant->short_name) +
+               std::to_string(of_type[type]);
       ++of_type[type];
       for (const auto &other : *designs)
         PetscCheck(other.name != name, comm, PETSC_ERR_USER_INPUT,
@@ -607,7 +409,8 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
       full["type"] = type;
       for (const auto &p : params) full[p.first.Scalar()] = p.second;
       resolved_design.push_back(full);
-      designs->push_back({type, name, Section(params, spec, label), label, item.Mark().line + 1});
+      designs->push_back(
+          {type, variant->family, name, Section(params, spec, label), label, item.Mark().line + 1});
     }
     resolved["design"] = resolved_design;
   }
@@ -636,8 +439,6 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
     resolved["petsc"] = resolved_opts;
   }
   *resolved_out = resolved;
-  (void)out;
-  (void)directory;
   PetscFunctionReturn(0);
 }
 
@@ -773,7 +574,8 @@ std::vector<std::array<double, 3>> Section::points(const std::string &key) const
 }
 
 PetscErrorCode CaseConfig::load(MPI_Comm comm, const std::string &path,
-                                const std::vector<std::string> &overrides, CaseConfig &out) {
+                                const std::vector<std::string> &overrides, const Schema &schema,
+                                CaseConfig &out) {
   PetscFunctionBeginUser;
   std::ifstream in(path);
   PetscCheck(std::filesystem::is_regular_file(path) && in.good(), comm, PETSC_ERR_FILE_OPEN,
@@ -782,13 +584,14 @@ PetscErrorCode CaseConfig::load(MPI_Comm comm, const std::string &path,
   text << in.rdbuf();
   const std::string directory =
       std::filesystem::absolute(std::filesystem::path(path)).parent_path().string();
-  PetscCall(load_text(comm, text.str(), path, directory, overrides, out));
+  PetscCall(load_text(comm, text.str(), path, directory, overrides, schema, out));
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode CaseConfig::load_text(MPI_Comm comm, const std::string &text,
                                      const std::string &name, const std::string &directory,
-                                     const std::vector<std::string> &overrides, CaseConfig &out) {
+                                     const std::vector<std::string> &overrides,
+                                     const Schema &schema, CaseConfig &out) {
   PetscFunctionBeginUser;
   YAML::Node root;
   try {
@@ -799,17 +602,24 @@ PetscErrorCode CaseConfig::load_text(MPI_Comm comm, const std::string &text,
   }
   const std::string duplicate = duplicate_key(name, root);
   PetscCheck(duplicate.empty(), comm, PETSC_ERR_USER_INPUT, "%s", duplicate.c_str());
+  out.schema_ = &schema;
   out.file_ = name;
   out.directory_ = directory;
-  PetscCall(parse(comm, root, name, directory, overrides, out, &out.resolved_, &out.boundaries_,
+  PetscCall(parse(comm, root, name, overrides, schema, &out.resolved_, &out.boundaries_,
                   &out.designs_, &out.petsc_, &out.constraints_));
   PetscFunctionReturn(0);
 }
 
 Section CaseConfig::section(const std::string &name) const {
-  const SectionSpec *spec = find_section(case_sections(), name);
+  const SectionSpec *spec = schema_->section(name);
   if (!spec) throw std::logic_error("karman: internal error: no case section '" + name + "'");
+  if (spec->optional && !resolved_[name])
+    throw std::logic_error("karman: internal error: the case has no section '" + name + "'");
   return Section(resolved_[name], spec, name);
+}
+
+bool CaseConfig::has_section(const std::string &name) const {
+  return schema_->section(name) && resolved_[name];
 }
 
 const BoundaryConfig *CaseConfig::boundary(const std::string &name) const {
@@ -896,11 +706,13 @@ std::string CaseConfig::problem_keys() const {
   // io::mesh_hash): reference.velocity scales the stabilization and the upwind smoothing
   // (flux_kernels.hpp); the other reference keys only scale the reported coefficients
   std::vector<std::pair<std::string, YAML::Node>> keys;
-  for (const char *name : {"fluid", "reference"})
-    for (const auto &kv : resolved_[name])
-      keys.emplace_back(std::string(name) + "." + kv.first.Scalar(), kv.second);
-  for (const char *key : {"stabilization", "upwind"})
-    keys.emplace_back(std::string("solver.") + key, resolved_["solver"][key]);
+  for (const auto &sec : schema_->sections()) {
+    if (!resolved_[sec.name]) continue; // an optional section the case does not have
+    for (const auto &kv : resolved_[sec.name]) {
+      const KeySpec *k = sec.find(kv.first.Scalar());
+      if (k && k->problem) keys.emplace_back(sec.name + "." + kv.first.Scalar(), kv.second);
+    }
+  }
   for (const auto &bc : resolved_["boundaries"])
     for (const auto &kv : bc.second) {
       const std::string key = "boundaries." + bc.first.Scalar() + "." + kv.first.Scalar();

@@ -1,6 +1,7 @@
 // Residual and exact Jacobian of the coupled scheme (see
 // include/karman/discretization/flow_residual.hpp).
 #include "karman/discretization/flow_residual.hpp"
+#include "karman/discretization/flow_options.hpp"
 #include "karman/discretization/navier_stokes_term.hpp"
 
 #include "karman/core/parallel.hpp"
@@ -45,11 +46,14 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
   eq_ = physics::EquationSet(mesh.dim, fields);
   PetscCall(evaluate_boundary_data(0.0, 0));
   PetscCall(lsq_.build(mesh, geom_, prescribed_faces(), gradient_sets()));
-  params_.rho = cfg.section("fluid").real("density");
-  params_.nu = cfg.section("fluid").real("viscosity");
-  params_.u_ref = cfg.section("reference").real("velocity");
-  params_.c_stab = cfg.section("solver").real("stabilization");
-  params_.upwind = cfg.section("solver").real("upwind");
+  const FluidOptions fluid = fluid_options().get(cfg);
+  const SchemeOptions scheme = scheme_options().get(cfg);
+  reference_ = reference_options().get(cfg);
+  params_.rho = fluid.density;
+  params_.nu = fluid.viscosity;
+  params_.u_ref = reference_.velocity;
+  params_.c_stab = scheme.stabilization;
+  params_.upwind = scheme.upwind;
 
   // Jacobian stencil of owned rows: cells within two face-neighbour steps
   const auto &nptr = lsq_.neighbour_ptr();

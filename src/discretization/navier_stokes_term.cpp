@@ -69,55 +69,23 @@ void NavierStokesTerm::flux_reverse(const FaceView &face, const double *lambda,
   bar.ub = Vec3<double>();
 }
 
-void NavierStokesTerm::list_parameters(std::vector<TermParameter> *out,
-                                       std::vector<PatchParameters> *places) const {
-  static const char *axis[3] = {"x", "y", "z"};
-  const int dim = mesh_->dim;
-  if (out) out->clear();
-  places->assign(bcs_->n_patches(), PatchParameters());
-  int count = 0;
-  std::string base;
-  auto add = [&](const char *key, double *value, physics::TimeFunction *function) {
-    if (out) out->push_back({base + key, value, function});
-    return count++;
-  };
-  auto component = [&](int d) { return std::string("velocity.") + axis[d]; };
-  for (std::size_t p = 0; p < bcs_->n_patches(); ++p) {
-    PatchCondition &pc = bcs_->patch(static_cast<int>(p));
-    PatchParameters &at = (*places)[p];
-    if (out) base = "boundaries." + pc.name + ".";
-    if (pc.custom_velocity) continue;
-    switch (pc.type()) {
-    case physics::BoundaryType::Wall:
-      if (dim == 2) at.omega = add("omega", nullptr, &pc.omega);
-      for (int d = 0; d < dim; ++d)
-        at.velocity[d] = add(component(d).c_str(), &pc.velocity[d], nullptr);
-      break;
-    case physics::BoundaryType::VelocityInlet:
-      at.speed = add("velocity", nullptr, &pc.speed);
-      break;
-    case physics::BoundaryType::BlowingSuction:
-      at.amplitude = add("amplitude", nullptr, &pc.amplitude);
-      break;
-    case physics::BoundaryType::FarField:
-      for (int d = 0; d < dim; ++d)
-        at.velocity[d] = add(component(d).c_str(), &pc.velocity[d], nullptr);
-      at.pressure = add("pressure", &pc.pressure, nullptr);
-      break;
-    case physics::BoundaryType::PressureOutlet:
-      at.pressure = add("pressure", &pc.pressure, nullptr);
-      break;
-    case physics::BoundaryType::Symmetry:
-      break;
-    }
-  }
-}
-
 std::vector<TermParameter> NavierStokesTerm::parameters() const {
   std::vector<TermParameter> out;
-  std::vector<PatchParameters> places;
-  list_parameters(&out, &places);
+  for (std::size_t p = 0; p < bcs_->n_patches(); ++p) {
+    PatchCondition &pc = bcs_->patch(static_cast<int>(p));
+    if (pc.custom_velocity) continue;
+    for (auto &t : pc.unit->parameters("boundaries." + pc.name + ".")) out.push_back(t);
+  }
   return out;
+}
+
+int NavierStokesTerm::parameter_offset(int patch) const {
+  int offset = 0;
+  for (int p = 0; p < patch; ++p) {
+    PatchCondition &pc = bcs_->patch(p);
+    if (!pc.custom_velocity) offset += static_cast<int>(pc.unit->parameters("").size());
+  }
+  return offset;
 }
 
 void NavierStokesTerm::boundary_reverse(PetscInt f, const BoundaryDataBar &bar,
@@ -125,25 +93,18 @@ void NavierStokesTerm::boundary_reverse(PetscInt f, const BoundaryDataBar &bar,
                                         Vec3<double> *S_bar) const {
   const int p = mesh_->face_patch[f];
   if (p < 0) return;
-  std::vector<PatchParameters> places;
-  list_parameters(nullptr, &places);
-  const PatchParameters &at = places[p];
+  const PatchCondition &pc = bcs_->patch(p);
+  if (pc.custom_velocity) return;
+  double *own = parameter_bar + parameter_offset(p);
   const double *b = bar.value;
   if (bcs_->kind(f) == FaceKind::PressureOutlet) {
-    if (at.pressure >= 0) parameter_bar[at.pressure] += b[0];
+    pc.unit->pressure_reverse(b[0], own);
     return;
   }
-  if (bcs_->kind(f) != FaceKind::VelocityDirichlet || bcs_->patch(p).custom_velocity) return;
-  physics::BoundaryParameters<double> abar;
-  physics::boundary_velocity_reverse(
-      bcs_->patch(p).shape, bcs_->parameters(p), geom_->face_centroid[f], geom_->face_area[f],
-      Vec3<double>(b[1], b[2], mesh_->dim == 3 ? b[3] : 0.0), &abar, xf_bar, S_bar);
-  abar.omega += bar.rotation; // the rotating-wall traction's dependence on omega (objectives)
-  for (int d = 0; d < 3; ++d)
-    if (at.velocity[d] >= 0) parameter_bar[at.velocity[d]] += abar.velocity[d];
-  if (at.omega >= 0) parameter_bar[at.omega] += abar.omega;
-  if (at.speed >= 0) parameter_bar[at.speed] += abar.speed;
-  if (at.amplitude >= 0) parameter_bar[at.amplitude] += abar.amplitude;
+  if (bcs_->kind(f) != FaceKind::VelocityDirichlet) return;
+  pc.unit->velocity_reverse(geom_->face_centroid[f], geom_->face_area[f],
+                            Vec3<double>(b[1], b[2], mesh_->dim == 3 ? b[3] : 0.0), bar.rotation,
+                            own, xf_bar, S_bar);
 }
 
 } // namespace karman::discretization

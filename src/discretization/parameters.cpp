@@ -166,24 +166,4 @@ std::vector<ParameterGradient> ParameterRegistry::gradients(const FlowResidual &
   return out;
 }
 
-PetscErrorCode select_parameters(const FlowResidual &res, const config::CaseConfig &cfg,
-                                 std::vector<ParameterGradient> *parameters) {
-  PetscFunctionBeginUser;
-  const std::vector<std::string> wanted = cfg.section("adjoint").names("parameters");
-  if (wanted.empty()) PetscFunctionReturn(0);
-  std::vector<ParameterGradient> kept;
-  std::string known;
-  for (const auto &p : *parameters) known += (known.empty() ? "" : ", ") + p.name;
-  for (const auto &name : wanted) {
-    bool found = false;
-    for (const auto &p : *parameters)
-      if (p.name == name) kept.push_back(p), found = true;
-    PetscCheck(found, res.mesh().comm, PETSC_ERR_USER_INPUT,
-               "%s: adjoint.parameters: the case has no parameter '%s' (it has: %s)",
-               cfg.file().c_str(), name.c_str(), known.c_str());
-  }
-  *parameters = kept;
-  PetscFunctionReturn(0);
-}
-
 } // namespace karman::discretization

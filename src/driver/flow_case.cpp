@@ -7,6 +7,7 @@
 #include "karman/io/hdf5_fields.hpp"
 #include "karman/io/state_fields.hpp"
 #include "karman/mesh/gmsh_mesher.hpp"
+#include "karman/mesh/mesh_options.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -24,7 +25,7 @@ PetscErrorCode load_case_mesh(MPI_Comm comm, const config::CaseConfig &cfg, mesh
   std::vector<std::string> names;
   for (const auto &b : cfg.boundaries()) names.push_back(b.name);
   PetscCall(mesh::load_mesh(comm, msh, names, cfg.file(), mesh));
-  const long dim = cfg.section("mesh").integer("dimension");
+  const long dim = mesh::mesh_options().get(cfg).dimension;
   PetscCheck(dim == mesh->dim, comm, PETSC_ERR_USER_INPUT,
              "%s: mesh.dimension is %ld but %s is %dD", cfg.file().c_str(), dim, msh.c_str(),
              mesh->dim);
@@ -36,11 +37,10 @@ namespace {
 // The uniform initial value of every unknown: initial.pressure, initial.velocity.
 std::vector<double> uniform_initial_values(const FlowResidual &res, const config::CaseConfig &cfg) {
   const physics::EquationSet &eq = res.equations();
-  const config::Section init = cfg.section("initial");
+  const discretization::InitialOptions init = discretization::initial_options().get(cfg);
   std::vector<double> w0(eq.nv(), 0.0);
-  w0[eq.offset(eq.find("pressure"))] = init.real("pressure");
-  const auto u0 = init.vector("velocity");
-  for (int d = 0; d < eq.dim(); ++d) w0[eq.offset(eq.find("velocity")) + d] = u0[d];
+  w0[eq.offset(eq.find("pressure"))] = init.pressure;
+  for (int d = 0; d < eq.dim(); ++d) w0[eq.offset(eq.find("velocity")) + d] = init.velocity[d];
   return w0;
 }
 
@@ -76,9 +76,8 @@ PetscErrorCode fill_missing_fields(const FlowResidual &res, const config::CaseCo
 PetscErrorCode initial_state(const FlowResidual &res, const config::CaseConfig &cfg, Vec w) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
-  const config::Section init = cfg.section("initial");
   const int nv = res.nv();
-  const std::string file = init.text("file");
+  const std::string file = discretization::initial_options().get(cfg).file;
   PetscScalar *a;
   if (!file.empty()) {
     const std::string path = cfg.resolve_path(file);
@@ -204,7 +203,7 @@ PetscErrorCode FlowCase::solve_steady(Vec w, Vec best, const SteadyObserver &obs
 PetscErrorCode FlowCase::advance_to(solver::UnsteadySolver &ts, double t_end,
                                     const StepObserver &observer, UnsteadySolution *solution) {
   PetscFunctionBeginUser;
-  const double dt = cfg_->section("time").real("dt");
+  const double dt = solver::time_options().get(*cfg_).dt;
   *solution = UnsteadySolution();
   LocalState state;
   while (ts.time() < t_end - 1e-9 * dt) {
@@ -285,7 +284,7 @@ PetscErrorCode FlowCase::parameter_steps(const std::string &name, long levels,
   PetscCheck(f, mesh_.comm, PETSC_ERR_USER_INPUT,
              "%s: '%s' is not a parameter with a value per time step (the case has: %s)",
              cfg_->file().c_str(), name.c_str(), time_function_names(res).c_str());
-  const double dt = cfg_->section("time").real("dt");
+  const double dt = solver::time_options().get(*cfg_).dt;
   values->resize(levels);
   for (long n = 1; n <= levels; ++n) (*values)[n - 1] = f->value(n * dt, n);
   PetscFunctionReturn(0);
@@ -312,7 +311,7 @@ PetscErrorCode FlowCase::steady_gradient(Vec w, adjoint::AdjointResult *result) 
   const adjoint::Objective *obj;
   PetscCall(objective(&obj));
   PetscCall(gradient(w, *obj, result));
-  PetscCall(discretization::select_parameters(res_, *cfg_, &result->gradient.parameters));
+  PetscCall(adjoint::select_parameters(res_, *cfg_, &result->gradient.parameters));
   PetscFunctionReturn(0);
 }
 

@@ -1,5 +1,6 @@
 // Flow output (see include/karman/driver/flow_output.hpp).
 #include "karman/driver/flow_output.hpp"
+#include "karman/driver/output_options.hpp"
 
 #include "karman/io/hdf5_fields.hpp"
 #include "karman/io/state_fields.hpp"
@@ -20,13 +21,14 @@ PetscErrorCode FlowWriter::setup(const FlowResidual &res, const solver::FlowMoni
   mon_ = &mon;
   directory_ = directory;
   name_ = name;
-  vtk_ = cfg.section("output").flag("vtk");
+  const OutputOptions output = output_options().get(cfg);
+  vtk_ = output.vtk;
   problem_hash_ = cfg.problem_hash();
   problem_keys_ = cfg.problem_keys();
-  hdf5_ = cfg.section("output").flag("hdf5");
+  hdf5_ = output.hdf5;
   volume_ = std::make_unique<io::VtkSeries>(m.comm, directory, name);
   surface_patches_.clear();
-  for (const auto &s : cfg.section("output").names("surfaces")) {
+  for (const auto &s : output.surfaces) {
     const int p = m.patch_index(s);
     PetscCheck(p >= 0, m.comm, PETSC_ERR_USER_INPUT, "%s: output.surfaces: no boundary named '%s'",
                cfg.file().c_str(), s.c_str());

@@ -1,6 +1,7 @@
 // .geo -> .msh through the gmsh executable, with a content-addressed cache
 // (see include/karman/mesh/gmsh_mesher.hpp).
 #include "karman/mesh/gmsh_mesher.hpp"
+#include "karman/mesh/mesh_options.hpp"
 
 #include "karman/core/parallel.hpp"
 
@@ -89,29 +90,28 @@ std::string run_gmsh(const std::string &geo_file, long level, long dimension,
 PetscErrorCode prepare_mesh_file(MPI_Comm comm, const config::CaseConfig &cfg,
                                  std::string *msh_path) {
   PetscFunctionBeginUser;
-  const config::Section mesh = cfg.section("mesh");
-  const std::string file = cfg.resolve_path(mesh.text("file"));
+  const MeshOptions mesh = mesh_options().get(cfg);
+  const std::string file = cfg.resolve_path(mesh.file);
   const std::string ext = fs::path(file).extension().string();
   PetscCheck(ext == ".geo" || ext == ".msh", comm, PETSC_ERR_USER_INPUT,
              "%s: mesh.file '%s' must be a Gmsh .geo or .msh file", cfg.file().c_str(),
-             mesh.text("file").c_str());
+             mesh.file.c_str());
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   std::string error, result;
   if (rank == 0) {
     std::error_code ec;
     if (!fs::is_regular_file(file, ec)) {
-      error = cfg.file() + ": mesh.file '" + mesh.text("file") + "' not found (looked for " + file +
-              ")";
+      error = cfg.file() + ": mesh.file '" + mesh.file + "' not found (looked for " + file + ")";
     } else if (ext == ".msh") {
       result = file;
     } else {
-      const long level = mesh.integer("level"), dim = mesh.integer("dimension");
+      const long level = mesh.level, dim = mesh.dimension;
       const std::string text = read_file(file);
       std::uint64_t h = hash_bytes(text.data(), text.size());
       const std::string key = std::to_string(level) + "/" + std::to_string(dim);
       h = hash_bytes(key.data(), key.size(), h);
-      std::string cache = mesh.text("cache_dir");
+      const std::string &cache = mesh.cache_dir;
       fs::path dir = cache.empty() ? fs::path(file).parent_path() / ".karman-cache"
                                    : fs::path(cfg.resolve_path(cache));
       fs::create_directories(dir, ec);

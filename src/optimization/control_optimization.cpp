@@ -63,17 +63,17 @@ PetscErrorCode ControlOptimization::setup(FlowCase &fc, const std::string &work_
   discretization::FlowResidual &res = fc.residual();
   const ParameterRegistry reg(res);
   unsteady_ = fc.unsteady();
-  const config::Section time = cfg.section("time"), objective = cfg.section("objective");
+  const solver::TimeOptions time = solver::time_options().get(cfg);
+  const adjoint::ObjectiveOptions objective = adjoint::objective_options().get(cfg);
   double t_end = 0;
   if (unsteady_) {
-    dt_ = time.real("dt");
-    t_end = time.real("t_end");
+    dt_ = time.dt;
+    t_end = time.t_end;
     steps_ = std::lround(t_end / dt_);
   }
   // a window inside the run
-  auto check_window = [&](const config::Section &s, const std::string &key) -> PetscErrorCode {
+  auto check_window = [&](const std::vector<double> &w, const std::string &key) -> PetscErrorCode {
     PetscFunctionBeginUser;
-    const std::vector<double> w = s.reals("window");
     PetscCheck(w.empty() || (w.size() == 2 && w[0] >= 0 && w[1] > w[0] &&
                              w[1] <= t_end * (1 + 1e-12) && w[0] < t_end),
                comm, PETSC_ERR_USER_INPUT,
@@ -85,7 +85,7 @@ PetscErrorCode ControlOptimization::setup(FlowCase &fc, const std::string &work_
                    : (std::to_string(w.size()) + " numbers").c_str());
     PetscFunctionReturn(0);
   };
-  if (unsteady_) PetscCall(check_window(objective, "objective"));
+  if (unsteady_) PetscCall(check_window(objective.window, "objective"));
 
   entries_.clear();
   std::vector<std::string> names;
@@ -95,10 +95,11 @@ PetscErrorCode ControlOptimization::setup(FlowCase &fc, const std::string &work_
   constexpr double inf = std::numeric_limits<double>::infinity();
   for (const config::DesignConfig &dc : cfg.designs()) {
     const char *label = dc.label.c_str();
-    PetscCheck(config::is_control_design(dc.type), comm, PETSC_ERR_USER_INPUT,
+    PetscCheck(dc.family == "control", comm, PETSC_ERR_USER_INPUT,
                "%s: '%s': the shape parameterization '%s' cannot be combined with the control "
                "entries (parameter, time-function, per-step) of this design: list",
                file, label, dc.type.c_str());
+    const ControlEntryOptions options = control_entry_options(dc);
     ControlEntry e;
     e.name = dc.name;
     e.label = dc.label;
@@ -112,9 +113,9 @@ PetscErrorCode ControlOptimization::setup(FlowCase &fc, const std::string &work_
       owner[what] = dc.label;
       PetscFunctionReturn(0);
     };
-    if (dc.type == "parameter") {
+    if (options.kind == ControlKind::Parameter) {
       e.kind = ControlKind::Parameter;
-      for (const auto &p : dc.parameters.names("parameters")) {
+      for (const auto &p : options.parameters) {
         const int i = reg.find(p);
         PetscCheck(i >= 0, comm, PETSC_ERR_USER_INPUT,
                    "%s: '%s.parameters': the case has no parameter '%s' (it has: %s)", file, label,
@@ -133,7 +134,7 @@ PetscErrorCode ControlOptimization::setup(FlowCase &fc, const std::string &work_
       PetscCheck(unsteady_, comm, PETSC_ERR_USER_INPUT,
                  "%s: '%s': %s variables need an unsteady case (time.mode: unsteady)", file, label,
                  dc.type.c_str());
-      e.function = dc.parameters.text("function");
+      e.function = options.function;
       const int i = reg.find(e.function);
       TimeFunction *f = i >= 0 ? reg.time_function(res, i) : nullptr;
       std::string known;
@@ -144,7 +145,7 @@ PetscErrorCode ControlOptimization::setup(FlowCase &fc, const std::string &work_
                  "(the case has: %s)",
                  file, label, e.function.c_str(), known.empty() ? "none" : known.c_str());
       PetscCall(claim(e.function, "function"));
-      if (dc.type == "time-function") {
+      if (options.kind == ControlKind::TimeFunction) {
         e.kind = ControlKind::TimeFunction;
         PetscCheck(f->kind() == TimeFunction::Kind::Sine || f->kind() == TimeFunction::Kind::Table,
                    comm, PETSC_ERR_USER_INPUT,
@@ -160,7 +161,7 @@ PetscErrorCode ControlOptimization::setup(FlowCase &fc, const std::string &work_
           for (std::size_t j = 0; j < f->values.size(); ++j)
             allowed.push_back("knot[" + std::to_string(j) + "]");
         std::vector<std::string> wanted;
-        for (const auto &p : dc.parameters.names("parameters")) {
+        for (const auto &p : options.parameters) {
           if (p == "knots" && f->kind() == TimeFunction::Kind::Table) {
             wanted.insert(wanted.end(), allowed.begin(), allowed.end());
             continue;
@@ -185,7 +186,7 @@ PetscErrorCode ControlOptimization::setup(FlowCase &fc, const std::string &work_
         }
       } else {
         e.kind = ControlKind::PerStep;
-        e.smoothing = dc.parameters.real("smoothing");
+        e.smoothing = options.smoothing;
         PetscCall(fc.parameter_steps(e.function, steps_, &init));
         for (long n = 1; n <= steps_; ++n)
           names.push_back(e.function + "[" + std::to_string(n) + "]");
@@ -193,19 +194,20 @@ PetscErrorCode ControlOptimization::setup(FlowCase &fc, const std::string &work_
     }
     e.count = init.size();
     // bounds, initial values and scales: one value for all or one per variable
-    auto list = [&](const char *key, std::vector<double> *out) -> PetscErrorCode {
+    auto list = [&](const char *key, const std::vector<double> &given,
+                    std::vector<double> *out) -> PetscErrorCode {
       PetscFunctionBeginUser;
-      *out = dc.parameters.reals(key);
+      *out = given;
       PetscCheck(out->size() <= 1 || out->size() == e.count, comm, PETSC_ERR_USER_INPUT,
                  "%s: '%s.%s' has %zu values; expected 1 (for all) or %zu (one per variable)", file,
                  label, key, out->size(), e.count);
       PetscFunctionReturn(0);
     };
     std::vector<double> lo, up, a0, sc;
-    PetscCall(list("lower", &lo));
-    PetscCall(list("upper", &up));
-    PetscCall(list("initial", &a0));
-    PetscCall(list("scale", &sc));
+    PetscCall(list("lower", options.lower, &lo));
+    PetscCall(list("upper", options.upper, &up));
+    PetscCall(list("initial", options.initial, &a0));
+    PetscCall(list("scale", options.scale, &sc));
     auto pick = [](const std::vector<double> &v, std::size_t k, double def) {
       return v.empty() ? def : v[v.size() == 1 ? 0 : k];
     };
@@ -243,34 +245,33 @@ PetscErrorCode ControlOptimization::setup(FlowCase &fc, const std::string &work_
                      "%s: '%s.parameters': '%s' is also the function of %s", file, e.label.c_str(),
                      t.c_str(), o.label.c_str());
 
-  const std::string wall = objective.text("control_wall");
+  const std::string wall = objective.control_wall;
   control_omega_ = wall.empty() ? "" : "boundaries." + wall + ".omega";
   // constraints
   constraints_.clear();
   const YAML::Node resolved = YAML::Load(cfg.resolved_yaml());
   for (std::size_t k = 0; k < cfg.constraints().size(); ++k) {
     const config::Section &sec = cfg.constraints()[k];
-    const std::string type = sec.text("type"), sense = sec.text("sense");
+    const ConstraintOptions co = constraint_options().get(sec);
+    const adjoint::ObjectiveOptions cobj = adjoint::objective_options().get(sec);
+    const std::string &type = co.type;
     const char *label = sec.label().c_str();
-    PetscCheck(type != "area" && type != "volume" && type != "centroid" && type != "thickness",
-               comm, PETSC_ERR_USER_INPUT,
+    PetscCheck(!co.geometric(), comm, PETSC_ERR_USER_INPUT,
                "%s: %s.type: '%s' is a geometric constraint; a control optimization has no shape "
                "variables",
                file, label, type.c_str());
-    PetscCheck(!sec.flag("relative"), comm, PETSC_ERR_USER_INPUT,
+    PetscCheck(!co.relative, comm, PETSC_ERR_USER_INPUT,
                "%s: %s.relative: 'relative' applies to geometric constraints only", file, label);
     ControlConstraint c;
-    c.spec.name = sec.text("name").empty() ? type : sec.text("name");
-    c.spec.sense =
-        sense == "=" ? ConstraintSense::Equal
-                     : (sense == "<=" ? ConstraintSense::LessEqual : ConstraintSense::GreaterEqual);
-    c.spec.value = sec.real("value");
-    c.spec.tolerance = sec.real("tolerance");
-    if (unsteady_) PetscCall(check_window(sec, sec.label()));
+    c.spec.name = co.name.empty() ? type : co.name;
+    c.spec.sense = co.sense;
+    c.spec.value = co.value;
+    c.spec.tolerance = co.tolerance;
+    if (unsteady_) PetscCall(check_window(cobj.window, sec.label()));
     if (type == "control-power") {
       PetscCheck(unsteady_, comm, PETSC_ERR_USER_INPUT,
                  "%s: %s.type: control-power is for unsteady cases", file, label);
-      const std::string cw = sec.text("control_wall").empty() ? wall : sec.text("control_wall");
+      const std::string cw = cobj.control_wall.empty() ? wall : cobj.control_wall;
       const int p = fc.mesh().patch_index(cw);
       PetscCheck(p >= 0 && reg.find("boundaries." + cw + ".omega") >= 0, comm, PETSC_ERR_USER_INPUT,
                  "%s: %s.control_wall: control-power needs a rotating wall (control_wall here or "
@@ -282,10 +283,10 @@ PetscErrorCode ControlOptimization::setup(FlowCase &fc, const std::string &work_
                  cw.c_str(), wall.c_str());
       control_omega_ = "boundaries." + cw + ".omega";
       c.power = true;
-      const std::vector<double> w = sec.reals("window");
+      const std::vector<double> &w = cobj.window;
       c.t0 = w.empty() ? 0.0 : w[0];
       c.t1 = w.empty() ? t_end : w[1];
-      c.weighting = adjoint::window_weighting(sec.text("weighting"));
+      c.weighting = cobj.weighting;
     } else if (unsteady_) {
       // the case with the constraint as its objective (for its own unsteady adjoint)
       YAML::Node root = YAML::Clone(resolved);
@@ -302,7 +303,7 @@ PetscErrorCode ControlOptimization::setup(FlowCase &fc, const std::string &work_
       out << root;
       c.flow = std::make_unique<config::CaseConfig>();
       PetscCall(config::CaseConfig::load_text(comm, out.c_str(), cfg.file(), cfg.directory(), {},
-                                              *c.flow));
+                                              cfg.schema(), *c.flow));
     } else {
       c.steady = std::make_unique<adjoint::Objective>();
       PetscCall(c.steady->setup(res, cfg, sec));
@@ -403,15 +404,15 @@ PetscErrorCode ControlOptimization::run_unsteady(bool gradients, std::vector<dou
   PetscFunctionBeginUser;
   const config::CaseConfig &cfg = fc_->config();
   discretization::FlowResidual &res = fc_->residual();
-  const config::Section ad = cfg.section("adjoint");
+
   // the objective and the flow constraints: one forward run, one backward sweep
   adjoint::UnsteadyAdjoint adj;
   PetscCall(adj.setup(res, cfg));
   for (const auto &c : constraints_)
     if (c.flow) PetscCall(adj.add_objective(*c.flow));
-  adjoint::UnsteadyAdjointOptions o;
-  o.schedule = ad.text("schedule");
-  o.snapshots = ad.integer("snapshots");
+  adjoint::UnsteadyAdjointOptions o =
+      adjoint::unsteady_adjoint_options(adjoint::adjoint_options().get(cfg));
+  o.save_every = 0; // a campaign resumes from its journal, not from an adjoint state
   // store-all: the trajectory's scratch folder (emptied by each run, its files removed after it)
   o.trajectory_directory = (std::filesystem::path(work_) / "trajectory").string();
   o.forward_only = !gradients;
@@ -604,15 +605,26 @@ PetscErrorCode ControlOptimization::evaluate(const std::vector<double> &x, Evalu
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode ControlOptimization::least_squares(bool *yes) const {
+  PetscFunctionBeginUser;
+  const adjoint::Objective *objective = nullptr;
+  PetscCall(fc_->objective(&objective));
+  *yes = objective->least_squares();
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode ControlOptimization::identify(const std::vector<double> &x, double rel,
                                              Identification *out) {
   PetscFunctionBeginUser;
   const MPI_Comm comm = fc_->mesh().comm;
   const config::CaseConfig &cfg = fc_->config();
-  const config::Section obj = cfg.section("objective");
-  PetscCheck(obj.text("type") == "probe-match", comm, PETSC_ERR_USER_INPUT,
-             "%s: the uncertainty of identified parameters needs a probe-match objective",
+  const adjoint::Objective *objective = nullptr;
+  PetscCall(fc_->objective(&objective));
+  PetscCheck(objective->least_squares(), comm, PETSC_ERR_USER_INPUT,
+             "%s: the uncertainty of identified parameters needs a least-squares (probe-match) "
+             "objective",
              cfg.file().c_str());
+  const adjoint::ObjectiveOptions obj = adjoint::objective_options().get(cfg);
   *out = Identification();
   const std::size_t n = x.size();
   Evaluation e0;
@@ -626,18 +638,13 @@ PetscErrorCode ControlOptimization::identify(const std::vector<double> &x, doubl
   // M: levels in the window x probes x components with a nonzero weight
   long levels = 1;
   if (unsteady_) {
-    const std::vector<double> w = obj.reals("window");
+    const std::vector<double> &w = obj.window;
     const double t0 = w.empty() ? 0.0 : w[0], t1 = w.empty() ? steps_ * dt_ : w[1];
     levels = 0;
-    const adjoint::WindowWeighting weighting = adjoint::window_weighting(obj.text("weighting"));
     for (long k = 1; k <= steps_; ++k)
-      levels += adjoint::window_weight(k, steps_, dt_, t0, t1, weighting) > 0;
+      levels += adjoint::window_weight(k, steps_, dt_, t0, t1, obj.weighting) > 0;
   }
-  long components = 0;
-  const std::vector<double> cw = obj.reals("component_weights");
-  for (int c = 0; c < fc_->residual().nv() && c < static_cast<int>(cw.size()); ++c)
-    components += cw[c] != 0;
-  out->observations = levels * components * static_cast<long>(obj.points("probes").size());
+  out->observations = levels * objective->data_count(fc_->residual());
   // H in x, then in physical units: H_a = D^-1 H_x D^-1
   std::vector<std::vector<double>> H(n, std::vector<double>(n, 0.0));
   for (std::size_t j = 0; j < n; ++j) {

@@ -1,5 +1,6 @@
 // A shape-optimization problem (see include/karman/optimization/shape_optimization.hpp).
 #include "karman/optimization/shape_optimization.hpp"
+#include "karman/optimization/optimization_options.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -58,11 +59,11 @@ PetscErrorCode build_shape_constraints(FlowCase &fc, std::vector<ShapeConstraint
 }
 
 design::DeformationOptions deformation_options(const config::CaseConfig &cfg) {
-  const config::Section opt = cfg.section("optimization");
+  const OptimizationOptions opt = optimization_options().get(cfg);
   design::DeformationOptions o;
-  o.stiffness_exponent = opt.real("deformation_stiffness_exponent");
-  o.poisson_ratio = opt.real("deformation_poisson_ratio");
-  o.rtol = opt.real("deformation_rtol");
+  o.stiffness_exponent = opt.deformation_stiffness_exponent;
+  o.poisson_ratio = opt.deformation_poisson_ratio;
+  o.rtol = opt.deformation_rtol;
   return o;
 }
 
@@ -309,8 +310,7 @@ PetscErrorCode ShapeOptimization::check_gradient(const std::vector<double> &a,
   std::vector<VariableBlock> blocks;
   for (const auto &b : design_->blocks()) blocks.push_back({b.name, b.offset, b.count});
   PetscCall(check_design_gradient(problem_, blocks, a, e0, values,
-                                  fc_->config().section("reference").real("length"), max_variables,
-                                  rel, check));
+                                  fc_->residual().reference().length, max_variables, rel, check));
   // back to the design a (the warm start and the mesh of the caller's design)
   Evaluation e;
   PetscCall(evaluate(a, &e));

@@ -1,5 +1,6 @@
 // Flow monitors (see include/karman/solver/flow_monitors.hpp).
 #include "karman/solver/flow_monitors.hpp"
+#include "karman/solver/solver_options.hpp"
 
 #include <cstdio>
 
@@ -10,41 +11,34 @@ using discretization::FlowResidual;
 PetscErrorCode FlowMonitors::setup(const FlowResidual &res, const config::CaseConfig &cfg) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
-  const config::Section obj = cfg.section("objective"), ref = cfg.section("reference");
+  const ForceOptions obj = force_options().get(cfg);
   walls_.clear();
-  for (const auto &name : obj.names("walls")) {
+  for (const auto &name : obj.walls) {
     const int p = m.patch_index(name);
     PetscCheck(p >= 0, m.comm, PETSC_ERR_USER_INPUT, "%s: objective.walls: no boundary named '%s'",
                cfg.file().c_str(), name.c_str());
     walls_.push_back(p);
   }
   if (walls_.empty()) walls_ = res.boundary_conditions().wall_patches();
-  auto unit = [&](const char *key, Vec3<double> *v) {
-    *v = Vec3<double>::from(obj.vector(key));
+  auto unit = [&](const Vec3<double> &given, Vec3<double> *v) {
+    *v = given;
     const double n = norm(*v);
     if (n > 0) *v = (1.0 / n) * *v;
     return n > 0;
   };
-  PetscCheck(unit("drag_direction", &drag_dir_) && unit("lift_direction", &lift_dir_), m.comm,
+  PetscCheck(unit(obj.drag_direction, &drag_dir_) && unit(obj.lift_direction, &lift_dir_), m.comm,
              PETSC_ERR_USER_INPUT,
              "%s: objective.drag_direction and lift_direction must be non-zero",
              cfg.file().c_str());
-  scaling_ = force_scaling(cfg, m.dim);
-  p_ref_ = ref.real("pressure");
-  std::vector<Vec3<double>> points;
-  for (const auto &p : obj.points("points")) points.push_back(Vec3<double>::from(p));
+  scaling_ = force_scaling(res);
+  p_ref_ = res.reference().pressure;
+  const std::vector<Vec3<double>> &points = obj.points;
   PetscCheck(points.empty() || points.size() == 2, m.comm, PETSC_ERR_USER_INPUT,
              "%s: objective.points: give two points for the pressure difference (got %zu)",
              cfg.file().c_str(), points.size());
-  PetscCheck(obj.text("type") != "pressure-difference" || points.size() == 2, m.comm,
-             PETSC_ERR_USER_INPUT,
-             "%s: objective.type pressure-difference needs objective.points (two points)",
-             cfg.file().c_str());
   PetscCall(dp_points_.setup(res, points, cfg.file() + ": objective.points"));
-  points.clear();
-  for (const auto &p : cfg.section("output").points("probes"))
-    points.push_back(Vec3<double>::from(p));
-  PetscCall(output_probes_.setup(res, points, cfg.file() + ": output.probes"));
+  PetscCall(
+      output_probes_.setup(res, probe_options().get(cfg).probes, cfg.file() + ": output.probes"));
   PetscFunctionReturn(0);
 }
 
@@ -68,11 +62,20 @@ PetscErrorCode FlowMonitors::evaluate(const FlowResidual &res,
   PetscFunctionReturn(0);
 }
 
-std::string FlowMonitors::csv_header(int nv) const {
+std::string FlowMonitors::csv_header(const physics::EquationSet &eq) const {
+  // the unknowns' column names: p, u, v, w for the flow, a scalar field's name
+  std::vector<std::string> names;
+  for (const auto &f : eq.fields())
+    if (f.name == "pressure")
+      names.push_back("p");
+    else if (f.name == "velocity")
+      for (int d = 0; d < f.components; ++d) names.push_back(std::string(1, "uvw"[d]));
+    else
+      for (int d = 0; d < f.components; ++d)
+        names.push_back(f.name + (f.components > 1 ? std::to_string(d) : std::string()));
   std::string h = "cd,cl,cd_pressure,cd_viscous,cm,delta_p";
-  const char *names[] = {"p", "u", "v", "w"};
   for (std::size_t i = 0; i < output_probes_.size(); ++i)
-    for (int k = 0; k < nv; ++k) h += ",probe" + std::to_string(i) + "_" + names[k];
+    for (const auto &n : names) h += ",probe" + std::to_string(i) + "_" + n;
   return h;
 }
 

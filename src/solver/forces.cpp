@@ -35,14 +35,14 @@ void face_force(const discretization::FlowResidual &res, const discretization::L
 
 } // namespace
 
-ForceScaling force_scaling(const config::CaseConfig &cfg, int dim) {
-  const config::Section ref = cfg.section("reference");
-  const double rho = cfg.section("fluid").real("density"), U = ref.real("velocity");
+ForceScaling force_scaling(const discretization::FlowResidual &res) {
+  const discretization::ReferenceOptions &ref = res.reference();
+  const double rho = res.parameters().rho, U = ref.velocity;
   ForceScaling s;
   s.q = 0.5 * rho * U * U;
-  s.length = ref.real("length");
-  s.area = dim == 2 ? s.length : (ref.real("area") > 0 ? ref.real("area") : s.length * s.length);
-  s.moment_center = Vec3<double>::from(ref.vector("moment_center"));
+  s.length = ref.length;
+  s.area = res.mesh().dim == 2 ? s.length : (ref.area > 0 ? ref.area : s.length * s.length);
+  s.moment_center = ref.moment_center;
   return s;
 }
 

@@ -17,9 +17,9 @@ const char *options_prefix(LinearSolverRole role) {
 }
 
 LinearMethod linear_method(const config::CaseConfig &cfg, const mesh::Mesh &mesh) {
-  const std::string choice = cfg.section("solver").text("linear");
-  if (choice == "direct") return LinearMethod::Direct;
-  if (choice == "iterative") return LinearMethod::Iterative;
+  const LinearSolverChoice choice = solver_options().get(cfg).linear;
+  if (choice == LinearSolverChoice::Direct) return LinearMethod::Direct;
+  if (choice == LinearSolverChoice::Iterative) return LinearMethod::Iterative;
   const double unknowns = static_cast<double>(mesh.n_global_cells) * (mesh.dim + 1);
   const double limit = mesh.dim == 3 ? kAutoDirectUnknowns3D : kAutoDirectUnknowns;
   return unknowns <= limit ? LinearMethod::Direct : LinearMethod::Iterative;
@@ -170,7 +170,7 @@ PetscErrorCode create_linear_solver(MPI_Comm comm, LinearSolverRole role, Linear
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode create_newton(MPI_Comm comm, const config::Section &s, Vec r, Mat J, Mat P,
+PetscErrorCode create_newton(MPI_Comm comm, const SolverOptions &s, Vec r, Mat J, Mat P,
                              PetscErrorCode (*function)(SNES, Vec, Vec, void *),
                              PetscErrorCode (*jacobian)(SNES, Vec, Mat, Mat, void *), void *ctx,
                              LinearMethod method, LinearSystems systems, int dim,
@@ -180,8 +180,8 @@ PetscErrorCode create_newton(MPI_Comm comm, const config::Section &s, Vec r, Mat
   PetscCall(SNESSetType(*snes, SNESNEWTONLS));
   PetscCall(SNESSetFunction(*snes, r, function, ctx));
   PetscCall(SNESSetJacobian(*snes, J, P, jacobian, ctx));
-  PetscCall(SNESSetTolerances(*snes, s.real("atol"), s.real("rtol"), 0.0,
-                              static_cast<PetscInt>(s.integer("max_iterations")), -1));
+  PetscCall(
+      SNESSetTolerances(*snes, s.atol, s.rtol, 0.0, static_cast<PetscInt>(s.max_iterations), -1));
   SNESLineSearch ls;
   PetscCall(SNESGetLineSearch(*snes, &ls));
   PetscCall(SNESLineSearchSetType(ls, SNESLINESEARCHBT));

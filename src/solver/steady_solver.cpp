@@ -1,6 +1,7 @@
 // Steady Newton solver with pseudo-transient continuation (see
 // include/karman/solver/steady_solver.hpp).
 #include "karman/solver/steady_solver.hpp"
+#include "karman/solver/solver_options.hpp"
 
 #include "karman/core/logger.hpp"
 #include "karman/solver/linear_solver.hpp"
@@ -22,9 +23,9 @@ PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
                                    const config::CaseConfig &cfg) {
   PetscFunctionBeginUser;
   res_ = &residual;
-  const config::Section s = cfg.section("solver");
-  cfl0_ = s.real("cfl_initial");
-  cfl_max_ = s.real("cfl_max");
+  const SolverOptions s = solver_options().get(cfg);
+  cfl0_ = s.cfl_initial;
+  cfl_max_ = s.cfl_max;
   PetscCall(residual.create_state(&r_));
   if (linear_method(cfg, residual.mesh()) == LinearMethod::Iterative) {
     // GMRES on J (Jacobian-free: solver/jacobian_free.hpp), multigrid on the compact P,
@@ -34,8 +35,8 @@ PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
     // descent direction for the line search, so it does not end the Newton solve
     PetscCall(jacobian_free_.setup(residual));
     PetscCall(residual.create_jacobian(&P_, true));
-    const LinearTolerances linear{0.1, s.real("linear_atol"),
-                                  static_cast<PetscInt>(s.integer("linear_max_iterations"))};
+    const LinearTolerances linear{0.1, s.linear_atol,
+                                  static_cast<PetscInt>(s.linear_max_iterations)};
     PetscCall(create_newton(residual.mesh().comm, s, r_, jacobian_free_.matrix(), P_, form_function,
                             form_jacobian, this, LinearMethod::Iterative, LinearSystems::Steady,
                             residual.mesh().dim, KSPPREONLY, &snes_, &linear));

@@ -32,8 +32,8 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
                                      const config::CaseConfig &cfg) {
   PetscFunctionBeginUser;
   res_ = &residual;
-  const config::Section s = cfg.section("solver");
-  scheme_ = cfg.section("time").text("scheme");
+  const SolverOptions s = solver_options().get(cfg);
+  scheme_ = time_options().get(cfg).scheme;
   // iterative: J in blocks, multigrid on the compact matrix; direct: LU of the exact or the
   // compact Jacobian
   const LinearMethod method = linear_method(cfg, residual.mesh());
@@ -41,13 +41,13 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
                                      method == LinearMethod::Iterative
                                          ? discretization::FlowResidual::MatrixFormat::Block
                                          : discretization::FlowResidual::MatrixFormat::Point));
-  if (method == LinearMethod::Iterative || s.text("preconditioner_matrix") == "compact")
+  if (method == LinearMethod::Iterative || s.preconditioner_matrix == PreconditionerMatrix::Compact)
     PetscCall(residual.create_jacobian(&P_, true));
   for (Vec *v : {&w_, &w_prev_, &w_prev2_, &w_new_, &r_}) PetscCall(residual.create_state(v));
   // inexact Newton: each linear solve gains a few digits (solver.linear_rtol), Newton iterates to
   // solver.rtol/atol
-  const LinearTolerances linear{s.real("linear_rtol"), s.real("linear_atol"),
-                                static_cast<PetscInt>(s.integer("linear_max_iterations"))};
+  const LinearTolerances linear{s.linear_rtol, s.linear_atol,
+                                static_cast<PetscInt>(s.linear_max_iterations)};
   PetscCall(create_newton(residual.mesh().comm, s, r_, J_, P_ ? P_ : J_, form_function,
                           form_jacobian, this, method, LinearSystems::TimeStepping,
                           residual.mesh().dim, KSPGMRES, &snes_, &linear));
@@ -67,8 +67,7 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
   KSPType type;
   PetscCall(KSPGetType(ksp, &type));
   const bool reuse = std::string(type) != KSPPREONLY;
-  pc_reuse_ =
-      PreconditionerReuse(static_cast<int>(s.integer("refactor_iterations")), kReuseGrowth, reuse);
+  pc_reuse_ = PreconditionerReuse(static_cast<int>(s.refactor_iterations), kReuseGrowth, reuse);
   pc_setup_a0_ = 0;
   PetscCheck(
       reuse || !P_, residual.mesh().comm, PETSC_ERR_USER_INPUT,
@@ -197,7 +196,7 @@ PetscErrorCode UnsteadySolver::advance(double dt, StepReport *report) {
   PetscFunctionBeginUser;
   const double start = MPI_Wtime();
   *report = StepReport();
-  const int order = (scheme_ == "bdf1" || step_ == 0) ? 1 : 2;
+  const int order = (scheme_ == TimeScheme::Bdf1 || step_ == 0) ? 1 : 2;
   report->step = step_ + 1;
   report->time = time_ + dt;
   report->dt = dt;

@@ -7,6 +7,7 @@
 //    for drag, lift, pressure difference, pressure drop, moment and probe matching;
 //  - shape: Taylor test for a smooth bump on the cylinder.
 // [mpi]: also on 2 ranks.
+#include "karman/optimization/case_schema.hpp"
 #include "karman/adjoint/adjoint_solver.hpp"
 #include "karman/adjoint/verification.hpp"
 #include "karman/core/error.hpp"
@@ -37,7 +38,8 @@ struct Problem {
 void make(const std::string &yaml, const std::string &geo, int level,
           const std::vector<std::string> &bcs, Problem *p, bool solve = true, int dim = 2) {
   clear_error();
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "adj.yaml", "/", {}, p->cfg) == 0);
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "adj.yaml", "/", {},
+                                        optimization::case_schema(), p->cfg) == 0);
   test::load(PETSC_COMM_WORLD, geo, level, dim, bcs, &p->mesh);
   REQUIRE(p->res.setup(p->mesh, p->cfg) == 0);
   REQUIRE(p->res.create_state(&p->w) == 0);
@@ -86,7 +88,8 @@ std::string with_objective(const config::CaseConfig &cfg, const std::string &obj
 void check_parameters(Problem &p, const std::string &objective_yaml, double tol) {
   config::CaseConfig cfg;
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, with_objective(p.cfg, objective_yaml),
-                                        "adj.yaml", "/", {}, cfg) == 0);
+                                        "adj.yaml", "/", {}, optimization::case_schema(),
+                                        cfg) == 0);
   adjoint::Objective obj;
   clear_error();
   const PetscErrorCode ierr = obj.setup(p.res, cfg);
@@ -122,7 +125,8 @@ void check_shape_taylor(Problem &p, const std::string &objective_yaml,
                         const std::vector<double> &eps_list) {
   config::CaseConfig cfg;
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, with_objective(p.cfg, objective_yaml),
-                                        "adj.yaml", "/", {}, cfg) == 0);
+                                        "adj.yaml", "/", {}, optimization::case_schema(),
+                                        cfg) == 0);
   adjoint::Objective obj;
   REQUIRE(obj.setup(p.res, cfg) == 0);
   adjoint::AdjointSolver adj;

@@ -1,6 +1,7 @@
 // Case-file parsing: defaults, overrides, the PETSc block, and one clear error per
 // kind of bad input (syntax, unknown section/key, wrong type, impossible value,
 // missing required key, unknown boundary type).
+#include "karman/optimization/case_schema.hpp"
 #include "karman/config/case_config.hpp"
 #include "karman/core/error.hpp"
 #include "test_helpers.hpp"
@@ -32,8 +33,8 @@ petsc:
 std::string load_error(const std::string &text, const std::vector<std::string> &overrides = {}) {
   config::CaseConfig cfg;
   clear_error();
-  const PetscErrorCode ierr = config::CaseConfig::load_text(PETSC_COMM_WORLD, text, "case.yaml",
-                                                            "/cases/x", overrides, cfg);
+  const PetscErrorCode ierr = config::CaseConfig::load_text(
+      PETSC_COMM_WORLD, text, "case.yaml", "/cases/x", overrides, optimization::case_schema(), cfg);
   return ierr ? last_error_message() : std::string();
 }
 
@@ -42,7 +43,7 @@ std::string load_error(const std::string &text, const std::vector<std::string> &
 TEST_CASE("a valid case resolves with defaults filled in", "[config]") {
   config::CaseConfig cfg;
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kValid, "case.yaml", "/cases/x", {},
-                                        cfg) == 0);
+                                        optimization::case_schema(), cfg) == 0);
   REQUIRE(cfg.section("fluid").real("viscosity") == 0.01);
   REQUIRE(cfg.section("fluid").real("density") == 1.0); // default
   REQUIRE(cfg.section("mesh").integer("level") == 2);
@@ -67,7 +68,7 @@ TEST_CASE("a valid case resolves with defaults filled in", "[config]") {
   // the resolved YAML parses again to the same values
   config::CaseConfig again;
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, cfg.resolved_yaml(), "resolved",
-                                        "/cases/x", {}, again) == 0);
+                                        "/cases/x", {}, optimization::case_schema(), again) == 0);
   REQUIRE(again.section("fluid").real("density") == 1.0);
   REQUIRE(again.boundary("inlet")->parameters.reals("profile_range") ==
           std::vector<double>{0, 0.41});
@@ -78,7 +79,7 @@ TEST_CASE("--set overrides any key, including boundary parameters", "[config]") 
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kValid, "case.yaml", "/x",
                                         {"fluid.viscosity=0.5", "boundaries.inlet.velocity=3",
                                          "mesh.level=0", "time.mode=unsteady"},
-                                        cfg) == 0);
+                                        optimization::case_schema(), cfg) == 0);
   REQUIRE(cfg.section("fluid").real("viscosity") == 0.5);
   physics::TimeFunction speed;
   REQUIRE(cfg.boundary("inlet")->parameters.time_function(PETSC_COMM_WORLD, "velocity", "/x",
@@ -98,7 +99,8 @@ TEST_CASE("--set overrides any key, including boundary parameters", "[config]") 
 
 TEST_CASE("PETSc block: command-line options take precedence", "[config]") {
   config::CaseConfig cfg;
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kValid, "case.yaml", "/x", {}, cfg) == 0);
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kValid, "case.yaml", "/x", {},
+                                        optimization::case_schema(), cfg) == 0);
   REQUIRE(PetscOptionsSetValue(nullptr, "-ksp_type", "bcgs") ==
           0); // as if given on the command line
   REQUIRE(cfg.apply_petsc_options() == 0);
@@ -178,7 +180,8 @@ design:
 )";
   config::CaseConfig cfg;
   clear_error();
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, design, "case.yaml", "/x", {}, cfg) == 0);
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, design, "case.yaml", "/x", {},
+                                        optimization::case_schema(), cfg) == 0);
   const auto &d = cfg.designs();
   REQUIRE(d.size() == 4);
   REQUIRE(d[0].type == "ffd");
@@ -193,15 +196,16 @@ design:
   REQUIRE(d[3].name == "ffd1");
   // the design does not change the residual
   config::CaseConfig plain;
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kValid, "case.yaml", "/x", {}, plain) ==
-          0);
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kValid, "case.yaml", "/x", {},
+                                        optimization::case_schema(), plain) == 0);
   REQUIRE(plain.designs().empty());
   REQUIRE(cfg.problem_hash() == plain.problem_hash());
   // the resolved YAML (with the generated names) parses again to the same design
   config::CaseConfig again;
   clear_error();
-  const PetscErrorCode ierr = config::CaseConfig::load_text(PETSC_COMM_WORLD, cfg.resolved_yaml(),
-                                                            "resolved", "/x", {}, again);
+  const PetscErrorCode ierr =
+      config::CaseConfig::load_text(PETSC_COMM_WORLD, cfg.resolved_yaml(), "resolved", "/x", {},
+                                    optimization::case_schema(), again);
   INFO(last_error_message() << "\n" << cfg.resolved_yaml());
   REQUIRE(ierr == 0);
   REQUIRE(again.designs().size() == 4);
@@ -209,7 +213,7 @@ design:
   REQUIRE(again.designs()[1].parameters.reals("upper") ==
           std::vector<double>{0.01, 0.02, 0.03, 0.04});
   // karman --help lists the types and their keys
-  REQUIRE_THAT(config::format_case_help(),
+  REQUIRE_THAT(optimization::case_schema().help(),
                Catch::Contains("type: hicks-henne") && Catch::Contains("filter_length"));
 }
 
@@ -273,7 +277,8 @@ TEST_CASE("design: bad input gives one error naming the file, the line and the k
 TEST_CASE("a missing case file is an error naming it", "[config]") {
   config::CaseConfig cfg;
   clear_error();
-  REQUIRE(config::CaseConfig::load(PETSC_COMM_WORLD, "/nonexistent/case.yaml", {}, cfg) != 0);
+  REQUIRE(config::CaseConfig::load(PETSC_COMM_WORLD, "/nonexistent/case.yaml", {},
+                                   optimization::case_schema(), cfg) != 0);
   REQUIRE_THAT(last_error_message(),
                Catch::Contains("/nonexistent/case.yaml: case file not found"));
 }
@@ -282,8 +287,8 @@ TEST_CASE("problem_hash covers every key that changes the residual, and only tho
   auto loaded = [](const std::vector<std::string> &overrides) {
     config::CaseConfig cfg;
     clear_error();
-    const PetscErrorCode ierr =
-        config::CaseConfig::load_text(PETSC_COMM_WORLD, kValid, "case.yaml", "/x", overrides, cfg);
+    const PetscErrorCode ierr = config::CaseConfig::load_text(
+        PETSC_COMM_WORLD, kValid, "case.yaml", "/x", overrides, optimization::case_schema(), cfg);
     INFO(last_error_message());
     REQUIRE(ierr == 0);
     return cfg;
@@ -323,9 +328,10 @@ TEST_CASE("problem_hash covers every key that changes the residual, and only tho
 TEST_CASE("compare_problem_keys names the keys that differ with both values", "[config]") {
   config::CaseConfig a, b;
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kValid, "case.yaml", "/x",
-                                        {"solver.upwind=1"}, a) == 0);
+                                        {"solver.upwind=1"}, optimization::case_schema(), a) == 0);
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kValid, "case.yaml", "/x",
-                                        {"solver.upwind=0", "solver.stabilization=0.5"}, b) == 0);
+                                        {"solver.upwind=0", "solver.stabilization=0.5"},
+                                        optimization::case_schema(), b) == 0);
   const auto changes = config::compare_problem_keys(a.problem_keys(), b.problem_keys());
   REQUIRE(changes.size() == 2);
   REQUIRE(config::describe_key_changes(changes) ==
@@ -334,7 +340,8 @@ TEST_CASE("compare_problem_keys names the keys that differ with both values", "[
   // a boundary only in one of them
   config::CaseConfig c;
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kValid, "case.yaml", "/x",
-                                        {"boundaries.top={type: symmetry}"}, c) == 0);
+                                        {"boundaries.top={type: symmetry}"},
+                                        optimization::case_schema(), c) == 0);
   const auto added = config::compare_problem_keys(a.problem_keys(), c.problem_keys());
   REQUIRE(added.size() == 1);
   REQUIRE(added[0].key == "boundaries.top.type");
@@ -364,8 +371,8 @@ boundaries:
   auto hash_keys = [&](std::string *keys) {
     config::CaseConfig cfg;
     clear_error();
-    const PetscErrorCode ierr =
-        config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "case.yaml", dir, {}, cfg);
+    const PetscErrorCode ierr = config::CaseConfig::load_text(
+        PETSC_COMM_WORLD, yaml, "case.yaml", dir, {}, optimization::case_schema(), cfg);
     INFO(last_error_message());
     REQUIRE(ierr == 0);
     *keys = cfg.problem_keys();
@@ -389,7 +396,7 @@ TEST_CASE("constraints: a list of geometric and flow constraints, checked at loa
   auto load = [](const std::string &constraints, config::CaseConfig *cfg) {
     clear_error();
     return config::CaseConfig::load_text(PETSC_COMM_WORLD, std::string(kValid) + constraints,
-                                         "case.yaml", "/x", {}, *cfg);
+                                         "case.yaml", "/x", {}, optimization::case_schema(), *cfg);
   };
   config::CaseConfig cfg;
   REQUIRE(load(R"(

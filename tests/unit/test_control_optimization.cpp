@@ -4,6 +4,7 @@
 // does not have and an unknown name are refused naming the known ones), and the optimizer's
 // automatic choice of algorithm by size and constraints.  The gradients of every control kind are
 // checked against finite differences and Taylor tests by tests/cli/control_verify.sh.
+#include "karman/optimization/case_schema.hpp"
 #include "karman/discretization/parameters.hpp"
 #include "karman/core/error.hpp"
 #include "karman/optimization/optimizer.hpp"
@@ -34,7 +35,8 @@ boundaries:
 TEST_CASE("control: time-function parameters of the registry", "[control][mpi]") {
   clear_error();
   config::CaseConfig cfg;
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kCase, "ctl.yaml", "/", {}, cfg) == 0);
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kCase, "ctl.yaml", "/", {},
+                                        optimization::case_schema(), cfg) == 0);
   mesh::Mesh mesh;
   test::load(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, {"inlet", "outlet", "walls", "cylinder"},
              &mesh);

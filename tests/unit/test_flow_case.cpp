@@ -12,6 +12,7 @@
 //    solver's state left at the last good level, again without an error;
 //  - lift_frequency recovers the frequency of a sampled sine, window_statistics the mean
 //    and time average of a known signal over its window.
+#include "karman/optimization/case_schema.hpp"
 #include "karman/adjoint/verification.hpp"
 #include "karman/core/error.hpp"
 #include "karman/driver/flow_case.hpp"
@@ -36,7 +37,7 @@ void load_case(const std::string &text, const std::vector<std::string> &override
                config::CaseConfig *cfg, driver::FlowCase *fc) {
   clear_error();
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, text, "test.yaml", "/", overrides,
-                                        *cfg) == 0);
+                                        optimization::case_schema(), *cfg) == 0);
   const PetscErrorCode ierr = fc->load(PETSC_COMM_WORLD, *cfg);
   INFO(last_error_message());
   REQUIRE(ierr == 0);
@@ -109,7 +110,8 @@ TEST_CASE("FlowCase: steady solve and gradient as values, no files", "[driver][m
   // equals the gradient from a fresh assembly and factorization
   config::CaseConfig lift_cfg;
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, dfg_case(""), "test.yaml", "/",
-                                        {"objective.type=lift"}, lift_cfg) == 0);
+                                        {"objective.type=lift"}, optimization::case_schema(),
+                                        lift_cfg) == 0);
   adjoint::Objective lift;
   REQUIRE(lift.setup(fc.residual(), lift_cfg) == 0);
   adjoint::AdjointResult reused, fresh;

@@ -8,6 +8,8 @@
 //  - Newton converges quadratically on the coarse DFG 2D-1 mesh;
 //  - Kovasznay flow (Re = 40): second-order convergence of velocity and pressure on
 //    triangles and on quadrilaterals, with upwind and with blended convection.
+#include "karman/optimization/case_schema.hpp"
+#include "karman/discretization/parameters.hpp"
 #include "karman/solver/block_transpose.hpp"
 #include "karman/core/error.hpp"
 #include "karman/discretization/flow_residual.hpp"
@@ -36,7 +38,7 @@ void make_problem(const std::string &case_yaml, const std::string &geo, int leve
                   const std::vector<std::string> &boundaries, Problem *p) {
   clear_error();
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, case_yaml, "test.yaml", "/", {},
-                                        p->cfg) == 0);
+                                        optimization::case_schema(), p->cfg) == 0);
   test::load(PETSC_COMM_WORLD, geo, level, dim, boundaries, &p->mesh);
   const PetscErrorCode ierr = p->res.setup(p->mesh, p->cfg);
   INFO(last_error_message());
@@ -246,9 +248,8 @@ boundaries:
 TEST_CASE("Newton converges quadratically on DFG 2D-1 (coarse mesh)", "[solver][mpi]") {
   Problem p;
   make_problem(kDfgCase, test::dfg_geo(), 0, 2, {"inlet", "outlet", "walls", "cylinder"}, &p);
-  p.res.boundary_conditions().patch(p.mesh.patch_index("cylinder")).omega =
-      physics::TimeFunction::constant(0.0);
-  REQUIRE(p.res.update_boundary_values(0.0, 0) == 0);
+  REQUIRE(discretization::ParameterRegistry(p.res).set(p.res, "boundaries.cylinder.omega", 0.0) ==
+          0);
   solver::SteadySolver newton;
   REQUIRE(newton.setup(p.res, p.cfg) == 0);
   Vec w;

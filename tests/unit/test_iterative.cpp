@@ -13,6 +13,7 @@
 //    case file converges (c_D and delta p in the published bounds) on 1 and 2 ranks;
 //  - an adjoint preconditioner that cannot apply transposed (a Schur field split in PETSc 3.18)
 //    is a clear error naming the option.
+#include "karman/optimization/case_schema.hpp"
 #include "karman/adjoint/verification.hpp"
 #include "karman/core/error.hpp"
 #include "karman/driver/flow_case.hpp"
@@ -71,7 +72,8 @@ void load_case(const std::string &linear, config::CaseConfig *cfg, driver::FlowC
   clear_error();
   REQUIRE(config::CaseConfig::load_text(
               PETSC_COMM_WORLD, text, "test.yaml", "/",
-              {"solver.linear=" + linear, "solver.rtol=1e-14", "solver.atol=1e-13"}, *cfg) == 0);
+              {"solver.linear=" + linear, "solver.rtol=1e-14", "solver.atol=1e-13"},
+              optimization::case_schema(), *cfg) == 0);
   const PetscErrorCode ierr = fc->load(PETSC_COMM_WORLD, *cfg);
   INFO(last_error_message());
   REQUIRE(ierr == 0);
@@ -251,7 +253,7 @@ TEST_CASE("iterative solver: DFG 3D-1Z level 0 from rest with the case's own set
   clear_error();
   REQUIRE(config::CaseConfig::load(PETSC_COMM_WORLD, dir + "case.yaml",
                                    {"mesh.file=" + msh, "output.vtk=false", "output.hdf5=false"},
-                                   s.cfg) == 0);
+                                   optimization::case_schema(), s.cfg) == 0);
   const PetscErrorCode ierr = s.fc.load(PETSC_COMM_WORLD, s.cfg);
   INFO(last_error_message());
   REQUIRE(ierr == 0);

@@ -2,6 +2,7 @@
 // 2 ranks ([mpi]): its product equals the assembled exact Jacobian's (with the steady solver's
 // momentum shift, and with an unsteady step's time term inside R) to the accuracy of a one-sided
 // difference, ~1e-7 relative, for random directions at a developed state.
+#include "karman/optimization/case_schema.hpp"
 #include "karman/core/error.hpp"
 #include "karman/driver/flow_case.hpp"
 #include "karman/solver/jacobian_free.hpp"
@@ -17,9 +18,9 @@ using namespace karman;
 TEST_CASE("Jacobian-free operator equals the assembled Jacobian", "[jacobian-free][mpi]") {
   clear_error();
   config::CaseConfig cfg;
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD,
-                                        test::dfg_case_yaml(0, "output: {vtk: false}\n"),
-                                        "test.yaml", "/", {}, cfg) == 0);
+  REQUIRE(config::CaseConfig::load_text(
+              PETSC_COMM_WORLD, test::dfg_case_yaml(0, "output: {vtk: false}\n"), "test.yaml", "/",
+              {}, optimization::case_schema(), cfg) == 0);
   driver::FlowCase fc;
   REQUIRE(fc.load(PETSC_COMM_WORLD, cfg) == 0);
   discretization::FlowResidual &res = fc.residual();

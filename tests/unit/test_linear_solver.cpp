@@ -1,6 +1,7 @@
 // Linear solvers (solver/linear_solver.hpp): the default and its override by options with the
 // role's prefix, tolerances, the check that a transposed solve's preconditioner can be applied
 // transposed, and the two preconditioner reuse rules.
+#include "karman/optimization/case_schema.hpp"
 #include "karman/core/error.hpp"
 #include "karman/solver/linear_solver.hpp"
 #include "test_helpers.hpp"
@@ -158,7 +159,8 @@ TEST_CASE("linear solver: solver.linear auto picks by size; iterative defaults, 
           "[linear-solver][mpi]") {
   const char *text = "mesh: {file: x.geo}\nboundaries: {wall: {type: wall}}\n";
   config::CaseConfig cfg;
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, text, "c.yaml", "/", {}, cfg) == 0);
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, text, "c.yaml", "/", {},
+                                        optimization::case_schema(), cfg) == 0);
   REQUIRE(cfg.section("solver").text("linear") == "auto");
   mesh::Mesh m;
   m.dim = 2;
@@ -173,7 +175,8 @@ TEST_CASE("linear solver: solver.linear auto picks by size; iterative defaults, 
   CHECK(solver::linear_method(cfg, m) == solver::LinearMethod::Iterative);
   config::CaseConfig direct;
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, text, "c.yaml", "/",
-                                        {"solver.linear=direct"}, direct) == 0);
+                                        {"solver.linear=direct"}, optimization::case_schema(),
+                                        direct) == 0);
   CHECK(solver::linear_method(direct, m) == solver::LinearMethod::Direct);
 
   // iterative: right-preconditioned GMRES with multigrid; the multigrid defaults that PETSc reads

@@ -2,7 +2,9 @@
 // by name (with the boundary values re-evaluated), time-dependent parameters listed only on
 // request, unknown names refused with the list of known ones; and the boundary conditions
 // built on it: face kinds, prescribed values on the faces equal the boundary kernel.
+#include "karman/optimization/case_schema.hpp"
 #include "karman/discretization/parameters.hpp"
+#include "karman/physics/boundary_kernels.hpp"
 #include "karman/core/error.hpp"
 #include "test_helpers.hpp"
 
@@ -33,7 +35,8 @@ struct Setup {
 
 void make(Setup *s) {
   clear_error();
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kCase, "par.yaml", "/", {}, s->cfg) == 0);
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kCase, "par.yaml", "/", {},
+                                        optimization::case_schema(), s->cfg) == 0);
   test::load(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, {"inlet", "outlet", "walls", "cylinder"},
              &s->mesh);
   REQUIRE(s->res.setup(s->mesh, s->cfg) == 0);
@@ -100,22 +103,29 @@ TEST_CASE("boundary conditions: face kinds and prescribed values from the bounda
   const auto &bcs = s.res.boundary_conditions();
   const auto &g = s.res.geometry();
   int checked = 0;
+  // the case's values (kCase) through the kernels of physics/boundary_kernels.hpp
+  physics::VelocityProfile parabolic;
+  parabolic.parabolic = true, parabolic.axis[0] = 1, parabolic.lo[0] = 0, parabolic.hi[0] = 0.41;
   for (std::size_t p = 0; p < bcs.n_patches(); ++p) {
     const auto &pc = bcs.patch(static_cast<int>(p));
-    bool beyond;
-    const physics::BoundaryParameters<double> a = pc.parameters(0.0, 0, &beyond);
-    CHECK_FALSE(beyond);
     for (PetscInt f : s.mesh.boundary_faces(static_cast<int>(p))) {
-      const bool outlet = pc.type() == physics::BoundaryType::PressureOutlet;
+      const bool outlet = pc.name == "outlet";
       CHECK((bcs.kind(f) == discretization::FaceKind::PressureOutlet) == outlet);
       if (outlet) {
         CHECK(bcs.pressure(f) == 0.1);
         continue;
       }
-      const Vec3<double> u =
-          physics::boundary_velocity(pc.shape, a, g.face_centroid[f], g.face_area[f]);
+      const Vec3<double> &x = g.face_centroid[f], &S = g.face_area[f];
+      Vec3<double> u;
+      if (pc.name == "inlet")
+        u = physics::inlet_velocity(0.3, Vec3<double>(1, 0, 0), parabolic, x, S);
+      else if (pc.name == "walls") // sine amplitude 0.002 sin(2 pi t): 0 at t = 0
+        u = physics::jet_velocity(0.0, physics::VelocityProfile(), x, S);
+      else
+        u = physics::wall_velocity(Vec3<double>(0.01, 0.02, 0), 0.5, Vec3<double>(0.2, 0.2, 0), x);
       for (int d = 0; d < 3; ++d) CHECK(bcs.velocity(f)[d] == u[d]);
-      if (pc.type() == physics::BoundaryType::Wall) CHECK(bcs.rotation(f) == 0.5);
+      CHECK(bcs.rotation(f) == (pc.name == "cylinder" ? 0.5 : 0.0));
+      CHECK(pc.is_wall() == (pc.name == "cylinder" || pc.name == "walls"));
       ++checked;
     }
   }

@@ -8,6 +8,7 @@
 //  - a displacement that inverts cells is a failed evaluation (ok = false, the reason given),
 //    not an error, and the next evaluation starts from the last good state (J(0) again);
 //  - the crash tests' fault points are announced where tests/cli/optimize_kill.sh kills.
+#include "karman/optimization/case_schema.hpp"
 #include "karman/adjoint/verification.hpp"
 #include "karman/core/error.hpp"
 #include "karman/driver/shape_evaluation.hpp"
@@ -27,7 +28,8 @@ TEST_CASE("shape evaluation: dJ/d(wall displacement) through deformation and re-
   const std::string yaml = test::dfg_case_yaml(0, "solver: {rtol: 1e-14, atol: 1e-13}\n");
   config::CaseConfig cfg;
   clear_error();
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "shape.yaml", "/", {}, cfg) == 0);
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "shape.yaml", "/", {},
+                                        optimization::case_schema(), cfg) == 0);
   driver::FlowCase fc;
   REQUIRE(fc.load(PETSC_COMM_WORLD, cfg) == 0);
   driver::ShapeEvaluator shape;
@@ -88,7 +90,8 @@ TEST_CASE("shape evaluation: fault points", "[driver][shape]") {
   const std::string yaml = test::dfg_case_yaml(0, "");
   config::CaseConfig cfg;
   clear_error();
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "shape.yaml", "/", {}, cfg) == 0);
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "shape.yaml", "/", {},
+                                        optimization::case_schema(), cfg) == 0);
   driver::FlowCase fc;
   REQUIRE(fc.load(PETSC_COMM_WORLD, cfg) == 0);
   std::vector<std::pair<std::string, long>> seen;

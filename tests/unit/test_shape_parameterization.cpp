@@ -6,6 +6,7 @@
 // surface-normal: constants pass the filter, L = 0 is the identity, displacement along the
 // normal), the same results on 1 and 2 ranks by serial vertex index ([mpi]), and bad input
 // (one error naming the file and the key).
+#include "karman/optimization/case_schema.hpp"
 #include "karman/design/shape_parameterization.hpp"
 #include "karman/core/error.hpp"
 #include "test_helpers.hpp"
@@ -38,8 +39,8 @@ boundaries:
 // Loads the case text (boundaries + design) on comm; REQUIREs success.
 void load_case(MPI_Comm comm, const std::string &text, config::CaseConfig *cfg) {
   clear_error();
-  const PetscErrorCode ierr =
-      config::CaseConfig::load_text(comm, text, "case.yaml", "/cases/x", {}, *cfg);
+  const PetscErrorCode ierr = config::CaseConfig::load_text(comm, text, "case.yaml", "/cases/x", {},
+                                                            optimization::case_schema(), *cfg);
   INFO(last_error_message());
   REQUIRE(ierr == 0);
 }

@@ -7,6 +7,7 @@
 //    to the state of a cautious start  [mpi];
 //  - a line search that fails again at the same iterate after a cut tries a larger CFL: DFG 2D-1
 //    from rest with a small CFL_0 converges to the state of the default start  [mpi].
+#include "karman/optimization/case_schema.hpp"
 #include "karman/core/error.hpp"
 #include "karman/discretization/flow_residual.hpp"
 #include "karman/solver/steady_solver.hpp"
@@ -51,7 +52,7 @@ struct Problem {
 void make_dfg(Problem *p, const std::vector<std::string> &overrides = {}) {
   clear_error();
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kDfgCase, "test.yaml", "/", overrides,
-                                        p->cfg) == 0);
+                                        optimization::case_schema(), p->cfg) == 0);
   test::load(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, {"inlet", "outlet", "walls", "cylinder"},
              &p->mesh);
   REQUIRE(p->res.setup(p->mesh, p->cfg) == 0);
@@ -155,7 +156,7 @@ boundaries:
   const auto make_tet = [&yaml](const std::vector<std::string> &overrides, Problem *problem) {
     clear_error();
     REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "test.yaml", "/", overrides,
-                                          problem->cfg) == 0);
+                                          optimization::case_schema(), problem->cfg) == 0);
     test::load(PETSC_COMM_WORLD, "dfg-3d-coarse-tet.geo", 0, 3,
                {"inlet", "outlet", "walls", "cylinder"}, &problem->mesh);
     REQUIRE(problem->res.setup(problem->mesh, problem->cfg) == 0);

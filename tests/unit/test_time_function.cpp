@@ -1,5 +1,6 @@
 // Time functions of boundary parameters (constant, sine, table, per-step values): values,
 // parsing from the case file, and errors.
+#include "karman/optimization/case_schema.hpp"
 #include "karman/core/error.hpp"
 #include "karman/io/checkpoint.hpp"
 #include "karman/io/hdf5_fields.hpp"
@@ -49,7 +50,7 @@ TEST_CASE("time functions of boundary parameters", "[unsteady][config]") {
     PetscErrorCode ierr = config::CaseConfig::load_text(
         PETSC_COMM_WORLD,
         "mesh: {file: a.geo}\nboundaries:\n  c: {type: wall, omega: " + omega + "}\n", "case.yaml",
-        dir, {}, cfg);
+        dir, {}, optimization::case_schema(), cfg);
     if (!ierr)
       ierr = cfg.boundary("c")->parameters.time_function(PETSC_COMM_WORLD, "omega", dir, f);
     return ierr ? last_error_message() : std::string();

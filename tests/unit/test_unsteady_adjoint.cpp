@@ -11,6 +11,8 @@
 //    with multigrid): the sine and viscosity gradients equal the direct method's to 1e-8 and
 //    central differences to 1e-6, and the per-step rotation gradient passes its Taylor test
 //    [mpi].
+#include "karman/optimization/case_schema.hpp"
+#include "karman/discretization/parameters.hpp"
 #include "karman/adjoint/unsteady_adjoint.hpp"
 #include "karman/adjoint/verification.hpp"
 #include "karman/core/error.hpp"
@@ -55,7 +57,7 @@ struct Setup {
 void make(Setup *s, const std::vector<std::string> &overrides = {}) {
   clear_error();
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kCase, "ua.yaml", "/", overrides,
-                                        s->cfg) == 0);
+                                        optimization::case_schema(), s->cfg) == 0);
   test::load(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, {"inlet", "outlet", "walls", "cylinder"},
              &s->mesh);
   REQUIRE(s->res.setup(s->mesh, s->cfg) == 0);
@@ -79,7 +81,7 @@ double forward(Setup &s, Vec w0) {
   return r.J;
 }
 
-void gradient(Setup &s, const std::string &schedule, long snapshots,
+void gradient(Setup &s, adjoint::AdjointSchedule schedule, long snapshots,
               adjoint::UnsteadyAdjointResult *r) {
   adjoint::UnsteadyAdjoint ua;
   REQUIRE(ua.setup(s.res, s.cfg) == 0);
@@ -127,19 +129,25 @@ struct ParameterCase {
   std::function<void(double)> set;
 };
 
+/// The cylinder's rotation rate (the time function of parameter boundaries.cylinder.omega).
+physics::TimeFunction &cylinder_omega(discretization::FlowResidual &res) {
+  const discretization::ParameterRegistry reg(res);
+  return *reg.time_function(res, reg.find("boundaries.cylinder.omega"));
+}
+
 /// The cylinder's sine amplitude (and frequency) and the viscosity as ParameterCases.
 std::vector<ParameterCase> parameter_cases(Setup &s, bool frequency) {
-  auto &cyl = s.res.boundary_conditions().patch(s.mesh.patch_index("cylinder"));
-  const physics::TimeFunction base = cyl.omega;
+  physics::TimeFunction &cyl_omega = cylinder_omega(s.res);
+  const physics::TimeFunction base = cyl_omega;
   std::vector<ParameterCase> cases = {
-      {"boundaries.cylinder.omega.amplitude", base.amplitude, [&cyl, base](double v) {
-         cyl.omega = physics::TimeFunction::sine(v, base.frequency, base.phase, base.offset);
+      {"boundaries.cylinder.omega.amplitude", base.amplitude, [&cyl_omega, base](double v) {
+         cyl_omega = physics::TimeFunction::sine(v, base.frequency, base.phase, base.offset);
        }}};
   if (frequency)
-    cases.push_back({"boundaries.cylinder.omega.frequency", base.frequency, [&cyl, base](double v) {
-                       cyl.omega =
-                           physics::TimeFunction::sine(base.amplitude, v, base.phase, base.offset);
-                     }});
+    cases.push_back(
+        {"boundaries.cylinder.omega.frequency", base.frequency, [&cyl_omega, base](double v) {
+           cyl_omega = physics::TimeFunction::sine(base.amplitude, v, base.phase, base.offset);
+         }});
   cases.push_back(
       {"fluid.viscosity", s.res.parameters().nu, [&s](double v) { s.res.parameters().nu = v; }});
   return cases;
@@ -178,8 +186,8 @@ void check_rates(const std::vector<double> &rem) {
 /// level is the sine's values plus eps * delta_n; the remainders fall at rate >= 1.9.
 void check_per_step_omega_taylor(Setup &s, const adjoint::UnsteadyAdjointResult &r, unsigned seed) {
   const long N = r.steps;
-  auto &cyl = s.res.boundary_conditions().patch(s.mesh.patch_index("cylinder"));
-  const physics::TimeFunction base = cyl.omega;
+  physics::TimeFunction &cyl_omega = cylinder_omega(s.res);
+  const physics::TimeFunction base = cyl_omega;
   std::mt19937 gen(seed);
   std::uniform_real_distribution<double> u(-1, 1);
   std::vector<double> delta(N + 1, 0.0), values(N + 1);
@@ -192,10 +200,10 @@ void check_per_step_omega_taylor(Setup &s, const adjoint::UnsteadyAdjointResult 
   for (double eps : {0.4, 0.2, 0.1}) {
     std::vector<double> v = values;
     for (long n = 1; n <= N; ++n) v[n] += eps * delta[n];
-    cyl.omega = physics::TimeFunction::steps(v);
+    cyl_omega = physics::TimeFunction::steps(v);
     rem.push_back(std::abs(forward(s, s.w0) - r.J - eps * dJ));
   }
-  cyl.omega = base;
+  cyl_omega = base;
   check_rates(rem);
 }
 
@@ -206,7 +214,7 @@ TEST_CASE("unsteady adjoint: sine parameters and viscosity vs finite differences
   Setup s;
   make(&s);
   adjoint::UnsteadyAdjointResult r;
-  gradient(s, "store-all", 0, &r);
+  gradient(s, adjoint::AdjointSchedule::StoreAll, 0, &r);
   check_parameter_gradients(s, r, true);
 }
 
@@ -216,7 +224,7 @@ TEST_CASE(
   Setup s;
   make(&s);
   adjoint::UnsteadyAdjointResult r;
-  gradient(s, "store-all", 0, &r);
+  gradient(s, adjoint::AdjointSchedule::StoreAll, 0, &r);
   const double J0 = r.J;
 
   SECTION("per-step rotation rate, random direction") {
@@ -271,8 +279,8 @@ TEST_CASE("unsteady adjoint: store-all and revolve give the same gradient",
   Setup s;
   make(&s);
   adjoint::UnsteadyAdjointResult all, rev;
-  gradient(s, "store-all", 0, &all);
-  gradient(s, "revolve", 2, &rev);
+  gradient(s, adjoint::AdjointSchedule::StoreAll, 0, &all);
+  gradient(s, adjoint::AdjointSchedule::Revolve, 2, &rev);
   REQUIRE(rev.snapshots <= 2);
   REQUIRE(rev.recomputed > 0);
   REQUIRE(rev.J == Approx(all.J).epsilon(1e-12));
@@ -290,11 +298,11 @@ TEST_CASE("unsteady adjoint: a direct solve (-adj_ksp_type preonly) gives the Kr
   Setup s;
   make(&s);
   adjoint::UnsteadyAdjointResult krylov, direct;
-  gradient(s, "store-all", 0, &krylov);
+  gradient(s, adjoint::AdjointSchedule::StoreAll, 0, &krylov);
   {
     test::ScopedOptions preonly({{"-adj_ksp_type", "preonly"}});
     REQUIRE(preonly.set);
-    gradient(s, "store-all", 0, &direct);
+    gradient(s, adjoint::AdjointSchedule::StoreAll, 0, &direct);
   }
   CHECK(direct.preconditioner_setups == direct.steps);
   check_same_gradients(krylov, direct, 1e-8, 1e-11);
@@ -309,8 +317,8 @@ TEST_CASE("unsteady adjoint: the first level (BDF1) sets the preconditioner up a
   make(&s);
   make(&reuse, {"solver.refactor_iterations=1000"});
   adjoint::UnsteadyAdjointResult r, rr;
-  gradient(s, "store-all", 0, &r);
-  gradient(reuse, "store-all", 0, &rr);
+  gradient(s, adjoint::AdjointSchedule::StoreAll, 0, &r);
+  gradient(reuse, adjoint::AdjointSchedule::StoreAll, 0, &rr);
   CHECK(rr.preconditioner_setups == 2);
   check_same_gradients(r, rr, 1e-8, 1e-11);
 }
@@ -333,7 +341,7 @@ TEST_CASE("unsteady adjoint: probe matching against observations in time (system
               PETSC_COMM_WORLD, kCase, "ua.yaml", dir,
               {"objective.type=probe-match", "objective.probes=[[0.3, 0.22], [0.5, 0.15]]",
                "objective.observations_file=obs.csv", "objective.window=[0.02, 0.1]"},
-              s.cfg) == 0);
+              optimization::case_schema(), s.cfg) == 0);
   test::load(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, {"inlet", "outlet", "walls", "cylinder"},
              &s.mesh);
   REQUIRE(s.res.setup(s.mesh, s.cfg) == 0);
@@ -344,7 +352,7 @@ TEST_CASE("unsteady adjoint: probe matching against observations in time (system
     a[3 * c] = 0, a[3 * c + 1] = 1, a[3 * c + 2] = 0;
   REQUIRE(VecRestoreArray(s.w0, &a) == 0);
   adjoint::UnsteadyAdjointResult r;
-  gradient(s, "store-all", 0, &r);
+  gradient(s, adjoint::AdjointSchedule::StoreAll, 0, &r);
   const double nu = s.res.parameters().nu, h = 1e-3 * nu;
   s.res.parameters().nu = nu + h;
   const double Jp = forward(s, s.w0);
@@ -370,7 +378,7 @@ TEST_CASE("unsteady adjoint: several objectives in one sweep equal separate runs
   std::vector<config::CaseConfig> cfgs(others.size());
   for (std::size_t i = 0; i < others.size(); ++i)
     REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kCase, "ua.yaml", "/", others[i],
-                                          cfgs[i]) == 0);
+                                          optimization::case_schema(), cfgs[i]) == 0);
   std::vector<adjoint::UnsteadyAdjointResult> batched;
   {
     adjoint::UnsteadyAdjoint ua;
@@ -378,7 +386,7 @@ TEST_CASE("unsteady adjoint: several objectives in one sweep equal separate runs
     for (const auto &c : cfgs) REQUIRE(ua.add_objective(c) == 0);
     REQUIRE(ua.objectives() == 3);
     adjoint::UnsteadyAdjointOptions o;
-    o.schedule = "revolve";
+    o.schedule = adjoint::AdjointSchedule::Revolve;
     o.snapshots = 2;
     clear_error();
     const PetscErrorCode ierr = ua.run(s.w0, o, &batched);
@@ -397,7 +405,7 @@ TEST_CASE("unsteady adjoint: several objectives in one sweep equal separate runs
     adjoint::UnsteadyAdjoint ua;
     REQUIRE(ua.setup(s.res, i == 0 ? s.cfg : cfgs[i - 1]) == 0);
     adjoint::UnsteadyAdjointOptions o;
-    o.schedule = "revolve";
+    o.schedule = adjoint::AdjointSchedule::Revolve;
     o.snapshots = 2;
     adjoint::UnsteadyAdjointResult single;
     REQUIRE(ua.run(s.w0, o, &single) == 0);
@@ -455,14 +463,14 @@ TEST_CASE("unsteady adjoint: r.m.s. and standard deviation of the lift vs finite
       {lift, "objective.time=std", "objective.control_cost=0"}};
   for (std::size_t i = 0; i < 3; ++i)
     REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kCase, "ua.yaml", "/", sets[i],
-                                          cfgs[i]) == 0);
+                                          optimization::case_schema(), cfgs[i]) == 0);
   auto run = [&](bool forward_only, Vec w0, std::vector<adjoint::UnsteadyAdjointResult> *r) {
     adjoint::UnsteadyAdjoint ua;
     REQUIRE(ua.setup(s.res, cfgs[0]) == 0);
     REQUIRE(ua.add_objective(cfgs[1]) == 0);
     REQUIRE(ua.add_objective(cfgs[2]) == 0);
     adjoint::UnsteadyAdjointOptions o;
-    o.schedule = "revolve";
+    o.schedule = adjoint::AdjointSchedule::Revolve;
     o.snapshots = 2;
     o.forward_only = forward_only;
     clear_error();
@@ -473,8 +481,8 @@ TEST_CASE("unsteady adjoint: r.m.s. and standard deviation of the lift vs finite
   std::vector<adjoint::UnsteadyAdjointResult> r;
   run(false, s.w0, &r);
   // the control cost of the rms objective: 0.01 sum_n dt omega_n^2 (levels 1..N)
-  auto &cyl = s.res.boundary_conditions().patch(s.mesh.patch_index("cylinder"));
-  const physics::TimeFunction base = cyl.omega;
+  physics::TimeFunction &cyl_omega = cylinder_omega(s.res);
+  const physics::TimeFunction base = cyl_omega;
   const long N = r[0].steps;
   double cost = 0;
   for (long n = 1; n <= N; ++n) cost += 0.01 * 0.02 * std::pow(base.value(n * 0.02, n), 2);
@@ -507,7 +515,7 @@ TEST_CASE("unsteady adjoint: r.m.s. and standard deviation of the lift vs finite
   for (double eps : {0.4, 0.2, 0.1}) {
     std::vector<double> v = values;
     for (long n = 1; n <= N; ++n) v[n] += eps * delta[n];
-    cyl.omega = physics::TimeFunction::steps(v);
+    cyl_omega = physics::TimeFunction::steps(v);
     std::vector<adjoint::UnsteadyAdjointResult> rs;
     run(true, s.w0, &rs);
     for (int i = 0; i < 2; ++i) {
@@ -517,7 +525,7 @@ TEST_CASE("unsteady adjoint: r.m.s. and standard deviation of the lift vs finite
       rem[i].push_back(std::abs(rs[i + 1].J - r[i + 1].J - eps * dJ));
     }
   }
-  cyl.omega = base;
+  cyl_omega = base;
   check_rates(rem[0]);
   check_rates(rem[1]);
 }
@@ -529,8 +537,8 @@ TEST_CASE("unsteady adjoint with the iterative linear solver: equal to direct, f
   make(&direct);
   make(&s, {"solver.linear=iterative", "adjoint.rtol=1e-11"});
   adjoint::UnsteadyAdjointResult rd, r;
-  gradient(direct, "store-all", 0, &rd);
-  gradient(s, "store-all", 0, &r);
+  gradient(direct, adjoint::AdjointSchedule::StoreAll, 0, &rd);
+  gradient(s, adjoint::AdjointSchedule::StoreAll, 0, &r);
   // the levels were Krylov solves, not one LU each
   CHECK(r.linear_iterations > 2 * r.steps);
   CHECK(r.J == Approx(rd.J).epsilon(1e-10));
@@ -539,7 +547,7 @@ TEST_CASE("unsteady adjoint with the iterative linear solver: equal to direct, f
   Setup plain;
   make(&plain, {"solver.linear=iterative", "adjoint.rtol=1e-11", "adjoint.recycle=0"});
   adjoint::UnsteadyAdjointResult rp;
-  gradient(plain, "store-all", 0, &rp);
+  gradient(plain, adjoint::AdjointSchedule::StoreAll, 0, &rp);
   CAPTURE(r.linear_iterations, rp.linear_iterations);
   CHECK(r.linear_iterations < rp.linear_iterations);
   for (const auto &c : parameter_cases(s, true)) {
@@ -574,7 +582,7 @@ TEST_CASE("unsteady adjoint, iterative: a preconditioner without a transposed ap
   Setup direct;
   make(&direct);
   adjoint::UnsteadyAdjointResult rd;
-  gradient(direct, "store-all", 0, &rd);
+  gradient(direct, adjoint::AdjointSchedule::StoreAll, 0, &rd);
   {
     test::ScopedOptions telescope{{"-adj_pc_type", "telescope"},
                                   {"-adj_pc_telescope_reduction_factor", factor.c_str()},
@@ -585,7 +593,7 @@ TEST_CASE("unsteady adjoint, iterative: a preconditioner without a transposed ap
       Setup s;
       make(&s, {"solver.linear=iterative", "adjoint.rtol=1e-11", recycle});
       adjoint::UnsteadyAdjointResult r;
-      gradient(s, "store-all", 0, &r);
+      gradient(s, adjoint::AdjointSchedule::StoreAll, 0, &r);
       check_same_gradients(rd, r, 1e-8, 1e-11);
     }
     // direct: KSPSolveTranspose, refused before the first level with the list of those that can
@@ -662,14 +670,14 @@ TEST_CASE("unsteady adjoint: a Hann-weighted window vs finite differences, per-s
   Setup s;
   make(&s, {"objective.weighting=hann", "objective.window=[0.02, 0.1]"});
   adjoint::UnsteadyAdjointResult r;
-  gradient(s, "store-all", 0, &r);
+  gradient(s, adjoint::AdjointSchedule::StoreAll, 0, &r);
   check_parameter_gradients(s, r, true);
   check_per_step_omega_taylor(s, r, 11);
   // the weights differ from the uniform ones: so does J
   Setup u;
   make(&u, {"objective.window=[0.02, 0.1]"});
   adjoint::UnsteadyAdjointResult ru;
-  gradient(u, "store-all", 0, &ru);
+  gradient(u, adjoint::AdjointSchedule::StoreAll, 0, &ru);
   CAPTURE(r.J, ru.J);
   REQUIRE(std::abs(r.J - ru.J) > 1e-6 * std::abs(ru.J));
 }

@@ -1,6 +1,7 @@
 // The unsteady solver: variable-step BDF coefficients, BDF2's temporal order on the
 // Taylor-Green vortex, and a Newton residual history (StepReport) that PETSc options cannot
 // empty: the same with -snes_monitor_cancel in the options database (on 1 and 2 ranks).
+#include "karman/optimization/case_schema.hpp"
 #include "karman/core/error.hpp"
 #include "karman/io/checkpoint.hpp"
 #include "karman/io/hdf5_fields.hpp"
@@ -50,7 +51,8 @@ TEST_CASE("BDF2 is second order in time (Taylor-Green vortex, Dirichlet box)",
       "solver: {rtol: 1e-12, atol: 1e-14}\nboundaries:\n  left: {type: wall}\n  right: {type: "
       "wall}\n  bottom: {type: wall}\n  top: {type: wall}\n";
   config::CaseConfig cfg;
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "tg.yaml", "/", {}, cfg) == 0);
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "tg.yaml", "/", {},
+                                        optimization::case_schema(), cfg) == 0);
   mesh::Mesh m;
   test::load(PETSC_COMM_WORLD, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"}, &m);
   discretization::FlowResidual res;
@@ -162,7 +164,7 @@ void run_cavity(const mesh::Mesh &m, const std::vector<std::string> &overrides,
   clear_error();
   config::CaseConfig cfg;
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "cavity.yaml", "/", overrides,
-                                        cfg) == 0);
+                                        optimization::case_schema(), cfg) == 0);
   discretization::FlowResidual res;
   REQUIRE(res.setup(m, cfg) == 0);
   solver::UnsteadySolver ts;

@@ -36,6 +36,8 @@
 // one objective.
 #pragma once
 
+#include "karman/adjoint/adjoint_options.hpp"
+
 #include "karman/core/fault_injection.hpp"
 
 #include "karman/adjoint/objective.hpp"
@@ -52,15 +54,6 @@ namespace karman::adjoint {
 /// The loosest solver.rtol (each time step's Newton tolerance) that the unsteady adjoint accepts:
 /// its gradient is exact for converged steps.
 constexpr double kAdjointMaxStepRtol = 1e-8;
-
-/// How the levels of a window are weighted in a time average (objective.weighting).
-enum class WindowWeighting {
-  Uniform, ///< the trapezoidal rule: dt / span inside, dt / (2 span) at both ends
-  Hann     ///< proportional to sin^2(pi (t^n - t_first) / span), normalized
-};
-
-/// objective.weighting ("uniform" or "hann", checked by the schema).
-WindowWeighting window_weighting(const std::string &name);
 
 /// q_n: the weight of level n (t^n = n dt, levels 1..steps) in the time average over the levels
 /// with t^n in [t0, t1] (t_first .. t_last, span = t_last - t_first); sum_n q_n = 1 and q_n = 0
@@ -89,7 +82,7 @@ struct UnsteadyAdjointResult {
 };
 
 struct UnsteadyAdjointOptions {
-  std::string schedule = "store-all"; ///< or "revolve"
+  AdjointSchedule schedule = AdjointSchedule::StoreAll;
   long snapshots = 20;
   long save_every = 0;    ///< 0: never save the adjoint state
   std::string state_file; ///< where the adjoint state is saved / resumed from
@@ -104,6 +97,10 @@ struct UnsteadyAdjointOptions {
   /// "adjoint-state" while the state of level n is saved.
   FaultHook fault;
 };
+
+/// The case's options of an unsteady adjoint run: schedule, snapshots and save_every from the
+/// `adjoint` section (the caller adds the files, resumption and output callbacks).
+UnsteadyAdjointOptions unsteady_adjoint_options(const AdjointOptions &a);
 
 class UnsteadyAdjoint {
 public:
@@ -126,14 +123,14 @@ private:
   struct Sweep;   ///< the backward sweep's matrices, solver, adjoints and gradient sums
   struct Adjoint; ///< one objective's adjoints and gradient sums in the sweep
   /// How an objective's values J_s(w^n) over the window make J (objective.time).
-  enum class Statistic { Average, Final, Rms, Std };
   /// An objective of the sweep: its functional, time window or final time, control cost.
   struct Goal {
     Objective objective;
     Statistic statistic = Statistic::Average;
     WindowWeighting weighting = WindowWeighting::Uniform;
     double t0 = 0, t1 = 0, beta = 0;
-    int control_patch = -1;
+    const physics::TimeFunction *control_omega = nullptr; ///< the control cost's omega(t)
+    std::string control_name;                             ///< its parameter's name
     // rms, std: J_s(w^n) of the forward run (levels with q_n != 0), the window's mean
     // m = sum q_n J_s^n and the statistic S (sqrt(sum q_n (J_s^n)^2), or sqrt(sum q_n
     // (J_s^n - m)^2))

@@ -23,7 +23,8 @@ PetscErrorCode bump_displacement(const discretization::FlowResidual &res, int pa
 
 /// A typical size of parameter `name` of value `value` (its value, or the case's reference
 /// scale of its kind when it is zero): the scale of the finite-difference steps.
-double parameter_scale(const std::string &name, double value, const config::CaseConfig &cfg);
+double parameter_scale(const std::string &name, double value,
+                       const discretization::FlowResidual &res);
 
 struct FiniteDifferenceStep {
   double step = 0, fd = 0, relative_difference = 0;

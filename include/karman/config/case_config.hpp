@@ -54,7 +54,7 @@ private:
 
 struct BoundaryConfig {
   std::string name;   ///< Gmsh physical name
-  std::string type;   ///< one of boundary_types()
+  std::string type;   ///< one of the schema's boundary types
   Section parameters; ///< the BC's keys, defaults filled in
   int line = 0;       ///< line in the case file (1-based)
 };
@@ -66,7 +66,8 @@ struct BoundaryConfig {
 /// initial <= upper, one value or one per variable).  What needs the mesh (a wall without
 /// vertices in an FFD box, a 3D mesh for a 2D-only type) is checked by the parameterization.
 struct DesignConfig {
-  std::string type;   ///< one of design_types()
+  std::string type;   ///< one of the schema's design types
+  std::string family; ///< its family: "shape" or "control" (VariantSpec::family)
   std::string name;   ///< its name (given, or generated: ffd0, hh0, rigid0, normal0, ...)
   Section parameters; ///< the type's keys, defaults filled in
   std::string label;  ///< "design[i]", for messages
@@ -77,15 +78,24 @@ class CaseConfig {
 public:
   /// Reads and validates `path` on every rank of `comm`, with `overrides` of the form
   /// "section.key=value" (the value is YAML).  Collective; errors are collective.
+  /// `schema` (which must outlive `out`) lists the sections and types the layers declare
+  /// (optimization::case_schema()).
   static PetscErrorCode load(MPI_Comm comm, const std::string &path,
-                             const std::vector<std::string> &overrides, CaseConfig &out);
+                             const std::vector<std::string> &overrides, const Schema &schema,
+                             CaseConfig &out);
 
   /// Parses YAML text instead of a file (`name` is used in messages).
   static PetscErrorCode load_text(MPI_Comm comm, const std::string &text, const std::string &name,
                                   const std::string &directory,
-                                  const std::vector<std::string> &overrides, CaseConfig &out);
+                                  const std::vector<std::string> &overrides, const Schema &schema,
+                                  CaseConfig &out);
 
+  /// The schema the case was validated against.
+  const Schema &schema() const { return *schema_; }
   Section section(const std::string &name) const;
+  /// True if the case file has optional section `name` (SectionSpec::optional; the fixed
+  /// sections are always there, with their defaults).
+  bool has_section(const std::string &name) const;
   const std::vector<BoundaryConfig> &boundaries() const { return boundaries_; }
   const BoundaryConfig *boundary(const std::string &name) const;
   /// The `constraints:` list of karman optimize (constraint_spec() keys), in file order.
@@ -102,8 +112,9 @@ public:
   /// The resolved configuration (defaults filled in) as YAML text.
   std::string resolved_yaml() const;
   /// The resolved keys that define the discrete residual R(w) on a given mesh, as YAML text,
-  /// one "section.key: value" line each (numbers in one canonical form): fluid.*, reference.*,
-  /// solver.stabilization, solver.upwind and every boundaries.NAME.* (type and parameters).
+  /// one "section.key: value" line each (numbers in one canonical form): the keys the schema
+  /// marks as problem keys, section by section (fluid.*, reference.*, solver.stabilization,
+  /// solver.upwind, ...), then every boundaries.NAME.* (type and parameters).
   /// Time-stepping, solver-tolerance, output and objective keys are not part of it; the mesh
   /// (vertex coordinates and cell connectivity) has its own hash, io::mesh_hash.
   std::string problem_keys() const;
@@ -115,6 +126,7 @@ public:
   PetscErrorCode apply_petsc_options() const;
 
 private:
+  const Schema *schema_ = nullptr;
   std::string file_, directory_;
   YAML::Node resolved_;
   std::vector<BoundaryConfig> boundaries_;

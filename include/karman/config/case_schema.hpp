@@ -1,9 +1,17 @@
-// The case-file schema: every section and key of case.yaml, its type, default,
-// admissible values and meaning.  It is the single source of truth for parsing and
-// validation (case_config.cpp), for `karman --help`, and for the resolved
-// configuration written to OUTDIR/case.resolved.yaml.
+// The case-file schema: every section and key of case.yaml, its type, default, admissible values
+// and meaning.  The config layer does not declare any of it: each layer declares the keys it owns
+// (mesh: `mesh`; discretization: `fluid`, `reference`, `initial`, the scheme keys of `solver`,
+// the boundary types, `scalar`; solver: `time`, `solver`; adjoint: `objective`, `adjoint`;
+// design and optimization: the `design` types, `constraints`, `optimization`; driver: `output`)
+// and the driver assembles them into one Schema (driver/case_schema.hpp), which CaseConfig
+// validates against, `karman --help` prints and the resolved configuration follows.  Typed
+// access is config::SectionOptions (section_options.hpp): a layer binds each key to a member of
+// its options struct, so the key's name is written once and downstream code reads the struct.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -36,6 +44,8 @@ struct KeySpec {
   double min = -std::numeric_limits<double>::infinity();
   bool min_exclusive = false;
   double max = std::numeric_limits<double>::infinity();
+  /// The key enters the discrete residual R(w) (CaseConfig::problem_keys()).
+  bool problem = false;
   bool required() const { return default_yaml.empty(); }
 };
 
@@ -43,34 +53,82 @@ struct SectionSpec {
   std::string name;
   std::string help;
   std::vector<KeySpec> keys;
+  /// Resolved only when the case file has it (e.g. `scalar`: the case solves a scalar).
+  bool optional = false;
   const KeySpec *find(const std::string &key) const;
 };
 
-/// The fixed sections of a case file (mesh, fluid, reference, time, solver, output, objective).
-const std::vector<SectionSpec> &case_sections();
+/// Key constructors for the declarations.
+namespace key {
+KeySpec real(std::string name, std::string def, std::string help);
+KeySpec positive(std::string name, std::string def, std::string help);
+KeySpec nonnegative(std::string name, std::string def, std::string help);
+KeySpec bounded(std::string name, std::string def, std::string help, double min, double max);
+KeySpec integer(std::string name, std::string def, std::string help, double min,
+                double max = std::numeric_limits<double>::infinity());
+KeySpec choice(std::string name, std::string def, std::string help,
+               std::vector<std::string> choices);
+KeySpec typed(std::string name, KeyType type, std::string def, std::string help);
+/// The same keys marked as entering the residual.
+std::vector<KeySpec> problem(std::vector<KeySpec> keys);
+} // namespace key
 
-/// Boundary-condition types; each is a "section" whose keys are the BC parameters
-/// (besides `type`).  `boundaries: {NAME: {type: TYPE, ...}}` in the case file.
-const std::vector<SectionSpec> &boundary_types();
+struct BoundaryConfig;
 
-/// The keys of one entry of the optional `constraints:` list (karman optimize).
-const SectionSpec &constraint_spec();
+/// What a variant's check sees besides its entry: the case file (for messages) and the case's
+/// boundaries (a design entry names walls).
+struct VariantContext {
+  std::string file;
+  const std::vector<BoundaryConfig> *boundaries = nullptr;
+};
 
-/// Types of the optional `design:` list (shape parameterizations and control entries) (each a
-/// "section" whose keys are the type's keys besides `type`): `design: [{type: TYPE, ...}, ...]` in
-/// the case file.
-const std::vector<SectionSpec> &design_types();
-/// True for the flow-control / identification kinds of design entry (parameter, time-function,
-/// per-step), false for the shape parameterizations.
-bool is_control_design(const std::string &type);
+/// A type of a list of the case file (`boundaries: {NAME: {type: TYPE}}`, `design: [{type:
+/// TYPE}]`): its keys, and the checks its keys' types cannot say.  check(given, resolved,
+/// label, context) returns "" or the problem as a message line (file:line: label...: what).
+struct VariantSpec {
+  SectionSpec spec;
+  /// The family of types within the list (design: "shape" or "control").
+  std::string family;
+  /// The prefix of generated entry names (design: ffd0, hh0, ...); empty: the type's name.
+  std::string short_name;
+  std::function<std::string(const YAML::Node &given, const YAML::Node &resolved,
+                            const std::string &label, const VariantContext &context)>
+      check;
+};
 
-/// Looks up a section or boundary type by name (nullptr when unknown).
-const SectionSpec *find_section(const std::vector<SectionSpec> &sections, const std::string &name);
+class Schema {
+public:
+  /// Adds `keys` to the fixed section `name` (created with `help` by its first declaration; the
+  /// sections keep the order of their first declarations, the keys of a section the order of
+  /// the declarations).
+  Schema &add_keys(const std::string &name, const std::string &help, std::vector<KeySpec> keys,
+                   bool optional = false);
+  /// Adds a variant type to the list `list` ("boundaries", "design").
+  Schema &add_variant(const std::string &list, VariantSpec variant);
+  /// The keys of one `constraints:` entry.
+  Schema &set_constraints(SectionSpec spec);
+
+  const std::vector<SectionSpec> &sections() const { return sections_; }
+  const SectionSpec *section(const std::string &name) const;
+  const std::vector<VariantSpec> &variants(const std::string &list) const;
+  const VariantSpec *variant(const std::string &list, const std::string &type) const;
+  const SectionSpec &constraints() const { return constraints_; }
+  /// Text for `karman --help`: every section, key, default and meaning.
+  std::string help() const;
+
+private:
+  std::vector<SectionSpec> sections_;
+  std::vector<std::pair<std::string, std::vector<VariantSpec>>> lists_;
+  SectionSpec constraints_{"constraints", "", {}};
+};
 
 /// Human-readable description of a key type ("a number > 0", ...), used in messages.
 std::string describe_expected(const KeySpec &spec);
 
-/// Text for `karman --help`: every section, key, default and meaning.
-std::string format_case_help();
+/// Messages about the case file: "file:line" of a node, a node as YAML text, and "did you mean
+/// ..." among candidates.
+std::string where(const std::string &file, const YAML::Node &node);
+std::string show(const YAML::Node &node);
+std::string suggestion(const std::string &word, const std::vector<std::string> &candidates);
 
 } // namespace karman::config

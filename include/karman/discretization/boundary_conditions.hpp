@@ -1,46 +1,36 @@
-// Boundary conditions by Gmsh physical name: what each boundary face imposes and the
-// values it imposes (at time t).  The boundary types and the prescribed velocity of each
-// (wall, velocity-inlet, blowing-suction, far-field) are the kernels of
-// physics/boundary_kernels.hpp, with their reverse mode beside them; this class parses the
-// case once into those types and evaluates the kernels on the local boundary faces.
-//
-//   pressure-outlet  p_b, du/dn = 0                                   (pressure outlet)
-//   symmetry         u . n = 0, no shear                              (slip)
-//   far-field        u_b = U_inf where U_inf . n < 0, else p_b = p_inf
-// The kind of a far-field face is decided once from the geometry, so the residual stays
-// smooth in the state.
+// Boundary conditions by Gmsh physical name: the flow's boundary unit of every patch
+// (flow_boundaries.hpp: the registered boundary types), the kind of every boundary face and the
+// values the faces impose at time t (velocity, pressure, wall rotation rate).  Parsed once from
+// the case; the units' kernels are evaluated on the local boundary faces.
 #pragma once
 
 #include "karman/config/case_config.hpp"
+#include "karman/discretization/flow_boundaries.hpp"
 #include "karman/geometry/mesh_geometry.hpp"
 #include "karman/mesh/mesh.hpp"
-#include "karman/physics/boundary_kernels.hpp"
-#include "karman/physics/time_function.hpp"
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace karman::discretization {
 
-enum class FaceKind : char { Interior, VelocityDirichlet, PressureOutlet, Slip };
+/// The boundary types of the case file's `boundaries:` (flow_boundary_types()), their keys.
+std::vector<config::VariantSpec> boundary_types();
 
-/// One boundary's condition with its parameters, resolved from the case file.
+/// One boundary's condition, resolved from the case file.
 struct PatchCondition {
   std::string name;
-  physics::BoundaryShape shape;    ///< type, centre of rotation, inlet direction, profile
-  Vec3<double> velocity;           ///< wall translation, or far-field U_inf
-  physics::TimeFunction omega;     ///< wall rotation rate about e_z
-  physics::TimeFunction speed;     ///< inlet speed (uniform value or parabolic peak)
-  physics::TimeFunction amplitude; ///< jet normal velocity
-  double pressure = 0;             ///< outlet / far-field pressure
+  const FlowBoundaryType *type = nullptr;
+  std::unique_ptr<FlowBoundary> unit;
   /// Replaces the velocity of a velocity-Dirichlet patch (tests with exact solutions).
   std::function<Vec3<double>(const Vec3<double> &x, double t)> custom_velocity;
 
-  physics::BoundaryType type() const { return shape.type; }
-  /// The differentiable parameters of the prescribed velocity at time t, level n; *beyond is
-  /// set when a per-step function has no value for level n.
-  physics::BoundaryParameters<double> parameters(double t, long n, bool *beyond) const;
+  /// Walls in the sense of forces and surface output: no-slip walls and blowing/suction patches
+  /// (the type's family "wall").
+  bool is_wall() const { return type->variant.family == "wall"; }
+  const std::string &type_name() const { return type->variant.spec.name; }
 };
 
 class BoundaryConditions {
@@ -60,8 +50,6 @@ public:
 
   FaceKind kind(PetscInt f) const { return kind_[f]; }
   const Vec3<double> &velocity(PetscInt f) const { return velocity_[f]; }
-  /// The parameters of patch p's prescribed velocity at the time of the last evaluate().
-  const physics::BoundaryParameters<double> &parameters(int p) const { return parameters_[p]; }
   double pressure(PetscInt f) const { return pressure_[f]; }
   /// Rotation rate omega(t) of the rigidly moving wall that face f belongs to (0 elsewhere).
   double rotation(PetscInt f) const { return rotation_[f]; }
@@ -73,14 +61,13 @@ public:
   PatchCondition &patch(int p) { return patches_[p]; }
   const PatchCondition &patch(int p) const { return patches_[p]; }
   std::size_t n_patches() const { return patches_.size(); }
-  /// Patch indices of wall-type boundaries (wall, blowing-suction: physics::is_wall).
+  /// Patch indices of wall-type boundaries (PatchCondition::is_wall).
   std::vector<int> wall_patches() const;
 
 private:
   std::vector<PatchCondition> patches_;
   std::vector<FaceKind> kind_;
   std::vector<Vec3<double>> velocity_;
-  std::vector<physics::BoundaryParameters<double>> parameters_; ///< per patch
   std::vector<double> pressure_, rotation_;
   std::vector<std::vector<char>> prescribed_;
   bool pressure_fixed_ = false;

@@ -18,6 +18,7 @@
 
 #include "karman/config/case_config.hpp"
 #include "karman/discretization/boundary_conditions.hpp"
+#include "karman/discretization/flow_options.hpp"
 #include "karman/discretization/lsq_gradient.hpp"
 #include "karman/discretization/residual_term.hpp"
 #include "karman/physics/flux_kernels.hpp"
@@ -59,6 +60,8 @@ public:
   const geometry::Geometry<double> &geometry() const { return geom_; }
   BoundaryConditions &boundary_conditions() { return bcs_; }
   const BoundaryConditions &boundary_conditions() const { return bcs_; }
+  /// The case's reference values (force coefficients, moments, pressure coefficient).
+  const ReferenceOptions &reference() const { return reference_; }
   physics::FluxParameters<double> &parameters() { return params_; }
   const physics::FluxParameters<double> &parameters() const { return params_; }
   /// Moves the mesh: new vertex coordinates X (same topology); geometry, least-squares
@@ -148,6 +151,7 @@ private:
   BoundaryConditions bcs_;
   LeastSquaresGradient lsq_;
   physics::FluxParameters<double> params_;
+  ReferenceOptions reference_;
   std::vector<std::unique_ptr<ResidualTerm>> terms_;
   std::vector<int> term_of_;    ///< per unknown: its term
   std::vector<double> bvalues_; ///< nv prescribed boundary values per flux face

@@ -4,13 +4,9 @@
 // slip) with their derivatives and reverse mode, and the boundary data of the flow's boundary
 // conditions (boundary_conditions.hpp): which faces prescribe the pressure and the velocity, the
 // values, and the reverse mode of the prescribed velocity and pressure to the boundary
-// parameters (physics/boundary_kernels.hpp).  Its parameters, per boundary in mesh patch order:
-//   wall             omega (2D), velocity.x, velocity.y (, velocity.z)
-//   velocity-inlet   velocity (the speed: uniform value or parabolic peak)
-//   blowing-suction  amplitude
-//   far-field        velocity.x, ... , pressure
-//   pressure-outlet  pressure
-// named boundaries.<patch>.<key>; patches with a custom velocity (tests) have none.
+// parameters.  Its parameters are those of the boundary units (flow_boundaries.hpp), patch by
+// patch in mesh order, named boundaries.<patch>.<key>; patches with a custom velocity (tests)
+// have none.
 #pragma once
 
 #include "karman/discretization/boundary_conditions.hpp"
@@ -50,14 +46,8 @@ public:
                         Vec3<double> *xf_bar, Vec3<double> *S_bar) const override;
 
 private:
-  /// Where the parameters of patch p are in parameters(): index of velocity component d, the
-  /// rotation rate, the inlet speed, the jet amplitude, the pressure (-1: none).
-  struct PatchParameters {
-    int velocity[3] = {-1, -1, -1};
-    int omega = -1, speed = -1, amplitude = -1, pressure = -1;
-  };
-  /// The parameters of every patch (mesh patch order; `out` may be null) and their places.
-  void list_parameters(std::vector<TermParameter> *out, std::vector<PatchParameters> *places) const;
+  /// The index of patch p's first parameter in parameters().
+  int parameter_offset(int patch) const;
 
   const mesh::Mesh *mesh_;
   const geometry::Geometry<double> *geom_;

@@ -88,9 +88,4 @@ private:
   std::vector<int> term_offset_;
 };
 
-/// Keeps the gradients of the parameters named in the case's adjoint.parameters (all if
-/// empty); a name the case does not have is an error listing the ones it has.
-PetscErrorCode select_parameters(const FlowResidual &res, const config::CaseConfig &cfg,
-                                 std::vector<ParameterGradient> *parameters);
-
 } // namespace karman::discretization

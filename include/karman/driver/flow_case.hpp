@@ -13,11 +13,13 @@
 //                        X) at a converged state (adjoint/adjoint_solver.hpp)
 #pragma once
 
+#include "karman/adjoint/adjoint_options.hpp"
 #include "karman/adjoint/adjoint_solver.hpp"
 #include "karman/config/case_config.hpp"
 #include "karman/discretization/flow_residual.hpp"
 #include "karman/mesh/mesh.hpp"
 #include "karman/solver/flow_monitors.hpp"
+#include "karman/solver/solver_options.hpp"
 #include "karman/solver/steady_solver.hpp"
 #include "karman/solver/unsteady_solver.hpp"
 
@@ -78,7 +80,7 @@ public:
   discretization::FlowResidual &residual() { return res_; }
   const discretization::FlowResidual &residual() const { return res_; }
   const solver::FlowMonitors &monitors() const { return mon_; }
-  bool unsteady() const { return cfg_->section("time").text("mode") == "unsteady"; }
+  bool unsteady() const { return solver::time_options().get(*cfg_).unsteady(); }
 
   /// A state vector (ghosted, zero) and the case's initial state.  Collective.
   PetscErrorCode create_state(Vec *w) const { return res_.create_state(w); }

@@ -40,6 +40,7 @@
 
 #include "karman/adjoint/unsteady_adjoint.hpp"
 #include "karman/driver/flow_case.hpp"
+#include "karman/optimization/optimization_options.hpp"
 #include "karman/optimization/optimizer.hpp"
 #include "karman/optimization/shape_optimization.hpp"
 
@@ -54,8 +55,6 @@ using driver::ShapeEvaluation;
 using driver::ShapeEvaluator;
 using driver::SteadySolution;
 using driver::UnsteadySolution;
-
-enum class ControlKind { Parameter, TimeFunction, PerStep };
 
 /// One control entry of the design: list.
 struct ControlEntry {
@@ -143,6 +142,8 @@ public:
   /// The identification estimate above at x (steps h_j = rel scale_j); for a probe-match
   /// objective (an error otherwise).  2n evaluations.  Collective.
   PetscErrorCode identify(const std::vector<double> &x, double rel, Identification *out);
+  /// True if the case's objective is a least-squares misfit (identify() applies).  Collective.
+  PetscErrorCode least_squares(bool *yes) const;
   /// The values of boundary parameter `function` at the levels 1..N at the design last applied.
   PetscErrorCode series(const std::string &function, std::vector<double> *values) const;
   long steps() const { return steps_; }

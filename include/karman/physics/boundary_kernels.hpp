@@ -1,59 +1,28 @@
-// Prescribed boundary data of one boundary face: the boundary types of the case file and
-// the velocity that a velocity-Dirichlet face imposes, with its reverse mode.
-//
+// The velocity that a face of a velocity-Dirichlet boundary prescribes, one kernel per boundary
+// type, each with its reverse mode beside it:
 //   wall             u_b = U + omega e_z x (x_f - c)                      (translating, rotating)
 //   velocity-inlet   u_b = s phi(x_f) e,   e = the given direction, or -S/|S| if none
 //   blowing-suction  u_b = -a phi(x_f) S/|S|      (a > 0 blows into the fluid)
 //   far-field        u_b = U_inf                  (on faces where U_inf . S < 0)
 // with the profile phi(x) = 1 (uniform) or prod_i 4 s_i (1 - s_i),
 // s_i = (x_{axis_i} - lo_i) / (hi_i - lo_i) (parabolic, peak 1 at the centre).
-// pressure-outlet and symmetry faces prescribe no velocity.
-//
-// The differentiable inputs are the boundary parameters (U, omega, s, a at the current
-// time) and the face geometry (x_f, S); the centre c, the direction e and the profile are
-// fixed data.  boundary_velocity is templated on the scalar type (complex step in
-// tests/unit/test_boundary_kernels.cpp); boundary_velocity_reverse maps an adjoint u_b_bar
-// to the adjoints of the parameters, of x_f and of S.
+// The differentiable inputs are the boundary parameters (U, omega, s, a at the current time) and
+// the face geometry (x_f, S); the centre c, the direction e and the profile are fixed data.  The
+// kernels are templated on the scalar type (complex step in tests/unit/test_boundary_kernels.cpp);
+// each *_reverse maps an adjoint ubar to the adjoints of its parameters, of x_f and of S (+=).
+// The boundary types themselves (keys, face kinds, parameters) are units of the discretization
+// (discretization/flow_boundaries.hpp).
 #pragma once
 
 #include "karman/core/vec3.hpp"
 
-#include <string>
-
 namespace karman::physics {
-
-enum class BoundaryType { Wall, VelocityInlet, BlowingSuction, PressureOutlet, Symmetry, FarField };
-
-/// The case-file name of a boundary type ("wall", "velocity-inlet", ...).
-const char *boundary_type_name(BoundaryType type);
-/// Parses a case-file boundary type; false if `name` is not one.
-bool parse_boundary_type(const std::string &name, BoundaryType *type);
-/// Walls in the sense of forces and surface output: no-slip walls and blowing/suction patches.
-inline bool is_wall(BoundaryType type) {
-  return type == BoundaryType::Wall || type == BoundaryType::BlowingSuction;
-}
 
 /// Velocity profile across an inlet or a jet.
 struct VelocityProfile {
   bool parabolic = false;
   int axis[2] = {-1, -1}; ///< profile axes (-1: unused)
   double lo[2] = {0, 0}, hi[2] = {1, 1};
-};
-
-/// Fixed data of a boundary's prescribed velocity.
-struct BoundaryShape {
-  BoundaryType type = BoundaryType::Wall;
-  Vec3<double> center;    ///< wall: centre of rotation
-  Vec3<double> direction; ///< inlet: unit direction, or zero for the inward normal
-  VelocityProfile profile;
-};
-
-/// Differentiable parameters of a boundary's prescribed velocity at one time.
-template <typename T> struct BoundaryParameters {
-  Vec3<T> velocity;   ///< wall translation U, or far-field U_inf
-  T omega = T(0);     ///< wall rotation rate about e_z
-  T speed = T(0);     ///< inlet speed (uniform value or parabolic peak)
-  T amplitude = T(0); ///< blowing/suction normal velocity
 };
 
 /// Profile factor phi(x).
@@ -71,40 +40,74 @@ template <typename T> T profile_factor(const VelocityProfile &pr, const Vec3<T> 
 /// d phi / dx.
 Vec3<double> profile_factor_gradient(const VelocityProfile &pr, const Vec3<double> &x);
 
-/// The velocity u_b that a face of a velocity-Dirichlet boundary imposes (zero for boundary
-/// types that impose none).
-template <typename T>
-Vec3<T> boundary_velocity(const BoundaryShape &b, const BoundaryParameters<T> &a, const Vec3<T> &xf,
-                          const Vec3<T> &S) {
-  switch (b.type) {
-  case BoundaryType::Wall: {
-    const Vec3<T> r = xf - Vec3<T>(T(b.center[0]), T(b.center[1]), T(b.center[2]));
-    return a.velocity + Vec3<T>(-a.omega * r[1], a.omega * r[0], T(0));
-  }
-  case BoundaryType::VelocityInlet: {
-    const Vec3<T> n_out = (T(1) / norm(S)) * S;
-    const Vec3<T> e = norm(b.direction) > 0
-                          ? Vec3<T>(T(b.direction[0]), T(b.direction[1]), T(b.direction[2]))
-                          : -n_out;
-    return (a.speed * profile_factor(b.profile, xf)) * e;
-  }
-  case BoundaryType::BlowingSuction: {
-    const Vec3<T> n_out = (T(1) / norm(S)) * S;
-    return (-a.amplitude * profile_factor(b.profile, xf)) * n_out;
-  }
-  case BoundaryType::FarField:
-    return a.velocity;
-  case BoundaryType::PressureOutlet:
-  case BoundaryType::Symmetry:
-    break;
-  }
-  return Vec3<T>();
+/// nbar -> Sbar for n = S / |S| (added).
+inline void unit_normal_reverse(const Vec3<double> &S, const Vec3<double> &nbar,
+                                Vec3<double> &Sbar) {
+  const double A = norm(S);
+  const Vec3<double> n = (1.0 / A) * S;
+  Sbar += (1.0 / A) * (nbar - dot(nbar, n) * n);
 }
 
-/// Reverse mode of boundary_velocity: adds (d u_b / d inputs)^T ubar to abar, xfbar and Sbar.
-void boundary_velocity_reverse(const BoundaryShape &b, const BoundaryParameters<double> &a,
-                               const Vec3<double> &xf, const Vec3<double> &S,
-                               const Vec3<double> &ubar, BoundaryParameters<double> *abar,
-                               Vec3<double> *xfbar, Vec3<double> *Sbar);
+// ------------------------------------------------------------------------------------- wall
+
+template <typename T>
+Vec3<T> wall_velocity(const Vec3<T> &U, const T &omega, const Vec3<double> &center,
+                      const Vec3<T> &xf) {
+  const Vec3<T> r = xf - Vec3<T>(T(center[0]), T(center[1]), T(center[2]));
+  return U + Vec3<T>(-omega * r[1], omega * r[0], T(0));
+}
+
+inline void wall_velocity_reverse(const double &omega, const Vec3<double> &center,
+                                  const Vec3<double> &xf, const Vec3<double> &ubar,
+                                  Vec3<double> *Ubar, double *omega_bar, Vec3<double> *xfbar) {
+  const Vec3<double> r = xf - center;
+  *Ubar += ubar;
+  *omega_bar += -r[1] * ubar[0] + r[0] * ubar[1];
+  *xfbar += Vec3<double>(omega * ubar[1], -omega * ubar[0], 0.0);
+}
+
+// --------------------------------------------------------------------------- velocity inlet
+
+/// `direction` a unit vector, or zero for the inward normal -S/|S|.
+template <typename T>
+Vec3<T> inlet_velocity(const T &speed, const Vec3<double> &direction, const VelocityProfile &pr,
+                       const Vec3<T> &xf, const Vec3<T> &S) {
+  const Vec3<T> n_out = (T(1) / norm(S)) * S;
+  const Vec3<T> e =
+      norm(direction) > 0 ? Vec3<T>(T(direction[0]), T(direction[1]), T(direction[2])) : -n_out;
+  return (speed * profile_factor(pr, xf)) * e;
+}
+
+inline void inlet_velocity_reverse(const double &speed, const Vec3<double> &direction,
+                                   const VelocityProfile &pr, const Vec3<double> &xf,
+                                   const Vec3<double> &S, const Vec3<double> &ubar,
+                                   double *speed_bar, Vec3<double> *xfbar, Vec3<double> *Sbar) {
+  const bool normal = !(norm(direction) > 0);
+  const Vec3<double> e = normal ? -((1.0 / norm(S)) * S) : direction;
+  const double phi = profile_factor(pr, xf);
+  *speed_bar += phi * dot(ubar, e);
+  *xfbar += (speed * dot(ubar, e)) * profile_factor_gradient(pr, xf);
+  if (normal) unit_normal_reverse(S, (-speed * phi) * ubar, *Sbar);
+}
+
+// -------------------------------------------------------------------------- blowing/suction
+
+template <typename T>
+Vec3<T> jet_velocity(const T &amplitude, const VelocityProfile &pr, const Vec3<T> &xf,
+                     const Vec3<T> &S) {
+  const Vec3<T> n_out = (T(1) / norm(S)) * S;
+  return (-amplitude * profile_factor(pr, xf)) * n_out;
+}
+
+inline void jet_velocity_reverse(const double &amplitude, const VelocityProfile &pr,
+                                 const Vec3<double> &xf, const Vec3<double> &S,
+                                 const Vec3<double> &ubar, double *amplitude_bar,
+                                 Vec3<double> *xfbar, Vec3<double> *Sbar) {
+  const Vec3<double> n = (1.0 / norm(S)) * S;
+  const double phi = profile_factor(pr, xf);
+  *amplitude_bar += -phi * dot(ubar, n);
+  *xfbar += (-amplitude * dot(ubar, n)) * profile_factor_gradient(pr, xf);
+  unit_normal_reverse(S, (-amplitude * phi) * ubar, *Sbar);
+}
 
 } // namespace karman::physics

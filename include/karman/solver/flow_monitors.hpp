@@ -29,7 +29,7 @@ public:
                           const discretization::LocalState &state, Values *v) const;
 
   /// CSV column names of evaluate()'s values (after the solver's own columns).
-  std::string csv_header(int nv) const;
+  std::string csv_header(const physics::EquationSet &eq) const;
   std::string csv_values(const Values &v) const;
   std::size_t n_probes() const { return output_probes_.size(); }
   double dynamic_pressure() const { return scaling_.q; }

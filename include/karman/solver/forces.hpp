@@ -37,8 +37,8 @@ struct ForceScaling {
   }
 };
 
-/// The coefficient scaling of a case on a mesh of dimension `dim`.
-ForceScaling force_scaling(const config::CaseConfig &cfg, int dim);
+/// The coefficient scaling of the residual's case: its density and reference values.
+ForceScaling force_scaling(const discretization::FlowResidual &res);
 
 /// Force and moment on `patches` at the local state `state`.  Collective.
 PetscErrorCode wall_force(const discretization::FlowResidual &res,

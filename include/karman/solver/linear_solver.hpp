@@ -47,6 +47,8 @@
 //    SNES monitor, so that PETSc options such as -snes_monitor_cancel cannot switch it off.
 #pragma once
 
+#include "karman/solver/solver_options.hpp"
+
 #include "karman/config/case_config.hpp"
 #include "karman/mesh/mesh.hpp"
 
@@ -138,8 +140,8 @@ PetscErrorCode create_linear_solver(MPI_Comm comm, LinearSolverRole role, Linear
 /// max_iterations), residual r, Jacobian J (preconditioner matrix P), the linear solver (role
 /// Newton) of `method`, `systems` and `dim` (direct: a KSP of type direct_type around the LU) and,
 /// when given, the linear tolerances.  SNESSetFromOptions is left to the caller.
-PetscErrorCode create_newton(MPI_Comm comm, const config::Section &solver_section, Vec r, Mat J,
-                             Mat P, PetscErrorCode (*function)(SNES, Vec, Vec, void *),
+PetscErrorCode create_newton(MPI_Comm comm, const SolverOptions &solver, Vec r, Mat J, Mat P,
+                             PetscErrorCode (*function)(SNES, Vec, Vec, void *),
                              PetscErrorCode (*jacobian)(SNES, Vec, Mat, Mat, void *), void *ctx,
                              LinearMethod method, LinearSystems systems, int dim,
                              KSPType direct_type, SNES *snes,

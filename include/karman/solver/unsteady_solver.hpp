@@ -22,6 +22,7 @@
 
 #include "karman/discretization/flow_residual.hpp"
 #include "karman/solver/linear_solver.hpp"
+#include "karman/solver/solver_options.hpp"
 
 #include <petscsnes.h>
 
@@ -102,7 +103,7 @@ private:
   Mat J_ = nullptr, P_ = nullptr; ///< exact Jacobian; matrix the preconditioner is built from
   Vec w_ = nullptr, w_prev_ = nullptr, w_new_ = nullptr, r_ = nullptr;
   Vec w_prev2_ = nullptr; ///< w^{n-2}, for the initial guess only
-  std::string scheme_ = "bdf2";
+  TimeScheme scheme_ = TimeScheme::Bdf2;
   long step_ = 0;
   /// dt_{n-1}, dt_{n-2}: 0 where the level before is unknown to the initial guess (at rest, after
   /// set_state or a restart point), so it extrapolates from fewer levels

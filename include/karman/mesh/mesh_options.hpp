@@ -1,0 +1,20 @@
+// The case file's `mesh` section, owned by the mesh layer: which mesh, at which level.
+#pragma once
+
+#include "karman/config/section_options.hpp"
+
+#include <string>
+
+namespace karman::mesh {
+
+struct MeshOptions {
+  std::string file;      ///< .geo (meshed by gmsh) or .msh, relative to the case file
+  long level = 0;        ///< refinement level (gmsh -setnumber level N)
+  long dimension = 2;    ///< space dimension
+  std::string cache_dir; ///< folder of generated .msh files ("" : .karman-cache beside the .geo)
+};
+
+/// The keys of `mesh` bound to MeshOptions.
+const config::SectionOptions<MeshOptions> &mesh_options();
+
+} // namespace karman::mesh

@@ -1,0 +1,51 @@
+// The case-file keys the solver layer owns: `time`, `solver` (besides the scheme keys of the
+// discretization), the force monitors' keys of `objective` (walls, drag and lift directions, the
+// pressure-difference points) and `output.probes`.  Parsed by the solvers and monitors at set-up.
+#pragma once
+
+#include "karman/config/section_options.hpp"
+
+#include <string>
+#include <vector>
+
+namespace karman::solver {
+
+enum class TimeMode { Steady, Unsteady };
+enum class TimeScheme { Bdf1, Bdf2 };
+enum class LinearSolverChoice { Auto, Direct, Iterative };
+enum class PreconditionerMatrix { Exact, Compact };
+
+struct TimeOptions {
+  TimeMode mode = TimeMode::Steady;
+  TimeScheme scheme = TimeScheme::Bdf2;
+  double dt = 0.01, t_end = 1, statistics_start = 0;
+  bool unsteady() const { return mode == TimeMode::Unsteady; }
+};
+
+struct SolverOptions {
+  long max_iterations = 50;
+  double rtol = 1e-10, atol = 1e-12, cfl_initial = 10, cfl_max = 1e12;
+  LinearSolverChoice linear = LinearSolverChoice::Auto;
+  PreconditionerMatrix preconditioner_matrix = PreconditionerMatrix::Compact;
+  long refactor_iterations = 20;
+  double linear_rtol = 1e-4, linear_atol = 1e-20;
+  long linear_max_iterations = 200;
+};
+
+/// The objective section's keys of the force monitors (c_D, c_L, delta p of every run).
+struct ForceOptions {
+  std::vector<std::string> walls; ///< empty: every wall-type boundary
+  Vec3<double> drag_direction, lift_direction;
+  std::vector<Vec3<double>> points; ///< the pressure difference's two points (or none)
+};
+
+struct ProbeOptions {
+  std::vector<Vec3<double>> probes; ///< points of output.probes
+};
+
+const config::SectionOptions<TimeOptions> &time_options();
+const config::SectionOptions<SolverOptions> &solver_options();
+const config::SectionOptions<ForceOptions> &force_options();
+const config::SectionOptions<ProbeOptions> &probe_options();
+
+} // namespace karman::solver
