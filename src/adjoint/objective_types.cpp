@@ -6,7 +6,8 @@ namespace karman::adjoint {
 const std::vector<ObjectiveType> &objective_types() {
   static const std::vector<ObjectiveType> types = [] {
     std::vector<ObjectiveType> all;
-    for (auto list : {force_objective_types(), pressure_objective_types(), probe_objective_types()})
+    for (auto list : {force_objective_types(), pressure_objective_types(), probe_objective_types(),
+                      scalar_objective_types()})
       for (auto &t : list) all.push_back(std::move(t));
     return all;
   }();

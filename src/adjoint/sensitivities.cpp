@@ -63,6 +63,10 @@ void Sensitivities::add_face(const FlowResidual &res, const LocalState &state, P
   scatter(res, f, b, *this);
 }
 
+void Sensitivities::add_face_bar(const FlowResidual &res, PetscInt f, const physics::FluxBar &b) {
+  scatter(res, f, b, *this);
+}
+
 void Sensitivities::add_wall_stress(const FlowResidual &res, const LocalState &state, PetscInt f,
                                     double pf_bar, const Vec3<double> &visc_bar) {
   const mesh::Mesh &m = res.mesh();

@@ -261,12 +261,58 @@ PetscErrorCode apply_override(MPI_Comm comm, const std::string &text, YAML::Node
   PetscFunctionReturn(0);
 }
 
+// A map NAME -> {type: TYPE, ...} of the variant list `list` ("boundaries", "scalar.boundaries"):
+// every entry resolved against its type's keys.
+PetscErrorCode parse_variant_map(MPI_Comm comm, const std::string &file, const Schema &schema,
+                                 const std::string &list, const YAML::Node &given,
+                                 const YAML::Node &parent, YAML::Node *resolved,
+                                 std::vector<BoundaryConfig> *entries) {
+  PetscFunctionBeginUser;
+  std::vector<std::string> type_names;
+  for (const auto &t : schema.variants(list)) type_names.push_back(t.spec.name);
+  std::string types_text;
+  for (const auto &t : type_names) types_text += (types_text.empty() ? "" : ", ") + t;
+  PetscCheck(given && given.IsMap() && given.size() > 0, comm, PETSC_ERR_USER_INPUT,
+             "%s: missing or empty section '%s' (a map from Gmsh physical names to "
+             "{type: ...}; types: %s)",
+             where(file, given ? given : parent).c_str(), list.c_str(), types_text.c_str());
+  *resolved = YAML::Node(YAML::NodeType::Map);
+  entries->clear();
+  for (const auto &item : given) {
+    const std::string name = item.first.Scalar();
+    const std::string label = list + "." + name;
+    const YAML::Node bc = item.second;
+    PetscCheck(bc.IsMap() && bc["type"], comm, PETSC_ERR_USER_INPUT,
+               "%s: '%s' needs a map with a 'type' (%s)", where(file, item.first).c_str(),
+               label.c_str(), suggestion("", type_names).c_str());
+    const std::string type = bc["type"].IsScalar() ? bc["type"].Scalar() : show(bc["type"]);
+    const VariantSpec *variant = schema.variant(list, type);
+    PetscCheck(variant, comm, PETSC_ERR_USER_INPUT, "%s: '%s': unknown type '%s': %s",
+               where(file, bc["type"]).c_str(), label.c_str(), type.c_str(),
+               suggestion(type, type_names).c_str());
+    const SectionSpec *spec = &variant->spec;
+    YAML::Node params;
+    PetscCall(resolve_section(comm, file, *spec, bc, label, {"type"}, &params));
+    if (variant->check) {
+      const std::string problem = variant->check(bc, params, label, {file});
+      PetscCheck(problem.empty(), comm, PETSC_ERR_USER_INPUT, "%s", problem.c_str());
+    }
+    YAML::Node full(YAML::NodeType::Map);
+    full["type"] = type;
+    for (const auto &p : params) full[p.first.Scalar()] = p.second;
+    (*resolved)[name] = full;
+    entries->push_back({name, type, Section(params, spec, label), item.first.Mark().line + 1});
+  }
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &file,
                      const std::vector<std::string> &overrides, const Schema &schema,
                      YAML::Node *resolved_out, std::vector<BoundaryConfig> *boundaries,
                      std::vector<DesignConfig> *designs,
                      std::vector<std::pair<std::string, std::string>> *petsc,
-                     std::vector<Section> *constraints) {
+                     std::vector<Section> *constraints,
+                     std::map<std::string, std::vector<BoundaryConfig>> *maps) {
   PetscFunctionBeginUser;
   // (not cloned: YAML::Clone drops the line marks that error messages cite)
   YAML::Node root = input;
@@ -295,48 +341,26 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
   YAML::Node resolved(YAML::NodeType::Map);
   for (const auto &s : schema.sections()) {
     if (s.optional && !root[s.name]) continue;
-    YAML::Node section;
-    PetscCall(resolve_section(comm, file, s, root[s.name], s.name, {}, &section));
+    YAML::Node section, given = root[s.name];
+    if (!s.variant_map.empty() && given && given.IsMap()) { // its map apart from its keys
+      YAML::Node keys(YAML::NodeType::Map);
+      for (const auto &kv : given)
+        if (kv.first.Scalar() != s.variant_map) keys[kv.first] = kv.second;
+      const std::string list = s.name + "." + s.variant_map;
+      YAML::Node map;
+      PetscCall(parse_variant_map(comm, file, schema, list, given[s.variant_map], given, &map,
+                                  &(*maps)[list]));
+      PetscCall(resolve_section(comm, file, s, keys, s.name, {}, &section));
+      section[s.variant_map] = map;
+    } else
+      PetscCall(resolve_section(comm, file, s, given, s.name, {}, &section));
     resolved[s.name] = section;
   }
 
   // Boundaries: a map NAME -> {type: TYPE, ...}
-  const YAML::Node given = root["boundaries"];
-  std::vector<std::string> type_names;
-  for (const auto &t : schema.variants("boundaries")) type_names.push_back(t.spec.name);
-  std::string types_text;
-  for (const auto &t : type_names) types_text += (types_text.empty() ? "" : ", ") + t;
-  PetscCheck(given && given.IsMap() && given.size() > 0, comm, PETSC_ERR_USER_INPUT,
-             "%s: missing or empty section 'boundaries' (a map from Gmsh physical names to "
-             "{type: ...}; types: %s)",
-             where(file, given ? given : root).c_str(), types_text.c_str());
-  YAML::Node resolved_bcs(YAML::NodeType::Map);
-  boundaries->clear();
-  for (const auto &item : given) {
-    const std::string name = item.first.Scalar();
-    const YAML::Node bc = item.second;
-    PetscCheck(bc.IsMap() && bc["type"], comm, PETSC_ERR_USER_INPUT,
-               "%s: boundary '%s' needs a map with a 'type' (%s)", where(file, item.first).c_str(),
-               name.c_str(), suggestion("", type_names).c_str());
-    const std::string type = bc["type"].IsScalar() ? bc["type"].Scalar() : show(bc["type"]);
-    const VariantSpec *variant = schema.variant("boundaries", type);
-    PetscCheck(variant, comm, PETSC_ERR_USER_INPUT, "%s: boundary '%s': unknown type '%s': %s",
-               where(file, bc["type"]).c_str(), name.c_str(), type.c_str(),
-               suggestion(type, type_names).c_str());
-    const SectionSpec *spec = &variant->spec;
-    YAML::Node params;
-    PetscCall(resolve_section(comm, file, *spec, bc, "boundaries." + name, {"type"}, &params));
-    if (variant->check) {
-      const std::string problem = variant->check(bc, params, "boundaries." + name, {file});
-      PetscCheck(problem.empty(), comm, PETSC_ERR_USER_INPUT, "%s", problem.c_str());
-    }
-    YAML::Node full(YAML::NodeType::Map);
-    full["type"] = type;
-    for (const auto &p : params) full[p.first.Scalar()] = p.second;
-    resolved_bcs[name] = full;
-    boundaries->push_back(
-        {name, type, Section(params, spec, "boundaries." + name), item.first.Mark().line + 1});
-  }
+  YAML::Node resolved_bcs;
+  PetscCall(parse_variant_map(comm, file, schema, "boundaries", root["boundaries"], root,
+                              &resolved_bcs, boundaries));
   resolved["boundaries"] = resolved_bcs;
 
   // Constraints (karman optimize): a list of maps with the keys of constraint_spec()
@@ -606,7 +630,7 @@ PetscErrorCode CaseConfig::load_text(MPI_Comm comm, const std::string &text,
   out.file_ = name;
   out.directory_ = directory;
   PetscCall(parse(comm, root, name, overrides, schema, &out.resolved_, &out.boundaries_,
-                  &out.designs_, &out.petsc_, &out.constraints_));
+                  &out.designs_, &out.petsc_, &out.constraints_, &out.maps_));
   PetscFunctionReturn(0);
 }
 
@@ -620,6 +644,12 @@ Section CaseConfig::section(const std::string &name) const {
 
 bool CaseConfig::has_section(const std::string &name) const {
   return schema_->section(name) && resolved_[name];
+}
+
+const std::vector<BoundaryConfig> &CaseConfig::variant_map(const std::string &list) const {
+  static const std::vector<BoundaryConfig> none;
+  const auto it = maps_.find(list);
+  return it == maps_.end() ? none : it->second;
 }
 
 const BoundaryConfig *CaseConfig::boundary(const std::string &name) const {
@@ -727,6 +757,13 @@ std::string CaseConfig::problem_keys() const {
                                          : std::string("unreadable")));
       }
     }
+  for (const auto &sec : schema_->sections()) // the sections' variant maps (scalar.boundaries)
+    if (!sec.variant_map.empty() && resolved_[sec.name])
+      for (const auto &bc : resolved_[sec.name][sec.variant_map])
+        for (const auto &kv : bc.second)
+          keys.emplace_back(sec.name + "." + sec.variant_map + "." + bc.first.Scalar() + "." +
+                                kv.first.Scalar(),
+                            kv.second);
   YAML::Emitter e;
   e << YAML::BeginMap;
   for (const auto &[key, value] : keys)

@@ -134,6 +134,12 @@ Schema &Schema::add_keys(const std::string &name, const std::string &help,
   return *this;
 }
 
+Schema &Schema::add_variant_map(const std::string &name, const std::string &key) {
+  for (auto &sec : sections_)
+    if (sec.name == name) sec.variant_map = key;
+  return *this;
+}
+
 Schema &Schema::add_variant(const std::string &list, VariantSpec variant) {
   for (auto &[name, types] : lists_)
     if (name == list) {
@@ -180,6 +186,14 @@ std::string Schema::help() const {
   for (const auto &s : sections_) {
     out << s.name << ":    # " << s.help << (s.optional ? " (optional section)" : "") << "\n";
     print_keys(s, "  ");
+    if (!s.variant_map.empty()) {
+      out << "  " << s.variant_map << ":    # one entry per boundary\n"
+          << "    NAME: {type: TYPE, ...}    TYPE and its keys:\n";
+      for (const auto &t : variants(s.name + "." + s.variant_map)) {
+        out << "    type: " << t.spec.name << "    # " << t.spec.help << "\n";
+        print_keys(t.spec, "      ");
+      }
+    }
     out << "\n";
   }
   out << "boundaries:    # one entry per Gmsh physical name of the mesh boundary\n"

@@ -3,6 +3,7 @@
 #include "karman/discretization/flow_residual.hpp"
 #include "karman/discretization/flow_options.hpp"
 #include "karman/discretization/navier_stokes_term.hpp"
+#include "karman/discretization/scalar_term.hpp"
 
 #include "karman/core/parallel.hpp"
 
@@ -34,6 +35,11 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
   terms_.push_back(std::make_unique<NavierStokesTerm>(mesh, geom_, bcs_, params_, &time_, &level_));
   std::vector<physics::FieldSpec> fields;
   term_of_.clear();
+  if (cfg.has_section("scalar")) { // a passive scalar carried by the flow
+    auto scalar = std::make_unique<ScalarTerm>();
+    PetscCall(scalar->setup(mesh, cfg, *terms_.front(), params_));
+    terms_.push_back(std::move(scalar));
+  }
   for (std::size_t t = 0; t < terms_.size(); ++t) {
     int first = 0;
     for (const auto &f : fields) first += f.components;
@@ -248,6 +254,7 @@ void FlowResidual::face_jacobian(const LocalState &s, PetscInt f, FluxJacobian &
   CellState<double> R;
   if (r >= 0) R = s.cell(r);
   const FaceView face{f, &L, r >= 0 ? &R : nullptr, &g};
+  J.clear(eq_.nv()); // (a term writes its rows; later terms may read earlier terms' rows)
   for (const auto &t : terms_) t->flux_dw(face, J);
 }
 

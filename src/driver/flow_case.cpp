@@ -39,6 +39,8 @@ std::vector<double> uniform_initial_values(const FlowResidual &res, const config
   const physics::EquationSet &eq = res.equations();
   const discretization::InitialOptions init = discretization::initial_options().get(cfg);
   std::vector<double> w0(eq.nv(), 0.0);
+  for (std::size_t i = 0; i < eq.n_fields(); ++i)
+    for (int d = 0; d < eq.field(i).components; ++d) w0[eq.offset(i) + d] = eq.field(i).initial;
   w0[eq.offset(eq.find("pressure"))] = init.pressure;
   for (int d = 0; d < eq.dim(); ++d) w0[eq.offset(eq.find("velocity")) + d] = init.velocity[d];
   return w0;

@@ -6,6 +6,7 @@
 #include "karman/design/design_types.hpp"
 #include "karman/discretization/boundary_conditions.hpp"
 #include "karman/discretization/flow_options.hpp"
+#include "karman/discretization/scalar_term.hpp"
 #include "karman/driver/output_options.hpp"
 #include "karman/mesh/mesh_options.hpp"
 #include "karman/optimization/optimization_options.hpp"
@@ -40,6 +41,7 @@ config::Schema make_schema() {
   discretization::fluid_options().declare(s);
   discretization::reference_options().declare(s);
   discretization::initial_options().declare(s);
+  discretization::declare_scalar(s);
   solver::time_options().declare(s);
   solver::solver_options().declare(s);
   discretization::scheme_options().declare(s);

@@ -45,7 +45,7 @@ void make(const std::string &yaml, const std::string &geo, int level,
   REQUIRE(p->res.create_state(&p->w) == 0);
   if (!solve) return;
   const auto u0 = p->cfg.section("initial").vector("velocity");
-  const int nv = dim + 1;
+  const int nv = p->res.nv();
   PetscScalar *a;
   REQUIRE(VecGetArray(p->w, &a) == 0);
   for (PetscInt c = 0; c < p->mesh.n_owned_cells; ++c)
@@ -281,6 +281,36 @@ boundaries:
        std::string(KARMAN_SOURCE_DIR) + "/cases/cylinder-unbounded/cylinder.geo", 0,
        {"cylinder", "farfield"}, &p);
   check_parameters(p, "objective: {type: drag, walls: [cylinder]}\n", 1e-6);
+}
+
+// The DFG channel with a heated cylinder: the scalar at value 0 on the inlet, 1 on the cylinder,
+// a flux through the walls, out through the outlet, with a source and decay.
+std::string scalar_case() {
+  return kDfg + R"(scalar:
+  diffusivity: 0.004
+  source: 0.3
+  decay: 0.2
+  boundaries:
+    inlet: {type: value, value: 0.1}
+    cylinder: {type: value, value: 1.0}
+    walls: {type: flux, flux: 0.02}
+    outlet: {type: outflow}
+)";
+}
+
+TEST_CASE("scalar: adjoint gradients of the Nusselt number and the drag equal finite differences",
+          "[adjoint][scalar][mpi]") {
+  // every parameter: the flow's boundaries and viscosity (through the volume flux that carries
+  // the scalar) and the scalar's diffusivity, source, decay, boundary values and flux
+  // (the coarse cylinder channel of the control tests, 452 cells)
+  Problem p;
+  make(scalar_case(), "control-cylinder.geo", 0, {"inlet", "outlet", "walls", "cylinder"}, &p);
+  check_parameters(p,
+                   "objective: {type: sum, terms: [{type: nusselt, walls: [cylinder], "
+                   "scalar_difference: 0.9}, {type: drag, walls: [cylinder], weight: 0.1}]}\n",
+                   1e-6);
+  // the shape derivative of the Nusselt number: Taylor test
+  check_shape_taylor(p, "objective: {type: nusselt, walls: [cylinder]}\n", {1e-3, 5e-4, 2.5e-4});
 }
 
 TEST_CASE("shape gradient: Taylor test for a smooth bump on the cylinder", "[adjoint][mpi]") {

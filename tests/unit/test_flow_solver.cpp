@@ -56,6 +56,7 @@ void smooth_state(Problem &p, Vec w, double scale) {
     a[c * nv + 1] = scale * (1.0 + 0.4 * std::cos(1.3 * x[1] + x[0]));
     a[c * nv + 2] = scale * (0.3 * std::sin(1.7 * x[0] - x[1]));
     if (nv > 3) a[c * nv + 3] = scale * 0.2 * std::cos(x[2] + x[0]);
+    if (nv == 5) a[c * nv + 4] = scale * (0.5 + 0.3 * std::sin(x[1] - 2 * x[2]));
   }
   REQUIRE(VecRestoreArray(w, &a) == 0);
 }
@@ -162,6 +163,22 @@ TEST_CASE("assembled Jacobian equals finite differences of the residual",
                  {"inlet", "outlet", "walls", "cylinder"}, &p);
     REQUIRE(jacobian_fd_error(p, 0.3) < 1e-6);
   }
+  SECTION("DFG channel with a passive scalar: value, flux and outflow boundaries, source, decay") {
+    Problem p;
+    make_problem(std::string(kDfgCase) + R"(scalar:
+  diffusivity: 0.01
+  source: 0.5
+  decay: 0.3
+  boundaries:
+    inlet: {type: value, value: 0.2}
+    cylinder: {type: value, value: 1.0}
+    walls: {type: flux, flux: 0.1}
+    outlet: {type: outflow}
+)",
+                 test::dfg_geo(), 0, 2, {"inlet", "outlet", "walls", "cylinder"}, &p);
+    REQUIRE(p.res.nv() == 4);
+    REQUIRE(jacobian_fd_error(p, 0.3) < 1e-6);
+  }
   SECTION("unbounded cylinder: far field") {
     Problem p;
     make_problem(R"(
@@ -242,6 +259,33 @@ boundaries:
 )",
                  "box-obstacle.geo", 0, 3, {"outer", "obstacle"}, &q);
     REQUIRE(jacobian_fd_error(q, 1.0) < 1e-6);
+  }
+  SECTION("3D tetrahedra with a passive scalar") {
+    Problem p;
+    make_problem(R"(
+mesh: {file: x.geo, dimension: 3}
+fluid: {viscosity: 0.05}
+boundaries:
+  xmin: {type: velocity-inlet, velocity: 1.0, direction: [1, 0, 0]}
+  xmax: {type: pressure-outlet}
+  ymin: {type: wall}
+  ymax: {type: wall, velocity: [0.3, 0, 0.1]}
+  zmin: {type: symmetry}
+  zmax: {type: far-field, velocity: [1, 0.1, 0.2]}
+scalar:
+  diffusivity: 0.02
+  decay: 0.1
+  boundaries:
+    xmin: {type: value, value: 0}
+    xmax: {type: outflow}
+    ymin: {type: value, value: 1}
+    ymax: {type: flux, flux: -0.2}
+    zmin: {type: flux}
+    zmax: {type: value, value: 0.5}
+)",
+                 "box-tet.geo", 0, 3, {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"}, &p);
+    REQUIRE(p.res.nv() == 5);
+    REQUIRE(jacobian_fd_error(p, 1.0) < 1e-6);
   }
 }
 

@@ -209,6 +209,60 @@ void check_per_step_omega_taylor(Setup &s, const adjoint::UnsteadyAdjointResult 
 
 } // namespace
 
+TEST_CASE("unsteady adjoint with a passive scalar: the time-averaged Nusselt number's gradients "
+          "equal finite differences",
+          "[unsteady-adjoint][scalar][mpi]") {
+  // the heated cylinder in the coarse channel of the control tests (452 cells), 5 BDF steps:
+  // every parameter of the scalar and the flow's that carry it, central differences of the whole
+  // forward run (1e-7 relative)
+  std::string yaml = kCase.substr(0, kCase.find("objective:"));
+  yaml += R"(objective: {type: nusselt, walls: [cylinder], time: average, window: [0.04, 0.1]}
+scalar:
+  diffusivity: 0.005
+  source: 0.2
+  decay: 0.1
+  initial: 0.1
+  boundaries:
+    inlet: {type: value, value: 0.1}
+    cylinder: {type: value, value: 1.0}
+    walls: {type: flux, flux: 0.05}
+    outlet: {type: outflow}
+)";
+  Setup s;
+  clear_error();
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "ua.yaml", "/", {},
+                                        optimization::case_schema(), s.cfg) == 0);
+  test::load(PETSC_COMM_WORLD, "control-cylinder.geo", 0, 2,
+             {"inlet", "outlet", "walls", "cylinder"}, &s.mesh);
+  REQUIRE(s.res.setup(s.mesh, s.cfg) == 0);
+  REQUIRE(s.res.nv() == 4);
+  REQUIRE(s.res.create_state(&s.w0) == 0);
+  PetscScalar *a;
+  REQUIRE(VecGetArray(s.w0, &a) == 0);
+  for (PetscInt c = 0; c < s.mesh.n_owned_cells; ++c)
+    a[4 * c] = 0, a[4 * c + 1] = 1, a[4 * c + 2] = 0, a[4 * c + 3] = 0.1;
+  REQUIRE(VecRestoreArray(s.w0, &a) == 0);
+  adjoint::UnsteadyAdjointResult r;
+  gradient(s, adjoint::AdjointSchedule::StoreAll, 0, &r);
+  const discretization::ParameterRegistry registry(s.res);
+  for (const char *name :
+       {"scalar.diffusivity", "scalar.source", "scalar.decay", "scalar.boundaries.cylinder.value",
+        "scalar.boundaries.inlet.value", "scalar.boundaries.walls.flux",
+        "boundaries.inlet.velocity", "fluid.viscosity"}) {
+    const int i = registry.find(name);
+    REQUIRE(i >= 0);
+    const double v = registry.value(s.res, i), h = 1e-5 * std::max(std::abs(v), 1e-2);
+    REQUIRE(registry.set(s.res, name, v + h) == 0);
+    const double Jp = forward(s, s.w0);
+    REQUIRE(registry.set(s.res, name, v - h) == 0);
+    const double Jm = forward(s, s.w0);
+    REQUIRE(registry.set(s.res, name, v) == 0);
+    const double fd = (Jp - Jm) / (2 * h), g = gradient_of(r, name);
+    CAPTURE(name, v, r.J, g, fd);
+    CHECK(std::abs(g - fd) <= 1e-7 * std::abs(fd) + 1e-13 * std::abs(r.J) / h);
+  }
+}
+
 TEST_CASE("unsteady adjoint: sine parameters and viscosity vs finite differences",
           "[unsteady-adjoint]") {
   Setup s;

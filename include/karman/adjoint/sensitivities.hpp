@@ -40,6 +40,9 @@ struct Sensitivities {
   /// values).
   void add_face(const discretization::FlowResidual &res, const discretization::LocalState &state,
                 PetscInt f, const double *lambda);
+  /// Adds the adjoints `b` of one face's inputs (cell values and gradients, geometry, boundary
+  /// values, viscosity) of face f, as computed by a kernel's reverse mode.
+  void add_face_bar(const discretization::FlowResidual &res, PetscInt f, const physics::FluxBar &b);
   /// Adds the adjoints of the wall stress (p_f, visc) of velocity-Dirichlet face f.
   void add_wall_stress(const discretization::FlowResidual &res,
                        const discretization::LocalState &state, PetscInt f, double pf_bar,

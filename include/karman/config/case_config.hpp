@@ -13,6 +13,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <array>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -98,6 +99,9 @@ public:
   bool has_section(const std::string &name) const;
   const std::vector<BoundaryConfig> &boundaries() const { return boundaries_; }
   const BoundaryConfig *boundary(const std::string &name) const;
+  /// The entries of the variant map `list` of a section ("scalar.boundaries"), in file order;
+  /// empty when the case has none.
+  const std::vector<BoundaryConfig> &variant_map(const std::string &list) const;
   /// The `constraints:` list of karman optimize (constraint_spec() keys), in file order.
   const std::vector<Section> &constraints() const { return constraints_; }
   /// The `design:` list in the case file's order (empty when the case has none).
@@ -130,6 +134,7 @@ private:
   std::string file_, directory_;
   YAML::Node resolved_;
   std::vector<BoundaryConfig> boundaries_;
+  std::map<std::string, std::vector<BoundaryConfig>> maps_;
   std::vector<Section> constraints_;
   std::vector<DesignConfig> designs_;
   std::vector<std::pair<std::string, std::string>> petsc_;

@@ -55,6 +55,9 @@ struct SectionSpec {
   std::vector<KeySpec> keys;
   /// Resolved only when the case file has it (e.g. `scalar`: the case solves a scalar).
   bool optional = false;
+  /// The name of a key holding a map NAME -> {type: TYPE, ...} of the variant list
+  /// "<section>.<key>" (e.g. `scalar.boundaries`), resolved like `boundaries`; empty: none.
+  std::string variant_map = {};
   const KeySpec *find(const std::string &key) const;
 };
 
@@ -103,6 +106,9 @@ public:
   /// the declarations).
   Schema &add_keys(const std::string &name, const std::string &help, std::vector<KeySpec> keys,
                    bool optional = false);
+  /// Declares that section `name` holds the variant map `key` (SectionSpec::variant_map), whose
+  /// types are added with add_variant(name + "." + key, ...).
+  Schema &add_variant_map(const std::string &name, const std::string &key);
   /// Adds a variant type to the list `list` ("boundaries", "design").
   Schema &add_variant(const std::string &list, VariantSpec variant);
   /// The keys of one `constraints:` entry.

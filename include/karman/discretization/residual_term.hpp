@@ -10,6 +10,11 @@
 // reverse mode to its parameters and the face geometry) and its differentiable parameters.  Its
 // kernels are pure functions of physics/ with their _dw and _reverse beside them (complex-step
 // tested).
+//
+// Terms are called in the order of their fields (the flow first).  A term whose flux depends on
+// an earlier term's flux (a scalar on the flow's volume flux) reads that term's rows: in flux()
+// M, in flux_dw() J hold the earlier terms' rows already; its flux_reverse() passes the
+// adjoint of that flux to the earlier term's flux_reverse (which writes to bar only).
 #pragma once
 
 #include "karman/core/vec3.hpp"

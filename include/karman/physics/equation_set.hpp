@@ -27,6 +27,8 @@ struct FieldSpec {
   bool transient = false;   ///< its rows carry the time derivative rho V d(phi)/dt
   double scale = 1;         ///< the unknown is value / scale (balances the linear systems)
   int convection_order = 2; ///< 2: linear reconstruction of face values, 1: cell values
+  double initial = 0;       ///< uniform initial value of each component (fields other than the
+                            ///< flow's, whose start is the `initial` section's)
 };
 
 class EquationSet {
