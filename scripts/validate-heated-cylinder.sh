@@ -22,6 +22,7 @@ for re in 20 40; do
   kappa=$(/usr/bin/python3 -c "print(1.0 / $re / 0.7)")
   for level in $levels; do
     dir="$out/re$re-l$level"
+    rm -rf "$dir"  # (karman adjoint would start from a flow.h5 left there)
     start=$(date +%s.%N)
     mpirun -n "$np" "$karman" adjoint cases/heated-cylinder/case.yaml -o "$dir" \
       --set mesh.level="$level" --set fluid.viscosity="$nu" --set scalar.diffusivity="$kappa" \

@@ -72,11 +72,14 @@ ScalarFluxDerivatives scalar_value_flux_dw(int s, const CellState<double> &L,
   const V d = g.xf - g.xL;
   const double alpha = dot(g.S, g.S) / dot(d, g.S);
   const V kv = g.S - alpha * d;
+  const double fl = L.w[s] + dot(gradient_of(L, s), d);
+  const double e = fp.eps * fp.u_ref * norm(g.S), sq = std::sqrt(F * F + e * e);
+  const double a = fp.upwind * (sq - e), da = fp.upwind * F / sq;
   ScalarFluxDerivatives D;
-  D.wL = fp.rho * kappa * alpha;
-  for (int c = 0; c < 3; ++c) D.gL[c] = -fp.rho * kappa * kv[c];
-  D.F = fp.rho * phi_b;
-  D.boundary = fp.rho * (F - kappa * alpha);
+  D.wL = fp.rho * (0.5 * (F + a) + kappa * alpha);
+  for (int c = 0; c < 3; ++c) D.gL[c] = fp.rho * (0.5 * (F + a) * d[c] - kappa * kv[c]);
+  D.F = fp.rho * (0.5 * (1 + da) * fl + 0.5 * (1 - da) * phi_b);
+  D.boundary = fp.rho * (0.5 * (F - a) - kappa * alpha);
   D.kappa = -fp.rho * diffusion(g.S, d, phi_b - L.w[s], gradient_of(L, s));
   return D;
 }
@@ -152,8 +155,22 @@ void scalar_value_flux_reverse(int s, const CellState<double> &L, const FaceGeom
                                const FluxParameters<double> &fp, double kappa, double F,
                                double phi_b, double lambda, FluxBar &bar, ScalarFluxBar &sbar) {
   const double rl = fp.rho * lambda;
-  sbar.F += rl * phi_b;
-  sbar.boundary += rl * F;
+  const V d = g.xf - g.xL, G = gradient_of(L, s);
+  const double fl = L.w[s] + dot(G, d);
+  const double A = norm(g.S), e = fp.eps * fp.u_ref * A, sq = std::sqrt(F * F + e * e);
+  const double a = fp.upwind * (sq - e);
+  // the upwinded convection (F + a)/2 phi_L^f + (F - a)/2 phi_b
+  const double fl_bar = rl * 0.5 * (F + a);
+  bar.L.w[s] += fl_bar;
+  add_gradient(bar.L, s, fl_bar * d);
+  bar.xf += fl_bar * G;
+  bar.xL -= fl_bar * G;
+  sbar.boundary += rl * 0.5 * (F - a);
+  const double a_bar = rl * 0.5 * (fl - phi_b);
+  sbar.F += rl * 0.5 * (fl + phi_b) + a_bar * fp.upwind * F / sq;
+  const double e_bar = a_bar * fp.upwind * (e / sq - 1);
+  bar.S += (e_bar * fp.eps * fp.u_ref / A) * g.S;
+  // the diffusion
   sbar.kappa -= rl * scalar_wall_gradient(s, L, g, phi_b);
   scalar_wall_gradient_reverse(s, L, g, phi_b, -rl * kappa, bar, sbar);
 }

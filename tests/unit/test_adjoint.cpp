@@ -308,7 +308,7 @@ TEST_CASE("scalar: adjoint gradients of the Nusselt number and the drag equal fi
   check_parameters(p,
                    "objective: {type: sum, terms: [{type: nusselt, walls: [cylinder], "
                    "scalar_difference: 0.9}, {type: drag, walls: [cylinder], weight: 0.1}]}\n",
-                   1e-6);
+                   1e-7);
   // the shape derivative of the Nusselt number: Taylor test
   check_shape_taylor(p, "objective: {type: nusselt, walls: [cylinder]}\n", {1e-3, 5e-4, 2.5e-4});
 }

@@ -9,8 +9,13 @@
 //   interior   M = rho [ (F + a)/2 phi_L^f + (F - a)/2 phi_R^f - kappa D_f ],
 //              a = b sqrt(F^2 + (eps U_ref A)^2)   (the flow's smooth upwinding),
 //              D_f = alpha (phi_R - phi_L) + (G_L + G_R)/2 . k   (grad phi . S, over-relaxed)
-//   value      M = rho [ F phi_b - kappa D_f ],   D_f = alpha (phi_b - phi_L) + G_L . k
-//              (prescribed phi_b: an inlet temperature, a heated wall)
+//   value      M = rho [ (F + a_b)/2 phi_L^f + (F - a_b)/2 phi_b - kappa D_f ],
+//              a_b = b (sqrt(F^2 + (eps U_ref A)^2) - eps U_ref A),
+//              D_f = alpha (phi_b - phi_L) + G_L . k
+//              (prescribed phi_b: an inlet temperature, a heated wall; upwinded, so that an
+//              outflow face carries the cell's value out and phi_b acts through diffusion only
+//              -- a value on the outflow part of a far field does not force a boundary layer --
+//              and a_b = 0 at F = 0: a wall's flux is its diffusive flux alone)
 //   gradient   M = rho [ F phi_L^f - g A ]       (prescribed diffusive flux g = kappa dphi/dn
 //              into the fluid per unit area: a wall heat flux q_w / (rho c_p); g = 0 is an
 //              adiabatic wall, or the outflow condition on a pressure outlet)
@@ -65,7 +70,10 @@ T scalar_value_flux(int s, const CellState<T> &L, const FaceGeometry<T> &g,
   const Vec3<T> kv = g.S - alpha * d;
   T diff = alpha * (phi_b - L.w[s]);
   for (int c = 0; c < 3; ++c) diff += L.g[s][c] * kv[c];
-  return fp.rho * (F * phi_b - kappa * diff);
+  const T fl = L.w[s] + dot(Vec3<T>(L.g[s][0], L.g[s][1], L.g[s][2]), d);
+  const T e = fp.eps * fp.u_ref * norm(g.S);
+  const T a = fp.upwind * (sqrt_of(F * F + e * e) - e);
+  return fp.rho * (T(0.5) * (F + a) * fl + T(0.5) * (F - a) * phi_b - kappa * diff);
 }
 
 /// grad(phi) . S on a face with prescribed phi_b (the D_f of scalar_value_flux): the wall heat
