@@ -146,7 +146,9 @@ PY
 /usr/bin/python3 "$src/postprocess/plot_shapes.py" ref -o shapes.png > /dev/null || fail "plot_shapes.py"
 
 # 5. karman verify: dJ/da and dc/da through deformation and re-solve against finite differences
-"$karman" verify case.yaml -o verify > verify.log 2>&1 ||
+# (the design gradients are the point here: of the parameters only the viscosity; every parameter
+# of the DFG 2D-1 case is verified by adjoint.sh)
+"$karman" verify case.yaml -o verify --set "adjoint.parameters=[fluid.viscosity]" > verify.log 2>&1 ||
   { grep -E "FAILED|error" verify.log | head; fail "karman verify of the design gradients"; }
 /usr/bin/python3 - <<'PY' || exit 1
 import json

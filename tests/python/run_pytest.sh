@@ -9,10 +9,11 @@ rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 fail() { echo "FAIL: $*"; exit 1; }
 run() { if [ "$np" = 1 ]; then "$@"; else mpirun -n "$np" --oversubscribe "$@"; fi; }
 
-# unsteady: 6 steps, the cylinder's rotation rate one value per time level (levels 0..6)
+# unsteady: 6 steps in the coarse channel of the control tests (tests/data/control-cylinder.geo, 452
+# cells), the cylinder's rotation rate one value per time level (levels 0..6)
 printf '%s\n' 0.2 0.35 -0.1 0.5 0.25 -0.3 0.15 > omega.csv
 cat > unsteady.yaml <<YAML
-mesh: {file: $src/cases/dfg-2d1/dfg-channel.geo, level: 0}
+mesh: {file: $src/tests/data/control-cylinder.geo, level: 0}
 fluid: {viscosity: 1.0e-3}
 reference: {velocity: 1.0, length: 0.1}
 boundaries:
@@ -39,6 +40,6 @@ run "$karman" run "$src/cases/dfg-2d1/case.yaml" -o cli_bad --set mesh.levle=0 >
 export PYTHONPATH="$pypath${PYTHONPATH:+:$PYTHONPATH}" KARMAN_SOURCE_DIR="$src" KARMAN_TEST_WORK="$work"
 # rank 0 reports; the other ranks write pytest_rank<R>.log (their failures still fail the run)
 run bash -c 'r=${OMPI_COMM_WORLD_RANK:-0}
-  if [ "$r" = 0 ]; then exec "$0" -m pytest -p no:cacheprovider --color=no -q "$1" -x
+  if [ "$r" = 0 ]; then exec "$0" -m pytest -p no:cacheprovider --color=no -q "$1" -x --durations=0
   else exec "$0" -m pytest -p no:cacheprovider --color=no -q "$1" -x > "pytest_rank$r.log" 2>&1; fi' \
   "$python" "$src/tests/python" || { cat pytest_rank*.log 2> /dev/null | tail -20; fail "pytest on $np rank(s)"; }

@@ -1,5 +1,5 @@
-"""karman from Python, unsteady (DFG channel, coarse mesh, 6 BDF steps, the cylinder rotating
-with a per-step rate omega^n read from a file, mean drag): the solve with progress, the
+"""karman from Python, unsteady (coarse cylinder channel, 452 cells, 6 BDF steps, the cylinder
+rotating with a per-step rate omega^n read from a file, mean drag): the solve with progress, the
 per-step control gradient and the parameter gradients of the unsteady adjoint equal to the
 command line's control_gradient.csv and gradient.json (1e-12 relative) and to central finite
 differences (1e-6); the per-step control set from Python as an array; gradient() and
