@@ -6,6 +6,7 @@
 #include "karman/config/case_config.hpp"
 #include "karman/core/error.hpp"
 #include "karman/driver/flow_case.hpp"
+#include "karman/optimization/case_schema.hpp"
 #include "karman/solver/linear_solver.hpp"
 
 #include <petscsys.h>
@@ -27,7 +28,8 @@ PetscErrorCode solve_case(int argc, char **argv) {
     if (a[0] != '-' && a.find('=') != std::string::npos) overrides.push_back(a);
   }
   karman::config::CaseConfig cfg;
-  PetscCall(karman::config::CaseConfig::load(PETSC_COMM_WORLD, argv[1], overrides, cfg));
+  PetscCall(karman::config::CaseConfig::load(PETSC_COMM_WORLD, argv[1], overrides,
+                                             karman::optimization::case_schema(), cfg));
   PetscCall(cfg.apply_petsc_options()); // the case's petsc: block, as karman run
   karman::driver::FlowCase fc;
   PetscCall(fc.load(PETSC_COMM_WORLD, cfg)); // mesh, discretization, monitors
