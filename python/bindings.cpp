@@ -20,6 +20,9 @@
 #include "karman/optimization/shape_optimization.hpp"
 #include "karman/solver/linear_solver.hpp"
 
+#include <petsclog.h>
+#include <petscsnes.h>
+
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -588,11 +591,15 @@ public:
   // ------------------------------------------------------------------ gradients
 
   /// For each objective (the case's for "", or YAML text of an objective section): J and
-  /// dJ/d(every parameter), dJ/dX (local vertices), at the solution.  Steady: one transposed
-  /// solve per objective with the Jacobian and LU factors of the first; unsteady: one forward
-  /// run and one backward sweep for all of them (UnsteadyAdjoint::add_objective).
-  /// `own_forward` (unsteady only): no solve() needed, the adjoint's forward run is the solve.
+  /// dJ/d(every parameter), dJ/dX (local vertices).  Steady: at the solution of solve(), one
+  /// transposed solve per objective with the Jacobian and LU factors of the first; unsteady: no
+  /// solve() needed, one forward run from the initial state with the current parameters that
+  /// stores the trajectory, and one backward sweep, for all of them
+  /// (UnsteadyAdjoint::add_objective).  The unsteady adjoint runs its own forward: solve() keeps no
+  /// trajectory (UnsteadyAdjoint::run takes none), so a solve() before is a forward run more.
+  /// `own_forward`: kept for karman.torch (it changes nothing now).
   py::list gradients(const std::vector<std::string> &objectives, bool own_forward) {
+    (void)own_forward;
     alive();
     collect_garbage();
     if (objectives.empty()) throw py::value_error("gradients(): no objective given");
@@ -627,8 +634,6 @@ public:
       return out;
     }
     // unsteady: the forward run and the backward sweep of the unsteady adjoint
-    if (!solved_ && !own_forward)
-      throw Failure("gradient(): no solution of the current parameters; call solve() first");
     std::vector<adjoint::UnsteadyAdjointResult> results;
     run_unsteady_adjoint(cfgs, false, &results);
     for (const auto &r : results) {
@@ -654,14 +659,16 @@ public:
     return out;
   }
 
-  /// The values of the objectives (as gradients()) at the solution; unsteady: one forward run
-  /// of the unsteady adjoint without the backward sweep.
+  /// The values of the objectives (as gradients()): steady, at the solution of solve();
+  /// unsteady, no solve() needed: one forward run of the unsteady adjoint without the backward
+  /// sweep (and without a trajectory).  `own_forward`: kept for karman.torch (changes nothing).
   std::vector<double> objectives(const std::vector<std::string> &objectives, bool own_forward) {
+    (void)own_forward;
     alive();
     collect_garbage();
     if (objectives.empty()) throw py::value_error("objectives(): no objective given");
     const auto cfgs = objective_cases(objectives);
-    if (!solved_ && !(own_forward && case_->unsteady()))
+    if (!solved_ && !case_->unsteady())
       throw Failure("objective(): no solution of the current parameters; call solve() first");
     std::vector<double> values;
     if (case_->unsteady()) {
@@ -874,6 +881,25 @@ bool initialize(const std::vector<std::string> &options) {
   return true;
 }
 
+/// How often PETSc event `name` (e.g. "SNESSolve": one per time step, one per steady Newton solve)
+/// ran on this rank in PETSc's main log stage since the first call of event_count, which starts
+/// PETSc's default logging (off otherwise).  The unsteady adjoint's backward sweep, revolve's
+/// recomputed steps included, runs in a stage of its own ("Unsteady adjoint") and is not counted:
+/// in the main stage SNESSolve counts the time steps of forward runs.  For tests.
+long event_count(const std::string &name) {
+  static bool logging = false;
+  if (!logging) {
+    check(PetscLogDefaultBegin());
+    logging = true;
+  }
+  check(SNESInitializePackage()); // (registers the SNES and KSP events if nothing did yet)
+  PetscLogEvent event;
+  check(PetscLogEventGetId(name.c_str(), &event));
+  PetscEventPerfInfo info;
+  check(PetscLogEventGetPerfInfo(0, event, &info));
+  return info.count;
+}
+
 void finalize() {
   PetscBool init, fin;
   PetscInitialized(&init);
@@ -901,6 +927,9 @@ PYBIND11_MODULE(_karman, m) {
         "Initializes PETSc (and MPI unless mpi4py did) once; True if it did now.");
   m.def("finalize", &finalize, "Frees the simulations' PETSc objects and finalizes PETSc.");
   m.def("rank", [] { return rank(); });
+  m.def("event_count", &event_count, py::arg("name"),
+        "How often PETSc event NAME ran on this rank in the main log stage since the first call "
+        "(which starts PETSc's default logging); SNESSolve: the time steps of forward runs.");
   m.def("collect_garbage", &collect_garbage,
         "Destroys the simulations freed by Python on every rank (collective; the collective calls "
         "do it themselves).");

@@ -10,4 +10,5 @@ bash scripts/install-deps.sh
 bash scripts/build.sh
 . scripts/mpi-env.sh
 cd build/release
-ctest --output-on-failure -LE long "$@"
+# -j: the tests run side by side, one per core (a 2-rank test takes two: PROCESSORS 2)
+ctest --output-on-failure -LE long -j "$(nproc)" "$@"

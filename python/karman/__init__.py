@@ -10,6 +10,11 @@
     g = sim.gradient()                        # J, dJ/d(every parameter), dJ/dX
     g["gradient"]["fluid.viscosity"]
 
+A steady gradient is taken at the solution of solve().  An unsteady gradient needs no solve():
+gradient() is one forward run that stores the trajectory plus one backward sweep, and that
+forward run is its own (solve() keeps no trajectory), so call solve() on an unsteady case only
+for forces(), history(), fields() or write().
+
 Runs under ``mpirun -n P python3 script.py`` (every rank runs the script; calls are
 collective).  PETSc is initialized at import (MPI by PETSc, or by mpi4py if it was imported
 first) with the options of the environment variable KARMAN_PETSC_OPTIONS (and PETSC_OPTIONS),
@@ -162,23 +167,33 @@ class Simulation:
         Returns {"J": value, "gradient": {parameter: dJ/dparameter (array per time step for
         per-step controls)}, "X": dJ/dX (this rank's vertices), "surface": {wall: the surface
         sensitivity on this rank's owned wall vertices: vertex_ids, X, normal (into the fluid),
-        area (dual), value = dJ/dX . normal, density = value / area}, ...}.  Unsteady: the
-        unsteady adjoint (its own forward run with the trajectory, then the backward sweep)."""
+        area (dual), value = dJ/dX . normal, density = value / area}, ...}.
+
+        Steady: at the solution of solve() (karman.Error without one).  Unsteady: no solve()
+        needed: the unsteady adjoint runs the forward once from the initial state with the
+        current parameters, storing the trajectory it needs (adjoint.schedule: store-all, or
+        revolve's snapshots), then the backward sweep.  That forward run is the gradient's own:
+        solve() keeps no trajectory, so solve() followed by gradient() runs the forward twice
+        (call solve() only for forces(), history(), fields() or write()).  Its time steps
+        converge to the case's solver.rtol, which the unsteady adjoint requires to be at most
+        1e-8, whatever tolerances an earlier solve() used."""
         return self.gradients([objective])[0]
 
     def gradients(self, objectives):
         """gradient() of several objectives at once (a list of None / objective dicts), sharing
         the work: steady, one transposed solve each with the LU factors of the first; unsteady,
-        one forward run and one backward sweep for all of them."""
+        one forward run (no solve() needed) and one backward sweep for all of them."""
         return self._native.gradients(_texts(objectives))
 
     def objective(self, objective=None):
-        """The value of the case's objective (or of `objective`, as in gradient()) at the
-        solution; unsteady: a forward run of the unsteady adjoint without its backward sweep."""
+        """The value of the case's objective (or of `objective`, as in gradient()): steady, at
+        the solution of solve(); unsteady, no solve() needed: one forward run (without a
+        trajectory) from the initial state with the current parameters."""
         return self.objectives([objective])[0]
 
     def objectives(self, objectives):
-        """objective() of several objectives (unsteady: one forward run for all)."""
+        """objective() of several objectives (unsteady: one forward run for all, no solve()
+        needed)."""
         return self._native.objectives(_texts(objectives))
 
     def _evaluate(self, objectives, gradients):

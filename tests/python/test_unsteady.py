@@ -1,8 +1,10 @@
-"""karman from Python, unsteady (DFG channel, coarse mesh, 6 BDF steps, the cylinder rotating
-with a per-step rate omega^n read from a file, mean drag): the solve with progress, the
+"""karman from Python, unsteady (coarse cylinder channel, 452 cells, 6 BDF steps, the cylinder
+rotating with a per-step rate omega^n read from a file, mean drag): the solve with progress, the
 per-step control gradient and the parameter gradients of the unsteady adjoint equal to the
 command line's control_gradient.csv and gradient.json (1e-12 relative) and to central finite
-differences (1e-6); the per-step control set from Python as an array."""
+differences (1e-6); the per-step control set from Python as an array; gradient() and
+objective() without solve(), one forward run each (counted: PETSc's SNESSolve events, one per
+time step)."""
 import csv
 import json
 import os
@@ -11,6 +13,7 @@ import numpy as np
 import pytest
 
 import karman
+from karman import _karman
 from conftest import UNSTEADY_CASE, WORK, agree, unsteady_overrides
 
 OMEGA, NU, INLET = "boundaries.cylinder.omega", "fluid.viscosity", "boundaries.inlet.velocity"
@@ -103,3 +106,32 @@ def test_control_from_python(unsteady):
     with pytest.raises(karman.Error, match="not a parameter with a value per time step"):
         unsteady.set_parameters({NU: np.ones(len(omega))})
     assert np.array_equal(unsteady.parameters()[OMEGA], omega)
+
+
+def forward_steps(call):
+    """call()'s result and the time steps of the forward runs it made (the SNESSolve events of
+    PETSc's main log stage: the backward sweep runs in a stage of its own)."""
+    before = _karman.event_count("SNESSolve")
+    result = call()
+    return result, _karman.event_count("SNESSolve") - before
+
+
+def test_gradient_without_solve_is_one_forward_run():
+    """An unsteady gradient needs no solve() and runs the forward once (with the trajectory);
+    objective() too.  solve() keeps no trajectory: a gradient() after it runs its own forward (the
+    docstring says so), once."""
+    cli, control = cli_results()
+    sim = karman.Simulation(karman.Case.load(UNSTEADY_CASE, unsteady_overrides()))
+    n = sim.case.steps
+    g, steps = forward_steps(sim.gradient)
+    assert steps == n, (steps, n)
+    assert not sim.solved
+    assert agree(g["J"], cli["objective"]["value"], 1e-12, 0)
+    scale = np.abs(control).max()
+    assert np.all(np.abs(g["gradient"][OMEGA] - control) <= 1e-12 * scale)
+    J, steps = forward_steps(sim.objective)
+    assert steps == n and J == pytest.approx(g["J"], rel=1e-12)
+    _, steps = forward_steps(sim.solve)
+    assert steps == n and sim.solved
+    _, steps = forward_steps(sim.gradient)
+    assert steps == n

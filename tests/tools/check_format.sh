@@ -13,6 +13,6 @@ while IFS= read -r f; do
     echo "not formatted: $f (clang-format -i $f)"
     bad=$((bad + 1))
   fi
-done < <(find include src tests python -name '*.cpp' -o -name '*.hpp' | sort)
+done < <(find include src tests python examples -name '*.cpp' -o -name '*.hpp' | sort)
 echo "check_format: $n files, $bad not formatted"
 [ "$bad" -eq 0 ]

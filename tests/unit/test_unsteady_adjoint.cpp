@@ -1,4 +1,7 @@
-// The unsteady discrete adjoint (BDF1 + BDF2) on a short window of DFG 2D-2 (coarse mesh):
+// The unsteady discrete adjoint (BDF1 + BDF2) on a short window of the DFG 2D-2 flow around the
+// cylinder, in the coarse channel of the control tests (tests/data/control-cylinder.geo, 452
+// cells: the discrete identities below hold on any mesh); the iterative linear solver's tests on
+// the DFG channel's level 0 (5634 cells, where multigrid coarsens and GMRES iterates):
 //  - sine parameters of the cylinder rotation (amplitude, frequency) and the viscosity
 //    against central finite differences (relative 1e-5);
 //  - Taylor tests (rate >= 1.9) for a random per-step rotation rate, a shape bump on the
@@ -54,12 +57,15 @@ struct Setup {
   }
 };
 
-void make(Setup *s, const std::vector<std::string> &overrides = {}) {
+/// The coarse channel (452 cells); the iterative solver's tests pass test::dfg_geo().
+const std::string kSmall = "control-cylinder.geo";
+
+void make(Setup *s, const std::vector<std::string> &overrides = {},
+          const std::string &geo = kSmall) {
   clear_error();
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kCase, "ua.yaml", "/", overrides,
                                         optimization::case_schema(), s->cfg) == 0);
-  test::load(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, {"inlet", "outlet", "walls", "cylinder"},
-             &s->mesh);
+  test::load(PETSC_COMM_WORLD, geo, 0, 2, {"inlet", "outlet", "walls", "cylinder"}, &s->mesh);
   REQUIRE(s->res.setup(s->mesh, s->cfg) == 0);
   REQUIRE(s->res.create_state(&s->w0) == 0);
   PetscScalar *a;
@@ -120,6 +126,20 @@ void check_same_gradients(const adjoint::UnsteadyAdjointResult &a,
     CAPTURE(p.name, x, y);
     CHECK(std::abs(x - y) <= rel * std::abs(x) + abs * scale);
   }
+}
+
+/// The direct method's store-all gradient of the case on the DFG mesh: the reference of the
+/// iterative solver's tests, computed once per process.
+const adjoint::UnsteadyAdjointResult &dfg_direct_gradient() {
+  static adjoint::UnsteadyAdjointResult r;
+  static bool done = false;
+  if (!done) {
+    Setup s;
+    make(&s, {}, test::dfg_geo());
+    gradient(s, adjoint::AdjointSchedule::StoreAll, 0, &r);
+    done = true;
+  }
+  return r;
 }
 
 /// A parameter of the FD checks: its name, value and a setter.
@@ -280,11 +300,13 @@ TEST_CASE(
   adjoint::UnsteadyAdjointResult r;
   gradient(s, adjoint::AdjointSchedule::StoreAll, 0, &r);
   const double J0 = r.J;
-
-  SECTION("per-step rotation rate, random direction") {
+  // (three blocks on the one forward and backward run above, not SECTIONs, which would repeat it)
+  {
+    INFO("per-step rotation rate, random direction");
     check_per_step_omega_taylor(s, r, 2);
   }
-  SECTION("shape: bump on the cylinder") {
+  {
+    INFO("shape: bump on the cylinder");
     std::vector<Vec3<double>> dX;
     REQUIRE(adjoint::bump_displacement(s.res, s.mesh.patch_index("cylinder"), Vec3<double>(1, 1, 0),
                                        &dX) == 0);
@@ -301,7 +323,8 @@ TEST_CASE(
     REQUIRE(s.res.move_to(X0, "restore") == 0);
     check_rates(rem);
   }
-  SECTION("initial condition") {
+  {
+    INFO("initial condition");
     Vec dw, w;
     REQUIRE(VecDuplicate(s.w0, &dw) == 0);
     REQUIRE(VecDuplicate(s.w0, &w) == 0);
@@ -396,8 +419,7 @@ TEST_CASE("unsteady adjoint: probe matching against observations in time (system
               {"objective.type=probe-match", "objective.probes=[[0.3, 0.22], [0.5, 0.15]]",
                "objective.observations_file=obs.csv", "objective.window=[0.02, 0.1]"},
               optimization::case_schema(), s.cfg) == 0);
-  test::load(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, {"inlet", "outlet", "walls", "cylinder"},
-             &s.mesh);
+  test::load(PETSC_COMM_WORLD, kSmall, 0, 2, {"inlet", "outlet", "walls", "cylinder"}, &s.mesh);
   REQUIRE(s.res.setup(s.mesh, s.cfg) == 0);
   REQUIRE(s.res.create_state(&s.w0) == 0);
   PetscScalar *a;
@@ -587,11 +609,10 @@ TEST_CASE("unsteady adjoint: r.m.s. and standard deviation of the lift vs finite
 TEST_CASE("unsteady adjoint with the iterative linear solver: equal to direct, finite differences, "
           "Taylor",
           "[unsteady-adjoint][iterative][mpi]") {
-  Setup direct, s;
-  make(&direct);
-  make(&s, {"solver.linear=iterative", "adjoint.rtol=1e-11"});
-  adjoint::UnsteadyAdjointResult rd, r;
-  gradient(direct, adjoint::AdjointSchedule::StoreAll, 0, &rd);
+  Setup s;
+  make(&s, {"solver.linear=iterative", "adjoint.rtol=1e-11"}, test::dfg_geo());
+  const adjoint::UnsteadyAdjointResult &rd = dfg_direct_gradient();
+  adjoint::UnsteadyAdjointResult r;
   gradient(s, adjoint::AdjointSchedule::StoreAll, 0, &r);
   // the levels were Krylov solves, not one LU each
   CHECK(r.linear_iterations > 2 * r.steps);
@@ -599,7 +620,8 @@ TEST_CASE("unsteady adjoint with the iterative linear solver: equal to direct, f
   // plain GMRES (adjoint.recycle 0) instead of the recycling one: the same gradient, more
   // iterations
   Setup plain;
-  make(&plain, {"solver.linear=iterative", "adjoint.rtol=1e-11", "adjoint.recycle=0"});
+  make(&plain, {"solver.linear=iterative", "adjoint.rtol=1e-11", "adjoint.recycle=0"},
+       test::dfg_geo());
   adjoint::UnsteadyAdjointResult rp;
   gradient(plain, adjoint::AdjointSchedule::StoreAll, 0, &rp);
   CAPTURE(r.linear_iterations, rp.linear_iterations);
@@ -633,10 +655,7 @@ TEST_CASE("unsteady adjoint, iterative: a preconditioner without a transposed ap
   const std::string factor = std::to_string(size);
   adjoint::UnsteadyAdjointOptions o;
   o.trajectory_directory = std::string(KARMAN_TEST_WORK_DIR) + "/ua-failing-np" + factor;
-  Setup direct;
-  make(&direct);
-  adjoint::UnsteadyAdjointResult rd;
-  gradient(direct, adjoint::AdjointSchedule::StoreAll, 0, &rd);
+  const adjoint::UnsteadyAdjointResult &rd = dfg_direct_gradient();
   {
     test::ScopedOptions telescope{{"-adj_pc_type", "telescope"},
                                   {"-adj_pc_telescope_reduction_factor", factor.c_str()},
@@ -645,7 +664,7 @@ TEST_CASE("unsteady adjoint, iterative: a preconditioner without a transposed ap
     for (const char *recycle : {"adjoint.recycle=10", "adjoint.recycle=0"}) {
       CAPTURE(recycle);
       Setup s;
-      make(&s, {"solver.linear=iterative", "adjoint.rtol=1e-11", recycle});
+      make(&s, {"solver.linear=iterative", "adjoint.rtol=1e-11", recycle}, test::dfg_geo());
       adjoint::UnsteadyAdjointResult r;
       gradient(s, adjoint::AdjointSchedule::StoreAll, 0, &r);
       check_same_gradients(rd, r, 1e-8, 1e-11);
@@ -665,7 +684,7 @@ TEST_CASE("unsteady adjoint, iterative: a preconditioner without a transposed ap
   // a sweep that fails (one GMRES iteration per level) pops its "Unsteady adjoint" stage, as
   // the refused one did
   Setup f;
-  make(&f, {"solver.linear=iterative", "adjoint.level_max_iterations=1"});
+  make(&f, {"solver.linear=iterative", "adjoint.level_max_iterations=1"}, test::dfg_geo());
   adjoint::UnsteadyAdjoint ua;
   REQUIRE(ua.setup(f.res, f.cfg) == 0);
   adjoint::UnsteadyAdjointResult r;
