@@ -77,12 +77,7 @@ PetscErrorCode create_force(const FlowResidual &res, const config::CaseConfig &c
   const char *file = cfg.file().c_str();
   const std::string where = sec.label();
   std::vector<int> walls;
-  for (const auto &name : solver::force_options().get(sec).walls) {
-    const int p = m.patch_index(name);
-    PetscCheck(p >= 0, m.comm, PETSC_ERR_USER_INPUT, "%s: %s.walls: no boundary named '%s'", file,
-               where.c_str(), name.c_str());
-    walls.push_back(p);
-  }
+  PetscCall(objective_walls(res, cfg, sec, &walls));
   if (walls.empty()) walls = res.boundary_conditions().wall_patches();
   PetscCheck(!walls.empty(), m.comm, PETSC_ERR_USER_INPUT,
              "%s: %s: no walls to measure the force on", file, where.c_str());

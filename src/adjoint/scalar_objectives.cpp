@@ -10,7 +10,6 @@
 #include "karman/config/section_options.hpp"
 #include "karman/discretization/scalar_term.hpp"
 #include "karman/physics/scalar_transport.hpp"
-#include "karman/solver/solver_options.hpp"
 
 namespace karman::adjoint {
 namespace {
@@ -104,16 +103,14 @@ PetscErrorCode create_nusselt(const FlowResidual &res, const config::CaseConfig 
              "section with its diffusivity and boundaries)",
              file, where.c_str());
   std::vector<int> walls;
-  for (const auto &name : solver::force_options().get(sec).walls) {
-    const int p = m.patch_index(name);
-    PetscCheck(p >= 0, m.comm, PETSC_ERR_USER_INPUT, "%s: %s.walls: no boundary named '%s'", file,
-               where.c_str(), name.c_str());
+  PetscCall(objective_walls(res, cfg, sec, &walls));
+  for (int p : walls) {
+    const char *name = m.patch_names[p].c_str();
     PetscCheck(scalar->kind(p) == discretization::ScalarBoundary::Value, m.comm,
                PETSC_ERR_USER_INPUT,
                "%s: %s.walls: '%s' has no prescribed scalar value (scalar.boundaries.%s must be "
                "of type value for a Nusselt number)",
-               file, where.c_str(), name.c_str(), name.c_str());
-    walls.push_back(p);
+               file, where.c_str(), name, name);
   }
   PetscCheck(!walls.empty(), m.comm, PETSC_ERR_USER_INPUT,
              "%s: %s.walls: name the heated walls of the Nusselt number", file, where.c_str());

@@ -148,6 +148,19 @@ boundaries:
   cylinder: {type: wall, omega: 0.7, center: [0.2, 0.2]}
 )";
 
+// The box of tetrahedra with every kind of flow boundary.
+const char *kBoxTetCase = R"(
+mesh: {file: x.geo, dimension: 3}
+fluid: {viscosity: 0.05}
+boundaries:
+  xmin: {type: velocity-inlet, velocity: 1.0, direction: [1, 0, 0]}
+  xmax: {type: pressure-outlet}
+  ymin: {type: wall}
+  ymax: {type: wall, velocity: [0.3, 0, 0.1]}
+  zmin: {type: symmetry}
+  zmax: {type: far-field, velocity: [1, 0.1, 0.2]}
+)";
+
 } // namespace
 
 TEST_CASE("assembled Jacobian equals finite differences of the residual",
@@ -223,18 +236,8 @@ boundaries:
   }
   SECTION("3D tetrahedra: inflow, outflow, walls, a translating wall, symmetry") {
     Problem p;
-    make_problem(R"(
-mesh: {file: x.geo, dimension: 3}
-fluid: {viscosity: 0.05}
-boundaries:
-  xmin: {type: velocity-inlet, velocity: 1.0, direction: [1, 0, 0]}
-  xmax: {type: pressure-outlet}
-  ymin: {type: wall}
-  ymax: {type: wall, velocity: [0.3, 0, 0.1]}
-  zmin: {type: symmetry}
-  zmax: {type: far-field, velocity: [1, 0.1, 0.2]}
-)",
-                 "box-tet.geo", 0, 3, {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"}, &p);
+    make_problem(kBoxTetCase, "box-tet.geo", 0, 3, {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"},
+                 &p);
     REQUIRE(jacobian_fd_error(p, 1.0) < 1e-6);
   }
   SECTION("3D prisms and a tetrahedral obstacle channel") {
@@ -262,17 +265,7 @@ boundaries:
   }
   SECTION("3D tetrahedra with a passive scalar") {
     Problem p;
-    make_problem(R"(
-mesh: {file: x.geo, dimension: 3}
-fluid: {viscosity: 0.05}
-boundaries:
-  xmin: {type: velocity-inlet, velocity: 1.0, direction: [1, 0, 0]}
-  xmax: {type: pressure-outlet}
-  ymin: {type: wall}
-  ymax: {type: wall, velocity: [0.3, 0, 0.1]}
-  zmin: {type: symmetry}
-  zmax: {type: far-field, velocity: [1, 0.1, 0.2]}
-scalar:
+    make_problem(std::string(kBoxTetCase) + R"(scalar:
   diffusivity: 0.02
   decay: 0.1
   boundaries:

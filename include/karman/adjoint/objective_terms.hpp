@@ -49,6 +49,12 @@ struct ObjectiveType {
       create;
 };
 
+/// The boundaries named by the section's `walls` key as patch indices (in its order; empty if the
+/// key is); a name the mesh lacks is an error naming the file and the key.  Collective.
+PetscErrorCode objective_walls(const discretization::FlowResidual &res,
+                               const config::CaseConfig &cfg, const config::Section &sec,
+                               std::vector<int> *walls);
+
 /// Every objective type, in the order of the section's `type` choices.
 const std::vector<ObjectiveType> &objective_types();
 /// The type called `name`, or null.
