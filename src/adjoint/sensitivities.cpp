@@ -54,7 +54,7 @@ void Sensitivities::add_face(const FlowResidual &res, const LocalState &state, P
   const physics::CellState<double> L = state.cell(m.face_left[f]);
   const physics::FaceGeometry<double> g = res.face_geometry(f);
   const PetscInt r = m.face_right[f];
-  physics::CellState<double> R;
+  physics::CellState<double> R{};
   if (r >= 0) R = state.cell(r);
   const discretization::FaceView face{f, &L, r >= 0 ? &R : nullptr, &g};
   physics::FluxBar b;

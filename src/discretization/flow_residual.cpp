@@ -254,7 +254,9 @@ void FlowResidual::face_jacobian(const LocalState &s, PetscInt f, FluxJacobian &
   CellState<double> R;
   if (r >= 0) R = s.cell(r);
   const FaceView face{f, &L, r >= 0 ? &R : nullptr, &g};
-  J.clear(eq_.nv()); // (a term writes its rows; later terms may read earlier terms' rows)
+  // a term writes its rows, a later term may read an earlier one's; the flow's kernels zero the
+  // entries of their own unknowns, so alone (no other term's columns) the flow needs no clearing
+  if (terms_.size() > 1) J.clear(eq_.nv());
   for (const auto &t : terms_) t->flux_dw(face, J);
 }
 

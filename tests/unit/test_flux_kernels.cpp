@@ -19,7 +19,7 @@ namespace {
 constexpr double h = 1e-30;
 
 struct Sample {
-  CellState<double> L, R;
+  CellState<double> L{}, R{};
   FaceGeometry<double> g;
   FluxParameters<double> p;
   Vec3<double> ub;
@@ -45,7 +45,7 @@ Sample random_sample(int dim, unsigned seed, double flux_scale = 1.0) {
 }
 
 template <typename T> CellState<T> lift(const CellState<double> &s) {
-  CellState<T> o;
+  CellState<T> o{};
   for (int k = 0; k < kMaxVars; ++k) {
     o.w[k] = s.w[k];
     for (int c = 0; c < 3; ++c) o.g[k][c] = s.g[k][c];
@@ -211,7 +211,7 @@ namespace {
 
 // All kernel inputs, lifted to complex with the perturbation i h delta.
 struct Lifted {
-  CellState<cplx> L, R;
+  CellState<cplx> L{}, R{};
   FaceGeometry<cplx> g;
   FluxParameters<cplx> p;
   Vec3<cplx> ub;
@@ -219,7 +219,7 @@ struct Lifted {
 };
 
 struct Direction {
-  CellState<double> L, R;
+  CellState<double> L{}, R{};
   Vec3<double> S, xf, xL, xR, ub;
   double pb = 0, nu = 0;
 };

@@ -41,7 +41,7 @@ enum Index {
 enum class Kind { Interior, Value, Gradient, WallGradient, Source };
 
 template <typename T> T evaluate(Kind kind, int dim, const T *x, const FluxParameters<T> &fp) {
-  CellState<T> L, R;
+  CellState<T> L{}, R{};
   L.w[kS] = x[PL], R.w[kS] = x[PR];
   for (int c = 0; c < dim; ++c) L.g[kS][c] = x[GL + c], R.g[kS][c] = x[GR + c];
   FaceGeometry<T> g;
@@ -98,7 +98,7 @@ double complex_step(Kind kind, int dim, const Sample &s, int i) {
 }
 
 CellState<double> cell(int dim, const double *x, int w, int g) {
-  CellState<double> c;
+  CellState<double> c{};
   c.w[kS] = x[w];
   for (int k = 0; k < dim; ++k) c.g[kS][k] = x[g + k];
   return c;
@@ -181,12 +181,12 @@ TEST_CASE("scalar face fluxes: derivatives and reverse mode equal complex step",
 
 TEST_CASE("scalar source: derivative and reverse mode", "[scalar][kernels]") {
   // Q = rho V (k phi - q): dQ/dphi = rho V k, and the adjoints of V, k and q
-  CellState<double> c;
+  CellState<double> c{};
   c.w[kS] = 0.37;
   const double rho = 1.3, V = 0.02, k = 0.4, q = 1.7;
   const double Q = scalar_source(kS, c, V, rho, k, q);
   CHECK(Q == Approx(rho * V * (k * 0.37 - q)).epsilon(1e-15));
-  CellState<cplx> z;
+  CellState<cplx> z{};
   z.w[kS] = cplx(0.37, h);
   CHECK(scalar_source(kS, z, cplx(V), cplx(rho), cplx(k), cplx(q)).imag() / h ==
         Approx(rho * V * k).epsilon(1e-14));
@@ -198,7 +198,7 @@ TEST_CASE("scalar fluxes: consistency", "[scalar][kernels]") {
     // phi linear, phi = a . x: both reconstructions give a . x_f and D_f = a . S exactly
     const Vec3<double> a(0.3, -0.7, dim == 3 ? 0.2 : 0.0);
     const FaceGeometry<double> g = geometry(dim, s.x);
-    CellState<double> L, R;
+    CellState<double> L{}, R{};
     L.w[kS] = dot(a, g.xL), R.w[kS] = dot(a, g.xR);
     for (int c = 0; c < 3; ++c) L.g[kS][c] = R.g[kS][c] = a[c];
     const double kappa = 0.05, flux = 0.4;

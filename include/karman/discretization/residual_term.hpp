@@ -56,7 +56,7 @@ struct SourceJacobian {
 
 /// Adjoints of a cell source's inputs for the weights lambda (accumulated, +=).
 struct SourceBar {
-  physics::CellState<double> s; ///< the cell's values and gradients
+  physics::CellState<double> s{}; ///< the cell's values and gradients
   double volume = 0;
   Vec3<double> centroid;
 };

@@ -44,10 +44,12 @@
 
 namespace karman::physics {
 
-/// Value and least-squares gradient of every unknown in one cell.
+/// Value and least-squares gradient of every unknown in one cell.  Not zeroed by default (the
+/// residual's face loop fills the first nv entries of two of them per face): write
+/// `CellState<T> s{}` where entries that are not assigned are read or accumulated into.
 template <typename T> struct CellState {
-  T w[kMaxVars] = {};
-  T g[kMaxVars][3] = {};
+  T w[kMaxVars];
+  T g[kMaxVars][3];
 };
 
 /// Geometry of one face: area vector, centroid, and the centroids of its cells (x_R
@@ -220,7 +222,7 @@ void slip_flux_dw(int dim, const CellState<double> &L, const FaceGeometry<double
 // step in tests/unit/test_flux_kernels.cpp.
 
 struct FluxBar {
-  CellState<double> L, R;
+  CellState<double> L{}, R{};
   Vec3<double> S, xf, xL, xR, ub; ///< ub, pb: the flow kernels' boundary velocity and pressure
   double pb = 0, nu = 0;
   double bv[kMaxVars] = {}; ///< prescribed boundary value of each unknown (a term's, by index)
