@@ -135,10 +135,12 @@ struct DropOptions {
 };
 
 const config::SectionOptions<DropOptions> &drop_options() {
-  static const auto options = config::SectionOptions<DropOptions>("objective", "")
-                                  .key(config::key::typed("patches", config::KeyType::NameList,
-                                                          "[]", "two boundaries for pressure-drop"),
-                                       &DropOptions::patches);
+  static const auto options =
+      config::SectionOptions<DropOptions>("objective", "")
+          .key(config::key::typed("patches", config::KeyType::NameList, "[]",
+                                  "the boundaries of pressure-drop (two) "
+                                  "and scalar-variance"),
+               &DropOptions::patches);
   return options;
 }
 

@@ -6,6 +6,10 @@
 // dphi = scalar_difference (wall minus free-stream value) make it nondimensional:
 // Nu = h L / k with h = q_w / dphi.  S_f points out of the fluid, so a wall hotter than the fluid
 // (phi falling away from it) has Nu > 0 for dphi > 0.
+//   scalar-variance   J = (1/A) sum_f A_f (phi_f - <phi>)^2 = S2/A - (S1/A)^2 over the faces of
+//                     `patches`, S1 = sum A_f phi_f, S2 = sum A_f phi_f^2, A = sum A_f
+// the outlet's (un)mixedness: the area-weighted variance of the scalar's face values
+// phi_f = phi_L + G_L . (x_f - x_L) (the value the outflow carries out), 0 when fully mixed.
 #include "karman/adjoint/objective_terms.hpp"
 #include "karman/config/section_options.hpp"
 #include "karman/discretization/scalar_term.hpp"
@@ -89,6 +93,22 @@ private:
   double scale_;
 };
 
+// The case's scalar term; a case without one is an error naming the objective's type.
+PetscErrorCode require_scalar(const FlowResidual &res, const config::CaseConfig &cfg,
+                              const config::Section &sec, const char *type,
+                              const discretization::ScalarTerm **scalar = nullptr) {
+  PetscFunctionBeginUser;
+  const discretization::ScalarTerm *found = nullptr;
+  for (const auto &t : res.terms())
+    if (auto *st = dynamic_cast<const discretization::ScalarTerm *>(t.get())) found = st;
+  PetscCheck(found, res.mesh().comm, PETSC_ERR_USER_INPUT,
+             "%s: %s: type %s needs a scalar, and this case solves none (add a 'scalar:' "
+             "section with its diffusivity and boundaries)",
+             cfg.file().c_str(), sec.label().c_str(), type);
+  if (scalar) *scalar = found;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode create_nusselt(const FlowResidual &res, const config::CaseConfig &cfg,
                               const config::Section &sec, std::unique_ptr<ObjectiveTerm> *term) {
   PetscFunctionBeginUser;
@@ -96,12 +116,7 @@ PetscErrorCode create_nusselt(const FlowResidual &res, const config::CaseConfig 
   const char *file = cfg.file().c_str();
   const std::string where = sec.label();
   const discretization::ScalarTerm *scalar = nullptr;
-  for (const auto &t : res.terms())
-    if (auto *st = dynamic_cast<const discretization::ScalarTerm *>(t.get())) scalar = st;
-  PetscCheck(scalar, m.comm, PETSC_ERR_USER_INPUT,
-             "%s: %s: type nusselt needs a scalar, and this case solves none (add a 'scalar:' "
-             "section with its diffusivity and boundaries)",
-             file, where.c_str());
+  PetscCall(require_scalar(res, cfg, sec, "nusselt", &scalar));
   std::vector<int> walls;
   PetscCall(objective_walls(res, cfg, sec, &walls));
   for (int p : walls) {
@@ -122,12 +137,116 @@ PetscErrorCode create_nusselt(const FlowResidual &res, const config::CaseConfig 
   PetscFunctionReturn(0);
 }
 
+class ScalarVariance : public ObjectiveTerm {
+public:
+  ScalarVariance(std::vector<int> patches, int unknown)
+      : patches_(std::move(patches)), s_(unknown) {}
+
+  PetscErrorCode value(const FlowResidual &res, const LocalState &state, double weight,
+                       double *J) const override {
+    PetscFunctionBeginUser;
+    double sums[3];
+    PetscCall(totals(res, state, sums));
+    const double mean = sums[0] / sums[2];
+    *J += weight * (sums[1] / sums[2] - mean * mean);
+    PetscFunctionReturn(0);
+  }
+
+  PetscErrorCode reverse(const FlowResidual &res, const LocalState &state, Sensitivities &s,
+                         double weight) const override {
+    PetscFunctionBeginUser;
+    double sums[3];
+    PetscCall(totals(res, state, sums));
+    const double A = sums[2], mean = sums[0] / A, J = sums[1] / A - mean * mean;
+    const mesh::Mesh &m = res.mesh();
+    const int nv = res.nv();
+    for (int p : patches_)
+      for (PetscInt f : m.boundary_faces(p)) {
+        const physics::FaceGeometry<double> g = res.face_geometry(f);
+        const PetscInt L = m.face_left[f];
+        const physics::CellState<double> c = state.cell(L);
+        const Vec3<double> d = g.xf - g.xL, G(c.g[s_][0], c.g[s_][1], c.g[s_][2]);
+        const double phi = c.w[s_] + dot(G, d), a = norm(g.S);
+        // dJ/dphi_f = 2 A_f (phi_f - <phi>) / A,  dJ/dA_f = ((phi_f - <phi>)^2 - J) / A
+        const double phi_bar = weight * 2 * a * (phi - mean) / A;
+        const double a_bar = weight * ((phi - mean) * (phi - mean) - J) / A;
+        s.wbar[L * nv + s_] += phi_bar;
+        for (int i = 0; i < 3; ++i) s.Gbar[(L * nv + s_) * 3 + i] += phi_bar * d[i];
+        s.geom.face_centroid[f] += phi_bar * G;
+        s.geom.cell_centroid[L] -= phi_bar * G;
+        s.geom.face_area[f] += (a_bar / a) * g.S;
+      }
+    PetscFunctionReturn(0);
+  }
+
+private:
+  // S1, S2 and A over the patches (all ranks)
+  PetscErrorCode totals(const FlowResidual &res, const LocalState &state, double *sums) const {
+    PetscFunctionBeginUser;
+    const mesh::Mesh &m = res.mesh();
+    sums[0] = sums[1] = sums[2] = 0;
+    for (int p : patches_)
+      for (PetscInt f : m.boundary_faces(p)) {
+        const physics::FaceGeometry<double> g = res.face_geometry(f);
+        const physics::CellState<double> c = state.cell(m.face_left[f]);
+        const Vec3<double> d = g.xf - g.xL;
+        const double phi = c.w[s_] + c.g[s_][0] * d[0] + c.g[s_][1] * d[1] + c.g[s_][2] * d[2];
+        const double a = norm(g.S);
+        sums[0] += a * phi, sums[1] += a * phi * phi, sums[2] += a;
+      }
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, m.comm));
+    PetscFunctionReturn(0);
+  }
+
+  std::vector<int> patches_;
+  int s_;
+};
+
+struct VarianceOptions {
+  std::vector<std::string> patches;
+};
+
+const config::SectionOptions<VarianceOptions> &variance_options() {
+  static const auto options =
+      config::SectionOptions<VarianceOptions>("objective", "")
+          .key(config::key::typed("patches", config::KeyType::NameList, "[]",
+                                  "the boundaries of pressure-drop (two) and scalar-variance"),
+               &VarianceOptions::patches);
+  return options;
+}
+
+PetscErrorCode create_scalar_variance(const FlowResidual &res, const config::CaseConfig &cfg,
+                                      const config::Section &sec,
+                                      std::unique_ptr<ObjectiveTerm> *term) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = res.mesh();
+  const char *file = cfg.file().c_str();
+  const std::string where = sec.label();
+  PetscCall(require_scalar(res, cfg, sec, "scalar-variance"));
+  std::vector<int> patches;
+  for (const auto &name : variance_options().get(sec).patches) {
+    const int p = m.patch_index(name);
+    PetscCheck(p >= 0, m.comm, PETSC_ERR_USER_INPUT, "%s: %s.patches: no boundary named '%s'", file,
+               where.c_str(), name.c_str());
+    patches.push_back(p);
+  }
+  PetscCheck(!patches.empty(), m.comm, PETSC_ERR_USER_INPUT,
+             "%s: %s.patches: name the boundaries (e.g. the outlet) of the scalar's variance", file,
+             where.c_str());
+  const int unknown = res.equations().offset(res.equations().find("scalar"));
+  *term = std::make_unique<ScalarVariance>(patches, unknown);
+  PetscFunctionReturn(0);
+}
+
 } // namespace
 
 std::vector<ObjectiveType> scalar_objective_types() {
   return {{"nusselt",
            "mean Nusselt number L / (dphi A) sum grad(phi) . S of `walls` (prescribed scalar)",
-           nusselt_options().spec().keys, false, create_nusselt}};
+           nusselt_options().spec().keys, false, create_nusselt},
+          {"scalar-variance",
+           "outlet mixedness: area-weighted variance of the scalar over `patches` (0: mixed)",
+           variance_options().spec().keys, false, create_scalar_variance}};
 }
 
 } // namespace karman::adjoint

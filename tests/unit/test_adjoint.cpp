@@ -139,10 +139,12 @@ void check_parameters(Problem &p, const std::vector<std::string> &objective_yaml
   VecDestroy(&w1);
 }
 
-// Taylor test of dJ/dX for a smooth bump on the cylinder (bump_displacement towards (1, 1, 0)):
+// Taylor test of dJ/dX for a smooth bump on the wall `patch` (bump_displacement towards (1, 1, 0);
+// `tangential`: turned to move along the wall):
 // |J(X + eps dX) - J - eps dJ/dX . dX| falls with rate >= 1.9 over the steps `eps`
 void check_shape_taylor(Problem &p, const std::string &objective_yaml,
-                        const std::vector<double> &eps_list) {
+                        const std::vector<double> &eps_list, const char *patch = "cylinder",
+                        bool tangential = false) {
   config::CaseConfig cfg;
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, with_objective(p.cfg, objective_yaml),
                                         "adj.yaml", "/", {}, optimization::case_schema(),
@@ -154,8 +156,10 @@ void check_shape_taylor(Problem &p, const std::string &objective_yaml,
   adjoint::AdjointResult r;
   REQUIRE(adj.solve(p.w, obj, &r) == 0);
   std::vector<Vec3<double>> dX;
-  REQUIRE(adjoint::bump_displacement(p.res, p.mesh.patch_index("cylinder"), Vec3<double>(1, 1, 0),
+  REQUIRE(adjoint::bump_displacement(p.res, p.mesh.patch_index(patch), Vec3<double>(1, 1, 0),
                                      &dX) == 0);
+  if (tangential) // turned by 90 degrees in the x-y plane: moves along the wall, changes its areas
+    for (auto &d : dX) d = Vec3<double>(-d[1], d[0], d[2]);
   double dJ;
   REQUIRE(adjoint::vertex_dot(p.mesh, r.gradient.X, dX, &dJ) == 0);
   const std::vector<Vec3<double>> X0 = p.res.coordinates();
@@ -320,7 +324,8 @@ std::string scalar_case() {
 )";
 }
 
-TEST_CASE("scalar: adjoint gradients of the Nusselt number and the drag equal finite differences",
+TEST_CASE("scalar: adjoint gradients of the Nusselt number, the outlet variance and the drag equal "
+          "finite differences",
           "[adjoint][scalar][mpi]") {
   // every parameter: the flow's boundaries and viscosity (through the volume flux that carries
   // the scalar) and the scalar's diffusivity, source, decay, boundary values and flux
@@ -329,11 +334,19 @@ TEST_CASE("scalar: adjoint gradients of the Nusselt number and the drag equal fi
   make(scalar_case(), "control-cylinder.geo", 0, {"inlet", "outlet", "walls", "cylinder"}, &p);
   check_parameters(p,
                    {"objective: {type: sum, terms: [{type: nusselt, walls: [cylinder], "
-                    "scalar_difference: 0.9}, {type: drag, walls: [cylinder], weight: 0.1}]}\n",
+                    "scalar_difference: 0.9}, {type: drag, walls: [cylinder], weight: 0.1}, "
+                    "{type: scalar-variance, patches: [outlet], weight: 300}]}\n",
                     "objective: {type: nusselt, walls: [cylinder]}\n"},
                    1e-7);
   // the shape derivative of the Nusselt number: Taylor test
-  check_shape_taylor(p, "objective: {type: nusselt, walls: [cylinder]}\n", {1e-3, 5e-4, 2.5e-4});
+  check_shape_taylor(p,
+                     "objective: {type: sum, terms: [{type: nusselt, walls: [cylinder]}, "
+                     "{type: scalar-variance, patches: [outlet], weight: 300}]}\n",
+                     {1e-3, 5e-4, 2.5e-4});
+  // the outlet variance's dependence on the outlet's own faces (centroids and areas): a bump on
+  // the outlet moving along it
+  check_shape_taylor(p, "objective: {type: scalar-variance, patches: [outlet]}\n",
+                     {1e-3, 5e-4, 2.5e-4}, "outlet", true);
 }
 
 TEST_CASE("shape gradient: Taylor test for a smooth bump on the cylinder", "[adjoint][mpi]") {

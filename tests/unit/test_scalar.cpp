@@ -186,6 +186,19 @@ TEST_CASE("scalar: fields, parameters and one-line refusals of bad input", "[sca
     CAPTURE(msg);
     CHECK(msg.find("type nusselt needs a scalar, and this case solves none") != std::string::npos);
   }
+  SECTION("an outlet variance in a case without scalar, and one without patches") {
+    std::string yaml = kPlug;
+    yaml = yaml.substr(0, yaml.find("scalar:")) +
+           "objective: {type: scalar-variance, patches: [top]}\n";
+    std::string msg = load_error(yaml, "square-mixed.geo", names);
+    CAPTURE(msg);
+    CHECK(msg.find("type scalar-variance needs a scalar, and this case solves none") !=
+          std::string::npos);
+    msg = load_error(std::string(kPlug) + "objective: {type: scalar-variance}\n",
+                     "square-mixed.geo", names);
+    CAPTURE(msg);
+    CHECK(msg.find("objective.patches: name the boundaries") != std::string::npos);
+  }
   SECTION("a Nusselt number on a wall without prescribed scalar") {
     const std::string msg =
         load_error(std::string(kPlug) + "objective: {type: nusselt, walls: [bottom]}\n",

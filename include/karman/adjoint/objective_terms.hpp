@@ -1,10 +1,11 @@
 // Objective terms as registered units: each type of the objective section (drag, lift, force,
 // moment: force_objectives.cpp; pressure-difference, pressure-drop: pressure_objectives.cpp;
-// probe-match: probe_objective.cpp; nusselt: scalar_objectives.cpp) is one unit that owns its keys
-// of the section, its parsing (checks against the mesh), its value at a local state and the reverse
-// mode of its explicit dependence on the state, the geometry and the parameters.  objective_types()
-// is the one list: the section's `type` choices and keys, `karman --help` and Objective's dispatch
-// come from it. A new objective type is its unit's file and one line in objective_types.cpp.
+// probe-match: probe_objective.cpp; nusselt, scalar-variance: scalar_objectives.cpp) is one unit
+// that owns its keys of the section, its parsing (checks against the mesh), its value at a local
+// state and the reverse mode of its explicit dependence on the state, the geometry and the
+// parameters.  objective_types() is the one list: the section's `type` choices and keys, `karman
+// --help` and Objective's dispatch come from it. A new objective type is its unit's file and one
+// line in objective_types.cpp.
 #pragma once
 
 #include "karman/adjoint/sensitivities.hpp"
