@@ -323,15 +323,13 @@ int Mesh::patch_index(const std::string &name) const {
   return -1;
 }
 
-PetscErrorCode load_mesh(MPI_Comm comm, const std::string &msh_file,
-                         const std::vector<std::string> &boundary_names,
-                         const std::string &case_file, Mesh *mesh) {
-  PetscFunctionBeginUser;
-  PetscMPIInt rank, size;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCallMPI(MPI_Comm_size(comm, &size));
+namespace {
 
-  // (1) a readable Gmsh file?  (checked on rank 0 before PETSc's reader, which reads there)
+// (1) a readable Gmsh file?  (checked on rank 0 before PETSc's reader, which reads there)
+PetscErrorCode check_msh_file(MPI_Comm comm, const std::string &msh_file) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
   std::string error;
   if (rank == 0) {
     std::ifstream in(msh_file);
@@ -343,128 +341,155 @@ PetscErrorCode load_mesh(MPI_Comm comm, const std::string &msh_file,
   }
   PetscCall(broadcast_string(comm, &error));
   PetscCheck(error.empty(), comm, PETSC_ERR_USER_INPUT, "%s", error.c_str());
+  PetscFunctionReturn(0);
+}
 
-  DM dm;
+// (1)-(2) the serial DMPlex of the file (on rank 0), its boundary faces marked, the case's
+// boundary names checked against it (collective verdict)
+PetscErrorCode read_serial(MPI_Comm comm, const std::string &msh_file,
+                           const std::vector<std::string> &boundary_names,
+                           const std::string &case_file, DM *dm, PetscInt *dim) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(check_msh_file(comm, msh_file));
   PetscCall(PetscOptionsSetValue(nullptr, "-dm_plex_gmsh_use_regions", "true"));
-  PetscCall(DMPlexCreateFromFile(comm, msh_file.c_str(), "karman", PETSC_TRUE, &dm));
+  PetscCall(DMPlexCreateFromFile(comm, msh_file.c_str(), "karman", PETSC_TRUE, dm));
   PetscCall(PetscOptionsClearValue(nullptr, "-dm_plex_gmsh_use_regions"));
-  PetscInt dim;
-  PetscCall(DMGetDimension(dm, &dim));
+  PetscCall(DMGetDimension(*dm, dim));
   {
     DMLabel label;
-    PetscCall(DMCreateLabel(dm, kBoundaryLabel));
-    PetscCall(DMGetLabel(dm, kBoundaryLabel, &label));
-    PetscCall(DMPlexMarkBoundaryFaces(dm, 1, label));
+    PetscCall(DMCreateLabel(*dm, kBoundaryLabel));
+    PetscCall(DMGetLabel(*dm, kBoundaryLabel, &label));
+    PetscCall(DMPlexMarkBoundaryFaces(*dm, 1, label));
   }
-
-  // (2) boundary names
+  std::string error;
   if (rank == 0) {
-    if (dim < 2 || dim > 3)
-      error = msh_file + ": mesh dimension " + std::to_string(dim) + " (expected 2 or 3)";
+    if (*dim < 2 || *dim > 3)
+      error = msh_file + ": mesh dimension " + std::to_string(*dim) + " (expected 2 or 3)";
     else
-      PetscCall(check_boundaries(dm, boundary_names, case_file, msh_file, &error));
+      PetscCall(check_boundaries(*dm, boundary_names, case_file, msh_file, &error));
   }
   PetscCall(broadcast_string(comm, &error));
-  if (!error.empty()) PetscCall(DMDestroy(&dm));
+  if (!error.empty()) PetscCall(DMDestroy(dm));
   PetscCheck(error.empty(), comm, PETSC_ERR_USER_INPUT, "%s", error.c_str());
+  PetscFunctionReturn(0);
+}
 
-  // (3) distribution with two layers of face-neighbour overlap
+// The serial mesh's counts (rank 0's, known on every rank).
+struct SerialCounts {
+  PetscInt vStart = 0, n_vertices = 0, n_cells = 0;
+};
+
+// (3) distribution with two layers of face-neighbour overlap: *dm replaced by the distributed
+// DMPlex; original[p - pStart] the serial point number of each local point p.
+PetscErrorCode distribute(MPI_Comm comm, DM *dm, SerialCounts *serial,
+                          std::vector<PetscInt> *original) {
+  PetscFunctionBeginUser;
+  PetscMPIInt size;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscInt pStart0, pEnd0;
-  PetscCall(DMPlexGetChart(dm, &pStart0, &pEnd0));
-  PetscInt serial_vStart = 0, serial_nv = 0, serial_nc = 0;
+  PetscCall(DMPlexGetChart(*dm, &pStart0, &pEnd0));
   {
     PetscInt cs, ce, vs, ve;
-    PetscCall(DMPlexGetHeightStratum(dm, 0, &cs, &ce));
-    PetscCall(DMPlexGetDepthStratum(dm, 0, &vs, &ve));
+    PetscCall(DMPlexGetHeightStratum(*dm, 0, &cs, &ce));
+    PetscCall(DMPlexGetDepthStratum(*dm, 0, &vs, &ve));
     PetscCheck(cs == 0 || ce == cs, PETSC_COMM_SELF, PETSC_ERR_PLIB,
                "cells do not start at point 0");
-    serial_vStart = vs, serial_nv = ve - vs, serial_nc = ce - cs;
+    serial->vStart = vs, serial->n_vertices = ve - vs, serial->n_cells = ce - cs;
   }
-  PetscCallMPI(MPI_Bcast(&serial_vStart, 1, MPIU_INT, 0, comm));
-  PetscCallMPI(MPI_Bcast(&serial_nv, 1, MPIU_INT, 0, comm));
-  PetscCallMPI(MPI_Bcast(&serial_nc, 1, MPIU_INT, 0, comm));
-  PetscCall(DMSetBasicAdjacency(dm, PETSC_TRUE, PETSC_FALSE));
-  std::vector<PetscInt> original; // serial point number of each local point
-  {
-    std::vector<PetscInt> ids(pEnd0 - pStart0);
-    for (PetscInt p = pStart0; p < pEnd0; ++p) ids[p - pStart0] = p;
-    original = ids;
+  PetscCallMPI(MPI_Bcast(&serial->vStart, 1, MPIU_INT, 0, comm));
+  PetscCallMPI(MPI_Bcast(&serial->n_vertices, 1, MPIU_INT, 0, comm));
+  PetscCallMPI(MPI_Bcast(&serial->n_cells, 1, MPIU_INT, 0, comm));
+  PetscCall(DMSetBasicAdjacency(*dm, PETSC_TRUE, PETSC_FALSE));
+  original->resize(pEnd0 - pStart0);
+  for (PetscInt p = pStart0; p < pEnd0; ++p) (*original)[p - pStart0] = p;
+  if (size == 1) PetscFunctionReturn(0);
+  PetscPartitioner part;
+  PetscCall(DMPlexGetPartitioner(*dm, &part));
+  PetscCall(PetscPartitionerSetFromOptions(part));
+  // PT-Scotch (PETSc's default partitioner here) is not reproducible by default: its graph
+  // coarsening runs on threads (Scotch 7), and its random generator is seeded from the clock
+  // and never reset, so the same mesh got another partition in every process and at every
+  // load.  One thread (unless SCOTCH_PTHREAD_NUMBER is set) and a fixed seed, reset before
+  // each distribution, make the partition -- and so every parallel run -- reproducible.
+  setenv("SCOTCH_PTHREAD_NUMBER", "1", 0);
+  SCOTCH_randomSeed(1);
+  SCOTCH_randomReset();
+  DM dist = nullptr, over = nullptr;
+  PetscSF sf_mig = nullptr, sf_over = nullptr;
+  PetscCall(DMPlexDistribute(*dm, 0, &sf_mig, &dist));
+  PetscCheck(dist, comm, PETSC_ERR_PLIB, "mesh distribution failed");
+  PetscInt s, e;
+  PetscCall(DMPlexGetChart(dist, &s, &e));
+  std::vector<PetscInt> ids1(e - s, -1);
+  PetscCall(PetscSFBcastBegin(sf_mig, MPIU_INT, original->data(), ids1.data(), MPI_REPLACE));
+  PetscCall(PetscSFBcastEnd(sf_mig, MPIU_INT, original->data(), ids1.data(), MPI_REPLACE));
+  PetscCall(PetscSFDestroy(&sf_mig));
+  PetscCall(DMDestroy(dm));
+  PetscCall(DMSetBasicAdjacency(dist, PETSC_TRUE, PETSC_FALSE));
+  PetscCall(DMPlexDistributeOverlap(dist, 2, &sf_over, &over));
+  if (over) {
+    PetscCall(DMPlexGetChart(over, &s, &e));
+    std::vector<PetscInt> ids2(e - s, -1);
+    PetscCall(PetscSFBcastBegin(sf_over, MPIU_INT, ids1.data(), ids2.data(), MPI_REPLACE));
+    PetscCall(PetscSFBcastEnd(sf_over, MPIU_INT, ids1.data(), ids2.data(), MPI_REPLACE));
+    PetscCall(PetscSFDestroy(&sf_over));
+    PetscCall(DMDestroy(&dist));
+    *dm = over;
+    *original = std::move(ids2);
+  } else {
+    *dm = dist;
+    *original = std::move(ids1);
   }
-  if (size > 1) {
-    PetscPartitioner part;
-    PetscCall(DMPlexGetPartitioner(dm, &part));
-    PetscCall(PetscPartitionerSetFromOptions(part));
-    // PT-Scotch (PETSc's default partitioner here) is not reproducible by default: its graph
-    // coarsening runs on threads (Scotch 7), and its random generator is seeded from the clock
-    // and never reset, so the same mesh got another partition in every process and at every
-    // load.  One thread (unless SCOTCH_PTHREAD_NUMBER is set) and a fixed seed, reset before
-    // each distribution, make the partition -- and so every parallel run -- reproducible.
-    setenv("SCOTCH_PTHREAD_NUMBER", "1", 0);
-    SCOTCH_randomSeed(1);
-    SCOTCH_randomReset();
-    DM dist = nullptr, over = nullptr;
-    PetscSF sf_mig = nullptr, sf_over = nullptr;
-    PetscCall(DMPlexDistribute(dm, 0, &sf_mig, &dist));
-    PetscCheck(dist, comm, PETSC_ERR_PLIB, "mesh distribution failed");
-    PetscInt s, e;
-    PetscCall(DMPlexGetChart(dist, &s, &e));
-    std::vector<PetscInt> ids1(e - s, -1);
-    PetscCall(PetscSFBcastBegin(sf_mig, MPIU_INT, original.data(), ids1.data(), MPI_REPLACE));
-    PetscCall(PetscSFBcastEnd(sf_mig, MPIU_INT, original.data(), ids1.data(), MPI_REPLACE));
-    PetscCall(PetscSFDestroy(&sf_mig));
-    PetscCall(DMDestroy(&dm));
-    PetscCall(DMSetBasicAdjacency(dist, PETSC_TRUE, PETSC_FALSE));
-    PetscCall(DMPlexDistributeOverlap(dist, 2, &sf_over, &over));
-    if (over) {
-      PetscCall(DMPlexGetChart(over, &s, &e));
-      std::vector<PetscInt> ids2(e - s, -1);
-      PetscCall(PetscSFBcastBegin(sf_over, MPIU_INT, ids1.data(), ids2.data(), MPI_REPLACE));
-      PetscCall(PetscSFBcastEnd(sf_over, MPIU_INT, ids1.data(), ids2.data(), MPI_REPLACE));
-      PetscCall(PetscSFDestroy(&sf_over));
-      PetscCall(DMDestroy(&dist));
-      dm = over;
-      original = ids2;
-    } else {
-      dm = dist;
-      original = ids1;
-    }
-  }
-  mesh->comm = comm;
-  // the flattened mesh below is all karman uses: the DMPlex (with its labels and overlap) is
-  // destroyed at the end, also on an error (it is the largest part of a loaded mesh)
-  struct DestroyAtExit {
-    DM *dm;
-    ~DestroyAtExit() { DMDestroy(dm); }
-  } destroy_at_exit{&dm};
-  mesh->dim = static_cast<int>(dim);
-  mesh->source = msh_file;
+  PetscFunctionReturn(0);
+}
 
-  // (4) flatten
-  PetscInt pStart, pEnd, cStart, cEnd, fStart, fEnd, vStart, vEnd;
-  PetscCall(DMPlexGetChart(dm, &pStart, &pEnd));
-  PetscCall(DMPlexGetHeightStratum(dm, 0, &cStart, &cEnd));
-  PetscCall(DMPlexGetHeightStratum(dm, 1, &fStart, &fEnd));
-  PetscCall(DMPlexGetDepthStratum(dm, 0, &vStart, &vEnd));
-  std::vector<char> ghost(pEnd - pStart, 0);
-  {
-    PetscSF sf;
-    PetscInt nroots, nleaves;
-    const PetscInt *ilocal;
-    const PetscSFNode *iremote;
-    PetscCall(DMGetPointSF(dm, &sf));
-    PetscCall(PetscSFGetGraph(sf, &nroots, &nleaves, &ilocal, &iremote));
-    if (nroots >= 0)
-      for (PetscInt i = 0; i < nleaves; ++i) ghost[ilocal ? ilocal[i] : i] = 1;
-  }
-  DMLabel boundary_label;
-  PetscCall(DMGetLabel(dm, kBoundaryLabel, &boundary_label));
+// (4) The flattening of a distributed DMPlex: its strata, which points are ghosts, and the
+// numbering of the kept cells, vertices and faces (plex point <-> flattened index).
+struct Flattening {
+  DM dm = nullptr;
+  PetscInt pStart = 0, pEnd = 0, cStart = 0, cEnd = 0, fStart = 0, fEnd = 0, vStart = 0, vEnd = 0;
+  std::vector<char> ghost; ///< per point: a leaf of the point SF
+  std::vector<int> layer;  ///< per plex cell: 0 owned, 1-2 overlap, 99 dropped
+  std::vector<PetscInt> cell_of_plex, plex_of_cell;
+  std::vector<PetscInt> vertex_of_plex, plex_of_vertex;
+  std::vector<std::vector<PetscInt>> cell_closure; ///< per kept cell: its vertices (flattened)
+  std::vector<PetscInt> face_of_plex, plex_of_face;
+  DMLabel boundary_label = nullptr;
+};
 
-  // cell layers by breadth-first search over faces
+PetscErrorCode strata_and_ghosts(DM dm, Flattening *fl) {
+  PetscFunctionBeginUser;
+  fl->dm = dm;
+  PetscCall(DMPlexGetChart(dm, &fl->pStart, &fl->pEnd));
+  PetscCall(DMPlexGetHeightStratum(dm, 0, &fl->cStart, &fl->cEnd));
+  PetscCall(DMPlexGetHeightStratum(dm, 1, &fl->fStart, &fl->fEnd));
+  PetscCall(DMPlexGetDepthStratum(dm, 0, &fl->vStart, &fl->vEnd));
+  fl->ghost.assign(fl->pEnd - fl->pStart, 0);
+  PetscSF sf;
+  PetscInt nroots, nleaves;
+  const PetscInt *ilocal;
+  const PetscSFNode *iremote;
+  PetscCall(DMGetPointSF(dm, &sf));
+  PetscCall(PetscSFGetGraph(sf, &nroots, &nleaves, &ilocal, &iremote));
+  if (nroots >= 0)
+    for (PetscInt i = 0; i < nleaves; ++i) fl->ghost[ilocal ? ilocal[i] : i] = 1;
+  PetscCall(DMGetLabel(dm, kBoundaryLabel, &fl->boundary_label));
+  PetscFunctionReturn(0);
+}
+
+// cell layers by breadth-first search over faces; the kept cells numbered layer by layer
+PetscErrorCode number_cells(Flattening *fl, Mesh *mesh) {
+  PetscFunctionBeginUser;
+  DM dm = fl->dm;
+  const PetscInt cStart = fl->cStart, cEnd = fl->cEnd;
   const PetscInt nc_plex = cEnd - cStart;
-  std::vector<int> layer(nc_plex, 99);
+  std::vector<int> &layer = fl->layer;
+  layer.assign(nc_plex, 99);
   std::vector<PetscInt> frontier;
   for (PetscInt c = cStart; c < cEnd; ++c)
-    if (!ghost[c]) layer[c - cStart] = 0, frontier.push_back(c);
+    if (!fl->ghost[c]) layer[c - cStart] = 0, frontier.push_back(c);
   for (int depth = 1; depth <= 2; ++depth) {
     std::vector<PetscInt> next;
     for (PetscInt c : frontier) {
@@ -484,74 +509,88 @@ PetscErrorCode load_mesh(MPI_Comm comm, const std::string &msh_file,
     }
     frontier.swap(next);
   }
-  std::vector<PetscInt> cell_of_plex(nc_plex, -1), plex_of_cell;
+  fl->cell_of_plex.assign(nc_plex, -1);
+  fl->plex_of_cell.clear();
   for (int l = 0; l <= 2; ++l)
     for (PetscInt c = cStart; c < cEnd; ++c)
       if (layer[c - cStart] == l) {
-        cell_of_plex[c - cStart] = static_cast<PetscInt>(plex_of_cell.size());
-        plex_of_cell.push_back(c);
+        fl->cell_of_plex[c - cStart] = static_cast<PetscInt>(fl->plex_of_cell.size());
+        fl->plex_of_cell.push_back(c);
       }
-  const PetscInt ncell = static_cast<PetscInt>(plex_of_cell.size());
-  mesh->n_cells = ncell;
+  mesh->n_cells = static_cast<PetscInt>(fl->plex_of_cell.size());
   mesh->n_owned_cells = 0;
   for (PetscInt c = cStart; c < cEnd; ++c) mesh->n_owned_cells += layer[c - cStart] == 0;
+  PetscFunctionReturn(0);
+}
 
-  // vertices of kept cells
-  std::vector<PetscInt> vertex_of_plex(vEnd - vStart, -1), plex_of_vertex;
-  std::vector<std::vector<PetscInt>> cell_closure(ncell);
+// the vertices of the kept cells: numbering, coordinates, serial numbers, ownership
+PetscErrorCode flatten_vertices(const std::vector<PetscInt> &original, PetscInt serial_vStart,
+                                Flattening *fl, Mesh *mesh) {
+  PetscFunctionBeginUser;
+  DM dm = fl->dm;
+  const PetscInt vStart = fl->vStart, ncell = mesh->n_cells;
+  fl->vertex_of_plex.assign(fl->vEnd - vStart, -1);
+  fl->plex_of_vertex.clear();
+  fl->cell_closure.assign(ncell, {});
   for (PetscInt i = 0; i < ncell; ++i) {
-    PetscCall(closure_vertices(dm, plex_of_cell[i], vStart, vEnd, &cell_closure[i]));
-    for (PetscInt &v : cell_closure[i]) {
-      if (vertex_of_plex[v - vStart] < 0) {
-        vertex_of_plex[v - vStart] = static_cast<PetscInt>(plex_of_vertex.size());
-        plex_of_vertex.push_back(v);
+    PetscCall(closure_vertices(dm, fl->plex_of_cell[i], vStart, fl->vEnd, &fl->cell_closure[i]));
+    for (PetscInt &v : fl->cell_closure[i]) {
+      if (fl->vertex_of_plex[v - vStart] < 0) {
+        fl->vertex_of_plex[v - vStart] = static_cast<PetscInt>(fl->plex_of_vertex.size());
+        fl->plex_of_vertex.push_back(v);
       }
-      v = vertex_of_plex[v - vStart];
+      v = fl->vertex_of_plex[v - vStart];
     }
   }
-  const PetscInt nvert = static_cast<PetscInt>(plex_of_vertex.size());
+  const PetscInt nvert = static_cast<PetscInt>(fl->plex_of_vertex.size());
   mesh->n_vertices = nvert;
   mesh->coordinates.assign(nvert, V3());
   mesh->vertex_gid.resize(nvert);
   mesh->vertex_owned.resize(nvert);
-  {
-    Vec coords;
-    PetscSection cs;
-    const PetscScalar *a;
-    PetscInt cdim;
-    PetscCall(DMGetCoordinatesLocal(dm, &coords));
-    PetscCall(DMGetCoordinateSection(dm, &cs));
-    PetscCall(DMGetCoordinateDim(dm, &cdim));
-    PetscCall(VecGetArrayRead(coords, &a));
-    for (PetscInt i = 0; i < nvert; ++i) {
-      PetscInt off;
-      PetscCall(PetscSectionGetOffset(cs, plex_of_vertex[i], &off));
-      for (PetscInt d = 0; d < std::min<PetscInt>(cdim, 3); ++d)
-        mesh->coordinates[i][d] = PetscRealPart(a[off + d]);
-      mesh->vertex_gid[i] = original[plex_of_vertex[i] - pStart] - serial_vStart;
-      mesh->vertex_owned[i] = !ghost[plex_of_vertex[i]];
-    }
-    PetscCall(VecRestoreArrayRead(coords, &a));
+  Vec coords;
+  PetscSection cs;
+  const PetscScalar *a;
+  PetscInt cdim;
+  PetscCall(DMGetCoordinatesLocal(dm, &coords));
+  PetscCall(DMGetCoordinateSection(dm, &cs));
+  PetscCall(DMGetCoordinateDim(dm, &cdim));
+  PetscCall(VecGetArrayRead(coords, &a));
+  for (PetscInt i = 0; i < nvert; ++i) {
+    PetscInt off;
+    PetscCall(PetscSectionGetOffset(cs, fl->plex_of_vertex[i], &off));
+    for (PetscInt d = 0; d < std::min<PetscInt>(cdim, 3); ++d)
+      mesh->coordinates[i][d] = PetscRealPart(a[off + d]);
+    mesh->vertex_gid[i] = original[fl->plex_of_vertex[i] - fl->pStart] - serial_vStart;
+    mesh->vertex_owned[i] = !fl->ghost[fl->plex_of_vertex[i]];
   }
-  const auto &X = mesh->coordinates;
+  PetscCall(VecRestoreArrayRead(coords, &a));
+  PetscFunctionReturn(0);
+}
 
-  // faces: flux faces (of owned and layer-1 cells) first, then the remaining faces of layer-2 cells
-  std::vector<PetscInt> face_of_plex(fEnd - fStart, -1), plex_of_face;
+// faces: flux faces (of owned and layer-1 cells) first, then the remaining faces of layer-2
+// cells; their cells (left < right), vertices (area vector from left to right, or outwards)
+PetscErrorCode flatten_faces(Flattening *fl, Mesh *mesh) {
+  PetscFunctionBeginUser;
+  DM dm = fl->dm;
+  const PetscInt cStart = fl->cStart, fStart = fl->fStart, ncell = mesh->n_cells;
+  const auto &X = mesh->coordinates;
+  fl->face_of_plex.assign(fl->fEnd - fStart, -1);
+  fl->plex_of_face.clear();
   for (int pass = 0; pass < 2; ++pass)
     for (PetscInt i = 0; i < ncell; ++i) {
-      const int l = layer[plex_of_cell[i] - cStart];
+      const int l = fl->layer[fl->plex_of_cell[i] - cStart];
       if ((pass == 0) != (l <= 1)) continue;
       PetscInt nf;
       const PetscInt *cone;
-      PetscCall(DMPlexGetConeSize(dm, plex_of_cell[i], &nf));
-      PetscCall(DMPlexGetCone(dm, plex_of_cell[i], &cone));
+      PetscCall(DMPlexGetConeSize(dm, fl->plex_of_cell[i], &nf));
+      PetscCall(DMPlexGetCone(dm, fl->plex_of_cell[i], &cone));
       for (PetscInt k = 0; k < nf; ++k)
-        if (face_of_plex[cone[k] - fStart] < 0) {
-          face_of_plex[cone[k] - fStart] = static_cast<PetscInt>(plex_of_face.size());
-          plex_of_face.push_back(cone[k]);
+        if (fl->face_of_plex[cone[k] - fStart] < 0) {
+          fl->face_of_plex[cone[k] - fStart] = static_cast<PetscInt>(fl->plex_of_face.size());
+          fl->plex_of_face.push_back(cone[k]);
         }
     }
-  const PetscInt nface = static_cast<PetscInt>(plex_of_face.size());
+  const PetscInt nface = static_cast<PetscInt>(fl->plex_of_face.size());
   mesh->n_faces = nface;
   mesh->face_left.assign(nface, -1);
   mesh->face_right.assign(nface, -1);
@@ -560,7 +599,7 @@ PetscErrorCode load_mesh(MPI_Comm comm, const std::string &msh_file,
   mesh->face_vertex.clear();
   PetscInt n_flux_faces = 0;
   for (PetscInt f = 0; f < nface; ++f) {
-    const PetscInt pf = plex_of_face[f];
+    const PetscInt pf = fl->plex_of_face[f];
     PetscInt ns;
     const PetscInt *supp;
     PetscCall(DMPlexGetSupportSize(dm, pf, &ns));
@@ -568,9 +607,9 @@ PetscErrorCode load_mesh(MPI_Comm comm, const std::string &msh_file,
     std::vector<PetscInt> kept;
     bool flux_face = false;
     for (PetscInt j = 0; j < ns; ++j) {
-      const PetscInt c = cell_of_plex[supp[j] - cStart];
+      const PetscInt c = fl->cell_of_plex[supp[j] - cStart];
       if (c >= 0) kept.push_back(c);
-      if (c >= 0 && layer[supp[j] - cStart] <= 1) flux_face = true;
+      if (c >= 0 && fl->layer[supp[j] - cStart] <= 1) flux_face = true;
     }
     std::sort(kept.begin(), kept.end());
     mesh->face_left[f] = kept[0];
@@ -578,26 +617,34 @@ PetscErrorCode load_mesh(MPI_Comm comm, const std::string &msh_file,
     if (flux_face) {
       ++n_flux_faces;
       PetscInt is_boundary = -1;
-      PetscCall(DMLabelGetValue(boundary_label, pf, &is_boundary));
+      PetscCall(DMLabelGetValue(fl->boundary_label, pf, &is_boundary));
       PetscCheck(ns == 2 || is_boundary == 1, PETSC_COMM_SELF, PETSC_ERR_PLIB,
                  "mesh overlap too small: face %d of a layer-%d cell has no neighbour", (int)pf,
-                 layer[plex_of_cell[kept[0]] - cStart]);
+                 fl->layer[fl->plex_of_cell[kept[0]] - cStart]);
     }
     std::vector<PetscInt> fv;
-    PetscCall(closure_vertices(dm, pf, vStart, vEnd, &fv));
-    for (PetscInt &v : fv) v = vertex_of_plex[v - vStart];
+    PetscCall(closure_vertices(dm, pf, fl->vStart, fl->vEnd, &fv));
+    for (PetscInt &v : fv) v = fl->vertex_of_plex[v - fl->vStart];
     // orient the area vector from left to right (or outwards)
     const V3 s = area_vector(fv, X, mesh->dim);
-    const V3 xl = average(cell_closure[kept[0]], X);
+    const V3 xl = average(fl->cell_closure[kept[0]], X);
     const V3 towards =
-        kept.size() > 1 ? average(cell_closure[kept[1]], X) - xl : average(fv, X) - xl;
+        kept.size() > 1 ? average(fl->cell_closure[kept[1]], X) - xl : average(fv, X) - xl;
     if (dot(s, towards) < 0) std::reverse(fv.begin(), fv.end());
     mesh->face_vertex.insert(mesh->face_vertex.end(), fv.begin(), fv.end());
     mesh->face_vertex_ptr.push_back(static_cast<PetscInt>(mesh->face_vertex.size()));
   }
   mesh->n_flux_faces = n_flux_faces;
+  PetscFunctionReturn(0);
+}
 
-  // cells: shape, faces, VTK vertex order
+// cells: layer, serial number, shape, faces, VTK vertex order
+PetscErrorCode flatten_cells(const std::vector<PetscInt> &original, const Flattening &fl,
+                             Mesh *mesh) {
+  PetscFunctionBeginUser;
+  DM dm = fl.dm;
+  const PetscInt ncell = mesh->n_cells;
+  const auto &X = mesh->coordinates;
   mesh->cell_layer.resize(ncell);
   mesh->cell_gid.resize(ncell);
   mesh->cell_shape.resize(ncell);
@@ -606,14 +653,14 @@ PetscErrorCode load_mesh(MPI_Comm comm, const std::string &msh_file,
   mesh->cell_vertex.clear();
   mesh->cell_face.clear();
   for (PetscInt i = 0; i < ncell; ++i) {
-    const PetscInt pc = plex_of_cell[i];
-    mesh->cell_layer[i] = layer[pc - cStart];
-    mesh->cell_gid[i] = original[pc - pStart];
+    const PetscInt pc = fl.plex_of_cell[i];
+    mesh->cell_layer[i] = fl.layer[pc - fl.cStart];
+    mesh->cell_gid[i] = original[pc - fl.pStart];
     DMPolytopeType ct;
     PetscCall(DMPlexGetCellType(dm, pc, &ct));
     bool ok;
     mesh->cell_shape[i] = shape_of(ct, &ok);
-    PetscCheck(ok, comm, PETSC_ERR_SUP, "%s: unsupported cell type %s", msh_file.c_str(),
+    PetscCheck(ok, mesh->comm, PETSC_ERR_SUP, "%s: unsupported cell type %s", mesh->source.c_str(),
                DMPolytopeTypes[ct]);
     PetscInt nf;
     const PetscInt *cone;
@@ -621,31 +668,36 @@ PetscErrorCode load_mesh(MPI_Comm comm, const std::string &msh_file,
     PetscCall(DMPlexGetCone(dm, pc, &cone));
     std::vector<std::vector<PetscInt>> faces;
     for (PetscInt k = 0; k < nf; ++k) {
-      const PetscInt f = face_of_plex[cone[k] - fStart];
+      const PetscInt f = fl.face_of_plex[cone[k] - fl.fStart];
       mesh->cell_face.push_back(f);
       faces.emplace_back(mesh->face_vertex.begin() + mesh->face_vertex_ptr[f],
                          mesh->face_vertex.begin() + mesh->face_vertex_ptr[f + 1]);
     }
     mesh->cell_face_ptr.push_back(static_cast<PetscInt>(mesh->cell_face.size()));
-    std::vector<PetscInt> order = cell_closure[i];
-    if (mesh->dim == 3) order = vtk_order_3d(mesh->cell_shape[i], faces, cell_closure[i], X);
+    std::vector<PetscInt> order = fl.cell_closure[i];
+    if (mesh->dim == 3) order = vtk_order_3d(mesh->cell_shape[i], faces, fl.cell_closure[i], X);
     mesh->cell_vertex.insert(mesh->cell_vertex.end(), order.begin(), order.end());
     mesh->cell_vertex_ptr.push_back(static_cast<PetscInt>(mesh->cell_vertex.size()));
   }
+  PetscFunctionReturn(0);
+}
 
-  // boundary patches
+// boundary patches: the boundary flux faces in each named label
+PetscErrorCode boundary_patches(const std::vector<std::string> &boundary_names,
+                                const Flattening &fl, Mesh *mesh) {
+  PetscFunctionBeginUser;
   mesh->patch_names = boundary_names;
   mesh->patch_faces.assign(boundary_names.size(), {});
   for (std::size_t b = 0; b < boundary_names.size(); ++b) {
     DMLabel label;
-    PetscCall(DMGetLabel(dm, boundary_names[b].c_str(), &label));
+    PetscCall(DMGetLabel(fl.dm, boundary_names[b].c_str(), &label));
     PetscCheck(label, PETSC_COMM_SELF, PETSC_ERR_PLIB, "label %s lost in distribution",
                boundary_names[b].c_str());
-    for (PetscInt f = 0; f < n_flux_faces; ++f) {
+    for (PetscInt f = 0; f < mesh->n_flux_faces; ++f) {
       if (mesh->face_right[f] >= 0) continue;
-      const PetscInt pf = plex_of_face[f];
+      const PetscInt pf = fl.plex_of_face[f];
       PetscInt is_boundary = -1, in_label = -1;
-      PetscCall(DMLabelGetValue(boundary_label, pf, &is_boundary));
+      PetscCall(DMLabelGetValue(fl.boundary_label, pf, &is_boundary));
       if (is_boundary != 1) continue;
       PetscCall(DMLabelGetValue(label, pf, &in_label));
       if (in_label < 0) continue;
@@ -653,34 +705,75 @@ PetscErrorCode load_mesh(MPI_Comm comm, const std::string &msh_file,
       mesh->patch_faces[b].push_back(f);
     }
   }
+  PetscFunctionReturn(0);
+}
 
-  // global numbering: owned cells contiguous per rank; ghosts learn theirs from the owner
+// global numbering: owned cells contiguous per rank; ghosts learn theirs from the owner
+PetscErrorCode number_globally(const SerialCounts &serial, const Flattening &fl, Mesh *mesh) {
+  PetscFunctionBeginUser;
+  const MPI_Comm comm = mesh->comm;
+  PetscMPIInt rank, size;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscInt offset = 0, owned = mesh->n_owned_cells;
   PetscCallMPI(MPI_Exscan(&owned, &offset, 1, MPIU_INT, MPI_SUM, comm));
   if (rank == 0) offset = 0;
   mesh->global_cell_offset = offset;
   PetscCallMPI(MPI_Allreduce(&owned, &mesh->n_global_cells, 1, MPIU_INT, MPI_SUM, comm));
-  mesh->n_global_vertices = serial_nv;
-  PetscCheck(mesh->n_global_cells == serial_nc, comm, PETSC_ERR_PLIB,
+  mesh->n_global_vertices = serial.n_vertices;
+  PetscCheck(mesh->n_global_cells == serial.n_cells, comm, PETSC_ERR_PLIB,
              "cell count changed in distribution");
+  const PetscInt ncell = mesh->n_cells;
   mesh->cell_global.assign(ncell, -1);
+  std::vector<PetscInt> root(fl.pEnd - fl.pStart, -1), leaf(fl.pEnd - fl.pStart, -1);
+  for (PetscInt i = 0; i < mesh->n_owned_cells; ++i) {
+    mesh->cell_global[i] = offset + i;
+    root[fl.plex_of_cell[i] - fl.pStart] = offset + i;
+  }
+  PetscSF sf;
+  PetscCall(DMGetPointSF(fl.dm, &sf));
+  if (size > 1) {
+    PetscCall(PetscSFBcastBegin(sf, MPIU_INT, root.data(), leaf.data(), MPI_REPLACE));
+    PetscCall(PetscSFBcastEnd(sf, MPIU_INT, root.data(), leaf.data(), MPI_REPLACE));
+  }
+  for (PetscInt i = mesh->n_owned_cells; i < ncell; ++i) {
+    mesh->cell_global[i] = leaf[fl.plex_of_cell[i] - fl.pStart];
+    PetscCheck(mesh->cell_global[i] >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "ghost cell without owner");
+  }
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+PetscErrorCode load_mesh(MPI_Comm comm, const std::string &msh_file,
+                         const std::vector<std::string> &boundary_names,
+                         const std::string &case_file, Mesh *mesh) {
+  PetscFunctionBeginUser;
+  DM dm;
+  PetscInt dim;
+  PetscCall(read_serial(comm, msh_file, boundary_names, case_file, &dm, &dim));
+  SerialCounts serial;
+  std::vector<PetscInt> original; // serial point number of each local point
+  PetscCall(distribute(comm, &dm, &serial, &original));
+  mesh->comm = comm;
+  // the flattened mesh below is all karman uses: the DMPlex (with its labels and overlap) is
+  // destroyed at the end, also on an error (it is the largest part of a loaded mesh)
+  struct DestroyAtExit {
+    DM *dm;
+    ~DestroyAtExit() { DMDestroy(dm); }
+  } destroy_at_exit{&dm};
+  mesh->dim = static_cast<int>(dim);
+  mesh->source = msh_file;
   {
-    std::vector<PetscInt> root(pEnd - pStart, -1), leaf(pEnd - pStart, -1);
-    for (PetscInt i = 0; i < mesh->n_owned_cells; ++i) {
-      mesh->cell_global[i] = offset + i;
-      root[plex_of_cell[i] - pStart] = offset + i;
-    }
-    PetscSF sf;
-    PetscCall(DMGetPointSF(dm, &sf));
-    if (size > 1) {
-      PetscCall(PetscSFBcastBegin(sf, MPIU_INT, root.data(), leaf.data(), MPI_REPLACE));
-      PetscCall(PetscSFBcastEnd(sf, MPIU_INT, root.data(), leaf.data(), MPI_REPLACE));
-    }
-    for (PetscInt i = mesh->n_owned_cells; i < ncell; ++i) {
-      mesh->cell_global[i] = leaf[plex_of_cell[i] - pStart];
-      PetscCheck(mesh->cell_global[i] >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB,
-                 "ghost cell without owner");
-    }
+    Flattening fl;
+    PetscCall(strata_and_ghosts(dm, &fl));
+    PetscCall(number_cells(&fl, mesh));
+    PetscCall(flatten_vertices(original, serial.vStart, &fl, mesh));
+    PetscCall(flatten_faces(&fl, mesh));
+    PetscCall(flatten_cells(original, fl, mesh));
+    PetscCall(boundary_patches(boundary_names, fl, mesh));
+    PetscCall(number_globally(serial, fl, mesh));
   }
   // the DMPlex and the serial mesh that rank 0 read are gone: give their memory back to the
   // system, so that it does not stay in the heap beside the solver's (on 312k cells: 230 MB)
