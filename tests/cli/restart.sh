@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Crash safety and restart of an unsteady run (DFG 2D-2, coarse mesh, 24 steps,
+# Crash safety and restart of an unsteady run (DFG 2D-2's case on the 452-cell cylinder channel
+# of tests/data/control-cylinder.geo -- what is checked does not depend on the mesh --, 24 steps,
 # checkpoints every 4 steps):
 #  1. an uninterrupted run (reference forces.csv);
 #  2. the same run killed with SIGKILL mid-way, then `--restart`: the force history equals
@@ -19,7 +20,8 @@ set -u
 karman=$1 src=$2 work=$3
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 case="$src/cases/dfg-2d2/case.yaml"
-opts=(--set mesh.level=0 --set mesh.cache_dir="$work/cache" --set time.dt=0.02 --set time.t_end=0.48
+opts=(--set mesh.file="$src/tests/data/control-cylinder.geo" --set mesh.level=0
+      --set mesh.cache_dir="$work/cache" --set time.dt=0.02 --set time.t_end=0.48
       --set output.checkpoint_every=4 --set output.vtk_every=8)
 fail() { echo "FAIL: $*"; exit 1; }
 

@@ -3,7 +3,8 @@
 # on PATH record their arguments; the job script runs karman directly (KARMAN_LAUNCHER="").
 #  - submit.sh passes nodes, ranks, memory, time limit, requeue, the warning signal and the
 #    appended log to sbatch, and refuses bad arguments with one line;
-#  - an unsteady run (DFG 2D-2, coarse, 16 steps, checkpoints every 4) started by the job script
+#  - an unsteady run (DFG 2D-2's case on a coarse cylinder channel, 24 steps, checkpoints every 4)
+#    started by the job script
 #    and sent the time-limit warning (USR1) mid-run calls `scontrol requeue JOBID` and stops;
 #    started again (SLURM_RESTART_COUNT=1) it continues with --restart from its checkpoint and
 #    its force history equals an uninterrupted run's to 1e-10 with no step missing or repeated;
@@ -53,7 +54,9 @@ bad "unknown command 'solve'" solve dfg.yaml sub --nodes 1 --ranks 4 --mem 4G --
 bad "case file 'nope.yaml' not found" run nope.yaml sub --nodes 1 --ranks 4 --mem 4G --time 1:00:00
 
 # an unsteady run, warned mid-way, requeued, continued
-opts=(--set mesh.level=0 --set mesh.cache_dir="$work/cache" --set time.dt=0.02 --set time.t_end=0.32
+# (on the 452-cell cylinder channel of tests/data: 24 steps of 0.1 s, warned at step 10)
+opts=(--set mesh.file="$src/tests/data/control-cylinder.geo" --set mesh.level=0
+      --set mesh.cache_dir="$work/cache" --set time.dt=0.02 --set time.t_end=0.48
       --set output.checkpoint_every=4 --set output.vtk=false)
 "$karman" run dfg.yaml -o ref "${opts[@]}" > ref.log 2>&1 || { tail -3 ref.log; fail "reference run"; }
 warn() { # PATTERN LOG PID: the time-limit warning (USR1) to the job script once LOG shows PATTERN
@@ -68,7 +71,7 @@ SLURM_JOB_ID=42 bash "$job" run dfg.yaml runA "${opts[@]}" > job1.log 2>&1 &
 warn "step     10 " job1.log $!
 status=$?
 [ $status = 143 ] || { tail -3 job1.log; fail "the warned job script exited with $status, not 143"; }
-grep -q "step     16 " job1.log && fail "the run finished before the warning"
+grep -q "step     24 " job1.log && fail "the run finished before the warning"
 grep -qx "requeue 42" scontrol.log || fail "scontrol requeue 42 was not called"
 grep -q -- "--restart" job1.log && fail "the first start was given --restart"
 SLURM_JOB_ID=42 SLURM_RESTART_COUNT=1 bash "$job" run dfg.yaml runA "${opts[@]}" > job2.log 2>&1 ||
