@@ -6,7 +6,7 @@
 set -u
 karman=$1 src=$2 work=$3
 mkdir -p "$work" && cd "$work" || exit 1
-geo="$src/cases/dfg-2d1/dfg-channel.geo"
+geo="$src/tests/data/control-cylinder.geo" # (the DFG channel, coarse: 452 cells)
 failures=0
 
 write_case() { # $1 file, $2 fluid block, $3 boundaries block, $4 mesh file
