@@ -140,21 +140,116 @@ nlohmann::json kkt_json(const optimization::OptimizationProblem &p,
   return jk;
 }
 
-/// The optimization options of the case's optimization: section.
-/// The end of an optimization.csv row (the failure, commas and newlines replaced) and the
-/// designs.csv row of evaluation k, each flushed.
-void write_rows(std::ostream &csv, const char *line, std::string failure, std::ostream &designs,
-                long k, const std::vector<double> &x) {
-  for (char &ch : failure)
-    if (ch == ',' || ch == '\n') ch = ';';
-  csv << line << failure << "\n" << std::flush;
-  designs << k;
-  char v[32];
-  for (double value : x) {
-    std::snprintf(v, sizeof(v), ",%.17g", value);
-    designs << v;
+/// The history files of a campaign (rank 0; rewritten from the journal on a restart, replayed
+/// rows keeping their details): optimization.csv (evaluation, replayed, ok, objective, the
+/// columns `before` the constraints, the constraints, the columns `after` them, failure) and
+/// designs.csv (evaluation and the design vector).  Every row is flushed.
+class HistoryFiles {
+public:
+  void open(const std::string &dir, const optimization::OptimizationProblem &p, const char *before,
+            const char *after) {
+    csv_.open(fs::path(dir) / "optimization.csv");
+    csv_ << "evaluation,replayed,ok,objective" << before;
+    // a constraint name may hold commas ("thickness(airfoil, x=0.1)"): quoted (RFC 4180)
+    for (const auto &c : p.constraints) {
+      if (c.name.find_first_of(",\"") == std::string::npos) {
+        csv_ << "," << c.name;
+        continue;
+      }
+      std::string quoted;
+      for (char ch : c.name) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+      csv_ << ",\"" << quoted << "\"";
+    }
+    csv_ << after << ",failure\n";
+    designs_.open(fs::path(dir) / "designs.csv");
+    designs_ << "evaluation";
+    for (const auto &n : p.names) designs_ << "," << n;
+    designs_ << "\n";
   }
-  designs << "\n" << std::flush;
+  /// The row of evaluation k: objective and constraints with `digits` significant digits (NaN
+  /// for a failed one), `before` and `after` already formatted (each starting with a comma).
+  void write(long k, bool replayed, const optimization::Evaluation &e, int digits,
+             const std::string &before, const std::string &after, const std::vector<double> &x) {
+    char v[64];
+    std::snprintf(v, sizeof(v), "%ld,%d,%d,%.*e", k, replayed ? 1 : 0, e.ok ? 1 : 0, digits,
+                  e.ok ? e.f : NAN);
+    csv_ << v << before;
+    for (std::size_t i = 0; i < constraints_; ++i) {
+      std::snprintf(v, sizeof(v), ",%.*e", digits, e.ok ? e.c[i] : NAN);
+      csv_ << v;
+    }
+    std::string failure = e.failure;
+    for (char &ch : failure)
+      if (ch == ',' || ch == '\n') ch = ';';
+    csv_ << after << "," << failure << "\n" << std::flush;
+    designs_ << k;
+    for (double value : x) {
+      std::snprintf(v, sizeof(v), ",%.17g", value);
+      designs_ << v;
+    }
+    designs_ << "\n" << std::flush;
+  }
+  void set_constraints(std::size_t n) { constraints_ = n; }
+  void close() { csv_.close(), designs_.close(); }
+
+private:
+  std::ofstream csv_, designs_;
+  std::size_t constraints_ = 0;
+};
+
+/// printf into a std::string.
+template <typename... A> std::string printf_string(const char *fmt, A... args) {
+  char line[512];
+  std::snprintf(line, sizeof(line), fmt, args...);
+  return line;
+}
+
+/// The campaign's first log lines: its size and algorithm (`what`), then each constraint.
+PetscErrorCode log_campaign(MPI_Comm comm, const std::string &what,
+                            const optimization::OptimizationProblem &p) {
+  PetscFunctionBeginUser;
+  PetscCall(log_info(comm, "%s", what.c_str()));
+  for (const auto &c : p.constraints)
+    PetscCall(log_info(comm, "  constraint %s %s %.10g", c.name.c_str(),
+                       c.sense == ConstraintSense::Equal
+                           ? "="
+                           : (c.sense == ConstraintSense::LessEqual ? "<=" : ">="),
+                       c.value));
+  PetscFunctionReturn(0);
+}
+
+/// "  name value" of every constraint of an evaluation (its progress line).
+std::string constraint_text(const optimization::OptimizationProblem &p,
+                            const optimization::Evaluation &e) {
+  std::string cons;
+  for (std::size_t i = 0; i < e.c.size(); ++i)
+    cons += printf_string("  %s %.8g", p.constraints[i].name.c_str(), e.c[i]);
+  return cons;
+}
+
+/// The summary.json entries every campaign has.
+nlohmann::json campaign_summary(const config::CaseConfig &cfg, const std::string &algorithm,
+                                const optimization::OptimizationResult &result, double objective) {
+  nlohmann::json j;
+  j["case"] = cfg.file();
+  j["algorithm"] = algorithm;
+  j["status"] = result.status;
+  j["evaluations"] = result.evaluations;
+  j["replayed"] = result.replayed;
+  j["failed"] = result.failed;
+  j["objective"] = objective;
+  return j;
+}
+
+PetscErrorCode write_summary(MPI_Comm comm, const std::string &dir, const nlohmann::json &j) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) {
+    std::ofstream out(fs::path(dir) / "summary.json");
+    out << j.dump(2) << "\n";
+  }
+  PetscFunctionReturn(0);
 }
 
 optimization::OptimizerOptions optimizer_options(const config::CaseConfig &cfg,
@@ -169,6 +264,154 @@ optimization::OptimizerOptions optimizer_options(const config::CaseConfig &cfg,
   o.journal = (fs::path(args.output_dir) / "optimization-journal.jsonl").string();
   o.restart = args.restart;
   return o;
+}
+
+/// The number `key` of an evaluation's details (JSON), 0 if absent.
+double detail(const nlohmann::json &d, const char *key) {
+  return d.contains(key) ? d[key].get<double>() : 0.0;
+}
+
+nlohmann::json details_of(const optimization::Evaluation &e) {
+  return e.details.empty() ? nlohmann::json::object() : nlohmann::json::parse(e.details);
+}
+
+// ---------------------------------------------------------------- control campaigns
+
+/// OUTDIR/controls.csv: t and, per time-function or per-step entry, its boundary parameter at
+/// every level at the start and at the best design (already applied).  Collective.
+PetscErrorCode write_controls(MPI_Comm comm, const std::string &dir,
+                              const optimization::ControlOptimization &problem,
+                              const std::vector<std::string> &functions,
+                              const std::vector<std::vector<double>> &series_start) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  std::vector<std::vector<double>> series_best(functions.size());
+  for (std::size_t i = 0; i < functions.size(); ++i)
+    PetscCall(problem.series(functions[i], &series_best[i]));
+  if (functions.empty() || rank != 0) PetscFunctionReturn(0);
+  std::ofstream out(fs::path(dir) / "controls.csv");
+  out << "t";
+  for (const auto &f : functions) out << "," << f << ".start," << f << ".best";
+  out << "\n";
+  for (long n = 1; n <= problem.steps(); ++n) {
+    out << printf_string("%.12g", n * problem.dt());
+    for (std::size_t i = 0; i < functions.size(); ++i)
+      out << printf_string(",%.15e,%.15e", series_start[i][n - 1], series_best[i][n - 1]);
+    out << "\n";
+  }
+  PetscFunctionReturn(0);
+}
+
+/// Identification (probe matching): the misfit at x and the parameters' uncertainty, logged and
+/// as JSON (*j unchanged for other objectives or more than 20 variables).  Collective.
+PetscErrorCode identification_summary(MPI_Comm comm, optimization::ControlOptimization &problem,
+                                      const std::vector<double> &x, nlohmann::json *j) {
+  PetscFunctionBeginUser;
+  const optimization::OptimizationProblem &p = problem.problem();
+  bool least_squares = false;
+  PetscCall(problem.least_squares(&least_squares));
+  if (!least_squares || p.names.size() > 20) PetscFunctionReturn(0);
+  optimization::Identification id;
+  PetscCall(problem.identify(x, 1e-4, &id));
+  nlohmann::json ji = {{"misfit", id.misfit},
+                       {"observations", id.observations},
+                       {"estimate_ok", id.ok},
+                       {"hessian", id.hessian},
+                       {"covariance", id.covariance}};
+  PetscCall(log_info(comm, "identification: misfit %.6e over %ld observations%s", id.misfit,
+                     id.observations,
+                     id.ok ? "" : " (no uncertainty estimate: Hessian not positive definite)"));
+  for (std::size_t i = 0; i < p.names.size(); ++i) {
+    ji["parameters"][p.names[i]] = {
+        {"value", id.values[i]},
+        {"standard_deviation", id.standard_deviation[i]},
+        {"relative_standard_deviation",
+         id.values[i] != 0 ? id.standard_deviation[i] / std::abs(id.values[i]) : 0.0}};
+    PetscCall(log_info(comm, "  %s = %.12g +- %.3e (one standard deviation)", p.names[i].c_str(),
+                       id.values[i], id.standard_deviation[i]));
+  }
+  (*j)["identification"] = ji;
+  PetscFunctionReturn(0);
+}
+
+/// The per-evaluation output of a control campaign: a history row, a progress line.
+struct ControlProgress {
+  MPI_Comm comm = MPI_COMM_NULL;
+  optimization::ControlOptimization *problem = nullptr;
+  long max_evaluations = 0;
+  HistoryFiles files;
+  std::map<long, std::pair<std::vector<double>, optimization::Evaluation>> seen;
+  long computed = 0;
+  double start = 0;
+
+  PetscErrorCode observe(long k, const std::vector<double> &x, const optimization::Evaluation &e,
+                         bool replayed) {
+    PetscFunctionBeginUser;
+    PetscMPIInt rank;
+    PetscCallMPI(MPI_Comm_rank(comm, &rank));
+    const optimization::OptimizationProblem &p = problem->problem();
+    seen[k] = {x, e};
+    const nlohmann::json d = details_of(e);
+    const std::vector<double> a = problem->physical(x);
+    if (rank == 0)
+      files.write(
+          k, replayed, e, 15, printf_string(",%.15e,%.15e", detail(d, "J"), detail(d, "penalty")),
+          printf_string(",%.6e,%.4f,%.4f,%ld,%.1f", detail(d, "gradient_norm"),
+                        detail(d, "forward_time"), detail(d, "adjoint_time"),
+                        static_cast<long>(detail(d, "recomputed")), detail(d, "forward_memory")),
+          a);
+    if (replayed) PetscFunctionReturn(0);
+    ++computed;
+    if (!e.ok) {
+      PetscCall(log_info(comm, "evaluation %3ld  FAILED (%s): the optimizer backs off", k,
+                         e.failure.c_str()));
+      PetscFunctionReturn(0);
+    }
+    std::string vars;
+    for (std::size_t i = 0; i < std::min<std::size_t>(a.size(), 4); ++i)
+      vars += printf_string("%s%s %.10g", i ? ", " : "  ", p.names[i].c_str(), a[i]);
+    const double eta = (MPI_Wtime() - start) / computed * std::max(0L, max_evaluations - k - 1);
+    PetscCall(log_info(comm,
+                       "evaluation %3ld  J %.12g%s  |dJ/dx| %.3e%s%s  %.1f s  ETA <= %.1f min", k,
+                       e.f, constraint_text(p, e).c_str(), detail(d, "gradient_norm"), vars.c_str(),
+                       a.size() > 4 ? ", ..." : "",
+                       detail(d, "forward_time") + detail(d, "adjoint_time"), eta / 60));
+    PetscFunctionReturn(0);
+  }
+};
+
+/// summary.json of a control campaign; *kkt the optimality check of the best design.  Collective.
+PetscErrorCode control_summary(MPI_Comm comm, const std::string &dir, const config::CaseConfig &cfg,
+                               const std::string &algorithm,
+                               optimization::ControlOptimization &problem,
+                               const optimization::OptimizationResult &result,
+                               const optimization::Evaluation &best,
+                               const ControlProgress &progress, optimization::KktReport *kkt) {
+  PetscFunctionBeginUser;
+  const optimization::OptimizationProblem &p = problem.problem();
+  nlohmann::json j = campaign_summary(cfg, algorithm, result, best.f);
+  const nlohmann::json bd = nlohmann::json::parse(best.details);
+  j["J"] = bd["J"];
+  j["penalty"] = bd["penalty"];
+  const optimization::Evaluation &first = progress.seen.begin()->second.second;
+  if (first.ok) j["initial_objective"] = first.f;
+  if (p.names.size() <= 100) { // per-step controls: controls.csv
+    const std::vector<double> a = problem.physical(result.x), a0 = problem.physical(p.start);
+    for (std::size_t i = 0; i < p.names.size(); ++i) {
+      j["design"][p.names[i]] = a[i];
+      j["initial_design"][p.names[i]] = a0[i];
+    }
+  }
+  for (std::size_t i = 0; i < p.constraints.size(); ++i)
+    j["constraints"][p.constraints[i].name] = {{"value", best.c[i]},
+                                               {"bound", p.constraints[i].value}};
+  *kkt = optimization::check_kkt(p, result.x, best);
+  j["kkt"] = kkt_json(p, *kkt);
+  PetscCall(identification_summary(comm, problem, result.x, &j));
+  j["wall_time"] = MPI_Wtime() - progress.start;
+  PetscCall(write_summary(comm, dir, j));
+  PetscFunctionReturn(0);
 }
 
 /// `karman optimize` of a design: list of control entries (see the file comment).
@@ -192,19 +435,15 @@ PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
   const optimization::OptimizationProblem &p = problem.problem();
   optimization::OptimizerOptions o = optimizer_options(cfg, args);
   const std::string algorithm = optimization::resolve_algorithm(o.algorithm, p);
-  PetscCall(
-      log_info(comm,
-               "optimize %s: %zu control variables, %zu constraints, %s%s, at most %ld "
-               "evaluations (%s)",
-               cfg.file().c_str(), p.names.size(), p.constraints.size(), algorithm.c_str(),
-               o.algorithm == "auto" ? " (auto)" : "", o.max_evaluations,
-               fc.unsteady() ? "unsteady: forward + unsteady adjoint per function" : "steady"));
-  for (const auto &c : p.constraints)
-    PetscCall(log_info(comm, "  constraint %s %s %.10g", c.name.c_str(),
-                       c.sense == ConstraintSense::Equal
-                           ? "="
-                           : (c.sense == ConstraintSense::LessEqual ? "<=" : ">="),
-                       c.value));
+  PetscCall(log_campaign(
+      comm,
+      printf_string(
+          "optimize %s: %zu control variables, %zu constraints, %s%s, at most %ld evaluations "
+          "(%s)",
+          cfg.file().c_str(), p.names.size(), p.constraints.size(), algorithm.c_str(),
+          o.algorithm == "auto" ? " (auto)" : "", o.max_evaluations,
+          fc.unsteady() ? "unsteady: forward + unsteady adjoint per function" : "steady"),
+      p));
   // the boundary parameters given per level by the design (time-function, per-step entries)
   std::vector<std::string> functions;
   for (const auto &e : problem.entries())
@@ -215,87 +454,36 @@ PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
     series_start.emplace_back();
     PetscCall(problem.series(f, &series_start.back()));
   }
-  std::ofstream csv, designs;
-  if (rank == 0) {
-    csv.open(fs::path(args.output_dir) / "optimization.csv");
-    csv << "evaluation,replayed,ok,objective,J,penalty";
-    for (const auto &c : p.constraints) csv << "," << c.name;
-    csv << ",gradient_norm,forward_time,adjoint_time,recomputed,forward_memory_mib,failure\n";
-    designs.open(fs::path(args.output_dir) / "designs.csv");
-    designs << "evaluation";
-    for (const auto &n : p.names) designs << "," << n;
-    designs << "\n";
-  }
-  std::map<long, std::pair<std::vector<double>, optimization::Evaluation>> seen;
-  long computed = 0;
-  const double start = MPI_Wtime();
+  ControlProgress progress;
+  progress.comm = comm, progress.problem = &problem, progress.max_evaluations = o.max_evaluations;
+  progress.files.set_constraints(p.constraints.size());
+  if (rank == 0)
+    progress.files.open(args.output_dir, p, ",J,penalty",
+                        ",gradient_norm,forward_time,adjoint_time,recomputed,forward_memory_mib");
+  progress.start = MPI_Wtime();
   const optimization::Evaluator evaluator = [&](const std::vector<double> &x,
                                                 optimization::Evaluation *e) -> PetscErrorCode {
     PetscFunctionBeginUser;
     PetscCall(problem.evaluate(x, e));
     const optimization::ControlRecord &r = problem.last();
-    const nlohmann::json d = {{"J", r.J},
-                              {"penalty", r.penalty},
-                              {"gradient_norm", r.gradient_norm},
-                              {"forward_time", r.forward_time},
-                              {"adjoint_time", r.adjoint_time},
-                              {"recomputed", r.recomputed},
-                              {"forward_memory", r.forward_memory}};
-    e->details = d.dump();
-    PetscFunctionReturn(0);
-  };
-  const optimization::EvaluationObserver observer = [&](long k, const std::vector<double> &x,
-                                                        const optimization::Evaluation &e,
-                                                        bool replayed) -> PetscErrorCode {
-    PetscFunctionBeginUser;
-    seen[k] = {x, e};
-    const nlohmann::json d =
-        e.details.empty() ? nlohmann::json::object() : nlohmann::json::parse(e.details);
-    auto num = [&](const char *key) { return d.contains(key) ? d[key].get<double>() : 0.0; };
-    const std::vector<double> a = problem.physical(x);
-    if (rank == 0) {
-      char line[512];
-      std::snprintf(line, sizeof(line), "%ld,%d,%d,%.15e,%.15e,%.15e", k, replayed ? 1 : 0,
-                    e.ok ? 1 : 0, e.ok ? e.f : NAN, num("J"), num("penalty"));
-      csv << line;
-      for (std::size_t i = 0; i < p.constraints.size(); ++i) {
-        std::snprintf(line, sizeof(line), ",%.15e", e.ok ? e.c[i] : NAN);
-        csv << line;
-      }
-      std::snprintf(line, sizeof(line), ",%.6e,%.4f,%.4f,%ld,%.1f,", num("gradient_norm"),
-                    num("forward_time"), num("adjoint_time"), static_cast<long>(num("recomputed")),
-                    num("forward_memory"));
-      write_rows(csv, line, e.failure, designs, k, a);
-    }
-    if (replayed) PetscFunctionReturn(0);
-    ++computed;
-    if (!e.ok) {
-      PetscCall(log_info(comm, "evaluation %3ld  FAILED (%s): the optimizer backs off", k,
-                         e.failure.c_str()));
-      PetscFunctionReturn(0);
-    }
-    std::string cons, vars;
-    for (std::size_t i = 0; i < e.c.size(); ++i) {
-      char item[96];
-      std::snprintf(item, sizeof(item), "  %s %.8g", p.constraints[i].name.c_str(), e.c[i]);
-      cons += item;
-    }
-    for (std::size_t i = 0; i < std::min<std::size_t>(a.size(), 4); ++i) {
-      char item[96];
-      std::snprintf(item, sizeof(item), "%s%s %.10g", i ? ", " : "  ", p.names[i].c_str(), a[i]);
-      vars += item;
-    }
-    const double eta = (MPI_Wtime() - start) / computed * std::max(0L, o.max_evaluations - k - 1);
-    PetscCall(
-        log_info(comm, "evaluation %3ld  J %.12g%s  |dJ/dx| %.3e%s%s  %.1f s  ETA <= %.1f min", k,
-                 e.f, cons.c_str(), num("gradient_norm"), vars.c_str(), a.size() > 4 ? ", ..." : "",
-                 num("forward_time") + num("adjoint_time"), eta / 60));
+    e->details = nlohmann::json({{"J", r.J},
+                                 {"penalty", r.penalty},
+                                 {"gradient_norm", r.gradient_norm},
+                                 {"forward_time", r.forward_time},
+                                 {"adjoint_time", r.adjoint_time},
+                                 {"recomputed", r.recomputed},
+                                 {"forward_memory", r.forward_memory}})
+                     .dump();
     PetscFunctionReturn(0);
   };
   optimization::OptimizationResult result;
-  PetscCall(optimization::optimize(comm, p, evaluator, o, observer, &result));
-  csv.close();
-  designs.close();
+  PetscCall(optimization::optimize(
+      comm, p, evaluator, o,
+      [&](long k, const std::vector<double> &x, const optimization::Evaluation &e, bool replayed) {
+        return progress.observe(k, x, e, replayed);
+      },
+      &result));
+  progress.files.close();
   PetscCall(log_info(comm,
                      "optimizer: %s after %ld evaluations (%ld replayed, %ld failed); best "
                      "objective %.12g",
@@ -303,89 +491,15 @@ PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
                      result.f));
   // the best design's evaluation (from the history: nothing is recomputed)
   const optimization::Evaluation *best = nullptr;
-  for (const auto &[k, xe] : seen)
+  for (const auto &[k, xe] : progress.seen)
     if (xe.first == result.x && xe.second.ok) best = &xe.second;
   PetscCheck(best, comm, PETSC_ERR_PLIB, "the optimizer's answer is not one of its evaluations");
-  const std::vector<double> a = problem.physical(result.x);
   PetscCall(problem.apply(result.x));
-  if (!functions.empty() && rank == 0) {
-    std::vector<std::vector<double>> series_best(functions.size());
-    for (std::size_t i = 0; i < functions.size(); ++i)
-      PetscCall(problem.series(functions[i], &series_best[i]));
-    std::ofstream out(fs::path(args.output_dir) / "controls.csv");
-    out << "t";
-    for (const auto &f : functions) out << "," << f << ".start," << f << ".best";
-    out << "\n";
-    char line[128];
-    for (long n = 1; n <= problem.steps(); ++n) {
-      std::snprintf(line, sizeof(line), "%.12g", n * problem.dt());
-      out << line;
-      for (std::size_t i = 0; i < functions.size(); ++i) {
-        std::snprintf(line, sizeof(line), ",%.15e,%.15e", series_start[i][n - 1],
-                      series_best[i][n - 1]);
-        out << line;
-      }
-      out << "\n";
-    }
-  } else if (!functions.empty()) {
-    std::vector<double> v; // collective
-    for (const auto &f : functions) PetscCall(problem.series(f, &v));
-  }
-  nlohmann::json j;
-  j["case"] = cfg.file();
-  j["algorithm"] = algorithm;
-  j["status"] = result.status;
-  j["evaluations"] = result.evaluations;
-  j["replayed"] = result.replayed;
-  j["failed"] = result.failed;
-  j["objective"] = best->f;
+  PetscCall(write_controls(comm, args.output_dir, problem, functions, series_start));
+  optimization::KktReport kkt;
+  PetscCall(control_summary(comm, args.output_dir, cfg, algorithm, problem, result, *best, progress,
+                            &kkt));
   const nlohmann::json bd = nlohmann::json::parse(best->details);
-  j["J"] = bd["J"];
-  j["penalty"] = bd["penalty"];
-  const optimization::Evaluation &first = seen.begin()->second.second;
-  if (first.ok) j["initial_objective"] = first.f;
-  if (p.names.size() <= 100) { // per-step controls: controls.csv
-    const std::vector<double> a0 = problem.physical(p.start);
-    for (std::size_t i = 0; i < p.names.size(); ++i) {
-      j["design"][p.names[i]] = a[i];
-      j["initial_design"][p.names[i]] = a0[i];
-    }
-  }
-  for (std::size_t i = 0; i < p.constraints.size(); ++i)
-    j["constraints"][p.constraints[i].name] = {{"value", best->c[i]},
-                                               {"bound", p.constraints[i].value}};
-  const optimization::KktReport kkt = optimization::check_kkt(p, result.x, *best);
-  j["kkt"] = kkt_json(p, kkt);
-  // identification (probe matching): misfit and the parameters' uncertainty
-  bool least_squares = false;
-  PetscCall(problem.least_squares(&least_squares));
-  if (least_squares && p.names.size() <= 20) {
-    optimization::Identification id;
-    PetscCall(problem.identify(result.x, 1e-4, &id));
-    nlohmann::json ji = {{"misfit", id.misfit},
-                         {"observations", id.observations},
-                         {"estimate_ok", id.ok},
-                         {"hessian", id.hessian},
-                         {"covariance", id.covariance}};
-    PetscCall(log_info(comm, "identification: misfit %.6e over %ld observations%s", id.misfit,
-                       id.observations,
-                       id.ok ? "" : " (no uncertainty estimate: Hessian not positive definite)"));
-    for (std::size_t i = 0; i < p.names.size(); ++i) {
-      ji["parameters"][p.names[i]] = {
-          {"value", id.values[i]},
-          {"standard_deviation", id.standard_deviation[i]},
-          {"relative_standard_deviation",
-           id.values[i] != 0 ? id.standard_deviation[i] / std::abs(id.values[i]) : 0.0}};
-      PetscCall(log_info(comm, "  %s = %.12g +- %.3e (one standard deviation)", p.names[i].c_str(),
-                         id.values[i], id.standard_deviation[i]));
-    }
-    j["identification"] = ji;
-  }
-  j["wall_time"] = MPI_Wtime() - start;
-  if (rank == 0) {
-    std::ofstream out(fs::path(args.output_dir) / "summary.json");
-    out << j.dump(2) << "\n";
-  }
   PetscCall(log_info(comm, "best design: objective %.12g (J %.12g + penalty %.6g)", best->f,
                      bd["J"].get<double>(), bd["penalty"].get<double>()));
   PetscCall(log_info(comm,
@@ -395,6 +509,210 @@ PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
                      kkt.max_violation, kkt.active_lower + kkt.active_upper, kkt.wrong_signs));
   PetscFunctionReturn(0);
 }
+
+// ---------------------------------------------------------------- shape campaigns
+
+/// A shape campaign's evaluations and their output: the warm start of a restart, the flow state
+/// saved per good evaluation, history rows, the walls with their shape gradients (ParaView and
+/// CSV), the flow every optimization.vtk_every evaluations, a progress line.
+class ShapeCampaign {
+public:
+  ShapeCampaign(MPI_Comm comm, const CliArgs &args, const config::CaseConfig &cfg,
+                driver::FlowCase &fc, optimization::ShapeOptimization &problem,
+                long max_evaluations)
+      : comm_(comm), args_(args), cfg_(cfg), fc_(fc), problem_(problem),
+        max_evaluations_(max_evaluations), warm_loaded_(!args.restart) {}
+
+  PetscErrorCode open() {
+    PetscFunctionBeginUser;
+    PetscCallMPI(MPI_Comm_rank(comm_, &rank_));
+    const mesh::Mesh &mesh = fc_.mesh();
+    const optimization::OptimizationProblem &p = problem_.problem();
+    files_.set_constraints(p.constraints.size());
+    if (rank_ == 0)
+      files_.open(args_.output_dir, p, "",
+                  ",gradient_norm,newton_iterations,forward_time,adjoint_time,deformation_time,"
+                  "deformation_adjoint_time,min_volume_ratio");
+    walls_ = fc_.residual().boundary_conditions().wall_patches();
+    for (int w : walls_)
+      shape_series_.push_back(
+          std::make_unique<io::VtkSeries>(comm_, args_.output_dir, "shape_" + mesh.patch_names[w]));
+    shapes_dir_ = fs::path(args_.output_dir) / "shapes";
+    if (rank_ == 0) fs::create_directories(shapes_dir_);
+    PetscCall(flow_writer_.setup(fc_.residual(), fc_.monitors(), cfg_, args_.output_dir, "flow"));
+    vtk_every_ = optimization::optimization_options().get(cfg_).vtk_every;
+    start_ = MPI_Wtime();
+    PetscFunctionReturn(0);
+  }
+
+  /// On a restart first the warm start of the last good journaled evaluation, then the
+  /// problem's evaluation, then its flow state saved before the journal gets the evaluation (so
+  /// a restart finds the state of every journaled good evaluation).
+  PetscErrorCode evaluate(const std::vector<double> &x, optimization::Evaluation *e) {
+    PetscFunctionBeginUser;
+    if (!warm_loaded_) {
+      warm_loaded_ = true;
+      if (last_ok_replayed_ >= 0) PetscCall(warm_start());
+    }
+    PetscCall(problem_.evaluate(x, e));
+    const optimization::ShapeRecord &r = problem_.last();
+    e->details = nlohmann::json({{"gradient_norm", r.gradient_norm},
+                                 {"newton_iterations", r.shape.newton_iterations},
+                                 {"forward_time", r.shape.forward_time},
+                                 {"adjoint_time", r.shape.adjoint_time},
+                                 {"deformation_time", r.shape.deformation_time},
+                                 {"deformation_adjoint_time", r.shape.deformation_reverse_time},
+                                 {"min_volume_ratio", r.shape.min_volume_ratio}})
+                     .dump();
+    if (e->ok) PetscCall(save_state(fc_, args_.output_dir, next_index_, problem_.shape().state()));
+    PetscFunctionReturn(0);
+  }
+
+  PetscErrorCode observe(long k, const std::vector<double> &x, const optimization::Evaluation &e,
+                         bool replayed) {
+    PetscFunctionBeginUser;
+    next_index_ = k + 1;
+    const nlohmann::json d = details_of(e);
+    if (rank_ == 0)
+      files_.write(
+          k, replayed, e, 12, "",
+          printf_string(",%.6e,%d,%.4f,%.4f,%.4f,%.4f,%.6f", detail(d, "gradient_norm"),
+                        static_cast<int>(detail(d, "newton_iterations")), detail(d, "forward_time"),
+                        detail(d, "adjoint_time"), detail(d, "deformation_time"),
+                        detail(d, "deformation_adjoint_time"), detail(d, "min_volume_ratio")),
+          x);
+    if (replayed) {
+      if (e.ok) last_ok_replayed_ = k;
+      PetscFunctionReturn(0);
+    }
+    if (!series_resumed_ && k > 0) { // the first new evaluation after a replay
+      for (auto &s : shape_series_) PetscCall(s->resume(k - 1 + 0.5));
+      PetscCall(flow_writer_.resume(k - 1 + 0.5));
+    }
+    series_resumed_ = true;
+    ++computed_;
+    const double eta = (MPI_Wtime() - start_) / computed_ * std::max(0L, max_evaluations_ - k - 1);
+    if (!e.ok) {
+      PetscCall(log_info(comm_, "evaluation %3ld  FAILED (%s): the optimizer backs off", k,
+                         e.failure.c_str()));
+      PetscFunctionReturn(0);
+    }
+    const optimization::ShapeRecord &r = problem_.last();
+    PetscCall(log_info(comm_,
+                       "evaluation %3ld  J %.10g%s  |dJ/da| %.3e  newton %d  %.1f s  ETA <= %.1f "
+                       "min",
+                       k, e.f, constraint_text(problem_.problem(), e).c_str(), r.gradient_norm,
+                       r.shape.newton_iterations,
+                       r.shape.forward_time + r.shape.adjoint_time + r.shape.deformation_time +
+                           r.shape.deformation_reverse_time,
+                       eta / 60));
+    PetscCall(write_design(static_cast<double>(k), printf_string("shape_%04ld.csv", k)));
+    if (vtk_every_ > 0 && k % vtk_every_ == 0) {
+      discretization::LocalState state;
+      solver::FlowMonitors::Values v;
+      PetscCall(fc_.evaluate(problem_.shape().state(), &state, &v));
+      PetscCall(flow_writer_.write_vtk(fc_.residual(), state, static_cast<double>(k)));
+    }
+    PetscFunctionReturn(0);
+  }
+
+  /// The best design x evaluated again: its mesh (to re-run), walls, flow and summary.
+  PetscErrorCode finish(const std::vector<double> &x,
+                        const optimization::OptimizationResult &result,
+                        const std::string &algorithm) {
+    PetscFunctionBeginUser;
+    const mesh::Mesh &mesh = fc_.mesh();
+    const optimization::OptimizationProblem &p = problem_.problem();
+    files_.close();
+    optimization::Evaluation best;
+    PetscCall(problem_.evaluate(x, &best));
+    PetscCheck(best.ok, comm_, PETSC_ERR_NOT_CONVERGED,
+               "the best design of the optimizer could not be evaluated again: %s",
+               best.failure.c_str());
+    PetscCall(io::write_msh(mesh, problem_.shape().coordinates(),
+                            (fs::path(args_.output_dir) / "optimized.msh").string()));
+    PetscCall(io::write_wall_shape(mesh, problem_.shape().coordinates(), walls_,
+                                   (shapes_dir_ / "optimized.csv").string(),
+                                   &problem_.last().shape.dJ_dB));
+    PetscCall(driver::write_flow_state(fc_.residual(), fc_.monitors(), cfg_, args_.output_dir,
+                                       "flow_optimized", problem_.shape().state(), 0.0));
+    nlohmann::json j = campaign_summary(cfg_, algorithm, result, best.f);
+    j["design"] = nlohmann::json::object();
+    for (std::size_t i = 0; i < p.names.size(); ++i) j["design"][p.names[i]] = x[i];
+    for (std::size_t i = 0; i < p.constraints.size(); ++i)
+      j["constraints"][p.constraints[i].name] = {{"value", best.c[i]},
+                                                 {"bound", p.constraints[i].value}};
+    const solver::FlowMonitors::Values &bv = problem_.last().shape.values;
+    j["values"] = {{"cd", bv.cd},
+                   {"cd_pressure", bv.cd_pressure},
+                   {"cd_viscous", bv.cd_viscous},
+                   {"cl", bv.cl}};
+    // first-order optimality of the best design (optimization::check_kkt)
+    const optimization::KktReport kkt = optimization::check_kkt(p, x, best);
+    j["kkt"] = kkt_json(p, kkt);
+    j["wall_time"] = MPI_Wtime() - start_;
+    PetscCall(write_summary(comm_, args_.output_dir, j));
+    PetscCall(log_info(comm_, "best design: J %.10g, c_D %.8f, c_L %.8f; mesh %s/optimized.msh",
+                       best.f, bv.cd, bv.cl, args_.output_dir.c_str()));
+    PetscCall(log_info(comm_,
+                       "KKT: residual %.3e (|projected Lagrangian gradient| / |dJ/da| = %.3e / "
+                       "%.3e), largest constraint violation %.3e (relative %.3e), %ld active "
+                       "bounds, %ld wrong-signed multipliers",
+                       kkt.residual, kkt.lagrangian_gradient_norm, kkt.objective_gradient_norm,
+                       kkt.max_violation, kkt.max_relative_violation,
+                       kkt.active_lower + kkt.active_upper, kkt.wrong_signs));
+    PetscFunctionReturn(0);
+  }
+
+private:
+  PetscErrorCode warm_start() {
+    PetscFunctionBeginUser;
+    Vec w;
+    bool found = false;
+    PetscCall(fc_.create_state(&w));
+    PetscCall(load_state(fc_, args_.output_dir, last_ok_replayed_, w, &found));
+    PetscCheck(found, comm_, PETSC_ERR_FILE_OPEN,
+               "--restart: no saved flow state of evaluation %ld (optimization-state.h5) in "
+               "%s; the campaign cannot continue from where it stopped",
+               last_ok_replayed_, args_.output_dir.c_str());
+    PetscCall(problem_.shape().set_state(w));
+    PetscCall(VecDestroy(&w));
+    PetscCall(log_info(comm_,
+                       "restart: %ld evaluations replayed from the journal; the flow of "
+                       "evaluation %ld starts the next solve",
+                       next_index_, last_ok_replayed_));
+    PetscFunctionReturn(0);
+  }
+
+  /// The walls of the current design with the shape gradient: series time t, shapes/name.
+  PetscErrorCode write_design(double t, const std::string &name) {
+    PetscFunctionBeginUser;
+    const optimization::ShapeRecord &r = problem_.last();
+    for (std::size_t i = 0; i < walls_.size(); ++i)
+      PetscCall(write_shape(fc_.residual(), walls_[i], r.shape.dJ_dB, t, *shape_series_[i]));
+    PetscCall(io::write_wall_shape(fc_.mesh(), problem_.shape().coordinates(), walls_,
+                                   (shapes_dir_ / name).string(), &r.shape.dJ_dB));
+    PetscFunctionReturn(0);
+  }
+
+  MPI_Comm comm_;
+  const CliArgs &args_;
+  const config::CaseConfig &cfg_;
+  driver::FlowCase &fc_;
+  optimization::ShapeOptimization &problem_;
+  long max_evaluations_;
+  PetscMPIInt rank_ = 0;
+  HistoryFiles files_;
+  std::vector<int> walls_;
+  std::vector<std::unique_ptr<io::VtkSeries>> shape_series_;
+  fs::path shapes_dir_;
+  driver::FlowWriter flow_writer_;
+  long vtk_every_ = 0;
+  bool series_resumed_ = false; // the series are continued after the replayed evaluations
+  long computed_ = 0, next_index_ = 0, last_ok_replayed_ = -1;
+  bool warm_loaded_;
+  double start_ = 0;
+};
 
 } // namespace
 
@@ -416,232 +734,41 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
              "%s: karman optimize needs a 'design:' list (the shape parameterizations: ffd, "
              "hicks-henne, rigid, surface-normal)",
              cfg.file().c_str());
-  PetscMPIInt rank;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
   driver::FlowCase fc;
   PetscCall(fc.load(comm, cfg));
-  const mesh::Mesh &mesh = fc.mesh();
-  const optimization::OptimizationOptions opt = optimization::optimization_options().get(cfg);
+  const optimization::OptimizerOptions o = optimizer_options(cfg, args);
   FaultHook fault; // crash tests
   PetscCall(campaign_fault_hook(comm, {"forward", "adjoint", "deformation"}, 1,
                                 "a shape evaluation", &fault));
   optimization::ShapeOptimization problem;
   PetscCall(problem.setup(fc, nullptr, fault));
   const optimization::OptimizationProblem &p = problem.problem();
-  PetscCall(log_info(comm,
-                     "optimize %s: %zu design variables, %zu constraints, %s, at most %ld "
-                     "evaluations",
-                     cfg.file().c_str(), p.names.size(), p.constraints.size(),
-                     opt.algorithm.c_str(), opt.max_evaluations));
-  for (const auto &c : p.constraints)
-    PetscCall(log_info(comm, "  constraint %s %s %.10g", c.name.c_str(),
-                       c.sense == ConstraintSense::Equal
-                           ? "="
-                           : (c.sense == ConstraintSense::LessEqual ? "<=" : ">="),
-                       c.value));
-
-  const optimization::OptimizerOptions o = optimizer_options(cfg, args);
-
-  // history files: rewritten from the journal on a restart (replayed rows keep their details)
-  std::ofstream csv, designs;
-  if (rank == 0) {
-    csv.open(fs::path(args.output_dir) / "optimization.csv");
-    csv << "evaluation,replayed,ok,objective";
-    // a constraint name may hold commas ("thickness(airfoil, x=0.1)"): quoted (RFC 4180)
-    for (const auto &c : p.constraints) {
-      if (c.name.find_first_of(",\"") == std::string::npos) {
-        csv << "," << c.name;
-        continue;
-      }
-      std::string quoted;
-      for (char ch : c.name) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-      csv << ",\"" << quoted << "\"";
-    }
-    csv << ",gradient_norm,newton_iterations,forward_time,adjoint_time,deformation_time,"
-           "deformation_adjoint_time,min_volume_ratio,failure\n";
-    designs.open(fs::path(args.output_dir) / "designs.csv");
-    designs << "evaluation";
-    for (const auto &n : p.names) designs << "," << n;
-    designs << "\n";
-  }
-  std::vector<std::unique_ptr<io::VtkSeries>> shape_series;
-  const std::vector<int> walls = fc.residual().boundary_conditions().wall_patches();
-  for (int w : walls)
-    shape_series.push_back(
-        std::make_unique<io::VtkSeries>(comm, args.output_dir, "shape_" + mesh.patch_names[w]));
-  const fs::path shapes_dir = fs::path(args.output_dir) / "shapes";
-  if (rank == 0) fs::create_directories(shapes_dir);
-  driver::FlowWriter flow_writer;
-  PetscCall(flow_writer.setup(fc.residual(), fc.monitors(), cfg, args.output_dir, "flow"));
-  const long vtk_every = opt.vtk_every;
-  bool series_resumed = false; // the series are continued after the replayed evaluations
-  long computed = 0;
-  const double start = MPI_Wtime();
-
-  // the evaluator: on a restart first the warm start of the last good journaled evaluation,
-  // then the problem's evaluation, then its flow state saved before the journal gets the
-  // evaluation (so a restart finds the state of every journaled good evaluation)
-  long next_index = 0, last_ok_replayed = -1;
-  bool warm_loaded = !args.restart;
-  const optimization::Evaluator evaluator = [&](const std::vector<double> &x,
-                                                optimization::Evaluation *e) -> PetscErrorCode {
-    PetscFunctionBeginUser;
-    if (!warm_loaded) {
-      warm_loaded = true;
-      if (last_ok_replayed >= 0) {
-        Vec w;
-        bool found = false;
-        PetscCall(fc.create_state(&w));
-        PetscCall(load_state(fc, args.output_dir, last_ok_replayed, w, &found));
-        PetscCheck(found, comm, PETSC_ERR_FILE_OPEN,
-                   "--restart: no saved flow state of evaluation %ld (optimization-state.h5) in "
-                   "%s; the campaign cannot continue from where it stopped",
-                   last_ok_replayed, args.output_dir.c_str());
-        PetscCall(problem.shape().set_state(w));
-        PetscCall(VecDestroy(&w));
-        PetscCall(log_info(comm,
-                           "restart: %ld evaluations replayed from the journal; the flow of "
-                           "evaluation %ld starts the next solve",
-                           next_index, last_ok_replayed));
-      }
-    }
-    PetscCall(problem.evaluate(x, e));
-    const optimization::ShapeRecord &r = problem.last();
-    nlohmann::json d = {{"gradient_norm", r.gradient_norm},
-                        {"newton_iterations", r.shape.newton_iterations},
-                        {"forward_time", r.shape.forward_time},
-                        {"adjoint_time", r.shape.adjoint_time},
-                        {"deformation_time", r.shape.deformation_time},
-                        {"deformation_adjoint_time", r.shape.deformation_reverse_time},
-                        {"min_volume_ratio", r.shape.min_volume_ratio}};
-    e->details = d.dump();
-    if (e->ok) PetscCall(save_state(fc, args.output_dir, next_index, problem.shape().state()));
-    PetscFunctionReturn(0);
-  };
-  const optimization::EvaluationObserver observer = [&](long k, const std::vector<double> &x,
-                                                        const optimization::Evaluation &e,
-                                                        bool replayed) -> PetscErrorCode {
-    PetscFunctionBeginUser;
-    next_index = k + 1;
-    const nlohmann::json d =
-        e.details.empty() ? nlohmann::json::object() : nlohmann::json::parse(e.details);
-    auto num = [&](const char *key) { return d.contains(key) ? d[key].get<double>() : 0.0; };
-    if (rank == 0) {
-      char line[512];
-      std::snprintf(line, sizeof(line), "%ld,%d,%d,%.12e", k, replayed ? 1 : 0, e.ok ? 1 : 0,
-                    e.ok ? e.f : NAN);
-      csv << line;
-      for (std::size_t i = 0; i < p.constraints.size(); ++i) {
-        std::snprintf(line, sizeof(line), ",%.12e", e.ok ? e.c[i] : NAN);
-        csv << line;
-      }
-      std::snprintf(line, sizeof(line), ",%.6e,%d,%.4f,%.4f,%.4f,%.4f,%.6f,", num("gradient_norm"),
-                    static_cast<int>(num("newton_iterations")), num("forward_time"),
-                    num("adjoint_time"), num("deformation_time"), num("deformation_adjoint_time"),
-                    num("min_volume_ratio"));
-      write_rows(csv, line, e.failure, designs, k, x);
-    }
-    if (replayed) {
-      if (e.ok) last_ok_replayed = k;
-      PetscFunctionReturn(0);
-    }
-    if (!series_resumed && k > 0) { // the first new evaluation after a replay
-      for (auto &s : shape_series) PetscCall(s->resume(k - 1 + 0.5));
-      PetscCall(flow_writer.resume(k - 1 + 0.5));
-    }
-    series_resumed = true;
-    ++computed;
-    const double eta = (MPI_Wtime() - start) / computed * std::max(0L, o.max_evaluations - k - 1);
-    if (!e.ok) {
-      PetscCall(log_info(comm, "evaluation %3ld  FAILED (%s): the optimizer backs off", k,
-                         e.failure.c_str()));
-      PetscFunctionReturn(0);
-    }
-    const optimization::ShapeRecord &r = problem.last();
-    std::string cons;
-    for (std::size_t i = 0; i < e.c.size(); ++i) {
-      char item[96];
-      std::snprintf(item, sizeof(item), "  %s %.8g", p.constraints[i].name.c_str(), e.c[i]);
-      cons += item;
-    }
-    PetscCall(log_info(comm,
-                       "evaluation %3ld  J %.10g%s  |dJ/da| %.3e  newton %d  %.1f s  ETA <= %.1f "
-                       "min",
-                       k, e.f, cons.c_str(), r.gradient_norm, r.shape.newton_iterations,
-                       r.shape.forward_time + r.shape.adjoint_time + r.shape.deformation_time +
-                           r.shape.deformation_reverse_time,
-                       eta / 60));
-    const std::vector<Vec3<double>> &X = problem.shape().coordinates();
-    for (std::size_t i = 0; i < walls.size(); ++i)
-      PetscCall(write_shape(fc.residual(), walls[i], r.shape.dJ_dB, static_cast<double>(k),
-                            *shape_series[i]));
-    char name[32];
-    std::snprintf(name, sizeof(name), "shape_%04ld.csv", k);
-    PetscCall(io::write_wall_shape(mesh, X, walls, (shapes_dir / name).string(), &r.shape.dJ_dB));
-    if (vtk_every > 0 && k % vtk_every == 0) {
-      discretization::LocalState state;
-      solver::FlowMonitors::Values v;
-      PetscCall(fc.evaluate(problem.shape().state(), &state, &v));
-      PetscCall(flow_writer.write_vtk(fc.residual(), state, static_cast<double>(k)));
-    }
-    PetscFunctionReturn(0);
-  };
+  PetscCall(
+      log_campaign(comm,
+                   printf_string("optimize %s: %zu design variables, %zu constraints, %s, at most "
+                                 "%ld evaluations",
+                                 cfg.file().c_str(), p.names.size(), p.constraints.size(),
+                                 o.algorithm.c_str(), o.max_evaluations),
+                   p));
+  ShapeCampaign campaign(comm, args, cfg, fc, problem, o.max_evaluations);
+  PetscCall(campaign.open());
   optimization::OptimizationResult result;
-  PetscCall(optimization::optimize(comm, p, evaluator, o, observer, &result));
-  csv.close();
-  designs.close();
-
-  // the best design: its mesh (to re-run), flow and summary
+  PetscCall(optimization::optimize(
+      comm, p,
+      [&](const std::vector<double> &x, optimization::Evaluation *e) {
+        return campaign.evaluate(x, e);
+      },
+      o,
+      [&](long k, const std::vector<double> &x, const optimization::Evaluation &e, bool replayed) {
+        return campaign.observe(k, x, e, replayed);
+      },
+      &result));
   PetscCall(log_info(comm,
                      "optimizer: %s after %ld evaluations (%ld replayed, %ld failed); best J "
                      "%.10g",
                      result.status.c_str(), result.evaluations, result.replayed, result.failed,
                      result.f));
-  optimization::Evaluation best;
-  PetscCall(problem.evaluate(result.x, &best));
-  PetscCheck(best.ok, comm, PETSC_ERR_NOT_CONVERGED,
-             "the best design of the optimizer could not be evaluated again: %s",
-             best.failure.c_str());
-  PetscCall(io::write_msh(mesh, problem.shape().coordinates(),
-                          (fs::path(args.output_dir) / "optimized.msh").string()));
-  PetscCall(io::write_wall_shape(mesh, problem.shape().coordinates(), walls,
-                                 (shapes_dir / "optimized.csv").string(),
-                                 &problem.last().shape.dJ_dB));
-  PetscCall(driver::write_flow_state(fc.residual(), fc.monitors(), cfg, args.output_dir,
-                                     "flow_optimized", problem.shape().state(), 0.0));
-  nlohmann::json j;
-  j["case"] = cfg.file();
-  j["algorithm"] = o.algorithm;
-  j["status"] = result.status;
-  j["evaluations"] = result.evaluations;
-  j["replayed"] = result.replayed;
-  j["failed"] = result.failed;
-  j["objective"] = best.f;
-  j["design"] = nlohmann::json::object();
-  for (std::size_t i = 0; i < p.names.size(); ++i) j["design"][p.names[i]] = result.x[i];
-  for (std::size_t i = 0; i < p.constraints.size(); ++i)
-    j["constraints"][p.constraints[i].name] = {{"value", best.c[i]},
-                                               {"bound", p.constraints[i].value}};
-  const solver::FlowMonitors::Values &bv = problem.last().shape.values;
-  j["values"] = {
-      {"cd", bv.cd}, {"cd_pressure", bv.cd_pressure}, {"cd_viscous", bv.cd_viscous}, {"cl", bv.cl}};
-  // first-order optimality of the best design (optimization::check_kkt)
-  const optimization::KktReport kkt = optimization::check_kkt(p, result.x, best);
-  j["kkt"] = kkt_json(p, kkt);
-  j["wall_time"] = MPI_Wtime() - start;
-  if (rank == 0) {
-    std::ofstream out(fs::path(args.output_dir) / "summary.json");
-    out << j.dump(2) << "\n";
-  }
-  PetscCall(log_info(comm, "best design: J %.10g, c_D %.8f, c_L %.8f; mesh %s/optimized.msh",
-                     best.f, bv.cd, bv.cl, args.output_dir.c_str()));
-  PetscCall(log_info(comm,
-                     "KKT: residual %.3e (|projected Lagrangian gradient| / |dJ/da| = %.3e / "
-                     "%.3e), largest constraint violation %.3e (relative %.3e), %ld active "
-                     "bounds, %ld wrong-signed multipliers",
-                     kkt.residual, kkt.lagrangian_gradient_norm, kkt.objective_gradient_norm,
-                     kkt.max_violation, kkt.max_relative_violation,
-                     kkt.active_lower + kkt.active_upper, kkt.wrong_signs));
+  PetscCall(campaign.finish(result.x, result, o.algorithm));
   PetscFunctionReturn(0);
 }
 
