@@ -107,6 +107,8 @@ struct Identification {
   bool ok = false; ///< false: H not positive definite or M <= n (no estimate)
 };
 
+struct DesignParse; // (control_optimization.cpp)
+
 class ControlOptimization {
 public:
   ControlOptimization() = default;
@@ -150,6 +152,9 @@ public:
   double dt() const { return dt_; }
 
 private:
+  /// setup's parts: the design entries (variables, bounds, scales) and the constraints.
+  PetscErrorCode parse_entries(DesignParse &d);
+  PetscErrorCode parse_constraints(const DesignParse &d);
   /// The unsteady functions (objective, then flow constraints) at the current parameters:
   /// values, and with `gradients` their gradients with respect to the physical a.
   PetscErrorCode run_unsteady(bool gradients, std::vector<double> *F,
