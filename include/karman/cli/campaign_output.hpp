@@ -1,0 +1,112 @@
+// What the campaigns of `karman optimize` (cmd_optimize.cpp: shapes, cmd_optimize_control.cpp:
+// control and identification) write alike: the history files, the log lines of the problem and
+// of an evaluation, summary.json's common entries, the optimizer options of the case.
+#pragma once
+
+#include "karman/cli/cli_args.hpp"
+#include "karman/config/case_config.hpp"
+#include "karman/optimization/optimizer.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace karman::cli {
+
+/// The history files of a campaign (rank 0; rewritten from the journal on a restart, replayed
+/// rows keeping their details): optimization.csv (evaluation, replayed, ok, objective, the
+/// columns `before` the constraints, the constraints, the columns `after` them, failure) and
+/// designs.csv (evaluation and the design vector).  Every row is flushed.
+class HistoryFiles {
+public:
+  void open(const std::string &dir, const optimization::OptimizationProblem &p, const char *before,
+            const char *after) {
+    csv_.open(std::filesystem::path(dir) / "optimization.csv");
+    csv_ << "evaluation,replayed,ok,objective" << before;
+    // a constraint name may hold commas ("thickness(airfoil, x=0.1)"): quoted (RFC 4180)
+    for (const auto &c : p.constraints) {
+      if (c.name.find_first_of(",\"") == std::string::npos) {
+        csv_ << "," << c.name;
+        continue;
+      }
+      std::string quoted;
+      for (char ch : c.name) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+      csv_ << ",\"" << quoted << "\"";
+    }
+    csv_ << after << ",failure\n";
+    designs_.open(std::filesystem::path(dir) / "designs.csv");
+    designs_ << "evaluation";
+    for (const auto &n : p.names) designs_ << "," << n;
+    designs_ << "\n";
+  }
+  /// The row of evaluation k: objective and constraints with `digits` significant digits (NaN
+  /// for a failed one), `before` and `after` already formatted (each starting with a comma).
+  void write(long k, bool replayed, const optimization::Evaluation &e, int digits,
+             const std::string &before, const std::string &after, const std::vector<double> &x) {
+    char v[64];
+    std::snprintf(v, sizeof(v), "%ld,%d,%d,%.*e", k, replayed ? 1 : 0, e.ok ? 1 : 0, digits,
+                  e.ok ? e.f : NAN);
+    csv_ << v << before;
+    for (std::size_t i = 0; i < constraints_; ++i) {
+      std::snprintf(v, sizeof(v), ",%.*e", digits, e.ok ? e.c[i] : NAN);
+      csv_ << v;
+    }
+    std::string failure = e.failure;
+    for (char &ch : failure)
+      if (ch == ',' || ch == '\n') ch = ';';
+    csv_ << after << "," << failure << "\n" << std::flush;
+    designs_ << k;
+    for (double value : x) {
+      std::snprintf(v, sizeof(v), ",%.17g", value);
+      designs_ << v;
+    }
+    designs_ << "\n" << std::flush;
+  }
+  void set_constraints(std::size_t n) { constraints_ = n; }
+  void close() { csv_.close(), designs_.close(); }
+
+private:
+  std::ofstream csv_, designs_;
+  std::size_t constraints_ = 0;
+};
+
+/// printf into a std::string.
+template <typename... A> std::string printf_string(const char *fmt, A... args) {
+  char line[512];
+  std::snprintf(line, sizeof(line), fmt, args...);
+  return line;
+}
+
+/// The KKT report as JSON (summary.json).
+nlohmann::json kkt_json(const optimization::OptimizationProblem &p,
+                        const optimization::KktReport &kkt);
+/// The campaign's first log lines: its size and algorithm (`what`), then each constraint.
+PetscErrorCode log_campaign(MPI_Comm comm, const std::string &what,
+                            const optimization::OptimizationProblem &p);
+/// "  name value" of every constraint of an evaluation (its progress line).
+std::string constraint_text(const optimization::OptimizationProblem &p,
+                            const optimization::Evaluation &e);
+/// The summary.json entries every campaign has.
+nlohmann::json campaign_summary(const config::CaseConfig &cfg, const std::string &algorithm,
+                                const optimization::OptimizationResult &result, double objective);
+/// OUTDIR/summary.json (rank 0).  Collective.
+PetscErrorCode write_summary(MPI_Comm comm, const std::string &dir, const nlohmann::json &j);
+/// The optimizer options of the case's optimization: section and the command line (journal in
+/// OUTDIR, --restart).
+optimization::OptimizerOptions optimizer_options(const config::CaseConfig &cfg,
+                                                 const CliArgs &args);
+/// The number `key` of an evaluation's details (JSON), 0 if absent.
+double detail(const nlohmann::json &d, const char *key);
+/// An evaluation's details as JSON (empty object if none).
+nlohmann::json details_of(const optimization::Evaluation &e);
+
+/// `karman optimize` of a design: list of control entries (cmd_optimize_control.cpp).
+PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
+                                    const config::CaseConfig &cfg);
+
+} // namespace karman::cli

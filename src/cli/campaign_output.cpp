@@ -1,0 +1,102 @@
+// What the campaigns of `karman optimize` write alike (see include/karman/cli/campaign_output.hpp).
+#include "karman/cli/campaign_output.hpp"
+
+#include "karman/core/logger.hpp"
+#include "karman/optimization/optimization_options.hpp"
+
+namespace karman::cli {
+namespace fs = std::filesystem;
+using optimization::ConstraintSense;
+
+/// The KKT report as JSON (summary.json).
+nlohmann::json kkt_json(const optimization::OptimizationProblem &p,
+                        const optimization::KktReport &kkt) {
+  nlohmann::json jk = {{"residual", kkt.residual},
+                       {"lagrangian_gradient_norm", kkt.lagrangian_gradient_norm},
+                       {"objective_gradient_norm", kkt.objective_gradient_norm},
+                       {"max_violation", kkt.max_violation},
+                       {"max_relative_violation", kkt.max_relative_violation},
+                       {"bound_violation", kkt.bound_violation},
+                       {"active_lower_bounds", kkt.active_lower},
+                       {"active_upper_bounds", kkt.active_upper},
+                       {"wrong_signs", kkt.wrong_signs}};
+  for (std::size_t i = 0; i < p.constraints.size(); ++i)
+    jk["constraints"][p.constraints[i].name] = {{"multiplier", kkt.multipliers[i]},
+                                                {"active", static_cast<bool>(kkt.active[i])},
+                                                {"violation", kkt.violations[i]},
+                                                {"relative_violation", kkt.relative_violations[i]}};
+  return jk;
+}
+
+/// The campaign's first log lines: its size and algorithm (`what`), then each constraint.
+PetscErrorCode log_campaign(MPI_Comm comm, const std::string &what,
+                            const optimization::OptimizationProblem &p) {
+  PetscFunctionBeginUser;
+  PetscCall(log_info(comm, "%s", what.c_str()));
+  for (const auto &c : p.constraints)
+    PetscCall(log_info(comm, "  constraint %s %s %.10g", c.name.c_str(),
+                       c.sense == ConstraintSense::Equal
+                           ? "="
+                           : (c.sense == ConstraintSense::LessEqual ? "<=" : ">="),
+                       c.value));
+  PetscFunctionReturn(0);
+}
+
+/// "  name value" of every constraint of an evaluation (its progress line).
+std::string constraint_text(const optimization::OptimizationProblem &p,
+                            const optimization::Evaluation &e) {
+  std::string cons;
+  for (std::size_t i = 0; i < e.c.size(); ++i)
+    cons += printf_string("  %s %.8g", p.constraints[i].name.c_str(), e.c[i]);
+  return cons;
+}
+
+/// The summary.json entries every campaign has.
+nlohmann::json campaign_summary(const config::CaseConfig &cfg, const std::string &algorithm,
+                                const optimization::OptimizationResult &result, double objective) {
+  nlohmann::json j;
+  j["case"] = cfg.file();
+  j["algorithm"] = algorithm;
+  j["status"] = result.status;
+  j["evaluations"] = result.evaluations;
+  j["replayed"] = result.replayed;
+  j["failed"] = result.failed;
+  j["objective"] = objective;
+  return j;
+}
+
+PetscErrorCode write_summary(MPI_Comm comm, const std::string &dir, const nlohmann::json &j) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) {
+    std::ofstream out(fs::path(dir) / "summary.json");
+    out << j.dump(2) << "\n";
+  }
+  PetscFunctionReturn(0);
+}
+
+optimization::OptimizerOptions optimizer_options(const config::CaseConfig &cfg,
+                                                 const CliArgs &args) {
+  const optimization::OptimizationOptions opt = optimization::optimization_options().get(cfg);
+  optimization::OptimizerOptions o;
+  o.algorithm = opt.algorithm;
+  o.max_evaluations = opt.max_evaluations;
+  o.xtol_rel = opt.xtol_rel;
+  o.ftol_rel = opt.ftol_rel;
+  o.projection_steps = opt.projection_steps;
+  o.journal = (fs::path(args.output_dir) / "optimization-journal.jsonl").string();
+  o.restart = args.restart;
+  return o;
+}
+
+/// The number `key` of an evaluation's details (JSON), 0 if absent.
+double detail(const nlohmann::json &d, const char *key) {
+  return d.contains(key) ? d[key].get<double>() : 0.0;
+}
+
+nlohmann::json details_of(const optimization::Evaluation &e) {
+  return e.details.empty() ? nlohmann::json::object() : nlohmann::json::parse(e.details);
+}
+
+} // namespace karman::cli
