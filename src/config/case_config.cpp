@@ -306,22 +306,12 @@ PetscErrorCode parse_variant_map(MPI_Comm comm, const std::string &file, const S
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &file,
-                     const std::vector<std::string> &overrides, const Schema &schema,
-                     YAML::Node *resolved_out, std::vector<BoundaryConfig> *boundaries,
-                     std::vector<DesignConfig> *designs,
-                     std::vector<std::pair<std::string, std::string>> *petsc,
-                     std::vector<Section> *constraints,
-                     std::map<std::string, std::vector<BoundaryConfig>> *maps) {
+// The sections of the schema (with their variant maps, e.g. scalar.boundaries) into resolved; an
+// unknown section is an error with a suggestion.
+PetscErrorCode parse_sections(MPI_Comm comm, const std::string &file, const Schema &schema,
+                              const YAML::Node &root, YAML::Node &resolved,
+                              std::map<std::string, std::vector<BoundaryConfig>> *maps) {
   PetscFunctionBeginUser;
-  // (not cloned: YAML::Clone drops the line marks that error messages cite)
-  YAML::Node root = input;
-  if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
-  PetscCheck(root.IsMap(), comm, PETSC_ERR_USER_INPUT,
-             "%s: the case file must be a map of sections (mesh, fluid, boundaries, ...)",
-             file.c_str());
-  for (const auto &o : overrides) PetscCall(apply_override(comm, o, root));
-
   std::vector<std::string> known;
   for (const auto &s : schema.sections()) known.push_back(s.name);
   known.push_back("boundaries");
@@ -338,7 +328,6 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
   PetscCheck(root["mesh"], comm, PETSC_ERR_USER_INPUT,
              "%s: missing section 'mesh' (at least mesh.file is required)", file.c_str());
 
-  YAML::Node resolved(YAML::NodeType::Map);
   for (const auto &s : schema.sections()) {
     if (s.optional && !root[s.name]) continue;
     YAML::Node section, given = root[s.name];
@@ -357,13 +346,14 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
     resolved[s.name] = section;
   }
 
-  // Boundaries: a map NAME -> {type: TYPE, ...}
-  YAML::Node resolved_bcs;
-  PetscCall(parse_variant_map(comm, file, schema, "boundaries", root["boundaries"], root,
-                              &resolved_bcs, boundaries));
-  resolved["boundaries"] = resolved_bcs;
+  PetscFunctionReturn(0);
+}
 
-  // Constraints (karman optimize): a list of maps with the keys of constraint_spec()
+// Constraints (karman optimize): a list of maps with the keys of constraint_spec()
+PetscErrorCode parse_constraints(MPI_Comm comm, const std::string &file, const Schema &schema,
+                                 const YAML::Node &root, YAML::Node &resolved,
+                                 std::vector<Section> *constraints) {
+  PetscFunctionBeginUser;
   constraints->clear();
   const YAML::Node cons = root["constraints"];
   if (cons && !cons.IsNull()) {
@@ -388,7 +378,14 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
     resolved["constraints"] = resolved_cons;
   }
 
-  // Design parameterizations: a list of {type: TYPE, ...}
+  PetscFunctionReturn(0);
+}
+
+// Design parameterizations: a list of {type: TYPE, ...}, each named (given or generated)
+PetscErrorCode parse_designs(MPI_Comm comm, const std::string &file, const Schema &schema,
+                             const YAML::Node &root, const std::vector<BoundaryConfig> *boundaries,
+                             YAML::Node &resolved, std::vector<DesignConfig> *designs) {
+  PetscFunctionBeginUser;
   designs->clear();
   const YAML::Node design = root["design"];
   if (design && !design.IsNull()) {
@@ -439,7 +436,14 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
     resolved["design"] = resolved_design;
   }
 
-  // PETSc options block
+  PetscFunctionReturn(0);
+}
+
+// The petsc: block: a map of PETSc options
+PetscErrorCode parse_petsc(MPI_Comm comm, const std::string &file, const YAML::Node &root,
+                           YAML::Node &resolved,
+                           std::vector<std::pair<std::string, std::string>> *petsc) {
+  PetscFunctionBeginUser;
   petsc->clear();
   const YAML::Node opts = root["petsc"];
   if (opts && !opts.IsNull()) {
@@ -462,6 +466,34 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
     }
     resolved["petsc"] = resolved_opts;
   }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &file,
+                     const std::vector<std::string> &overrides, const Schema &schema,
+                     YAML::Node *resolved_out, std::vector<BoundaryConfig> *boundaries,
+                     std::vector<DesignConfig> *designs,
+                     std::vector<std::pair<std::string, std::string>> *petsc,
+                     std::vector<Section> *constraints,
+                     std::map<std::string, std::vector<BoundaryConfig>> *maps) {
+  PetscFunctionBeginUser;
+  // (not cloned: YAML::Clone drops the line marks that error messages cite)
+  YAML::Node root = input;
+  if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  PetscCheck(root.IsMap(), comm, PETSC_ERR_USER_INPUT,
+             "%s: the case file must be a map of sections (mesh, fluid, boundaries, ...)",
+             file.c_str());
+  for (const auto &o : overrides) PetscCall(apply_override(comm, o, root));
+  YAML::Node resolved(YAML::NodeType::Map);
+  PetscCall(parse_sections(comm, file, schema, root, resolved, maps));
+  // Boundaries: a map NAME -> {type: TYPE, ...}
+  YAML::Node resolved_bcs;
+  PetscCall(parse_variant_map(comm, file, schema, "boundaries", root["boundaries"], root,
+                              &resolved_bcs, boundaries));
+  resolved["boundaries"] = resolved_bcs;
+  PetscCall(parse_constraints(comm, file, schema, root, resolved, constraints));
+  PetscCall(parse_designs(comm, file, schema, root, boundaries, resolved, designs));
+  PetscCall(parse_petsc(comm, file, root, resolved, petsc));
   *resolved_out = resolved;
   PetscFunctionReturn(0);
 }
