@@ -526,12 +526,13 @@ std::string resolve_algorithm(const std::string &name, const OptimizationProblem
   return equality ? "slsqp" : "ccsaq";
 }
 
-PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
-                        const Evaluator &evaluator, const OptimizerOptions &given_options,
-                        const EvaluationObserver &observer, OptimizationResult *result) {
+namespace {
+
+// The problem and options are consistent: sizes, a known algorithm that handles the constraints,
+// a start inside the bounds.
+PetscErrorCode check_problem(MPI_Comm comm, const OptimizationProblem &problem,
+                             const OptimizerOptions &options) {
   PetscFunctionBeginUser;
-  OptimizerOptions options = given_options;
-  options.algorithm = resolve_algorithm(given_options.algorithm, problem);
   const std::size_t n = problem.names.size();
   PetscCheck(n > 0, comm, PETSC_ERR_USER_INPUT, "optimize: no design variables");
   PetscCheck(problem.lower.size() == n && problem.upper.size() == n && problem.start.size() == n,
@@ -556,6 +557,55 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
                "constraint %s is an equality; only the slsqp algorithm handles equalities (%s "
                "does not)",
                c.name.c_str(), options.algorithm.c_str());
+  PetscFunctionReturn(0);
+}
+
+// The status text of NLopt's result code.
+std::string status_of(nlopt::result r) {
+  switch (r) {
+  case nlopt::SUCCESS:
+    return "success";
+  case nlopt::STOPVAL_REACHED:
+    return "stopval reached";
+  case nlopt::FTOL_REACHED:
+    return "ftol_rel reached";
+  case nlopt::XTOL_REACHED:
+    return "xtol_rel reached";
+  case nlopt::MAXEVAL_REACHED:
+    return "max_evaluations reached";
+  case nlopt::MAXTIME_REACHED:
+    return "max time reached";
+  default:
+    return "stopped";
+  }
+}
+
+// Without constraints the answer is the best evaluated design (what NLopt returns, also when an
+// algorithm stopped with a failure and left another x).
+void best_evaluated(const Context &ctx, const OptimizationProblem &problem,
+                    OptimizationResult *result) {
+  if (!problem.constraints.empty() || ctx.good.empty()) return;
+  const auto best =
+      std::min_element(ctx.good.begin(), ctx.good.end(),
+                       [](const auto &a, const auto &b) { return a.second.f < b.second.f; });
+  const bool evaluated = std::any_of(ctx.good.begin(), ctx.good.end(),
+                                     [&](const auto &g) { return g.first == result->x; });
+  if (!evaluated || best->second.f < result->f) {
+    result->x = best->first;
+    result->f = best->second.f;
+  }
+}
+
+} // namespace
+
+PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
+                        const Evaluator &evaluator, const OptimizerOptions &given_options,
+                        const EvaluationObserver &observer, OptimizationResult *result) {
+  PetscFunctionBeginUser;
+  OptimizerOptions options = given_options;
+  options.algorithm = resolve_algorithm(given_options.algorithm, problem);
+  const std::size_t n = problem.names.size();
+  PetscCall(check_problem(comm, problem, options));
   *result = OptimizationResult();
   Context ctx;
   ctx.comm = comm;
@@ -590,29 +640,7 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
   std::vector<double> x = problem.start;
   double f = HUGE_VAL;
   try {
-    switch (opt.optimize(x, f)) {
-    case nlopt::SUCCESS:
-      result->status = "success";
-      break;
-    case nlopt::STOPVAL_REACHED:
-      result->status = "stopval reached";
-      break;
-    case nlopt::FTOL_REACHED:
-      result->status = "ftol_rel reached";
-      break;
-    case nlopt::XTOL_REACHED:
-      result->status = "xtol_rel reached";
-      break;
-    case nlopt::MAXEVAL_REACHED:
-      result->status = "max_evaluations reached";
-      break;
-    case nlopt::MAXTIME_REACHED:
-      result->status = "max time reached";
-      break;
-    default:
-      result->status = "stopped";
-      break;
-    }
+    result->status = status_of(opt.optimize(x, f));
   } catch (const nlopt::roundoff_limited &) {
     result->status = "roundoff-limited (no further progress possible at this precision)";
   } catch (const nlopt::forced_stop &) {
@@ -637,19 +665,7 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
   }
   result->x = x;
   result->f = f;
-  // without constraints the answer is the best evaluated design (what NLopt returns, also when an
-  // algorithm stopped with a failure and left another x)
-  if (problem.constraints.empty() && !ctx.good.empty()) {
-    const auto best =
-        std::min_element(ctx.good.begin(), ctx.good.end(),
-                         [](const auto &a, const auto &b) { return a.second.f < b.second.f; });
-    const bool evaluated = std::any_of(ctx.good.begin(), ctx.good.end(),
-                                       [&](const auto &g) { return g.first == result->x; });
-    if (!evaluated || best->second.f < result->f) {
-      result->x = best->first;
-      result->f = best->second.f;
-    }
-  }
+  best_evaluated(ctx, problem, result);
   const PetscErrorCode ierr = project_feasible(ctx, options.projection_steps, result);
   if (ctx.out) std::fclose(ctx.out);
   PetscCall(ierr);
