@@ -140,8 +140,7 @@ PetscErrorCode MeshDeformation::setup(const mesh::Mesh &mesh, const std::vector<
   mesh_ = &mesh;
   X0_ = X0;
   PetscCall(layout_.create(mesh));
-  const std::vector<PetscInt> &gidx = layout_.global_index();
-  const PetscInt n_owned = layout_.n_owned(), n_global = layout_.n_global();
+  const PetscInt n_owned = layout_.n_owned();
 
   // boundary (Dirichlet) vertices: the vertices of every boundary face
   PetscCall(mesh::mark_boundary_vertices(mesh, layout_, {}, &boundary_));
@@ -150,7 +149,21 @@ PetscErrorCode MeshDeformation::setup(const mesh::Mesh &mesh, const std::vector<
     if (boundary_[layout_.owned_vertices()[i]])
       for (int k = 0; k < dim; ++k) dirichlet_.push_back((layout_.owned_offset() + i) * dim + k);
 
-  // reference volumes and the stiffness: every owned cell, by its rank (20)
+  PetscCall(assemble_stiffness(X0, options));
+  PetscCall(dirichlet_operator(X0));
+  PetscCall(create_solver(options));
+  PetscFunctionReturn(0);
+}
+
+// The stiffness K of the reference mesh X0: every owned cell, by its rank (20).  Collective.
+PetscErrorCode MeshDeformation::assemble_stiffness(const std::vector<V3> &X0,
+                                                   const DeformationOptions &options) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &mesh = *mesh_;
+  const int dim = mesh.dim;
+  const std::vector<PetscInt> &gidx = layout_.global_index();
+  const PetscInt n_owned = layout_.n_owned(), n_global = layout_.n_global();
+  // reference volumes
   geometry::Geometry<double> g;
   geometry::compute_geometry(mesh, X0, g);
   V0_.assign(g.cell_volume.begin(), g.cell_volume.begin() + mesh.n_owned_cells);
@@ -200,7 +213,16 @@ PetscErrorCode MeshDeformation::setup(const mesh::Mesh &mesh, const std::vector<
              "mesh deformation: reference cell %d is inverted or degenerate", (int)bad_cell);
   PetscCall(MatSetOption(K_, MAT_SYMMETRIC, PETSC_TRUE));
 
-  // A: Dirichlet rows and columns replaced by c I, c the mean diagonal of K (for conditioning)
+  PetscFunctionReturn(0);
+}
+
+// A: K with the Dirichlet rows and columns replaced by c I, c the mean diagonal of K (for
+// conditioning), symmetric positive definite, with the rigid-body modes as its near null space.
+// Collective.
+PetscErrorCode MeshDeformation::dirichlet_operator(const std::vector<V3> &X0) {
+  PetscFunctionBeginUser;
+  const int dim = mesh_->dim;
+  const PetscInt n_owned = layout_.n_owned(), n_global = layout_.n_global();
   {
     Vec diag;
     PetscCall(MatCreateVecs(K_, &diag, nullptr));
@@ -230,7 +252,14 @@ PetscErrorCode MeshDeformation::setup(const mesh::Mesh &mesh, const std::vector<
     PetscCall(VecDestroy(&coords));
   }
 
-  // CG + GAMG, overridable with -deform_ksp_* / -deform_pc_*.  GAMG's Chebyshev smoothers rest
+  PetscFunctionReturn(0);
+}
+
+// CG + GAMG, overridable with -deform_ksp_* / -deform_pc_*.  Collective.
+PetscErrorCode MeshDeformation::create_solver(const DeformationOptions &options) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &mesh = *mesh_;
+  //  GAMG's Chebyshev smoothers rest
   // on an eigenvalue estimate; where it comes out low (it depends on the partition, which varies
   // between 2-rank runs) the V-cycle is not positive definite and CG can stop with
   // DIVERGED_INDEFINITE_PC: solve() then falls back to a direct solve.

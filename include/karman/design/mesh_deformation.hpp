@@ -113,6 +113,11 @@ public:
   const mesh::VertexLayout &layout() const { return layout_; }
 
 private:
+  /// setup's parts: the stiffness K, the operator A with the Dirichlet rows, the CG solver.
+  PetscErrorCode assemble_stiffness(const std::vector<Vec3<double>> &X0,
+                                    const DeformationOptions &options);
+  PetscErrorCode dirichlet_operator(const std::vector<Vec3<double>> &X0);
+  PetscErrorCode create_solver(const DeformationOptions &options);
   /// CG + AMG, and the direct LU solve if that fails (*direct tells).  Collective.
   PetscErrorCode solve(Vec rhs, Vec x, PetscInt *iterations, KSPConvergedReason *reason,
                        bool *direct = nullptr) const;
