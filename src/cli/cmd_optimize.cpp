@@ -581,7 +581,7 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
     if (vtk_every > 0 && k % vtk_every == 0) {
       discretization::LocalState state;
       solver::FlowMonitors::Values v;
-      PetscCall(fc.evaluate(problem.shape().state(), &state, &v));
+      PetscCall(fc.evaluate(discretization::kSteady, problem.shape().state(), &state, &v));
       PetscCall(flow_writer.write_vtk(fc.residual(), state, static_cast<double>(k)));
     }
     PetscFunctionReturn(0);
@@ -608,7 +608,8 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
                                  (shapes_dir / "optimized.csv").string(),
                                  &problem.last().shape.dJ_dB));
   PetscCall(driver::write_flow_state(fc.residual(), fc.monitors(), cfg, args.output_dir,
-                                     "flow_optimized", problem.shape().state(), 0.0));
+                                     "flow_optimized", problem.shape().state(),
+                                     discretization::kSteady));
   nlohmann::json j;
   j["case"] = cfg.file();
   j["algorithm"] = o.algorithm;
