@@ -15,6 +15,7 @@
 #include "karman/core/error.hpp"
 #include "karman/core/parallel.hpp"
 #include "karman/optimization/case_schema.hpp"
+#include "karman/driver/design_chain.hpp"
 #include "karman/driver/flow_case.hpp"
 #include "karman/driver/flow_output.hpp"
 #include "karman/optimization/shape_optimization.hpp"
@@ -178,8 +179,7 @@ long g_simulations = 0;        ///< created so far (collectively: the same on ev
 /// Python is kept here until every rank has freed it (collect_garbage), as petsc4py does.
 struct Remains {
   std::unique_ptr<driver::FlowCase> fc;
-  std::unique_ptr<design::DesignSpace> design;
-  std::unique_ptr<design::MeshDeformation> deformation;
+  std::unique_ptr<driver::DesignChain> design;
   Vec w = nullptr;
   std::string own_dir; ///< a temporary folder of rank 0 to remove
 
@@ -189,11 +189,9 @@ struct Remains {
     PetscFinalized(&finalized);
     if (finalized) { // PETSc is gone: nothing left to free
       (void)fc.release();
-      (void)deformation.release();
       (void)design.release();
     } else {
       if (w) VecDestroy(&w);
-      deformation.reset();
       design.reset();
       fc.reset();
     }
@@ -339,7 +337,7 @@ public:
                       " Newton iterations; residual history: " + h);
       }
       has_solution_ = solved_ = true;
-      time_ = 0;
+      level_ = discretization::kSteady;
       py::dict d;
       d["converged"] = true, d["iterations"] = sol.summary.iterations;
       d["residual"] = sol.summary.final_residual, d["wall_time"] = sol.summary.wall_time;
@@ -347,15 +345,11 @@ public:
     }
     // unsteady: BDF steps from the initial state to t_end
     has_solution_ = false;
-    check(fc_->initial_state(w_));
     solver::UnsteadySolver ts;
-    check(ts.setup(fc_->residual(), *case_->cfg));
-    check(ts.set_state(w_, w_, 0, 0.0, 0.0));
-    check(fc_->residual().update_boundary_values(0.0, 0));
     {
       discretization::LocalState s;
       solver::FlowMonitors::Values v;
-      check(fc_->evaluate(w_, &s, &v));
+      check(fc_->start_unsteady(ts, &s, &v));
       record(0, 0.0, v);
     }
     const long total = case_->steps();
@@ -377,9 +371,9 @@ public:
     driver::UnsteadySolution sol;
     check(fc_->advance_to(ts, solver::time_options().get(*case_->cfg).t_end, observer, &sol));
     check(VecCopy(ts.state(), w_));
-    time_ = ts.time();
+    level_ = ts.level();
     discretization::LocalState s;
-    check(fc_->evaluate(w_, &s, &values_));
+    check(fc_->evaluate(level_, w_, &s, &values_));
     if (!sol.converged)
       throw Failure(case_->cfg->file() + ": time step " + std::to_string(sol.failed.step) +
                     " (t = " + std::to_string(sol.failed.time) + ") did not converge (" +
@@ -396,7 +390,7 @@ public:
   py::dict forces() const {
     need_solution("forces()");
     py::dict d = monitor_dict(values_, fc_->residual().nv());
-    d["time"] = time_;
+    d["time"] = level_.t;
     return d;
   }
 
@@ -496,7 +490,7 @@ public:
     check(broadcast_string(world(), &error));
     if (!error.empty()) throw Failure(error);
     check(driver::write_flow_state(fc_->residual(), fc_->monitors(), *case_->cfg, directory, name,
-                                   w_, time_));
+                                   w_, level_));
   }
 
   // ------------------------------------------------------------------ parameters
@@ -513,11 +507,11 @@ public:
         check(fc_->parameter_steps(s.name, case_->steps(), &v));
         d[py::str(s.name)] = array1(v);
       } else {
-        d[py::str(s.name)] = reg.value(res, i);
+        d[py::str(s.name)] = reg.value(res, i, discretization::kSteady);
       }
     }
-    if (design_)
-      for (const auto &b : design_->blocks())
+    if (chain_)
+      for (const auto &b : chain_->design().blocks())
         d[py::str("design." + b.name)] = array1(std::vector<double>(
             design_x_.begin() + b.offset, design_x_.begin() + b.offset + b.count));
     return d;
@@ -526,12 +520,12 @@ public:
   /// The design variables of the case's design: list: names, bounds, the entries.
   py::dict design() const {
     alive();
-    if (!design_) throw Failure(case_->cfg->file() + ": the case has no design: list");
+    if (!chain_) throw Failure(case_->cfg->file() + ": the case has no design: list");
     py::dict d, blocks;
-    d["names"] = design_->names();
-    d["lower"] = array1(design_->lower()), d["upper"] = array1(design_->upper());
+    d["names"] = chain_->design().names();
+    d["lower"] = array1(chain_->design().lower()), d["upper"] = array1(chain_->design().upper());
     d["values"] = array1(design_x_);
-    for (const auto &b : design_->blocks())
+    for (const auto &b : chain_->design().blocks())
       blocks[py::str("design." + b.name)] = py::make_tuple(b.offset, b.count);
     d["entries"] = blocks;
     return d;
@@ -555,8 +549,8 @@ public:
       }
       if (reg.find(name) < 0) {
         std::string known = reg.names(true);
-        if (design_)
-          for (const auto &b : design_->blocks()) known += ", design." + b.name;
+        if (chain_)
+          for (const auto &b : chain_->design().blocks()) known += ", design." + b.name;
         throw py::key_error("unknown parameter '" + name + "' (the case has: " + known + ")");
       }
       if (py::isinstance<py::float_>(v) || py::isinstance<py::int_>(v) ||
@@ -678,7 +672,7 @@ public:
       return values;
     }
     discretization::LocalState s;
-    check(fc_->residual().local_state(w_, &s));
+    check(fc_->residual().local_state(discretization::kSteady, w_, &s));
     for (const auto &cfg : cfgs) {
       adjoint::Objective obj;
       check(obj.setup(fc_->residual(), *cfg));
@@ -703,18 +697,17 @@ private:
   /// The design variables: the design space of the case's design: list on the case's mesh (the
   /// reference), its mesh deformation, the initial design applied.
   void setup_design() {
-    design_ = std::make_unique<design::DesignSpace>();
-    deformation_ = std::make_unique<design::MeshDeformation>();
-    const std::vector<Vec3<double>> X0 = fc_->residual().coordinates();
-    check(design_->setup(fc_->mesh(), X0, *case_->cfg));
-    check(deformation_->setup(fc_->mesh(), X0, optimization::deformation_options(*case_->cfg)));
-    design_x_.assign(design_->size(), 0.0);
-    const std::vector<double> &a0 = design_->initial();
+    auto space = std::make_unique<design::DesignSpace>();
+    check(space->setup(fc_->mesh(), fc_->residual().coordinates(), *case_->cfg));
+    chain_ = std::make_unique<driver::DesignChain>();
+    check(chain_->setup(*fc_, std::move(space), optimization::deformation_options(*case_->cfg)));
+    design_x_.assign(chain_->design().size(), 0.0);
+    const std::vector<double> &a0 = chain_->design().initial();
     if (std::any_of(a0.begin(), a0.end(), [](double v) { return v != 0; })) apply_design(a0);
   }
   const design::DesignBlock *design_block(const std::string &name) const {
-    if (!design_ || name.rfind("design.", 0) != 0) return nullptr;
-    for (const auto &b : design_->blocks())
+    if (!chain_ || name.rfind("design.", 0) != 0) return nullptr;
+    for (const auto &b : chain_->design().blocks())
       if ("design." + b.name == name) return &b;
     return nullptr;
   }
@@ -730,12 +723,13 @@ private:
     for (std::size_t i = 0; i < b.count; ++i) {
       const std::size_t k = b.offset + i;
       const double value = a.data()[i];
-      if (!std::isfinite(value) || value < design_->lower()[k] || value > design_->upper()[k])
-        throw py::value_error("design variable '" + design_->names()[k] +
+      if (!std::isfinite(value) || value < chain_->design().lower()[k] ||
+          value > chain_->design().upper()[k])
+        throw py::value_error("design variable '" + chain_->design().names()[k] +
                               "' = " + std::to_string(value) + " is outside its bounds [" +
-                              std::to_string(design_->lower()[k]) + ", " +
-                              std::to_string(design_->upper()[k]) + "] (" + case_->cfg->file() +
-                              ", design: " + b.name + ")");
+                              std::to_string(chain_->design().lower()[k]) + ", " +
+                              std::to_string(chain_->design().upper()[k]) + "] (" +
+                              case_->cfg->file() + ", design: " + b.name + ")");
       (*x)[k] = value;
     }
   }
@@ -743,25 +737,20 @@ private:
   /// elasticity); a deformation that fails (inverted cells, no convergence) raises and leaves
   /// the mesh and the design as they were.
   void apply_design(const std::vector<double> &x) {
-    std::vector<Vec3<double>> d, X;
-    check(design_->displacement(x, &d));
     design::DeformationResult dr;
-    check(deformation_->deform(d, &X, &dr));
+    check(chain_->move_to_design(x, "design", &dr));
     if (!dr.valid)
       throw Failure(case_->cfg->file() + ": design: the mesh deformation failed (" + dr.message +
                     "); the design and the mesh are unchanged");
-    check(fc_->residual().move_to(X, "design"));
     design_x_ = x;
     solved_ = false;
   }
   /// dJ/d(design entries) from dJ/dX (the deformation's and the parameterization's reverse).
   void add_design_gradient(const std::vector<Vec3<double>> &Xbar, py::dict *grads) const {
-    if (!design_) return;
-    std::vector<Vec3<double>> dB;
-    check(deformation_->reverse(Xbar, &dB));
+    if (!chain_) return;
     std::vector<double> abar;
-    check(design_->reverse(design_x_, dB, &abar));
-    for (const auto &b : design_->blocks())
+    check(chain_->reverse(design_x_, Xbar, &abar));
+    for (const auto &b : chain_->design().blocks())
       (*grads)[py::str("design." + b.name)] =
           array1(std::vector<double>(abar.begin() + b.offset, abar.begin() + b.offset + b.count));
   }
@@ -811,17 +800,11 @@ private:
     adjoint::UnsteadyAdjoint ua;
     check(ua.setup(fc_->residual(), *cfgs.front()));
     for (std::size_t i = 1; i < cfgs.size(); ++i) check(ua.add_objective(*cfgs[i]));
-    adjoint::UnsteadyAdjointOptions o =
-        adjoint::unsteady_adjoint_options(adjoint::adjoint_options().get(*case_->cfg));
+    adjoint::UnsteadyAdjointOptions o = fc_->unsteady_gradient_options();
     o.save_every = 0; // (no adjoint state to resume from in Python)
     o.trajectory_directory = (fs::path(work_dir_) / "trajectory").string();
     o.forward_only = forward_only;
-    Vec w0;
-    check(fc_->create_state(&w0));
-    PetscErrorCode ierr = fc_->initial_state(w0);
-    if (!ierr) ierr = ua.run(w0, o, r);
-    VecDestroy(&w0);
-    check(ierr);
+    check(fc_->unsteady_gradient(ua, o, r));
   }
   void alive() const {
     if (!fc_) throw Failure("the simulation was closed (karman finalized)");
@@ -829,7 +812,7 @@ private:
   /// The PETSc objects and the temporary folder, handed over (the simulation is closed).
   Remains take() {
     Remains r;
-    r.fc = std::move(fc_), r.design = std::move(design_), r.deformation = std::move(deformation_);
+    r.fc = std::move(fc_), r.design = std::move(chain_);
     r.w = w_, w_ = nullptr;
     if (own_dir_ && rank_ == 0) r.own_dir = work_dir_;
     own_dir_ = false;
@@ -842,13 +825,13 @@ private:
 
   std::shared_ptr<Case> case_;
   std::unique_ptr<driver::FlowCase> fc_;
-  std::unique_ptr<design::DesignSpace> design_;          ///< of the case's design: list
-  std::unique_ptr<design::MeshDeformation> deformation_; ///< from the case's mesh
-  std::vector<double> design_x_;                         ///< the current design
+  /// The case's design: list on its mesh and the deformation from it (null: no design: list)
+  std::unique_ptr<driver::DesignChain> chain_;
+  std::vector<double> design_x_; ///< the current design
   Vec w_ = nullptr;
-  bool solved_ = false;       ///< w_ is the solution of the current parameters
-  bool has_solution_ = false; ///< w_ is a solution (perhaps of earlier parameters)
-  double time_ = 0;
+  bool solved_ = false;             ///< w_ is the solution of the current parameters
+  bool has_solution_ = false;       ///< w_ is a solution (perhaps of earlier parameters)
+  discretization::TimeLevel level_; ///< the time level of w_
   solver::FlowMonitors::Values values_;
   History history_;
   std::string work_dir_;

@@ -50,13 +50,13 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
   const mesh::Mesh &m = res.mesh();
   const int nv = res.nv();
   discretization::LocalState state;
-  PetscCall(res.local_state(w, &state));
+  PetscCall(res.local_state(discretization::kSteady, w, &state));
   PetscCheck(!same_operator || have_operator_, m.comm, PETSC_ERR_ORDER,
              "AdjointSolver::solve: same_operator needs a previous solve");
   if (!same_operator) {
-    PetscCall(res.jacobian(w, J_, nullptr));
+    PetscCall(res.jacobian(state, J_, nullptr));
     if (P_) {
-      PetscCall(res.jacobian(w, P_, nullptr, true));
+      PetscCall(res.jacobian(state, P_, nullptr, true));
       PetscCall(solver::transposed_operators(J_, P_, true, &JT_, &PT_));
     }
   }
@@ -118,7 +118,7 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
   PetscCall(ghosted_local_values(psi_, &result->psi));
   Sensitivities sr;
   sr.reset(res);
-  add_residual(res, state, result->psi, sr);
+  PetscCall(add_residual(res, state, result->psi, sr));
   PetscCall(finish(res, state, sr, &result->gradient));
   for (std::size_t i = 0; i < result->gradient.parameters.size(); ++i)
     result->gradient.parameters[i].gradient += explicit_part.parameters[i].gradient;

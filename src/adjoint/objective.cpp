@@ -69,6 +69,7 @@ void Objective::set_time(double time) {
 
 PetscErrorCode Objective::value(const FlowResidual &res, const LocalState &state, double *J) const {
   PetscFunctionBeginUser;
+  PetscCall(res.boundary_data(state.level)); // the boundary values of the state's level
   *J = 0;
   for (const Term &t : terms_) PetscCall(t.term->value(res, state, t.weight, J));
   PetscFunctionReturn(0);
@@ -77,6 +78,7 @@ PetscErrorCode Objective::value(const FlowResidual &res, const LocalState &state
 PetscErrorCode Objective::reverse(const FlowResidual &res, const LocalState &state,
                                   Sensitivities &s, double scale) const {
   PetscFunctionBeginUser;
+  PetscCall(res.boundary_data(state.level)); // the boundary values of the state's level
   for (const Term &t : terms_) PetscCall(t.term->reverse(res, state, s, t.weight * scale));
   PetscFunctionReturn(0);
 }

@@ -106,8 +106,10 @@ void Sensitivities::add_point_value(const FlowResidual &res, const LocalState &s
   }
 }
 
-void add_residual(const FlowResidual &res, const LocalState &state, const std::vector<double> &psi,
-                  Sensitivities &s) {
+PetscErrorCode add_residual(const FlowResidual &res, const LocalState &state,
+                            const std::vector<double> &psi, Sensitivities &s) {
+  PetscFunctionBeginUser;
+  PetscCall(res.boundary_data(state.level));
   const mesh::Mesh &m = res.mesh();
   const int nv = res.nv();
   double lambda[physics::kMaxVars];
@@ -143,6 +145,7 @@ void add_residual(const FlowResidual &res, const LocalState &state, const std::v
     }
   if (res.pressure_pinned() && m.global_cell_offset == 0 && m.n_owned_cells > 0)
     s.wbar[0] += psi[0]; // R_0 = p_0
+  PetscFunctionReturn(0);
 }
 
 PetscErrorCode finish(const FlowResidual &res, const LocalState &state, Sensitivities &s,
@@ -151,6 +154,7 @@ PetscErrorCode finish(const FlowResidual &res, const LocalState &state, Sensitiv
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
   const int nv = res.nv();
+  PetscCall(res.boundary_data(state.level));
   // least-squares gradients -> w, centroids, boundary data
   res.gradient_operator().reverse(
       m, res.geometry(), nv, state.w.data(),
@@ -176,7 +180,8 @@ PetscErrorCode finish(const FlowResidual &res, const LocalState &state, Sensitiv
   gradient->parameters.clear();
   for (std::size_t i = 0; i < registry.size(); ++i)
     if (registry.listed(i, time_dependent))
-      gradient->parameters.push_back({registry.spec(i).name, registry.value(res, i), global[i]});
+      gradient->parameters.push_back(
+          {registry.spec(i).name, registry.value(res, i, state.level), global[i]});
   // geometry -> X
   if (deferred) {
     gradient->X.clear();

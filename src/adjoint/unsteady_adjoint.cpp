@@ -304,7 +304,8 @@ PetscErrorCode UnsteadyAdjoint::run_forward(Vec w0, const UnsteadyAdjointOptions
       const double q = weight(g, l.step);
       g.objective.set_time(l.time);
       if (q != 0) {
-        if (!have_state) PetscCall(res.local_state(ts.state(), &state));
+        if (!have_state)
+          PetscCall(res.local_state(discretization::TimeLevel{l.time, l.step}, ts.state(), &state));
         have_state = true;
         double Js;
         PetscCall(g.objective.value(res, state, &Js));
@@ -410,8 +411,7 @@ PetscErrorCode UnsteadyAdjoint::solve_level(const UnsteadyAdjointOptions &o, Tra
   FlowResidual &res = *res_;
   TimeLevel level;
   PetscCall(traj.get(n, s.w, s.w_prev, &level));
-  PetscCall(res.update_boundary_values(level.time, n));
-  PetscCall(res.local_state(s.w, &s.state));
+  PetscCall(res.local_state(discretization::TimeLevel{level.time, n}, s.w, &s.state));
   for (PetscInt c = 0; c < res.mesh().n_owned_cells; ++c)
     s.shift[c] = res.parameters().rho * res.geometry().cell_volume[c] * s.bdf[n].a0;
   PetscCall(res.jacobian(s.state, s.J, &s.shift));
@@ -568,7 +568,7 @@ PetscErrorCode UnsteadyAdjoint::assemble_residual_gradient(long n, Sweep &s, Adj
   PetscCall(ghosted_local_values(a.psi, &a.psi_local));
   Sensitivities &sr = a.residual_bars;
   sr.reset(res);
-  add_residual(res, s.state, a.psi_local, sr);
+  PetscCall(add_residual(res, s.state, a.psi_local, sr));
   // the time terms' dependence on the cell volumes, rho V (a0 w^n + a1 w^{n-1} + a2 w^{n-2}) of
   // level n: psi^n's terms with w^n and w^{n-1}, and the one of level n + 1 with w^{n-1}, whose
   // psi^{n+1} is kept here (level n + 1 had w^{n+1} and w^n only); level 1 has no a2 (BDF1)

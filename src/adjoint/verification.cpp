@@ -28,7 +28,7 @@ PetscErrorCode resolve_objective(discretization::FlowResidual &res, const config
              "use smaller steps",
              s.reason.c_str(), s.initial_residual, s.final_residual);
   discretization::LocalState state;
-  PetscCall(res.local_state(w, &state));
+  PetscCall(res.local_state(discretization::kSteady, w, &state));
   PetscCall(objective.value(res, state, J));
   if (newton_iterations) *newton_iterations = s.iterations;
   PetscFunctionReturn(0);

@@ -83,8 +83,7 @@ PetscErrorCode run_unsteady_adjoint(const CliArgs &args, driver::FlowCase &fc) {
   FlowResidual &res = fc.residual();
   adjoint::UnsteadyAdjoint ua;
   PetscCall(ua.setup(res, cfg));
-  adjoint::UnsteadyAdjointOptions o =
-      adjoint::unsteady_adjoint_options(adjoint::adjoint_options().get(cfg));
+  adjoint::UnsteadyAdjointOptions o = fc.unsteady_gradient_options();
   o.state_file = (fs::path(args.output_dir) / "adjoint-state.h5").string();
   o.resume = args.restart;
   o.trajectory_directory = (fs::path(args.output_dir) / "trajectory").string();
@@ -102,12 +101,9 @@ PetscErrorCode run_unsteady_adjoint(const CliArgs &args, driver::FlowCase &fc) {
       PetscFunctionReturn(0);
     };
   }
-  Vec w0;
-  PetscCall(fc.create_state(&w0));
-  PetscCall(fc.initial_state(w0));
-  adjoint::UnsteadyAdjointResult r;
-  PetscCall(ua.run(w0, o, &r));
-  PetscCall(VecDestroy(&w0));
+  std::vector<adjoint::UnsteadyAdjointResult> results;
+  PetscCall(fc.unsteady_gradient(ua, o, &results));
+  const adjoint::UnsteadyAdjointResult &r = results.front();
   double mem_total, mem_max;
   PetscCall(solver::peak_memory(comm, &mem_total, &mem_max));
   PetscCall(log_info(
@@ -196,8 +192,9 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args) {
   const adjoint::Objective *objective;
   PetscCall(fc.objective(&objective));
   {
+    // check the names early
     std::vector<discretization::ParameterGradient> all =
-        discretization::ParameterRegistry(res).gradients(res, false); // check the names early
+        discretization::ParameterRegistry(res).gradients(res, false, discretization::kSteady);
     PetscCall(adjoint::select_parameters(res, cfg, &all));
   }
   PetscMPIInt rank, size;
@@ -217,10 +214,10 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args) {
     Vec w0;
     double rnorm, r0;
     PetscCall(res.create_state(&w0));
-    PetscCall(res.residual(w, r));
+    PetscCall(res.residual(discretization::kSteady, w, r));
     PetscCall(VecNorm(r, NORM_2, &rnorm));
     PetscCall(VecSet(w0, 0.0));
-    PetscCall(res.residual(w0, r));
+    PetscCall(res.residual(discretization::kSteady, w0, r));
     PetscCall(VecNorm(r, NORM_2, &r0));
     PetscCall(VecDestroy(&w0));
     const double tol = std::max(100 * solver::solver_options().get(cfg).atol, 1e-8 * r0);

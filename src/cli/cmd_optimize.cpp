@@ -219,7 +219,7 @@ public:
     if (vtk_every_ > 0 && k % vtk_every_ == 0) {
       discretization::LocalState state;
       solver::FlowMonitors::Values v;
-      PetscCall(fc_.evaluate(problem_.shape().state(), &state, &v));
+      PetscCall(fc_.evaluate(discretization::kSteady, problem_.shape().state(), &state, &v));
       PetscCall(flow_writer_.write_vtk(fc_.residual(), state, static_cast<double>(k)));
     }
     PetscFunctionReturn(0);
@@ -244,7 +244,8 @@ public:
                                    (shapes_dir_ / "optimized.csv").string(),
                                    &problem_.last().shape.dJ_dB));
     PetscCall(driver::write_flow_state(fc_.residual(), fc_.monitors(), cfg_, args_.output_dir,
-                                       "flow_optimized", problem_.shape().state(), 0.0));
+                                       "flow_optimized", problem_.shape().state(),
+                                       discretization::kSteady));
     nlohmann::json j = campaign_summary(cfg_, algorithm, result, best.f);
     j["design"] = nlohmann::json::object();
     for (std::size_t i = 0; i < p.names.size(); ++i) j["design"][p.names[i]] = x[i];

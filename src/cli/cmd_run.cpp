@@ -304,7 +304,6 @@ PetscErrorCode run_unsteady(const CliArgs &args, FlowCase &fc) {
   PetscCall(io::mesh_hash(fc.mesh(), res.coordinates(), &mesh_hash));
 
   solver::UnsteadySolver ts;
-  PetscCall(ts.setup(fc.residual(), cfg));
   driver::FlowWriter writer;
   PetscCall(writer.setup(res, mon, cfg, args.output_dir, "flow"));
   std::vector<ForceSample> series;
@@ -319,18 +318,13 @@ PetscErrorCode run_unsteady(const CliArgs &args, FlowCase &fc) {
     csv << line << mon.csv_values(v) << "\n" << std::flush;
   };
   if (args.restart) {
+    PetscCall(ts.setup(fc.residual(), cfg));
     PetscCall(restart_unsteady(args, fc, ck_dir, mesh_hash, ts, writer, &series, &restarted_from));
     if (rank == 0) csv.open(csv_path, std::ios::app);
   } else {
-    Vec w0;
-    PetscCall(fc.create_state(&w0));
-    PetscCall(fc.initial_state(w0));
-    PetscCall(ts.set_state(w0, w0, 0, 0.0, 0.0));
-    PetscCall(fc.residual().update_boundary_values(0.0, 0));
     discretization::LocalState state;
     FlowMonitors::Values v;
-    PetscCall(fc.evaluate(w0, &state, &v));
-    PetscCall(VecDestroy(&w0));
+    PetscCall(fc.start_unsteady(ts, &state, &v));
     if (rank == 0) {
       csv.open(csv_path);
       csv << "step,time,dt,newton_iterations,linear_iterations,wall_time,pc_setup,"
@@ -389,7 +383,7 @@ PetscErrorCode run_unsteady(const CliArgs &args, FlowCase &fc) {
   if (!sol.converged) {
     const solver::StepReport &r = sol.failed;
     PetscCall(driver::write_flow_state(res, mon, cfg, args.output_dir, "last_good", ts.state(),
-                                       ts.time()));
+                                       ts.level()));
     if (ck_every > 0 && last_ck_step != ts.step())
       PetscCall(ck.write(ts.step(), ts.time(), ts.previous_dt(), 0.0, ts.state(),
                          ts.previous_state(), nullptr, nullptr));
@@ -406,7 +400,7 @@ PetscErrorCode run_unsteady(const CliArgs &args, FlowCase &fc) {
   PetscCall(ck.close());
   discretization::LocalState state;
   FlowMonitors::Values v;
-  PetscCall(fc.evaluate(ts.state(), &state, &v));
+  PetscCall(fc.evaluate(ts.level(), ts.state(), &state, &v));
   PetscCall(writer.write_hdf5(res, state, ts.time()));
   const nlohmann::json ck_json = {
       {"records", ck_records},
@@ -462,7 +456,8 @@ PetscErrorCode solve_steady_case(const CliArgs &args, FlowCase &fc, Vec w,
   PetscCall(fc.solve_steady(w, best, observer, solution));
   const solver::SteadySummary &summary = solution->summary;
   if (!summary.converged) {
-    PetscCall(driver::write_flow_state(res, mon, cfg, args.output_dir, "last_good", best, 0.0));
+    PetscCall(driver::write_flow_state(res, mon, cfg, args.output_dir, "last_good", best,
+                                       discretization::kSteady));
     std::vector<double> h;
     for (const auto &r : summary.history) h.push_back(r.residual);
     SETERRQ(comm, PETSC_ERR_NOT_CONVERGED,
@@ -476,7 +471,8 @@ PetscErrorCode solve_steady_case(const CliArgs &args, FlowCase &fc, Vec w,
   }
   PetscCall(VecDestroy(&best));
   const FlowMonitors::Values &v = solution->values;
-  PetscCall(driver::write_flow_state(res, mon, cfg, args.output_dir, "flow", w, 0.0));
+  PetscCall(
+      driver::write_flow_state(res, mon, cfg, args.output_dir, "flow", w, discretization::kSteady));
   PetscCall(log_info(
       comm,
       "converged (%s) in %d Newton iterations, |R| %.3e -> %.3e, %.2f s, peak memory %.0f MiB",

@@ -176,8 +176,9 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args) {
   const adjoint::Objective *objective;
   PetscCall(fc.objective(&objective));
   {
+    // check the names early
     std::vector<discretization::ParameterGradient> all =
-        discretization::ParameterRegistry(res).gradients(res, false); // check the names early
+        discretization::ParameterRegistry(res).gradients(res, false, discretization::kSteady);
     PetscCall(adjoint::select_parameters(res, cfg, &all));
   }
   Vec w;

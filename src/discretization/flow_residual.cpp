@@ -32,7 +32,7 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
   bcs_.classify(mesh, geom_);
   // the terms (the flow first: its kernels take p and u at unknowns 0..dim) and their fields
   terms_.clear();
-  terms_.push_back(std::make_unique<NavierStokesTerm>(mesh, geom_, bcs_, params_, &time_, &level_));
+  terms_.push_back(std::make_unique<NavierStokesTerm>(mesh, geom_, bcs_, params_));
   std::vector<physics::FieldSpec> fields;
   term_of_.clear();
   if (cfg.has_section("scalar")) { // a passive scalar carried by the flow
@@ -50,7 +50,11 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
     }
   }
   eq_ = physics::EquationSet(mesh.dim, fields);
-  PetscCall(evaluate_boundary_data(0.0, 0));
+  boundary_parameters_.clear();
+  for (const auto &t : terms_)
+    for (const TermParameter &p : t->parameters()) boundary_parameters_.push_back(p);
+  parameters_changed();
+  PetscCall(boundary_data(kSteady));
   PetscCall(lsq_.build(mesh, geom_, prescribed_faces(), gradient_sets()));
   const FluidOptions fluid = fluid_options().get(cfg);
   const SchemeOptions scheme = scheme_options().get(cfg);
@@ -111,16 +115,26 @@ std::vector<std::vector<char>> FlowResidual::prescribed_faces() const {
   return out;
 }
 
-PetscErrorCode FlowResidual::evaluate_boundary_data(double t, long n) {
+PetscErrorCode FlowResidual::boundary_data(const TimeLevel &level) const {
   PetscFunctionBeginUser;
-  time_ = t, level_ = n;
-  for (auto &term : terms_) PetscCall(term->evaluate_boundary_data(t, n));
+  bool cached = evaluated_version_ == version_ && evaluated_level_.t == level.t &&
+                evaluated_level_.n == level.n;
+  for (std::size_t i = 0; cached && i < boundary_parameters_.size(); ++i)
+    cached = boundary_parameters_[i].at(level.t, level.n) == evaluated_values_[i];
+  if (cached) PetscFunctionReturn(0);
+  evaluated_version_ = -1; // (not valid until the evaluation below succeeds)
+  for (auto &term : terms_) PetscCall(term->evaluate_boundary_data(level.t, level.n));
   const int nv = eq_.nv();
   bvalues_.assign(mesh_->n_flux_faces * nv, 0.0);
   for (PetscInt f = 0; f < mesh_->n_flux_faces; ++f) {
     if (mesh_->face_right[f] >= 0) continue;
     for (int k = 0; k < nv; ++k) bvalues_[f * nv + k] = terms_[term_of_[k]]->boundary_value(f, k);
   }
+  evaluated_level_ = level;
+  evaluated_version_ = version_;
+  evaluated_values_.resize(boundary_parameters_.size());
+  for (std::size_t i = 0; i < boundary_parameters_.size(); ++i)
+    evaluated_values_[i] = boundary_parameters_[i].at(level.t, level.n);
   PetscFunctionReturn(0);
 }
 
@@ -135,14 +149,8 @@ PetscErrorCode FlowResidual::move_to(const std::vector<Vec3<double>> &X, const c
   X_ = X;
   geometry::compute_geometry(*mesh_, X_, geom_);
   PetscCall(geometry::check_geometry(*mesh_, X_, geom_, context));
-  PetscCall(evaluate_boundary_data(time_, level_));
+  parameters_changed(); // the boundary values depend on the face centroids and areas
   PetscCall(lsq_.build(*mesh_, geom_, prescribed_faces(), gradient_sets()));
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode FlowResidual::update_boundary_values(double t, long n) {
-  PetscFunctionBeginUser;
-  PetscCall(evaluate_boundary_data(t, n));
   PetscFunctionReturn(0);
 }
 
@@ -188,10 +196,12 @@ PetscErrorCode FlowResidual::create_jacobian(Mat *J, bool compact, MatrixFormat 
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FlowResidual::local_state(Vec w, LocalState *s) const {
+PetscErrorCode FlowResidual::local_state(const TimeLevel &level, Vec w, LocalState *s) const {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = *mesh_;
   const int n = nv();
+  PetscCall(boundary_data(level));
+  s->level = level;
   PetscCall(VecCopy(w, work_));
   PetscCall(ghosted_local_values(work_, &s->w));
   s->nv = n;
@@ -260,12 +270,13 @@ void FlowResidual::face_jacobian(const LocalState &s, PetscInt f, FluxJacobian &
   for (const auto &t : terms_) t->flux_dw(face, J);
 }
 
-PetscErrorCode FlowResidual::residual(Vec w, Vec R, const TimeTerm *time_term) const {
+PetscErrorCode FlowResidual::residual(const TimeLevel &level, Vec w, Vec R,
+                                      const TimeTerm *time_term) const {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = *mesh_;
   const int n = nv();
   LocalState &ls = scratch_;
-  PetscCall(local_state(w, &ls));
+  PetscCall(local_state(level, w, &ls));
   PetscScalar *r;
   PetscCall(VecGetArray(R, &r));
   std::fill(r, r + m.n_owned_cells * n, 0.0);
@@ -401,10 +412,11 @@ private:
 
 } // namespace
 
-PetscErrorCode FlowResidual::jacobian(Vec w, Mat J, const std::vector<double> *transient_shift,
+PetscErrorCode FlowResidual::jacobian(const TimeLevel &level, Vec w, Mat J,
+                                      const std::vector<double> *transient_shift,
                                       bool compact) const {
   PetscFunctionBeginUser;
-  PetscCall(local_state(w, &scratch_));
+  PetscCall(local_state(level, w, &scratch_));
   PetscCall(jacobian(scratch_, J, transient_shift, compact));
   PetscFunctionReturn(0);
 }
@@ -416,6 +428,7 @@ PetscErrorCode FlowResidual::jacobian(const LocalState &ls, Mat J,
   const mesh::Mesh &m = *mesh_;
   const int n = nv();
   const Stencil &st = compact ? compact_ : full_;
+  PetscCall(boundary_data(ls.level));
   PetscCall(MatZeroEntries(J));
   MatrixValues values;
   PetscCall(values.open(J, n, m.n_owned_cells));

@@ -36,8 +36,9 @@ std::string ParameterRegistry::names(bool time_dependent) const {
   return out;
 }
 
-double ParameterRegistry::value(const FlowResidual &res, std::size_t i) const {
-  return parameter(res, i).at(res.time(), res.level());
+double ParameterRegistry::value(const FlowResidual &res, std::size_t i,
+                                const TimeLevel &level) const {
+  return parameter(res, i).at(level.t, level.n);
 }
 
 PetscErrorCode ParameterRegistry::set(FlowResidual &res, const std::string &name,
@@ -47,7 +48,7 @@ PetscErrorCode ParameterRegistry::set(FlowResidual &res, const std::string &name
   PetscCheck(i >= 0, res.mesh().comm, PETSC_ERR_USER_INPUT,
              "unknown parameter '%s' (the case has: %s)", name.c_str(), names(true).c_str());
   parameter(res, i).set(value);
-  PetscCall(res.update_boundary_values(res.time(), res.level()));
+  res.parameters_changed();
   PetscFunctionReturn(0);
 }
 
@@ -154,15 +155,16 @@ PetscErrorCode ParameterRegistry::set_time_function_parameter(FlowResidual &res,
              "time-function parameter '%s': %s (the case has: %s)", name.c_str(), why.c_str(),
              time_function_parameter_names(res).c_str());
   *v = value;
-  PetscCall(res.update_boundary_values(res.time(), res.level()));
+  res.parameters_changed();
   PetscFunctionReturn(0);
 }
 
 std::vector<ParameterGradient> ParameterRegistry::gradients(const FlowResidual &res,
-                                                            bool time_dependent) const {
+                                                            bool time_dependent,
+                                                            const TimeLevel &level) const {
   std::vector<ParameterGradient> out;
   for (std::size_t i = 0; i < specs_.size(); ++i)
-    if (listed(i, time_dependent)) out.push_back({specs_[i].name, value(res, i), 0.0});
+    if (listed(i, time_dependent)) out.push_back({specs_[i].name, value(res, i, level), 0.0});
   return out;
 }
 

@@ -170,10 +170,10 @@ PetscErrorCode FlowCase::load(MPI_Comm comm, const config::CaseConfig &cfg) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FlowCase::evaluate(Vec w, LocalState *state,
+PetscErrorCode FlowCase::evaluate(const discretization::TimeLevel &level, Vec w, LocalState *state,
                                   solver::FlowMonitors::Values *values) const {
   PetscFunctionBeginUser;
-  PetscCall(res_.local_state(w, state));
+  PetscCall(res_.local_state(level, w, state));
   PetscCall(mon_.evaluate(res_, *state, values));
   PetscFunctionReturn(0);
 }
@@ -190,7 +190,7 @@ PetscErrorCode FlowCase::solve_steady(Vec w, Vec best, const SteadyObserver &obs
     PetscFunctionBeginUser;
     if (!observer) PetscFunctionReturn(0);
     solver::FlowMonitors::Values v;
-    PetscCall(evaluate(x, &state, &v));
+    PetscCall(evaluate(discretization::kSteady, x, &state, &v));
     PetscCall(observer(r, v));
     PetscFunctionReturn(0);
   };
@@ -198,7 +198,20 @@ PetscErrorCode FlowCase::solve_steady(Vec w, Vec best, const SteadyObserver &obs
   PetscCall(solver::peak_memory(mesh_.comm, &solution->peak_memory_mib,
                                 &solution->peak_memory_mib_max_rank));
   const bool at_best = !solution->summary.converged && best;
-  PetscCall(evaluate(at_best ? best : w, &state, &solution->values));
+  PetscCall(evaluate(discretization::kSteady, at_best ? best : w, &state, &solution->values));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowCase::start_unsteady(solver::UnsteadySolver &ts, LocalState *state,
+                                        solver::FlowMonitors::Values *values) {
+  PetscFunctionBeginUser;
+  PetscCall(ts.setup(res_, *cfg_));
+  Vec w0;
+  PetscCall(create_state(&w0));
+  PetscCall(initial_state(w0));
+  PetscCall(ts.set_state(w0, w0, 0, 0.0, 0.0));
+  PetscCall(VecDestroy(&w0));
+  PetscCall(evaluate(ts.level(), ts.state(), state, values));
   PetscFunctionReturn(0);
 }
 
@@ -227,9 +240,27 @@ PetscErrorCode FlowCase::advance_to(solver::UnsteadySolver &ts, double t_end,
     solution->pc_setup_time += r.pc_setup_time;
     solution->linear_solve_time += r.linear_solve_time;
     solver::FlowMonitors::Values v;
-    PetscCall(evaluate(ts.state(), &state, &v));
+    PetscCall(evaluate(ts.level(), ts.state(), &state, &v));
     if (observer) PetscCall(observer(ts, r, state, v));
   }
+  PetscFunctionReturn(0);
+}
+
+adjoint::UnsteadyAdjointOptions FlowCase::unsteady_gradient_options() const {
+  return adjoint::unsteady_adjoint_options(adjoint::adjoint_options().get(*cfg_));
+}
+
+PetscErrorCode
+FlowCase::unsteady_gradient(adjoint::UnsteadyAdjoint &adjoint,
+                            const adjoint::UnsteadyAdjointOptions &o,
+                            std::vector<adjoint::UnsteadyAdjointResult> *results) const {
+  PetscFunctionBeginUser;
+  Vec w0;
+  PetscCall(create_state(&w0));
+  PetscCall(initial_state(w0));
+  const PetscErrorCode ierr = adjoint.run(w0, o, results);
+  PetscCall(VecDestroy(&w0));
+  PetscCall(ierr);
   PetscFunctionReturn(0);
 }
 
@@ -304,7 +335,7 @@ PetscErrorCode FlowCase::set_parameter_steps(const std::string &name,
   std::vector<double> v{f->value(0.0, 0)};
   v.insert(v.end(), values.begin(), values.end());
   *f = physics::TimeFunction::steps(std::move(v));
-  PetscCall(res_.update_boundary_values(res_.time(), res_.level()));
+  res_.parameters_changed();
   PetscFunctionReturn(0);
 }
 

@@ -76,7 +76,7 @@ PetscErrorCode FlowWriter::write_vtk(const FlowResidual &res, const LocalState &
     const int p = surface_patches_[i];
     std::vector<double> pf;
     std::vector<Vec3<double>> tau;
-    solver::wall_stress(res, state, p, &pf, &tau);
+    PetscCall(solver::wall_stress(res, state, p, &pf, &tau));
     io::Field cp{"pressure_coefficient", 1, {}}, cf{"skin_friction", 1, {}},
         shear{"wall_shear_stress", 3, {}};
     const std::vector<PetscInt> faces = m.boundary_faces(p);
@@ -108,14 +108,15 @@ PetscErrorCode FlowWriter::write_hdf5(const FlowResidual &res, const LocalState 
 
 PetscErrorCode write_flow_state(const FlowResidual &res, const solver::FlowMonitors &mon,
                                 const config::CaseConfig &cfg, const std::string &directory,
-                                const std::string &name, Vec w, double time) {
+                                const std::string &name, Vec w,
+                                const discretization::TimeLevel &level) {
   PetscFunctionBeginUser;
   LocalState state;
-  PetscCall(res.local_state(w, &state));
+  PetscCall(res.local_state(level, w, &state));
   FlowWriter writer;
   PetscCall(writer.setup(res, mon, cfg, directory, name));
-  PetscCall(writer.write_vtk(res, state, time));
-  PetscCall(writer.write_hdf5(res, state, time));
+  PetscCall(writer.write_vtk(res, state, level.t));
+  PetscCall(writer.write_hdf5(res, state, level.t));
   PetscFunctionReturn(0);
 }
 

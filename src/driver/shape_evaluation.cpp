@@ -12,22 +12,22 @@ ShapeEvaluator::~ShapeEvaluator() {
 }
 
 PetscErrorCode ShapeEvaluator::setup(FlowCase &fc, const design::DeformationOptions &options,
-                                     Vec w0, FaultHook fault) {
+                                     Vec w0, FaultHook fault,
+                                     std::unique_ptr<design::DesignSpace> design) {
   PetscFunctionBeginUser;
   fc_ = &fc;
   fault_ = std::move(fault);
   const discretization::FlowResidual &res = fc.residual();
-  X0_ = res.coordinates();
   V0_.assign(res.geometry().cell_volume.begin(),
              res.geometry().cell_volume.begin() + fc.mesh().n_owned_cells);
-  PetscCall(deformation_.setup(fc.mesh(), X0_, options));
+  PetscCall(chain_.setup(fc, std::move(design), options));
   PetscCall(fc.create_state(&w_));
   PetscCall(fc.create_state(&w_good_));
   // the continuation's reference: the residual of the case's initial state
   PetscCall(fc.initial_state(w_));
   Vec R;
   PetscCall(fc.create_state(&R));
-  PetscCall(fc.residual().residual(w_, R));
+  PetscCall(fc.residual().residual(discretization::kSteady, w_, R));
   PetscCall(VecNorm(R, NORM_2, &r_ref_));
   PetscCall(VecDestroy(&R));
   if (w0)
@@ -49,19 +49,18 @@ PetscErrorCode ShapeEvaluator::evaluate(const std::vector<Vec3<double>> &boundar
   const auto fault_point = [&](const char *phase) {
     if (fault_) fault_({phase, evaluations_, 0.0});
   };
-  // deformation
+  // deformation and the move of the mesh
   double t = MPI_Wtime();
-  std::vector<Vec3<double>> X;
   design::DeformationResult dr;
-  PetscCall(deformation_.deform(boundary_displacement, &X, &dr));
-  e->deformation_time = MPI_Wtime() - t;
+  PetscCall(chain_.move_by(boundary_displacement, "shape evaluation", &dr, [&] {
+    e->deformation_time = MPI_Wtime() - t;
+    fault_point("deformation");
+  }));
   e->deformation_iterations = static_cast<int>(dr.iterations);
-  fault_point("deformation");
   if (!dr.valid) {
     e->failure = "mesh deformation: " + dr.message;
     PetscFunctionReturn(0);
   }
-  PetscCall(res.move_to(X, "shape evaluation"));
   double ratio = 1e300;
   for (std::size_t c = 0; c < V0_.size(); ++c)
     ratio = std::min(ratio, res.geometry().cell_volume[c] / V0_[c]);
@@ -97,7 +96,7 @@ PetscErrorCode ShapeEvaluator::evaluate(const std::vector<Vec3<double>> &boundar
   e->parameters = r.gradient.parameters;
   t = MPI_Wtime();
   PetscInt its;
-  PetscCall(deformation_.reverse(r.gradient.X, &e->dJ_dB, &its));
+  PetscCall(chain_.displacement_reverse(r.gradient.X, &e->dJ_dB, &its));
   e->deformation_reverse_time = MPI_Wtime() - t;
   e->deformation_reverse_iterations = static_cast<int>(its);
   if (!extra.empty()) fault_point("adjoint");
@@ -108,7 +107,7 @@ PetscErrorCode ShapeEvaluator::evaluate(const std::vector<Vec3<double>> &boundar
     e->extra.push_back(rc.J);
     e->extra_dB.emplace_back();
     t = MPI_Wtime();
-    PetscCall(deformation_.reverse(rc.gradient.X, &e->extra_dB.back(), &its));
+    PetscCall(chain_.displacement_reverse(rc.gradient.X, &e->extra_dB.back(), &its));
     e->deformation_reverse_time += MPI_Wtime() - t;
     e->deformation_reverse_iterations += static_cast<int>(its);
   }

@@ -110,7 +110,7 @@ PetscErrorCode parameter_variables(DesignParse &d, const ControlEntryOptions &op
     PetscCall(d.claim(p, e->label, "parameters"));
     e->targets.push_back(p);
     names->push_back(p);
-    init->push_back(d.reg.value(d.fc.residual(), i));
+    init->push_back(d.reg.value(d.fc.residual(), i, discretization::kSteady));
   }
   PetscFunctionReturn(0);
 }
@@ -484,8 +484,7 @@ PetscErrorCode ControlOptimization::run_unsteady(bool gradients, std::vector<dou
   PetscCall(adj.setup(res, cfg));
   for (const auto &c : constraints_)
     if (c.flow) PetscCall(adj.add_objective(*c.flow));
-  adjoint::UnsteadyAdjointOptions o =
-      adjoint::unsteady_adjoint_options(adjoint::adjoint_options().get(cfg));
+  adjoint::UnsteadyAdjointOptions o = fc_->unsteady_gradient_options();
   o.save_every = 0; // a campaign resumes from its journal, not from an adjoint state
   // store-all: the trajectory's scratch folder (emptied by each run, its files removed after it)
   o.trajectory_directory = (std::filesystem::path(work_) / "trajectory").string();
@@ -505,7 +504,7 @@ PetscErrorCode ControlOptimization::run_unsteady(bool gradients, std::vector<dou
   // a design whose forward run (or a recomputation) does not converge is a failed evaluation
   // (the optimizer backs off); any other error stops with its message
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, nullptr));
-  const PetscErrorCode ierr = adj.run(w0_, o, &results);
+  const PetscErrorCode ierr = fc_->unsteady_gradient(adj, o, &results);
   PetscCall(PetscPopErrorHandler());
   if (ierr) {
     const char *text = nullptr;
@@ -573,7 +572,7 @@ PetscErrorCode ControlOptimization::run_steady(bool gradients, std::vector<doubl
     if (c.steady) functions.push_back(c.steady.get());
   discretization::LocalState state;
   solver::FlowMonitors::Values v;
-  if (!gradients) PetscCall(fc_->evaluate(w_, &state, &v));
+  if (!gradients) PetscCall(fc_->evaluate(discretization::kSteady, w_, &state, &v));
   for (std::size_t k = 0; k < functions.size(); ++k) {
     if (!gradients) {
       double J;

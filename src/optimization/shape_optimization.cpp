@@ -89,14 +89,13 @@ PetscErrorCode ShapeOptimization::setup(FlowCase &fc, std::unique_ptr<design::De
                                         FaultHook fault) {
   PetscFunctionBeginUser;
   fc_ = &fc;
-  design_ = std::move(design);
   constraints_ = std::move(constraints);
-  PetscCall(shape_.setup(fc, deformation, w0, std::move(fault)));
+  PetscCall(shape_.setup(fc, deformation, w0, std::move(fault), std::move(design)));
   problem_ = OptimizationProblem();
-  problem_.names = design_->names();
-  problem_.lower = design_->lower();
-  problem_.upper = design_->upper();
-  problem_.start = design_->initial();
+  problem_.names = this->design().names();
+  problem_.lower = this->design().lower();
+  problem_.upper = this->design().upper();
+  problem_.start = this->design().initial();
   flow_.clear();
   for (auto &c : constraints_) {
     double value = c.value;
@@ -121,7 +120,8 @@ PetscErrorCode ShapeOptimization::evaluate(const std::vector<double> &a, Evaluat
   *e = Evaluation();
   last_ = ShapeRecord();
   std::vector<Vec3<double>> dB;
-  PetscCall(design_->displacement(a, &dB));
+  const driver::DesignChain &chain = shape_.chain();
+  PetscCall(chain.displacement(a, &dB));
   PetscCall(shape_.evaluate(dB, &last_.shape, flow_));
   const ShapeEvaluation &s = last_.shape;
   if (!s.ok) {
@@ -130,7 +130,7 @@ PetscErrorCode ShapeOptimization::evaluate(const std::vector<double> &a, Evaluat
     PetscFunctionReturn(0);
   }
   e->f = s.J;
-  PetscCall(design_->reverse(a, s.dJ_dB, &e->df));
+  PetscCall(chain.design_reverse(a, s.dJ_dB, &e->df));
   double g2 = 0;
   for (double g : e->df) g2 += g * g;
   last_.gradient_norm = std::sqrt(g2);
@@ -139,7 +139,7 @@ PetscErrorCode ShapeOptimization::evaluate(const std::vector<double> &a, Evaluat
     std::vector<double> dc;
     if (c.flow) {
       e->c.push_back(s.extra[k]);
-      PetscCall(design_->reverse(a, s.extra_dB[k], &dc));
+      PetscCall(chain.design_reverse(a, s.extra_dB[k], &dc));
       ++k;
     } else {
       design::GeometricConstraintValue v;
@@ -149,9 +149,7 @@ PetscErrorCode ShapeOptimization::evaluate(const std::vector<double> &a, Evaluat
         e->failure = c.name + ": " + v.failure;
         PetscFunctionReturn(0);
       }
-      std::vector<Vec3<double>> dC_dB;
-      PetscCall(shape_.deformation().reverse(v.dX, &dC_dB));
-      PetscCall(design_->reverse(a, dC_dB, &dc));
+      PetscCall(chain.reverse(a, v.dX, &dc));
       e->c.push_back(v.value);
     }
     e->dc.push_back(dc);
@@ -308,7 +306,7 @@ PetscErrorCode ShapeOptimization::check_gradient(const std::vector<double> &a,
     PetscFunctionReturn(0);
   };
   std::vector<VariableBlock> blocks;
-  for (const auto &b : design_->blocks()) blocks.push_back({b.name, b.offset, b.count});
+  for (const auto &b : design().blocks()) blocks.push_back({b.name, b.offset, b.count});
   PetscCall(check_design_gradient(problem_, blocks, a, e0, values,
                                   fc_->residual().reference().length, max_variables, rel, check));
   // back to the design a (the warm start and the mesh of the caller's design)

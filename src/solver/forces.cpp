@@ -51,6 +51,7 @@ PetscErrorCode wall_force(const discretization::FlowResidual &res,
                           const Vec3<double> &center, ForceReport *report) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
+  PetscCall(res.boundary_data(state.level));
   double local[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
   for (int p : patches)
     for (PetscInt f : m.boundary_faces(p)) {
@@ -69,8 +70,11 @@ PetscErrorCode wall_force(const discretization::FlowResidual &res,
   PetscFunctionReturn(0);
 }
 
-void wall_stress(const discretization::FlowResidual &res, const discretization::LocalState &state,
-                 int patch, std::vector<double> *pressure, std::vector<Vec3<double>> *shear) {
+PetscErrorCode wall_stress(const discretization::FlowResidual &res,
+                           const discretization::LocalState &state, int patch,
+                           std::vector<double> *pressure, std::vector<Vec3<double>> *shear) {
+  PetscFunctionBeginUser;
+  PetscCall(res.boundary_data(state.level));
   pressure->clear();
   shear->clear();
   for (PetscInt f : res.mesh().boundary_faces(patch)) {
@@ -81,6 +85,7 @@ void wall_stress(const discretization::FlowResidual &res, const discretization::
     pressure->push_back(dot(fp, S) / A2);
     shear->push_back((1.0 / std::sqrt(A2)) * fv);
   }
+  PetscFunctionReturn(0);
 }
 
 PetscErrorCode PointProbes::setup(const discretization::FlowResidual &res,

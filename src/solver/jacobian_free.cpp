@@ -25,15 +25,16 @@ PetscErrorCode JacobianFreeOperator::setup(const discretization::FlowResidual &r
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode JacobianFreeOperator::set_base(Vec w,
+PetscErrorCode JacobianFreeOperator::set_base(const discretization::TimeLevel &level, Vec w,
                                               const discretization::FlowResidual::TimeTerm *term,
                                               const std::vector<double> *shift) {
   PetscFunctionBeginUser;
   PetscCall(VecCopy(w, w_));
   PetscCall(VecNorm(w_, NORM_2, &w_norm_));
+  level_ = level;
   time_term_ = term;
   shift_ = shift;
-  PetscCall(res_->residual(w_, r_, time_term_));
+  PetscCall(res_->residual(level_, w_, r_, time_term_));
   // the operator changed: preconditioners and Krylov methods that look at its state see it
   PetscCall(MatAssemblyBegin(J_, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(J_, MAT_FINAL_ASSEMBLY));
@@ -52,7 +53,7 @@ PetscErrorCode JacobianFreeOperator::mult(Mat J, Vec v, Vec y) {
   }
   const double h = std::sqrt(DBL_EPSILON) * std::sqrt(1.0 + self->w_norm_) / v_norm;
   PetscCall(VecWAXPY(self->wh_, h, v, self->w_));
-  PetscCall(self->res_->residual(self->wh_, y, self->time_term_));
+  PetscCall(self->res_->residual(self->level_, self->wh_, y, self->time_term_));
   PetscCall(VecAXPY(y, -1.0, self->r_));
   PetscCall(VecScale(y, 1.0 / h));
   if (self->shift_) {

@@ -65,7 +65,7 @@ PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
 PetscErrorCode SteadySolver::form_function(SNES, Vec w, Vec R, void *ctx) {
   PetscFunctionBeginUser;
   auto *self = static_cast<SteadySolver *>(ctx);
-  PetscCall(self->res_->residual(w, R));
+  PetscCall(self->res_->residual(discretization::kSteady, w, R));
   PetscFunctionReturn(0);
 }
 
@@ -96,10 +96,10 @@ PetscErrorCode SteadySolver::form_jacobian(SNES snes, Vec w, Mat J, Mat P, void 
   auto *self = static_cast<SteadySolver *>(ctx);
   PetscCall(self->update_shift(w));
   if (J == self->jacobian_free_.matrix())
-    PetscCall(self->jacobian_free_.set_base(w, nullptr, &self->shift_));
+    PetscCall(self->jacobian_free_.set_base(discretization::kSteady, w, nullptr, &self->shift_));
   else
-    PetscCall(self->res_->jacobian(w, J, &self->shift_));
-  if (P != J) PetscCall(self->res_->jacobian(w, P, &self->shift_, true));
+    PetscCall(self->res_->jacobian(discretization::kSteady, w, J, &self->shift_));
+  if (P != J) PetscCall(self->res_->jacobian(discretization::kSteady, w, P, &self->shift_, true));
   // the preconditioner for the new operators, here rather than inside the linear solve
   // (set_up_preconditioner: its memory-lean multigrid set-up)
   KSP ksp;

@@ -115,7 +115,7 @@ void check_parameters(Problem &p, const std::vector<std::string> &objective_yaml
   auto resolve = [&](std::vector<double> *J) {
     REQUIRE(adjoint::resolve_objective(p.res, cfg[0], obj[0], p.w, w1, &(*J)[0], nullptr) == 0);
     discretization::LocalState state;
-    REQUIRE(p.res.local_state(w1, &state) == 0);
+    REQUIRE(p.res.local_state(discretization::kSteady, w1, &state) == 0);
     for (std::size_t i = 1; i < n; ++i) REQUIRE(obj[i].value(p.res, state, &(*J)[i]) == 0);
   };
   for (std::size_t k = 0; k < r[0].gradient.parameters.size(); ++k) {
@@ -222,7 +222,7 @@ TEST_CASE("adjoint building blocks: dot-product test and reverse sweep equal J^T
   make(kDfg, test::dfg_geo(), 0, {"inlet", "outlet", "walls", "cylinder"}, &p);
   Mat J;
   REQUIRE(p.res.create_jacobian(&J) == 0);
-  REQUIRE(p.res.jacobian(p.w, J, nullptr) == 0);
+  REQUIRE(p.res.jacobian(discretization::kSteady, p.w, J, nullptr) == 0);
   Vec v, u, Jv, JTu;
   for (Vec *x : {&v, &u, &Jv, &JTu}) REQUIRE(VecDuplicate(p.w, x) == 0);
   PetscRandom rnd;
@@ -249,10 +249,10 @@ TEST_CASE("adjoint building blocks: dot-product test and reverse sweep equal J^T
   REQUIRE(VecRestoreArrayRead(local, &ua) == 0);
   REQUIRE(VecGhostRestoreLocalForm(u, &local) == 0);
   discretization::LocalState state;
-  REQUIRE(p.res.local_state(p.w, &state) == 0);
+  REQUIRE(p.res.local_state(discretization::kSteady, p.w, &state) == 0);
   adjoint::Sensitivities s;
   s.reset(p.res);
-  adjoint::add_residual(p.res, state, psi, s);
+  REQUIRE(adjoint::add_residual(p.res, state, psi, s) == 0);
   adjoint::Gradient grad;
   REQUIRE(adjoint::finish(p.res, state, s, &grad) == 0);
   Vec sweep;

@@ -56,15 +56,17 @@ TEST_CASE("control: time-function parameters of the registry", "[control][mpi]")
   REQUIRE(reg.time_function_value(res, "boundaries.cylinder.omega.frequency", &v) == 0);
   CHECK(v == 2.0);
   // at t = 0: omega = offset + A sin(phase)
-  CHECK(reg.value(res, omega) == Approx(0.1 + 0.5 * std::sin(0.5)).epsilon(1e-14));
+  CHECK(reg.value(res, omega, discretization::kSteady) ==
+        Approx(0.1 + 0.5 * std::sin(0.5)).epsilon(1e-14));
   REQUIRE(reg.set_time_function_parameter(res, "boundaries.cylinder.omega.amplitude", 2.0) == 0);
   REQUIRE(reg.set_time_function_parameter(res, "boundaries.cylinder.omega.phase", 1.0) == 0);
   REQUIRE(reg.set_time_function_parameter(res, "boundaries.cylinder.omega.offset", -0.3) == 0);
-  CHECK(reg.value(res, omega) == Approx(-0.3 + 2.0 * std::sin(1.0)).epsilon(1e-14));
+  CHECK(reg.value(res, omega, discretization::kSteady) ==
+        Approx(-0.3 + 2.0 * std::sin(1.0)).epsilon(1e-14));
   // a table's first knot is its value at t = 0 (the residual's time)
-  CHECK(reg.value(res, inlet) == Approx(0.2));
+  CHECK(reg.value(res, inlet, discretization::kSteady) == Approx(0.2));
   REQUIRE(reg.set_time_function_parameter(res, "boundaries.inlet.velocity.knot[0]", 0.7) == 0);
-  CHECK(reg.value(res, inlet) == Approx(0.7));
+  CHECK(reg.value(res, inlet, discretization::kSteady) == Approx(0.7));
   REQUIRE(reg.time_function_value(res, "boundaries.inlet.velocity.knot[2]", &v) == 0);
   CHECK(v == 0.3);
 

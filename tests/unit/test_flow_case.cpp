@@ -78,12 +78,12 @@ TEST_CASE("FlowCase: steady solve and gradient as values, no files", "[driver][m
   CHECK(observed == static_cast<int>(sol.summary.history.size()));
   CHECK(files_in(dir) == 0);
   double rnorm;
-  REQUIRE(fc.residual().residual(w, R) == 0);
+  REQUIRE(fc.residual().residual(discretization::kSteady, w, R) == 0);
   REQUIRE(VecNorm(R, NORM_2, &rnorm) == 0);
   CHECK(rnorm <= cfg.section("solver").real("atol"));
   discretization::LocalState state;
   solver::FlowMonitors::Values v;
-  REQUIRE(fc.evaluate(w, &state, &v) == 0);
+  REQUIRE(fc.evaluate(discretization::kSteady, w, &state, &v) == 0);
   CHECK(v.cd == sol.values.cd);
   CHECK(v.cl == sol.values.cl);
   CHECK(sol.values.cd > 5.0); // DFG 2D-1 drag is 5.58 on fine meshes; the coarse mesh is near
@@ -155,16 +155,54 @@ TEST_CASE("FlowCase: a steady solve that does not converge is reported with its 
   REQUIRE(fc.solve_steady(w, best, {}, &sol) == 0);
   CHECK_FALSE(sol.summary.converged);
   double rnorm;
-  REQUIRE(fc.residual().residual(best, R) == 0);
+  REQUIRE(fc.residual().residual(discretization::kSteady, best, R) == 0);
   REQUIRE(VecNorm(R, NORM_2, &rnorm) == 0);
   CHECK(rnorm == Approx(sol.summary.best_residual).epsilon(1e-10));
   discretization::LocalState state;
   solver::FlowMonitors::Values v;
-  REQUIRE(fc.evaluate(best, &state, &v) == 0);
+  REQUIRE(fc.evaluate(discretization::kSteady, best, &state, &v) == 0);
   CHECK(v.cd == sol.values.cd); // the values are those of the best state
   VecDestroy(&w);
   VecDestroy(&best);
   VecDestroy(&R);
+}
+
+TEST_CASE("FlowCase: the unsteady start is the initial state at level 0 and its monitors",
+          "[driver][mpi]") {
+  config::CaseConfig cfg;
+  driver::FlowCase fc;
+  load_case(dfg_case("time: {mode: unsteady, dt: 0.01, t_end: 0.02}\n"), {}, &cfg, &fc);
+  solver::UnsteadySolver ts;
+  discretization::LocalState state;
+  solver::FlowMonitors::Values v;
+  REQUIRE(fc.start_unsteady(ts, &state, &v) == 0);
+  CHECK(ts.step() == 0);
+  CHECK(ts.time() == 0.0);
+  CHECK(state.level.t == 0.0);
+  CHECK(state.level.n == 0);
+  // the same as the sequence written out: initial state, w^0 = w^{-1}, monitors at level 0
+  Vec w0;
+  REQUIRE(fc.create_state(&w0) == 0);
+  REQUIRE(fc.initial_state(w0) == 0);
+  PetscBool same = PETSC_FALSE;
+  REQUIRE(VecEqual(w0, ts.state(), &same) == 0);
+  CHECK(same);
+  REQUIRE(VecEqual(w0, ts.previous_state(), &same) == 0);
+  CHECK(same);
+  discretization::LocalState s0;
+  solver::FlowMonitors::Values v0;
+  REQUIRE(fc.evaluate(discretization::kSteady, w0, &s0, &v0) == 0);
+  CHECK(v.cd == v0.cd);
+  CHECK(v.cl == v0.cl);
+  CHECK(v.dp == v0.dp);
+  CHECK(state.w == s0.w);
+  CHECK(state.grad == s0.grad);
+  // and it steps on
+  driver::UnsteadySolution sol;
+  REQUIRE(fc.advance_to(ts, 0.02, {}, &sol) == 0);
+  CHECK(sol.converged);
+  CHECK(ts.step() == 2);
+  VecDestroy(&w0);
 }
 
 TEST_CASE("FlowCase: unsteady stepping to t_end, and a failed step stops it", "[driver][mpi]") {

@@ -68,7 +68,7 @@ double jacobian_fd_error(Problem &p, double scale) {
   REQUIRE(p.res.create_state(&w) == 0);
   smooth_state(p, w, scale);
   REQUIRE(p.res.create_jacobian(&J) == 0);
-  REQUIRE(p.res.jacobian(w, J, nullptr) == 0);
+  REQUIRE(p.res.jacobian(discretization::kSteady, w, J, nullptr) == 0);
   // the preallocation was exact: no new nonzeros were needed (MAT_NEW_NONZERO_ALLOCATION_ERR is on)
   MatInfo info;
   REQUIRE(MatGetInfo(J, MAT_GLOBAL_SUM, &info) == 0);
@@ -83,9 +83,9 @@ double jacobian_fd_error(Problem &p, double scale) {
     REQUIRE(p.res.create_jacobian(&P, true) == 0);
     REQUIRE(p.res.create_jacobian(&Pb, true, Format::Block) == 0);
     std::vector<double> shift(p.mesh.n_owned_cells, 0.25 * scale);
-    REQUIRE(p.res.jacobian(w, Jb, nullptr) == 0);
-    REQUIRE(p.res.jacobian(w, P, &shift, true) == 0);
-    REQUIRE(p.res.jacobian(w, Pb, &shift, true) == 0);
+    REQUIRE(p.res.jacobian(discretization::kSteady, w, Jb, nullptr) == 0);
+    REQUIRE(p.res.jacobian(discretization::kSteady, w, P, &shift, true) == 0);
+    REQUIRE(p.res.jacobian(discretization::kSteady, w, Pb, &shift, true) == 0);
     REQUIRE(VecSetRandom(v, nullptr) == 0);
     for (auto [A, B] : {std::pair<Mat, Mat>{J, Jb}, {P, Pb}}) {
       REQUIRE(MatMult(A, v, jv) == 0);
@@ -121,8 +121,8 @@ double jacobian_fd_error(Problem &p, double scale) {
     const double eps = 1e-6 * scale;
     REQUIRE(VecWAXPY(wp, eps, v, w) == 0);
     REQUIRE(VecWAXPY(wm, -eps, v, w) == 0);
-    REQUIRE(p.res.residual(wp, rp) == 0);
-    REQUIRE(p.res.residual(wm, rm) == 0);
+    REQUIRE(p.res.residual(discretization::kSteady, wp, rp) == 0);
+    REQUIRE(p.res.residual(discretization::kSteady, wm, rm) == 0);
     REQUIRE(VecAXPY(rp, -1.0, rm) == 0);
     REQUIRE(VecScale(rp, 0.5 / eps) == 0);
     REQUIRE(MatMult(J, v, jv) == 0);
@@ -346,7 +346,7 @@ solver: {rtol: 1e-12, atol: 1e-13, upwind: UPWIND}
         for (std::size_t b = 0; b < p.res.boundary_conditions().n_patches(); ++b)
           p.res.boundary_conditions().patch(static_cast<int>(b)).custom_velocity =
               [&](const Vec3<double> &x, double) { return exact_u(x); };
-        REQUIRE(p.res.update_boundary_values(0.0, 0) == 0);
+        p.res.parameters_changed();
         solver::SteadySolver newton;
         REQUIRE(newton.setup(p.res, p.cfg) == 0);
         Vec w;
@@ -355,7 +355,7 @@ solver: {rtol: 1e-12, atol: 1e-13, upwind: UPWIND}
         REQUIRE(newton.solve(w, {}, nullptr, &s) == 0);
         REQUIRE(s.converged);
         discretization::LocalState state;
-        REQUIRE(p.res.local_state(w, &state) == 0);
+        REQUIRE(p.res.local_state(discretization::kSteady, w, &state) == 0);
         VecDestroy(&w);
         // errors: velocity L2; pressure L2 after removing the mean difference
         double sums[5] = {0, 0, 0, 0, 0}; // V, V|du|^2, V dp, V dp^2, n

@@ -134,7 +134,7 @@ TEST_CASE("iterative solver: steady solution and adjoint gradient equal the dire
   Vec R;
   double rnorm;
   REQUIRE(iterative.fc.create_state(&R) == 0);
-  REQUIRE(iterative.fc.residual().residual(iterative.w, R) == 0);
+  REQUIRE(iterative.fc.residual().residual(discretization::kSteady, iterative.w, R) == 0);
   REQUIRE(VecNorm(R, NORM_2, &rnorm) == 0);
   VecDestroy(&R);
   CHECK(rnorm <= 1e-13);

@@ -52,8 +52,9 @@ TEST_CASE("Jacobian-free operator equals the assembled Jacobian", "[jacobian-fre
     std::vector<double> time_shift(shift.size());
     for (std::size_t c = 0; c < shift.size(); ++c)
       time_shift[c] = res.parameters().rho * res.geometry().cell_volume[c] * term.a0;
-    REQUIRE(res.jacobian(w, J, unsteady ? &time_shift : &shift) == 0);
-    REQUIRE(jf.set_base(w, unsteady ? &term : nullptr, unsteady ? nullptr : &shift) == 0);
+    REQUIRE(res.jacobian(discretization::kSteady, w, J, unsteady ? &time_shift : &shift) == 0);
+    REQUIRE(jf.set_base(discretization::kSteady, w, unsteady ? &term : nullptr,
+                        unsteady ? nullptr : &shift) == 0);
     for (int trial = 0; trial < 3; ++trial) {
       REQUIRE(PetscRandomSetInterval(rnd, -1.0, 1.0) == 0);
       REQUIRE(VecSetRandom(v, rnd) == 0);

@@ -55,8 +55,8 @@ TEST_CASE("parameter registry: names, order, values and setter", "[parameters][m
   make(&s);
   const discretization::ParameterRegistry reg(s.res);
   // the patch order is the mesh's; the time-dependent jet amplitude only on request
-  const std::string constant = joined(reg.gradients(s.res, false));
-  const std::string all = joined(reg.gradients(s.res, true));
+  const std::string constant = joined(reg.gradients(s.res, false, discretization::kSteady));
+  const std::string all = joined(reg.gradients(s.res, true, discretization::kSteady));
   CHECK(constant.rfind("fluid.viscosity ", 0) == 0);
   CHECK(constant.find("boundaries.walls.amplitude") == std::string::npos);
   CHECK(all.find("boundaries.walls.amplitude") != std::string::npos);
@@ -65,9 +65,11 @@ TEST_CASE("parameter registry: names, order, values and setter", "[parameters][m
         "boundaries.cylinder.velocity.x", "boundaries.cylinder.velocity.y"})
     CHECK(constant.find(name) != std::string::npos);
   CHECK(reg.size() == 7);
-  CHECK(reg.value(s.res, reg.find("fluid.viscosity")) == Approx(2e-3));
-  CHECK(reg.value(s.res, reg.find("boundaries.cylinder.velocity.y")) == Approx(0.02));
-  CHECK(reg.value(s.res, reg.find("boundaries.outlet.pressure")) == Approx(0.1));
+  CHECK(reg.value(s.res, reg.find("fluid.viscosity"), discretization::kSteady) == Approx(2e-3));
+  CHECK(reg.value(s.res, reg.find("boundaries.cylinder.velocity.y"), discretization::kSteady) ==
+        Approx(0.02));
+  CHECK(reg.value(s.res, reg.find("boundaries.outlet.pressure"), discretization::kSteady) ==
+        Approx(0.1));
   // the flow term's parameters (its boundary conditions') follow the viscosity
   CHECK(reg.term_offset(0) == 1);
   CHECK(reg.spec(reg.find("boundaries.cylinder.omega")).term == 0);
@@ -75,7 +77,9 @@ TEST_CASE("parameter registry: names, order, values and setter", "[parameters][m
 
   // set: the value and the boundary values on the faces change
   REQUIRE(reg.set(s.res, "boundaries.inlet.velocity", 0.6) == 0);
-  CHECK(reg.value(s.res, reg.find("boundaries.inlet.velocity")) == Approx(0.6));
+  REQUIRE(s.res.boundary_data(discretization::kSteady) == 0);
+  CHECK(reg.value(s.res, reg.find("boundaries.inlet.velocity"), discretization::kSteady) ==
+        Approx(0.6));
   const int inlet = s.mesh.patch_index("inlet");
   const auto &bcs = s.res.boundary_conditions();
   double max_u = 0;
@@ -132,4 +136,82 @@ TEST_CASE("boundary conditions: face kinds and prescribed values from the bounda
   CHECK(checked > 0);
   CHECK(bcs.wall_patches().size() == 2); // the blowing walls and the cylinder
   CHECK(bcs.pressure_level_fixed());
+}
+
+namespace {
+
+/// R(w) of s.res at `level` into a new vector.
+Vec residual_at(Setup &s, Vec w, const discretization::TimeLevel &level) {
+  Vec R;
+  REQUIRE(s.res.create_state(&R) == 0);
+  REQUIRE(s.res.residual(level, w, R) == 0);
+  return R;
+}
+
+/// max |a - b|.
+double max_difference(Vec a, Vec b) {
+  Vec d;
+  VecDuplicate(a, &d);
+  VecWAXPY(d, -1.0, b, a);
+  PetscReal n;
+  VecNorm(d, NORM_INFINITY, &n);
+  VecDestroy(&d);
+  return n;
+}
+
+} // namespace
+
+TEST_CASE("FlowResidual: time is an argument -- residuals and Jacobians of two time levels in "
+          "alternation equal those computed fresh",
+          "[parameters][boundary][mpi]") {
+  // the blowing walls' amplitude 0.002 sin(2 pi t) makes R depend on t
+  const discretization::TimeLevel a{0.1, 1}, b{0.35, 2};
+  Setup fa, fb, s;
+  make(&fa), make(&fb), make(&s);
+  Vec w;
+  REQUIRE(s.res.create_state(&w) == 0);
+  REQUIRE(VecSet(w, 0.1) == 0);
+  Vec Ra = residual_at(fa, w, a), Rb = residual_at(fb, w, b);
+  CHECK(max_difference(Ra, Rb) > 1e-6); // the two levels differ
+  for (int round = 0; round < 2; ++round) {
+    Vec R1 = residual_at(s, w, a), R2 = residual_at(s, w, b);
+    CHECK(max_difference(R1, Ra) == 0.0);
+    CHECK(max_difference(R2, Rb) == 0.0);
+    VecDestroy(&R1), VecDestroy(&R2);
+  }
+  // a local state keeps its level: its Jacobian after a residual of the other level
+  Mat Ja, J;
+  REQUIRE(fa.res.create_jacobian(&Ja) == 0);
+  REQUIRE(s.res.create_jacobian(&J) == 0);
+  REQUIRE(fa.res.jacobian(a, w, Ja, nullptr) == 0);
+  discretization::LocalState state;
+  REQUIRE(s.res.local_state(a, w, &state) == 0);
+  CHECK(state.level.t == a.t);
+  CHECK(state.level.n == a.n);
+  Vec R = residual_at(s, w, b);
+  REQUIRE(s.res.jacobian(state, J, nullptr) == 0);
+  REQUIRE(MatAXPY(J, -1.0, Ja, SAME_NONZERO_PATTERN) == 0);
+  PetscReal jn;
+  REQUIRE(MatNorm(J, NORM_FROBENIUS, &jn) == 0);
+  CHECK(jn == 0.0);
+  // a parameter set at the same level: the boundary values follow
+  const discretization::ParameterRegistry reg(s.res);
+  REQUIRE(reg.set(s.res, "boundaries.inlet.velocity", 0.6) == 0);
+  REQUIRE(reg.set(fa.res, "boundaries.inlet.velocity", 0.6) == 0);
+  Vec R1 = residual_at(s, w, a), R2 = residual_at(fa, w, a);
+  CHECK(max_difference(R1, Ra) > 1e-6);
+  CHECK(max_difference(R1, R2) == 0.0);
+  VecDestroy(&R1), VecDestroy(&R2);
+  // a time function changed through its pointer (no setter): seen at the same level too
+  *reg.time_function(s.res, reg.find("boundaries.walls.amplitude")) =
+      physics::TimeFunction::sine(0.004, 1.0, 0.0, 0.0);
+  *reg.time_function(fa.res, reg.find("boundaries.walls.amplitude")) =
+      physics::TimeFunction::sine(0.004, 1.0, 0.0, 0.0);
+  R1 = residual_at(s, w, a), R2 = residual_at(fa, w, a);
+  Vec R3 = residual_at(s, w, b);
+  CHECK(max_difference(R1, R2) == 0.0);
+  CHECK(max_difference(R3, Rb) > 1e-6);
+  VecDestroy(&R1), VecDestroy(&R2), VecDestroy(&R3), VecDestroy(&R);
+  MatDestroy(&Ja), MatDestroy(&J);
+  VecDestroy(&Ra), VecDestroy(&Rb), VecDestroy(&w);
 }

@@ -275,7 +275,8 @@ scalar:
         "boundaries.inlet.velocity", "fluid.viscosity"}) {
     const int i = registry.find(name);
     REQUIRE(i >= 0);
-    const double v = registry.value(s.res, i), h = 1e-5 * std::max(std::abs(v), 1e-2);
+    const double v = registry.value(s.res, i, discretization::kSteady),
+                 h = 1e-5 * std::max(std::abs(v), 1e-2);
     REQUIRE(registry.set(s.res, name, v + h) == 0);
     const double Jp = forward(s, s.w0);
     REQUIRE(registry.set(s.res, name, v - h) == 0);

@@ -60,9 +60,10 @@ struct Sensitivities {
 
 /// Lagrangian part: sum over flux faces of lambda_f . M_f with lambda_f = psi_L [L owned] -
 /// psi_R [R owned]; psi holds nv values per local cell (ghosts updated); R is linearized at
-/// `state`.
-void add_residual(const discretization::FlowResidual &res, const discretization::LocalState &state,
-                  const std::vector<double> &psi, Sensitivities &s);
+/// `state` (at its time level).  Collective.
+PetscErrorCode add_residual(const discretization::FlowResidual &res,
+                            const discretization::LocalState &state, const std::vector<double> &psi,
+                            Sensitivities &s);
 
 struct Gradient {
   std::vector<ParameterGradient> parameters;

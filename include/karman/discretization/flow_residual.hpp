@@ -11,6 +11,11 @@
 //   dM_f/dw_k = dM/dw_L delta_kL + dM/dw_R delta_kR + sum_var dM/dG_L[var] . c_Lk[var] + (R)
 // where c_Lk are the least-squares coefficients (dG_L/dw_k).
 //
+// Time is an argument: R, J and the local state are those of a time level (t, n) (TimeLevel;
+// kSteady for steady problems), whose boundary values (time functions of t, per-step values of n)
+// are evaluated on demand and cached by (t, n, parameter version): the unsteady solver evaluates
+// one level per step, a steady solve one for all.
+//
 // When no boundary fixes the pressure level (all velocity Dirichlet), the continuity
 // row of the cell with global index 0 is replaced by p = 0 (the replaced equation is
 // the redundant one: the continuity rows sum to the net boundary inflow).
@@ -31,11 +36,23 @@
 
 namespace karman::discretization {
 
-/// The flow on the local cells computed from a state vector w: the values of the owned and
-/// ghost cells and the least-squares gradients of the owned and layer-1 cells (the inputs of
-/// every face flux).  A plain value: FlowResidual::local_state() computes it, whoever reads
-/// the flow (forces, probes, objectives, output, sensitivities) takes it as an argument.
+/// A time level: the time t and the step number n at which the boundary data are evaluated (a
+/// time function given per step reads n).  Time is an argument: residual(), jacobian() and
+/// local_state() take the level, a LocalState records the level it was made at.
+struct TimeLevel {
+  double t = 0;
+  long n = 0;
+};
+/// The level of a steady problem (and of an unsteady run's initial state): t = 0, n = 0.
+inline constexpr TimeLevel kSteady{0.0, 0};
+
+/// The flow on the local cells computed from a state vector w at a time level: the values of
+/// the owned and ghost cells and the least-squares gradients of the owned and layer-1 cells (the
+/// inputs of every face flux).  A plain value: FlowResidual::local_state() computes it, whoever
+/// reads the flow (forces, probes, objectives, output, sensitivities) takes it as an argument
+/// and gets the boundary data of its level (FlowResidual::boundary_data).
 struct LocalState {
+  TimeLevel level; ///< the time level it was made at (its boundary values')
   int nv = 0;
   std::vector<double> w;    ///< nv values per local cell
   std::vector<double> grad; ///< nv x 3 gradient components per local cell
@@ -58,25 +75,35 @@ public:
   int nv() const { return eq_.nv(); }
   const mesh::Mesh &mesh() const { return *mesh_; }
   const geometry::Geometry<double> &geometry() const { return geom_; }
+  /// The flow's boundary conditions: patches, face kinds, and the imposed values of the level of
+  /// the last boundary_data() (a reader of a LocalState calls boundary_data(state.level) first).
   BoundaryConditions &boundary_conditions() { return bcs_; }
   const BoundaryConditions &boundary_conditions() const { return bcs_; }
   /// The case's reference values (force coefficients, moments, pressure coefficient).
   const ReferenceOptions &reference() const { return reference_; }
   physics::FluxParameters<double> &parameters() { return params_; }
   const physics::FluxParameters<double> &parameters() const { return params_; }
-  /// Moves the mesh: new vertex coordinates X (same topology); geometry, least-squares
-  /// coefficients and boundary values are recomputed, the face kinds kept (shape studies).
-  /// Everything that reads the geometry (output, hashes, forces) sees the moved mesh.
+  /// Moves the mesh: new vertex coordinates X (same topology); geometry and least-squares
+  /// coefficients are recomputed, the face kinds kept (shape studies); the boundary values follow
+  /// (parameters_changed()).  Everything that reads the geometry (output, hashes, forces) sees the
+  /// moved mesh.
   PetscErrorCode move_to(const std::vector<Vec3<double>> &X, const char *context);
-  /// Time and time level at which the boundary values were last evaluated.
-  double time() const { return time_; }
-  long level() const { return level_; }
   /// The current vertex coordinates.
   const std::vector<Vec3<double>> &coordinates() const { return X_; }
   const LeastSquaresGradient &gradient_operator() const { return lsq_; }
 
-  /// Re-evaluates the boundary values at time t, time level n (after changing BC parameters).
-  PetscErrorCode update_boundary_values(double t, long n);
+  /// Tells the residual that what the boundary data depend on besides the terms' parameters
+  /// changed (the geometry, a test's custom velocity): the boundary data are evaluated anew at the
+  /// next level asked for.  move_to and ParameterRegistry's setters call it; a parameter changed
+  /// through a pointer (ParameterRegistry::time_function) is seen without it.
+  void parameters_changed() { ++version_; }
+  /// Makes the boundary data (boundary_conditions()' imposed values, boundary_value(), the terms'
+  /// boundary data and reverse modes) those of time level `level`.  Evaluated on demand: again
+  /// only when the level, a parameter's value at the level or the version (parameters_changed)
+  /// differs from the last evaluation's (a cache, not a contract -- every function that takes a
+  /// time level or a LocalState calls it with that level itself).  Collective: a per-step time
+  /// function used beyond its last value is an error.
+  PetscErrorCode boundary_data(const TimeLevel &level) const;
 
   /// A ghosted state vector (block size nv, owned cells then ghosts as in the mesh).
   PetscErrorCode create_state(Vec *w) const;
@@ -91,8 +118,9 @@ public:
   PetscErrorCode create_jacobian(Mat *J, bool compact = false,
                                  MatrixFormat format = MatrixFormat::Point) const;
 
-  /// The local state of w (ghost values exchanged, gradients computed).  Collective.
-  PetscErrorCode local_state(Vec w, LocalState *state) const;
+  /// The local state of w at time level `level` (ghost values exchanged, gradients computed with
+  /// the boundary values of that level).  Collective.
+  PetscErrorCode local_state(const TimeLevel &level, Vec w, LocalState *state) const;
 
   /// BDF time derivative on the rows of the transient fields (EquationSet): rho V (a0 w + h_c),
   /// h_c from earlier steps.
@@ -102,19 +130,21 @@ public:
         nullptr; ///< nv values per owned cell (the transient entries used)
   };
 
-  /// R(w) (owned rows), plus the time term if given.  Collective.
-  PetscErrorCode residual(Vec w, Vec R, const TimeTerm *time_term = nullptr) const;
-  /// J = dR/dw + diag(shift) on the transient rows (shift: one value per owned cell, or null).
+  /// R(w) at time level `level` (owned rows), plus the time term if given.  Collective.
+  PetscErrorCode residual(const TimeLevel &level, Vec w, Vec R,
+                          const TimeTerm *time_term = nullptr) const;
+  /// J = dR/dw at time level `level`, + diag(shift) on the transient rows (shift: one value per
+  /// owned cell, or null).
   /// With `compact`, only the couplings of each face flux to its own two cells are kept
   /// (the dependence through the gradients on the cells' other neighbours is dropped): a
   /// sparser matrix whose LU factors are several times smaller, used to precondition
   /// Krylov solves with the exact Jacobian.  J must come from create_jacobian with the same
   /// `compact` (either format); the values are written straight into its storage, face by face
   /// (no assembly buffer: the matrix is the only copy of the values).
-  PetscErrorCode jacobian(Vec w, Mat J, const std::vector<double> *transient_shift,
-                          bool compact = false) const;
-  /// The same at a local state of local_state() (the caller's, with the boundary values it was
-  /// made with: no second ghost exchange and gradient evaluation).
+  PetscErrorCode jacobian(const TimeLevel &level, Vec w, Mat J,
+                          const std::vector<double> *transient_shift, bool compact = false) const;
+  /// The same at a local state of local_state() (the caller's, at its level: no second ghost
+  /// exchange and gradient evaluation).
   PetscErrorCode jacobian(const LocalState &state, Mat J,
                           const std::vector<double> *transient_shift, bool compact = false) const;
 
@@ -126,7 +156,8 @@ public:
   bool has_sources() const;
   /// What a cell source sees of local cell c with state s.
   CellView cell_view(PetscInt c, const physics::CellState<double> &s) const;
-  /// The prescribed boundary value of unknown k on flux face f (its term's).
+  /// The prescribed boundary value of unknown k on flux face f (its term's), at the level of the
+  /// last boundary_data() (a reader of a LocalState calls boundary_data(state.level) first).
   double boundary_value(PetscInt f, int k) const { return bvalues_[f * eq_.nv() + k]; }
   /// True if the pressure level is pinned (no pressure boundary).
   bool pressure_pinned() const { return !bcs_.pressure_level_fixed(); }
@@ -136,8 +167,6 @@ private:
   std::vector<int> gradient_sets() const;
   /// Every field's prescribed faces (the terms'), in equation-set order.
   std::vector<std::vector<char>> prescribed_faces() const;
-  /// Re-evaluates every term's boundary data at (t, n) and tabulates the boundary values.
-  PetscErrorCode evaluate_boundary_data(double t, long n);
   /// The flux M of face f (all terms) at the local state s.
   void face_flux(const LocalState &s, PetscInt f, double *M) const;
   void face_jacobian(const LocalState &s, PetscInt f, physics::FluxJacobian &J) const;
@@ -145,18 +174,23 @@ private:
   const mesh::Mesh *mesh_ = nullptr;
   physics::EquationSet eq_;
   std::vector<Vec3<double>> X_;
-  double time_ = 0;
-  long level_ = 0;
+  long version_ = 0; ///< bumped by parameters_changed()
+  /// The cache of boundary_data(): the level, version and values of the terms' parameters at that
+  /// level that the boundary data (the terms', bvalues_) were last evaluated with.
+  std::vector<TermParameter> boundary_parameters_; ///< every term's parameters()
+  mutable TimeLevel evaluated_level_;
+  mutable long evaluated_version_ = -1;
+  mutable std::vector<double> evaluated_values_;
   geometry::Geometry<double> geom_;
   BoundaryConditions bcs_;
   LeastSquaresGradient lsq_;
   physics::FluxParameters<double> params_;
   ReferenceOptions reference_;
   std::vector<std::unique_ptr<ResidualTerm>> terms_;
-  std::vector<int> term_of_;    ///< per unknown: its term
-  std::vector<double> bvalues_; ///< nv prescribed boundary values per flux face
-  Vec work_ = nullptr;          ///< ghosted work vector of local_state()
-  mutable LocalState scratch_;  ///< the local state inside residual() and jacobian()
+  std::vector<int> term_of_;            ///< per unknown: its term
+  mutable std::vector<double> bvalues_; ///< nv prescribed boundary values per flux face
+  Vec work_ = nullptr;                  ///< ghosted work vector of local_state()
+  mutable LocalState scratch_;          ///< the local state inside residual() and jacobian()
   /// Block sparsity of the owned rows: sorted local column cells, and for each entry where its
   /// block is stored in a matrix of create_jacobian: k >= 0 the k-th block of the row among the
   /// owned columns (the diagonal part), -1 - k the k-th among the other ranks' columns (sorted by

@@ -19,9 +19,8 @@ public:
   /// The flow with the boundary conditions `bcs` and the fluid and scheme parameters `fp` (both
   /// owned by the caller, who keeps them alive and re-classifies the faces).
   NavierStokesTerm(const mesh::Mesh &mesh, const geometry::Geometry<double> &geometry,
-                   BoundaryConditions &bcs, const physics::FluxParameters<double> &fp,
-                   const double *time, const long *level)
-      : mesh_(&mesh), geom_(&geometry), bcs_(&bcs), fp_(&fp), time_(time), level_(level) {}
+                   BoundaryConditions &bcs, const physics::FluxParameters<double> &fp)
+      : mesh_(&mesh), geom_(&geometry), bcs_(&bcs), fp_(&fp) {}
 
   std::vector<physics::FieldSpec> fields(int dim) const override {
     return physics::navier_stokes_fields(dim);
@@ -53,8 +52,6 @@ private:
   const geometry::Geometry<double> *geom_;
   BoundaryConditions *bcs_;
   const physics::FluxParameters<double> *fp_;
-  const double *time_;
-  const long *level_;
 };
 
 } // namespace karman::discretization

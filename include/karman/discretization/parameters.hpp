@@ -51,10 +51,10 @@ public:
   /// The names, comma separated (time-dependent ones only with `time_dependent`).
   std::string names(bool time_dependent) const;
 
-  /// Value of parameter i at the residual's current time and level.
-  double value(const FlowResidual &res, std::size_t i) const;
-  /// Sets parameter `name` to a constant `value` and re-evaluates the boundary values at the
-  /// residual's time; an unknown name is an error listing the known ones.  Collective.
+  /// Value of parameter i at time level `level` (a time-dependent one's value there).
+  double value(const FlowResidual &res, std::size_t i, const TimeLevel &level) const;
+  /// Sets parameter `name` to a constant `value` (the residual's boundary data follow:
+  /// FlowResidual::parameters_changed); an unknown name is an error listing the known ones.
   PetscErrorCode set(FlowResidual &res, const std::string &name, double value) const;
 
   /// The time function of parameter i (rotation rate, inlet speed, jet amplitude: the parameters a
@@ -68,14 +68,15 @@ public:
   /// sine, a knot index beyond the table) is an error naming the known ones.  Collective.
   PetscErrorCode time_function_value(FlowResidual &res, const std::string &name,
                                      double *value) const;
-  /// Sets time-function parameter `name` (as above) and re-evaluates the boundary values at the
-  /// residual's time.  Collective.
+  /// Sets time-function parameter `name` (as above); the residual's boundary data follow.
+  /// Collective.
   PetscErrorCode set_time_function_parameter(FlowResidual &res, const std::string &name,
                                              double value) const;
 
   /// The parameters with their values and zero gradients: the constant ones, and with
-  /// `time_dependent` also the time-dependent ones (value at the current time).
-  std::vector<ParameterGradient> gradients(const FlowResidual &res, bool time_dependent) const;
+  /// `time_dependent` also the time-dependent ones (value at time level `level`).
+  std::vector<ParameterGradient> gradients(const FlowResidual &res, bool time_dependent,
+                                           const TimeLevel &level) const;
   /// True if parameter i is listed by gradients(res, time_dependent).
   bool listed(std::size_t i, bool time_dependent) const {
     return time_dependent || !specs_[i].time_dependent;

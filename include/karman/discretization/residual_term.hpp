@@ -102,7 +102,8 @@ public:
   /// The prescribed value of unknown k (absolute index, one of this term's) on flux face f at the
   /// current boundary data.
   virtual double boundary_value(PetscInt f, int k) const = 0;
-  /// Re-evaluates the boundary data at time t, time level n.  Collective.
+  /// Re-evaluates the boundary data at time t, time level n (FlowResidual::boundary_data calls it
+  /// when the level or the parameters changed).  Collective.
   virtual PetscErrorCode evaluate_boundary_data(double t, long n) = 0;
 
   /// Writes this term's rows of the flux of `face` into M (nv values).

@@ -7,14 +7,22 @@
 //   load(cfg)            mesh (gmsh if needed), distribute, FlowResidual, FlowMonitors
 //   solve_steady         Newton + pseudo-transient continuation (solver/steady_solver.hpp)
 //                        from w; the best state is kept when it does not converge
+//   start_unsteady       an UnsteadySolver set up at the initial state (level 0) and the
+//                        monitors there
 //   advance_to           BDF steps of an UnsteadySolver to t_end, stopping at a step that
 //                        does not converge (the solver keeps the last good state)
 //   steady_gradient      objective J (case section objective), adjoint and dJ/d(parameters,
 //                        X) at a converged state (adjoint/adjoint_solver.hpp)
+//   unsteady_gradient    forward run from the initial state and backward sweep of an
+//                        UnsteadyAdjoint with the case's options (unsteady_gradient_options)
+//
+// Time is an argument: a state is evaluated at a time level (discretization::TimeLevel;
+// discretization::kSteady for steady states and the initial state).
 #pragma once
 
 #include "karman/adjoint/adjoint_options.hpp"
 #include "karman/adjoint/adjoint_solver.hpp"
+#include "karman/adjoint/unsteady_adjoint.hpp"
 #include "karman/config/case_config.hpp"
 #include "karman/discretization/flow_residual.hpp"
 #include "karman/mesh/mesh.hpp"
@@ -85,8 +93,10 @@ public:
   /// A state vector (ghosted, zero) and the case's initial state.  Collective.
   PetscErrorCode create_state(Vec *w) const { return res_.create_state(w); }
   PetscErrorCode initial_state(Vec w) const { return driver::initial_state(res_, *cfg_, w); }
-  /// The local state and the monitors (forces, delta p, probes) of w.  Collective.
-  PetscErrorCode evaluate(Vec w, discretization::LocalState *state,
+  /// The local state and the monitors (forces, delta p, probes) of w at time level `level`
+  /// (discretization::kSteady: a steady state, the initial state).  Collective.
+  PetscErrorCode evaluate(const discretization::TimeLevel &level, Vec w,
+                          discretization::LocalState *state,
                           solver::FlowMonitors::Values *values) const;
 
   /// The steady solve from the state in w.  Converged: w holds the solution.  Not converged:
@@ -96,6 +106,11 @@ public:
   /// set_reference_residual).
   PetscErrorCode solve_steady(Vec w, Vec best, const SteadyObserver &observer,
                               SteadySolution *solution, double reference_residual = 0);
+  /// The start of an unsteady run: `ts` set up on this case's residual with the case's initial
+  /// state at level 0 (w^0 = w^{-1}, t = 0), and the local state and monitors of that state
+  /// (the run's first record).  Collective.
+  PetscErrorCode start_unsteady(solver::UnsteadySolver &ts, discretization::LocalState *state,
+                                solver::FlowMonitors::Values *values);
   /// Steps `ts` (set up on this case's residual, its state set) until t_end; the last step is
   /// shortened to end on t_end.  A step that does not converge stops the stepping with
   /// solution->converged false (ts keeps the last good state; no error).  Collective.
@@ -110,6 +125,16 @@ public:
   /// not change since the last gradient, whose Jacobian and LU factors are reused.  Collective.
   PetscErrorCode gradient(Vec w, const adjoint::Objective &objective,
                           adjoint::AdjointResult *result, bool same_state = false);
+  /// The options of an unsteady gradient from the case (adjoint section: schedule, snapshots,
+  /// save_every); a caller adds its own (state file, resumption, trajectory folder, hooks).
+  adjoint::UnsteadyAdjointOptions unsteady_gradient_options() const;
+  /// Objective(s) and gradients of an unsteady run: `adjoint` (set up on this case's residual,
+  /// its objectives added) runs forward from the case's initial state to t_end and sweeps back
+  /// with the options `o` (unsteady_gradient_options() and the caller's fields); one result per
+  /// objective.  Collective.
+  PetscErrorCode unsteady_gradient(adjoint::UnsteadyAdjoint &adjoint,
+                                   const adjoint::UnsteadyAdjointOptions &o,
+                                   std::vector<adjoint::UnsteadyAdjointResult> *results) const;
   /// The case's objective (set up on the first call).  Collective.
   PetscErrorCode objective(const adjoint::Objective **objective);
 
@@ -120,7 +145,7 @@ public:
                                  std::vector<double> *values) const;
   /// Makes parameter `name` (as above) a per-step time function (physics::TimeFunction::steps):
   /// values[n - 1] at time level n = 1..values.size(), its current value at level 0 kept (the
-  /// initial state's level); the boundary values are re-evaluated.  Collective.
+  /// initial state's level); the boundary values follow.  Collective.
   PetscErrorCode set_parameter_steps(const std::string &name, const std::vector<double> &values);
 
 private:

@@ -42,11 +42,11 @@ private:
   std::vector<std::unique_ptr<io::VtkSeries>> surfaces_;
 };
 
-/// Writes the flow state w as DIR/NAME.pvd (+ wall series) and DIR/NAME.h5 at `time` (the
-/// last good state of a failed solve).  Collective.
+/// Writes the flow state w of time level `level` as DIR/NAME.pvd (+ wall series) and DIR/NAME.h5
+/// at time level.t (the last good state of a failed solve).  Collective.
 PetscErrorCode write_flow_state(const discretization::FlowResidual &res,
                                 const solver::FlowMonitors &mon, const config::CaseConfig &cfg,
                                 const std::string &directory, const std::string &name, Vec w,
-                                double time);
+                                const discretization::TimeLevel &level);
 
 } // namespace karman::driver

@@ -1,5 +1,5 @@
-// One shape evaluation of a steady case: the chain
-//   wall displacement d_B  ->  volume mesh X = X0 + D d_B      (adjoint/mesh_deformation.hpp)
+// One shape evaluation of a steady case: the chain (the deformation's part in design_chain.hpp)
+//   wall displacement d_B  ->  volume mesh X = X0 + D d_B      (design/mesh_deformation.hpp)
 //                          ->  flow state w(X), R(w; X) = 0     (warm-started Newton)
 //                          ->  J(w, X) and dJ/dX               (steady adjoint)
 //                          ->  dJ/dd_B = D^T dJ/dX             (the deformation's reverse mode)
@@ -20,6 +20,7 @@
 
 #include "karman/core/fault_injection.hpp"
 #include "karman/design/mesh_deformation.hpp"
+#include "karman/driver/design_chain.hpp"
 #include "karman/driver/flow_case.hpp"
 
 #include <string>
@@ -50,9 +51,10 @@ public:
 
   /// The reference mesh is the case's current coordinates; `w0` (if given) a converged state on
   /// it that starts the first solve (otherwise the case's initial state); `fault` the crash
-  /// tests' hook (none: no effect).  Collective.
+  /// tests' hook (none: no effect); `design` the parameterization that the design chain holds for
+  /// the caller (chain(): d_B(a) and dJ/da; null: displacements only).  Collective.
   PetscErrorCode setup(FlowCase &fc, const design::DeformationOptions &options, Vec w0,
-                       FaultHook fault = {});
+                       FaultHook fault = {}, std::unique_ptr<design::DesignSpace> design = {});
   /// Evaluates J and dJ/dd_B for the boundary displacement d_B (per local vertex; only boundary
   /// vertices read), and the same for each extra flow function (one adjoint solve each: flow
   /// constraints).  Collective.
@@ -65,14 +67,17 @@ public:
   /// (a restarted campaign).
   Vec state() const { return w_good_; }
   PetscErrorCode set_state(Vec w) { return VecCopy(w, w_good_); }
-  const std::vector<Vec3<double>> &reference_coordinates() const { return X0_; }
-  const design::MeshDeformation &deformation() const { return deformation_; }
+  const std::vector<Vec3<double>> &reference_coordinates() const {
+    return chain_.reference_coordinates();
+  }
+  const design::MeshDeformation &deformation() const { return chain_.deformation(); }
+  /// The design chain (design vector -> displacement -> mesh, and its reverse).
+  const DesignChain &chain() const { return chain_; }
 
 private:
   FlowCase *fc_ = nullptr;
-  std::vector<Vec3<double>> X0_;
   std::vector<double> V0_; ///< reference cell volumes (owned cells)
-  design::MeshDeformation deformation_;
+  DesignChain chain_;
   Vec w_ = nullptr, w_good_ = nullptr;
   double r_ref_ = 0;     ///< |R| of the case's initial state on the reference mesh (continuation)
   long evaluations_ = 0; ///< evaluations computed so far

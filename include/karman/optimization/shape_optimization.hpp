@@ -140,11 +140,10 @@ public:
                                 DesignGradientCheck *check);
   const ShapeRecord &last() const { return last_; }
   ShapeEvaluator &shape() { return shape_; }
-  const design::DesignSpace &design() const { return *design_; }
+  const design::DesignSpace &design() const { return shape_.chain().design(); }
 
 private:
   FlowCase *fc_ = nullptr;
-  std::unique_ptr<design::DesignSpace> design_;
   std::vector<ShapeConstraint> constraints_;
   std::vector<const adjoint::Objective *> flow_;
   ShapeEvaluator shape_;

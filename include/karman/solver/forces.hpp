@@ -47,8 +47,9 @@ PetscErrorCode wall_force(const discretization::FlowResidual &res,
 
 /// Per boundary face of `patch` (owned faces, in VtkSeries::surface_faces order): the
 /// pressure p_f and the wall shear stress tau = -mu (grad u)_f S_f / |S_f|.
-void wall_stress(const discretization::FlowResidual &res, const discretization::LocalState &state,
-                 int patch, std::vector<double> *pressure, std::vector<Vec3<double>> *shear);
+PetscErrorCode wall_stress(const discretization::FlowResidual &res,
+                           const discretization::LocalState &state, int patch,
+                           std::vector<double> *pressure, std::vector<Vec3<double>> *shear);
 
 class PointProbes {
 public:

@@ -38,10 +38,11 @@ public:
   PetscErrorCode setup(const discretization::FlowResidual &residual);
   Mat matrix() const { return J_; }
 
-  /// The state w at which J is taken, the time term of R (or null) and the extra momentum
-  /// shift (one value per owned cell, or null; referenced, not copied).  Evaluates R(w).
-  /// Collective.
-  PetscErrorCode set_base(Vec w, const discretization::FlowResidual::TimeTerm *time_term,
+  /// The time level and state w at which J is taken, the time term of R (or null) and the extra
+  /// momentum shift (one value per owned cell, or null; referenced, not copied).  Evaluates
+  /// R(w).  Collective.
+  PetscErrorCode set_base(const discretization::TimeLevel &level, Vec w,
+                          const discretization::FlowResidual::TimeTerm *time_term,
                           const std::vector<double> *shift);
 
 private:
@@ -51,6 +52,7 @@ private:
   Mat J_ = nullptr;
   Vec w_ = nullptr, r_ = nullptr, wh_ = nullptr; ///< base state, R(base), w + h v
   double w_norm_ = 0;
+  discretization::TimeLevel level_;
   const discretization::FlowResidual::TimeTerm *time_term_ = nullptr;
   const std::vector<double> *shift_ = nullptr;
 };

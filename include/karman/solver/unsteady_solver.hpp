@@ -72,6 +72,8 @@ public:
   Vec previous_state() const { return w_prev_; }
   long step() const { return step_; }
   double time() const { return time_; }
+  /// The time level (t^n, n) of the current state.
+  discretization::TimeLevel level() const { return {time_, step_}; }
   double previous_dt() const { return dt_prev_; }
 
   /// Sets the integration state (initial condition or restart): w^n, w^{n-1} (may equal w^n
@@ -109,6 +111,7 @@ private:
   /// set_state or a restart point), so it extrapolates from fewer levels
   double time_ = 0, dt_prev_ = 0, dt_prev2_ = 0;
   // current step
+  discretization::TimeLevel target_; ///< (t^{n+1}, n + 1): the level the step solves for
   BdfCoefficients bdf_;
   std::vector<double> history_, shift_;
   discretization::FlowResidual::TimeTerm term_;
