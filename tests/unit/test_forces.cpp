@@ -6,7 +6,8 @@
 //    so the force is the discrete divergence theorem's, F = -(b, c) A with A the area of the
 //    polygon the cylinder's faces enclose (the channel's rectangle minus the cells' volumes);
 //    each wall face's pressure is p(x_f); probes interpolate p exactly;
-//  - a point outside the mesh is refused naming the context and the point.
+//  - a point outside the mesh is refused naming the context and the point;
+//  - the coefficients' scaling: q = rho U^2 / 2, S_ref = L in 2D.
 #include "karman/core/error.hpp"
 #include "karman/driver/flow_case.hpp"
 #include "karman/optimization/case_schema.hpp"
@@ -45,6 +46,15 @@ TEST_CASE("forces: uniform and linear pressure on the cylinder; probes; wall pre
   const discretization::FlowResidual &res = fc.residual();
   const mesh::Mesh &m = res.mesh();
   const int cylinder = m.patch_index("cylinder");
+  // coefficients: q = rho U^2 / 2, S_ref = L per unit depth in 2D (rho 1, U 0.2, L 0.1)
+  const solver::ForceScaling scaling = solver::force_scaling(res);
+  CHECK(scaling.q == Approx(0.5 * 0.2 * 0.2).epsilon(1e-15));
+  CHECK(scaling.area == 0.1);
+  CHECK(scaling.length == 0.1);
+  CHECK(scaling.force_coefficient(Vec3<double>(2, 3, 0), Vec3<double>(0, 1, 0)) ==
+        Approx(3 / (0.02 * 0.1)).epsilon(1e-14));
+  CHECK(scaling.moment_coefficient(Vec3<double>(0, 0, 5), Vec3<double>(0, 0, 1)) ==
+        Approx(5 / (0.02 * 0.1 * 0.1)).epsilon(1e-14));
   Vec w;
   REQUIRE(fc.create_state(&w) == 0);
   discretization::LocalState state;
