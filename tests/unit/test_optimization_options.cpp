@@ -111,7 +111,8 @@ TEST_CASE("optimization options: constraints", "[config]") {
     CHECK(c.geometric());
   }
   // the type's choices: the geometric ones, the given objective types, control-power
-  const config::KeySpec *type = constraint_options({"drag", "lift"}).spec().find("type");
+  const auto with_types = constraint_options({"drag", "lift"});
+  const config::KeySpec *type = with_types.spec().find("type");
   REQUIRE(type);
   CHECK(type->choices == std::vector<std::string>{"area", "volume", "centroid", "thickness", "drag",
                                                   "lift", "control-power"});
