@@ -49,8 +49,6 @@ PENDING = {
     "src/discretization/navier_stokes_term.cpp": "Jacobian vs finite differences, Kovasznay "
                                                  "order: test_flow_solver.cpp",
     "src/discretization/scalar_term.cpp": "exact solution, refusals: test_scalar.cpp",
-    "src/driver/flow_output.cpp": "the output files of karman run: tests/cli/dfg_run.sh, "
-                                  "restart.sh",
     "src/optimization/shape_optimization.cpp": "shape campaigns: tests/cli/optimize.sh, "
                                                "optimize_kill.sh",
 }
