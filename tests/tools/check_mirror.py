@@ -42,8 +42,6 @@ PENDING = {
                                     "tests/cli/adjoint.sh",
     "src/design/design_types.cpp": "the design list: test_case_config.cpp, "
                                    "test_shape_parameterization.cpp",
-    "src/discretization/boundary_conditions.cpp": "a case's boundaries through FlowResidual: "
-                                                  "test_flow_solver.cpp, test_flow_case.cpp",
     "src/discretization/flow_boundaries.cpp": "Jacobian vs finite differences per boundary type: "
                                               "test_flow_solver.cpp, test_boundary_kernels.cpp",
     "src/discretization/navier_stokes_term.cpp": "Jacobian vs finite differences, Kovasznay "
