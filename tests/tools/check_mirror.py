@@ -35,8 +35,6 @@ EXEMPT = {
 PENDING = {
     "src/adjoint/adjoint_solver.cpp": "steady adjoint gradients vs finite differences: "
                                       "test_adjoint.cpp, test_flow_case.cpp",
-    "src/adjoint/scalar_objectives.cpp": "Nusselt and scalar-variance gradients vs finite "
-                                         "differences: test_adjoint.cpp",
     "src/adjoint/sensitivities.cpp": "dot-product test, reverse sweep = J^T psi: test_adjoint.cpp",
     "src/adjoint/verification.cpp": "parameter checks and shape Taylor tests: test_adjoint.cpp, "
                                     "tests/cli/adjoint.sh",
