@@ -38,8 +38,6 @@ PENDING = {
     "src/adjoint/sensitivities.cpp": "dot-product test, reverse sweep = J^T psi: test_adjoint.cpp",
     "src/adjoint/verification.cpp": "parameter checks and shape Taylor tests: test_adjoint.cpp, "
                                     "tests/cli/adjoint.sh",
-    "src/discretization/flow_boundaries.cpp": "Jacobian vs finite differences per boundary type: "
-                                              "test_flow_solver.cpp, test_boundary_kernels.cpp",
     "src/discretization/navier_stokes_term.cpp": "Jacobian vs finite differences, Kovasznay "
                                                  "order: test_flow_solver.cpp",
     "src/discretization/scalar_term.cpp": "exact solution, refusals: test_scalar.cpp",
