@@ -1,5 +1,4 @@
 // The steady discrete adjoint:
-//  - least-squares coefficient reverse mode vs complex step;
 //  - dot-product test <J v, u> = <v, J^T u>;
 //  - the reverse sweep of psi^T R over faces and gradients equals J^T psi (assembled);
 //  - adjoint gradients vs central finite differences for every parameter kind (DFG 2D-1
@@ -16,12 +15,9 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <complex>
-#include <random>
 #include <sstream>
 
 using namespace karman;
-using cplx = std::complex<double>;
 
 namespace {
 
@@ -185,36 +181,6 @@ void check_shape_taylor(Problem &p, const std::string &objective_yaml,
 }
 
 } // namespace
-
-TEST_CASE("least-squares coefficient reverse mode equals complex step", "[adjoint][kernels]") {
-  std::mt19937 gen(8);
-  std::uniform_real_distribution<double> u(-1, 1);
-  for (int dim = 2; dim <= 3; ++dim) {
-    const Vec3<double> xc(0.1 * u(gen), 0.1 * u(gen), dim == 3 ? 0.1 * u(gen) : 0.0);
-    std::vector<Vec3<double>> p;
-    for (int j = 0; j < 6; ++j) p.emplace_back(u(gen), u(gen), dim == 3 ? u(gen) : 0.0);
-    const std::size_t n_data = 5; // the last point enters the fit only
-    std::vector<Vec3<double>> cbar(n_data), pdir(p.size()), pbar(p.size());
-    for (auto &v : cbar) v = Vec3<double>(u(gen), u(gen), dim == 3 ? u(gen) : 0.0);
-    for (auto &v : pdir) v = Vec3<double>(u(gen), u(gen), dim == 3 ? u(gen) : 0.0);
-    const Vec3<double> xdir(u(gen), u(gen), dim == 3 ? u(gen) : 0.0);
-    Vec3<double> xbar;
-    discretization::lsq_coefficients_reverse(dim, xc, p, n_data, cbar, xbar, pbar);
-    const double h = 1e-30;
-    Vec3<cplx> xcc;
-    std::vector<Vec3<cplx>> pc(p.size()), c;
-    for (int i = 0; i < 3; ++i) xcc[i] = cplx(xc[i], h * xdir[i]);
-    for (std::size_t j = 0; j < p.size(); ++j)
-      for (int i = 0; i < 3; ++i) pc[j][i] = cplx(p[j][i], h * pdir[j][i]);
-    REQUIRE(discretization::lsq_coefficients(dim, xcc, pc, n_data, c));
-    double cs = 0, rev = dot(xbar, xdir);
-    for (std::size_t j = 0; j < n_data; ++j)
-      for (int i = 0; i < 3; ++i) cs += cbar[j][i] * c[j][i].imag() / h;
-    for (std::size_t j = 0; j < p.size(); ++j) rev += dot(pbar[j], pdir[j]);
-    CAPTURE(dim, rev, cs);
-    REQUIRE(std::abs(rev - cs) <= 1e-12 * std::max(1.0, std::abs(cs)));
-  }
-}
 
 TEST_CASE("adjoint building blocks: dot-product test and reverse sweep equal J^T psi",
           "[adjoint][mpi]") {

@@ -3,6 +3,8 @@
 
 #include "karman/core/error.hpp"
 #include "karman/mesh/gmsh_mesher.hpp"
+#include "karman/optimization/case_schema.hpp"
+#include "test_case_text.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -56,6 +58,17 @@ void load(MPI_Comm comm, const std::string &geo, int level, int dim,
   const PetscErrorCode ierr = mesh::load_mesh(comm, msh, boundaries, "test", mesh);
   INFO(last_error_message());
   REQUIRE(ierr == 0);
+}
+
+std::string load_case(const std::string &text, config::CaseConfig *cfg,
+                      const std::vector<std::string> &overrides) {
+  clear_error();
+  const PetscErrorCode ierr =
+      config::CaseConfig::load_text(PETSC_COMM_WORLD, text, "case.yaml", "/cases/x", overrides,
+                                    optimization::case_schema(), *cfg);
+  const std::string message = ierr ? last_error_message() : std::string();
+  clear_error();
+  return ierr && message.empty() ? "error " + std::to_string(ierr) : message;
 }
 
 std::string work_dir(const std::string &name, bool clean) {

@@ -7,7 +7,8 @@
 //             Griewank & Walther (2000, ACM TOMS 26): to reverse l steps from a level k with s
 //             free snapshots, with t the least repetition number such that
 //             beta(s, t) = (s + t)! / (s! t!) >= l, the next snapshot goes to
-//             k + max(1, l - beta(s - 1, t)); the missing levels are recomputed forward.
+//             k + max(1, l - beta(s - 1, t), beta(s, t - 2)) (which recomputes the fewest steps,
+//             t l - beta(s + 1, t - 1)); the missing levels are recomputed forward.
 // Both report the number of recomputed steps, snapshots used and bytes written.
 #pragma once
 

@@ -1,0 +1,81 @@
+// Boundary conditions by patch (src/discretization/boundary_conditions.cpp) on the DFG 2D-1
+// channel (level 0), set up, classified and evaluated from the case alone:
+//  - the kind of every boundary face (walls and inlet velocity-Dirichlet, outlet pressure), the
+//    wall patches, which field is prescribed where, the pressure level fixed by the outlet;
+//  - the imposed values at the face centroids: the parabolic inlet 4 U y (H - y) / H^2 scaled
+//    by a sine in time, the rotating cylinder's omega e_z x (x - c), the outlet pressure;
+//  - time dependence only with a time function.
+#include "karman/discretization/boundary_conditions.hpp"
+#include "objective_check.hpp"
+
+using namespace karman;
+using discretization::FaceKind;
+
+TEST_CASE("boundary conditions: kinds, prescribed fields and imposed values",
+          "[discretization][mpi]") {
+  test::FlowFixture f;
+  test::load_dfg_with("objective: {type: drag, walls: [cylinder]}\n", &f,
+                      {"boundaries.cylinder.omega=2", "boundaries.cylinder.center=[0.2, 0.2]",
+                       "boundaries.outlet.pressure=0.25",
+                       "boundaries.inlet.velocity={type: sine, amplitude: 0.1, frequency: 2, "
+                       "phase: 0, offset: 0.3}"});
+  const mesh::Mesh &m = f.res().mesh();
+  const geometry::Geometry<double> &g = f.res().geometry();
+  discretization::BoundaryConditions bc;
+  REQUIRE(bc.setup(m, f.cfg) == 0);
+  bc.classify(m, g);
+  const double t = 0.1, U = 0.3 + 0.1 * std::sin(2 * M_PI * 2 * t), H = 0.41;
+  REQUIRE(bc.evaluate(m, g, t, 3) == 0);
+  CHECK(bc.time_dependent());
+  CHECK(bc.pressure_level_fixed());
+  REQUIRE(bc.n_patches() == 4);
+  const int inlet = m.patch_index("inlet"), outlet = m.patch_index("outlet"),
+            walls = m.patch_index("walls"), cylinder = m.patch_index("cylinder");
+  CHECK(bc.patch(inlet).type_name() == "velocity-inlet");
+  CHECK(bc.patch(outlet).type_name() == "pressure-outlet");
+  CHECK(bc.wall_patches() == std::vector<int>{walls, cylinder});
+  const auto &prescribed = bc.prescribed();
+  REQUIRE(prescribed.size() == 2); // pressure, velocity
+  int checked = 0;
+  for (PetscInt face = 0; face < m.n_flux_faces; ++face) {
+    const int p = m.face_patch[face];
+    CAPTURE(face, p);
+    if (p < 0) {
+      CHECK(bc.kind(face) == FaceKind::Interior);
+      continue;
+    }
+    const Vec3<double> &x = g.face_centroid[face];
+    ++checked;
+    if (p == outlet) {
+      CHECK(bc.kind(face) == FaceKind::PressureOutlet);
+      CHECK(bc.pressure(face) == 0.25);
+      CHECK((prescribed[0][face] && !prescribed[1][face]));
+      continue;
+    }
+    CHECK(bc.kind(face) == FaceKind::VelocityDirichlet);
+    CHECK((!prescribed[0][face] && prescribed[1][face]));
+    const Vec3<double> u = bc.velocity(face);
+    if (p == inlet) {
+      CHECK(u[0] == Approx(U * 4 * x[1] * (H - x[1]) / (H * H)).epsilon(1e-12));
+      CHECK(u[1] == 0);
+    } else if (p == cylinder) {
+      CHECK(bc.rotation(face) == 2);
+      CHECK(u[0] == Approx(-2 * (x[1] - 0.2)).margin(1e-14));
+      CHECK(u[1] == Approx(2 * (x[0] - 0.2)).margin(1e-14));
+    } else {
+      CHECK(norm(u) == 0);
+      CHECK(bc.rotation(face) == 0);
+    }
+  }
+  CHECK(checked > 0);
+}
+
+TEST_CASE("boundary conditions: constant values are not time dependent", "[discretization]") {
+  test::FlowFixture f;
+  test::load_dfg_with("objective: {type: drag, walls: [cylinder]}\n", &f);
+  discretization::BoundaryConditions bc;
+  REQUIRE(bc.setup(f.res().mesh(), f.cfg) == 0);
+  CHECK(!bc.time_dependent());
+  CHECK(bc.patch(f.res().mesh().patch_index("walls")).is_wall());
+  CHECK(!bc.patch(f.res().mesh().patch_index("inlet")).is_wall());
+}

@@ -1,0 +1,142 @@
+// Least-squares cell gradients (src/discretization/lsq_gradient.cpp, lsq_gradient.hpp):
+//  - exact for linear fields on unstructured triangles and tetrahedra: with every boundary face
+//    prescribed in every cell (owned and layer 1), with none prescribed in the cells away from
+//    the boundary;
+//  - reverse() is the transpose of apply() (a dot-product test over the cell values and the
+//    prescribed boundary values, G being linear in both);
+//  - the coefficients' reverse mode equals complex step.
+#include "karman/discretization/lsq_gradient.hpp"
+#include "karman/geometry/mesh_geometry.hpp"
+#include "test_helpers.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <complex>
+#include <random>
+
+using namespace karman;
+using cplx = std::complex<double>;
+
+namespace {
+
+struct Case {
+  const char *geo;
+  int dim;
+  std::vector<std::string> boundaries;
+};
+
+const Case kCases[] = {
+    {"kovasznay-tri.geo", 2, {"west", "east", "south", "north"}},
+    {"box-tet.geo", 3, {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"}},
+};
+
+} // namespace
+
+TEST_CASE("least-squares gradients are exact for linear fields on unstructured meshes",
+          "[discretization][mpi]") {
+  for (const Case &k : kCases) {
+    CAPTURE(k.geo);
+    mesh::Mesh m;
+    test::load(PETSC_COMM_WORLD, k.geo, 0, k.dim, k.boundaries, &m);
+    geometry::Geometry<double> g;
+    geometry::compute_geometry(m, m.coordinates, g);
+    // set 0: every boundary face prescribed (unknown 0); set 1: none (unknown 1)
+    std::vector<std::vector<char>> prescribed(2, std::vector<char>(m.n_faces, 0));
+    for (PetscInt f = 0; f < m.n_faces; ++f) prescribed[0][f] = m.face_right[f] < 0;
+    discretization::LeastSquaresGradient lsq;
+    REQUIRE(lsq.build(m, g, prescribed, {0, 1}) == 0);
+    CHECK(lsq.n_sets() == 2);
+    CHECK(lsq.set_of(1) == 1);
+    const int nv = 2;
+    const Vec3<double> b[2] = {{1.5, -2.0, k.dim == 3 ? 0.75 : 0.0},
+                               {-0.5, 3.0, k.dim == 3 ? -1.0 : 0.0}};
+    const double a[2] = {0.3, -7.0};
+    std::vector<double> w(nv * m.n_cells), G(3 * nv * m.n_cells, 0.0);
+    for (PetscInt c = 0; c < m.n_cells; ++c)
+      for (int v = 0; v < nv; ++v) w[c * nv + v] = a[v] + dot(b[v], g.cell_centroid[c]);
+    auto boundary_value = [&](int v, PetscInt f) { return a[v] + dot(b[v], g.face_centroid[f]); };
+    lsq.apply(m, nv, w.data(), boundary_value, G.data());
+    int checked[2] = {0, 0};
+    for (PetscInt c = 0; c < m.n_cells; ++c) {
+      if (m.cell_layer[c] > 1) continue;
+      bool at_boundary = false;
+      for (PetscInt i = m.cell_face_ptr[c]; i < m.cell_face_ptr[c + 1]; ++i)
+        at_boundary = at_boundary || m.face_right[m.cell_face[i]] < 0;
+      for (int v = 0; v < nv; ++v) {
+        if (v == 1 && at_boundary) continue;
+        ++checked[v];
+        for (int i = 0; i < 3; ++i) {
+          CAPTURE(c, v, i);
+          CHECK(G[(c * nv + v) * 3 + i] == Approx(b[v][i]).margin(1e-11));
+        }
+      }
+    }
+    CHECK(checked[0] > checked[1]);
+    CHECK(checked[1] > 0);
+  }
+}
+
+TEST_CASE("least-squares gradients: reverse() is the transpose of apply()", "[discretization]") {
+  mesh::Mesh m;
+  test::load(PETSC_COMM_WORLD, "kovasznay-tri.geo", 0, 2, {"west", "east", "south", "north"}, &m);
+  geometry::Geometry<double> g;
+  geometry::compute_geometry(m, m.coordinates, g);
+  std::vector<std::vector<char>> prescribed(2, std::vector<char>(m.n_faces, 0));
+  const int west = m.patch_index("west"), south = m.patch_index("south");
+  for (PetscInt f = 0; f < m.n_faces; ++f) {
+    prescribed[0][f] = m.face_right[f] < 0 && m.face_patch[f] == west;
+    prescribed[1][f] = m.face_right[f] < 0 && m.face_patch[f] != south;
+  }
+  discretization::LeastSquaresGradient lsq;
+  REQUIRE(lsq.build(m, g, prescribed, {0, 1, 1}) == 0);
+  const int nv = 3;
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> w(nv * m.n_cells), Gbar(3 * nv * m.n_cells, 0.0), bnd(nv * m.n_faces);
+  for (auto &x : w) x = u(gen);
+  for (auto &x : bnd) x = u(gen);
+  for (PetscInt c = 0; c < m.n_cells; ++c)
+    if (m.cell_layer[c] <= 1)
+      for (int i = 0; i < 3 * nv; ++i) Gbar[3 * nv * c + i] = i % 3 == 2 ? 0.0 : u(gen);
+  auto boundary_value = [&](int v, PetscInt f) { return bnd[f * nv + v]; };
+  std::vector<double> G(3 * nv * m.n_cells, 0.0), wbar(nv * m.n_cells, 0.0),
+      bbar(nv * m.n_faces, 0.0);
+  lsq.apply(m, nv, w.data(), boundary_value, G.data());
+  lsq.reverse(m, g, nv, w.data(), boundary_value, Gbar.data(), wbar.data(), nullptr,
+              [&](int v, PetscInt f, double value) { bbar[f * nv + v] += value; });
+  double forward = 0, backward = 0;
+  for (std::size_t i = 0; i < G.size(); ++i) forward += Gbar[i] * G[i];
+  for (std::size_t i = 0; i < w.size(); ++i) backward += wbar[i] * w[i];
+  for (std::size_t i = 0; i < bnd.size(); ++i) backward += bbar[i] * bnd[i];
+  CHECK(backward == Approx(forward).epsilon(1e-12));
+}
+
+TEST_CASE("least-squares coefficient reverse mode equals complex step", "[discretization]") {
+  std::mt19937 gen(8);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int dim = 2; dim <= 3; ++dim) {
+    const Vec3<double> xc(0.1 * u(gen), 0.1 * u(gen), dim == 3 ? 0.1 * u(gen) : 0.0);
+    std::vector<Vec3<double>> p;
+    for (int j = 0; j < 6; ++j) p.emplace_back(u(gen), u(gen), dim == 3 ? u(gen) : 0.0);
+    const std::size_t n_data = 5; // the last point enters the fit only
+    std::vector<Vec3<double>> cbar(n_data), pdir(p.size()), pbar(p.size());
+    for (auto &v : cbar) v = Vec3<double>(u(gen), u(gen), dim == 3 ? u(gen) : 0.0);
+    for (auto &v : pdir) v = Vec3<double>(u(gen), u(gen), dim == 3 ? u(gen) : 0.0);
+    const Vec3<double> xdir(u(gen), u(gen), dim == 3 ? u(gen) : 0.0);
+    Vec3<double> xbar;
+    discretization::lsq_coefficients_reverse(dim, xc, p, n_data, cbar, xbar, pbar);
+    const double h = 1e-30;
+    Vec3<cplx> xcc;
+    std::vector<Vec3<cplx>> pc(p.size()), c;
+    for (int i = 0; i < 3; ++i) xcc[i] = cplx(xc[i], h * xdir[i]);
+    for (std::size_t j = 0; j < p.size(); ++j)
+      for (int i = 0; i < 3; ++i) pc[j][i] = cplx(p[j][i], h * pdir[j][i]);
+    REQUIRE(discretization::lsq_coefficients(dim, xcc, pc, n_data, c));
+    double cs = 0, rev = dot(xbar, xdir);
+    for (std::size_t j = 0; j < n_data; ++j)
+      for (int i = 0; i < 3; ++i) cs += cbar[j][i] * c[j][i].imag() / h;
+    for (std::size_t j = 0; j < p.size(); ++j) rev += dot(pbar[j], pdir[j]);
+    CAPTURE(dim, rev, cs);
+    REQUIRE(std::abs(rev - cs) <= 1e-12 * std::max(1.0, std::abs(cs)));
+  }
+}
