@@ -112,13 +112,8 @@ public:
         if (bcs.kind(f) == FaceKind::PressureOutlet) {
           pf = bcs.pressure(f);
           s.bbar[f * nv + p0] += pfb; // the pressure prescribed there
-        } else {
-          s.wbar[L * nv + p0] += pfb;
-          for (int i = 0; i < 3; ++i) s.Gbar[(L * nv + p0) * 3 + i] += pfb * d[i];
-          const Vec3<double> db = pfb * Vec3<double>(st.g[p0][0], st.g[p0][1], st.g[p0][2]);
-          s.geom.face_centroid[f] += db;
-          s.geom.cell_centroid[L] -= db;
-        }
+        } else
+          s.add_face_value(res, state, f, p0, pfb);
         // d avg / d A_f = (p_f - avg) / A
         s.geom.face_area[f] += (sign * (pf - avg) / A / a) * g.S;
       }

@@ -159,27 +159,27 @@ public:
     PetscCall(totals(res, state, sums));
     const double A = sums[2], mean = sums[0] / A, J = sums[1] / A - mean * mean;
     const mesh::Mesh &m = res.mesh();
-    const int nv = res.nv();
     for (int p : patches_)
       for (PetscInt f : m.boundary_faces(p)) {
         const physics::FaceGeometry<double> g = res.face_geometry(f);
-        const PetscInt L = m.face_left[f];
-        const physics::CellState<double> c = state.cell(L);
-        const Vec3<double> d = g.xf - g.xL, G(c.g[s_][0], c.g[s_][1], c.g[s_][2]);
-        const double phi = c.w[s_] + dot(G, d), a = norm(g.S);
+        const double phi = face_value(res, state, f, g), a = norm(g.S);
         // dJ/dphi_f = 2 A_f (phi_f - <phi>) / A,  dJ/dA_f = ((phi_f - <phi>)^2 - J) / A
         const double phi_bar = weight * 2 * a * (phi - mean) / A;
         const double a_bar = weight * ((phi - mean) * (phi - mean) - J) / A;
-        s.wbar[L * nv + s_] += phi_bar;
-        for (int i = 0; i < 3; ++i) s.Gbar[(L * nv + s_) * 3 + i] += phi_bar * d[i];
-        s.geom.face_centroid[f] += phi_bar * G;
-        s.geom.cell_centroid[L] -= phi_bar * G;
+        s.add_face_value(res, state, f, s_, phi_bar);
         s.geom.face_area[f] += (a_bar / a) * g.S;
       }
     PetscFunctionReturn(0);
   }
 
 private:
+  // phi_f = phi_L + G_L . (x_f - x_L) on boundary face f of geometry g
+  double face_value(const FlowResidual &res, const LocalState &state, PetscInt f,
+                    const physics::FaceGeometry<double> &g) const {
+    const physics::CellState<double> c = state.cell(res.mesh().face_left[f]);
+    const Vec3<double> d = g.xf - g.xL;
+    return c.w[s_] + c.g[s_][0] * d[0] + c.g[s_][1] * d[1] + c.g[s_][2] * d[2];
+  }
   // S1, S2 and A over the patches (all ranks)
   PetscErrorCode totals(const FlowResidual &res, const LocalState &state, double *sums) const {
     PetscFunctionBeginUser;
@@ -188,10 +188,7 @@ private:
     for (int p : patches_)
       for (PetscInt f : m.boundary_faces(p)) {
         const physics::FaceGeometry<double> g = res.face_geometry(f);
-        const physics::CellState<double> c = state.cell(m.face_left[f]);
-        const Vec3<double> d = g.xf - g.xL;
-        const double phi = c.w[s_] + c.g[s_][0] * d[0] + c.g[s_][1] * d[1] + c.g[s_][2] * d[2];
-        const double a = norm(g.S);
+        const double phi = face_value(res, state, f, g), a = norm(g.S);
         sums[0] += a * phi, sums[1] += a * phi * phi, sums[2] += a;
       }
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, m.comm));

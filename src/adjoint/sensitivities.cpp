@@ -106,6 +106,14 @@ void Sensitivities::add_point_value(const FlowResidual &res, const LocalState &s
   }
 }
 
+void Sensitivities::add_face_value(const FlowResidual &res, const LocalState &state, PetscInt f,
+                                   int k, double bar) {
+  const PetscInt L = res.mesh().face_left[f];
+  add_point_value(res, state, L, k, res.geometry().face_centroid[f], bar);
+  const physics::CellState<double> s = state.cell(L);
+  geom.face_centroid[f] += bar * Vec3<double>(s.g[k][0], s.g[k][1], s.g[k][2]);
+}
+
 PetscErrorCode add_residual(const FlowResidual &res, const LocalState &state,
                             const std::vector<double> &psi, Sensitivities &s) {
   PetscFunctionBeginUser;

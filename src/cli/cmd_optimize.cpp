@@ -137,7 +137,6 @@ public:
     PetscCallMPI(MPI_Comm_rank(comm_, &rank_));
     const mesh::Mesh &mesh = fc_.mesh();
     const optimization::OptimizationProblem &p = problem_.problem();
-    files_.set_constraints(p.constraints.size());
     if (rank_ == 0)
       files_.open(args_.output_dir, p, "",
                   ",gradient_norm,newton_iterations,forward_time,adjoint_time,deformation_time,"

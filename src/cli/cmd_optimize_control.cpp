@@ -201,7 +201,6 @@ PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
   }
   ControlProgress progress;
   progress.comm = comm, progress.problem = &problem, progress.max_evaluations = o.max_evaluations;
-  progress.files.set_constraints(p.constraints.size());
   if (rank == 0)
     progress.files.open(args.output_dir, p, ",J,penalty",
                         ",gradient_norm,forward_time,adjoint_time,recomputed,forward_memory_mib");

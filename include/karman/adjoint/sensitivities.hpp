@@ -56,6 +56,10 @@ struct Sensitivities {
   void add_point_value(const discretization::FlowResidual &res,
                        const discretization::LocalState &state, PetscInt c, int k,
                        const Vec3<double> &x, double bar);
+  /// Adds bar * (unknown k of face f's left cell reconstructed at the face centroid):
+  /// w_L + G_L . (x_f - x_L), with the dependence on x_f.
+  void add_face_value(const discretization::FlowResidual &res,
+                      const discretization::LocalState &state, PetscInt f, int k, double bar);
 };
 
 /// Lagrangian part: sum over flux faces of lambda_f . M_f with lambda_f = psi_L [L owned] -

@@ -26,6 +26,7 @@ class HistoryFiles {
 public:
   void open(const std::string &dir, const optimization::OptimizationProblem &p, const char *before,
             const char *after) {
+    constraints_ = p.constraints.size();
     csv_.open(std::filesystem::path(dir) / "optimization.csv");
     csv_ << "evaluation,replayed,ok,objective" << before;
     // a constraint name may hold commas ("thickness(airfoil, x=0.1)"): quoted (RFC 4180)
@@ -67,7 +68,6 @@ public:
     }
     designs_ << "\n" << std::flush;
   }
-  void set_constraints(std::size_t n) { constraints_ = n; }
   void close() { csv_.close(), designs_.close(); }
 
 private:
