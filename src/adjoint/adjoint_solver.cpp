@@ -10,7 +10,8 @@
 namespace karman::adjoint {
 
 AdjointSolver::~AdjointSolver() {
-  if (ksp_) KSPDestroy(&ksp_);
+  for (KSP *k : {&ksp_, &fallback_})
+    if (*k) KSPDestroy(k);
   for (Mat *a : {&J_, &P_, &PT_, &JT_})
     if (*a) MatDestroy(a);
   for (Vec *v : {&g_, &psi_, &check_})
@@ -28,7 +29,11 @@ PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res,
   const solver::LinearTolerances tol{a.rtol, a.atol, static_cast<PetscInt>(a.max_iterations)};
   // solver.linear: iterative — GMRES on a virtual J^T with the multigrid of P^T
   // (solver::transposed_operators); direct: KSPSolveTranspose with the LU of J
-  const solver::LinearMethod method = solver::linear_method(cfg, res.mesh());
+  const solver::LinearChoice choice = solver::linear_choice(cfg);
+  const solver::LinearMethod method = choice.method;
+  may_fall_back_ = choice.fallback;
+  fell_back_ = false;
+  tolerances_ = tol;
   const bool iterative = method == solver::LinearMethod::Iterative;
   using Format = discretization::FlowResidual::MatrixFormat;
   PetscCall(res.create_jacobian(&J_, false, iterative ? Format::Block : Format::Point));
@@ -55,7 +60,7 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
              "AdjointSolver::solve: same_operator needs a previous solve");
   if (!same_operator) {
     PetscCall(res.jacobian(state, J_, nullptr));
-    if (P_) {
+    if (P_ && !fell_back_) {
       PetscCall(res.jacobian(state, P_, nullptr, true));
       PetscCall(solver::transposed_operators(J_, P_, true, &JT_, &PT_));
     }
@@ -80,31 +85,40 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
   PetscCall(VecAssemblyEnd(g_));
 
   // J^T psi = -g
-  if (!same_operator) { // new operator: the preconditioner (LU factors) is set up again
-    if (JT_) {
-      PetscCall(KSPSetOperators(ksp_, JT_, PT_));
-      PetscCall(solver::set_up_preconditioner(ksp_));
-    } else {
-      PetscCall(KSPSetOperators(ksp_, J_, J_));
-      PetscCall(solver::check_transposed_solve(ksp_));
-    }
-    have_operator_ = true;
-  }
-  KSPType ksptype;
-  PetscCall(KSPGetType(ksp_, &ksptype));
   PetscCall(VecScale(g_, -1.0));
-  if (JT_)
-    PetscCall(KSPSolve(ksp_, g_, psi_));
-  else
-    PetscCall(KSPSolveTranspose(ksp_, g_, psi_));
-  KSPConvergedReason reason;
-  PetscInt its;
-  PetscCall(KSPGetConvergedReason(ksp_, &reason));
-  PetscCall(KSPGetIterationNumber(ksp_, &its));
-  PetscCheck(reason > 0 || (reason == KSP_CONVERGED_ITS && std::string(ksptype) == KSPPREONLY),
-             m.comm, PETSC_ERR_NOT_CONVERGED,
+  KSPConvergedReason reason = KSP_CONVERGED_ITERATING;
+  PetscInt its = 0;
+  if (!fell_back_) {
+    if (!same_operator) { // new operator: the preconditioner (LU factors) is set up again
+      if (JT_) {
+        PetscCall(KSPSetOperators(ksp_, JT_, PT_));
+        PetscCall(solver::set_up_preconditioner(ksp_));
+      } else {
+        PetscCall(KSPSetOperators(ksp_, J_, J_));
+        PetscCall(solver::check_transposed_solve(ksp_));
+      }
+    }
+    if (JT_)
+      PetscCall(KSPSolve(ksp_, g_, psi_));
+    else
+      PetscCall(KSPSolveTranspose(ksp_, g_, psi_));
+    PetscCall(KSPGetConvergedReason(ksp_, &reason));
+    PetscCall(KSPGetIterationNumber(ksp_, &its));
+    if (reason < 0 && may_fall_back_) {
+      // auto: the LU of J, for this solve and the later ones
+      PetscCall(solver::announce_fallback(m, "the adjoint solve", KSPConvergedReasons[reason]));
+      fell_back_ = true;
+      fallback_operator_ = false;
+    }
+  }
+  if (fell_back_) {
+    PetscCall(solve_direct(same_operator && fallback_operator_, &reason, &its));
+    result->linear_fallback = true;
+  }
+  have_operator_ = true;
+  PetscCheck(reason > 0, m.comm, PETSC_ERR_NOT_CONVERGED,
              "the adjoint linear solve did not converge (%s after %d iterations); try "
-             "-adj_ksp_type gmres with a stronger -adj_pc_type, or the default LU",
+             "-adj_ksp_type gmres with a stronger -adj_pc_type, or solver.linear: direct",
              KSPConvergedReasons[reason], (int)its);
   result->linear_iterations = static_cast<int>(its);
   PetscCall(MatMultTranspose(J_, psi_, check_));
@@ -124,6 +138,25 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
     result->gradient.parameters[i].gradient += explicit_part.parameters[i].gradient;
   for (PetscInt v = 0; v < m.n_vertices; ++v) result->gradient.X[v] += explicit_part.X[v];
   result->wall_time = MPI_Wtime() - start;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AdjointSolver::solve_direct(bool same_operator, KSPConvergedReason *reason,
+                                           PetscInt *its) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = res_->mesh();
+  if (!fallback_)
+    PetscCall(solver::create_linear_solver(
+        m.comm, solver::LinearSolverRole::AdjointFallback, solver::LinearMethod::Direct,
+        solver::LinearSystems::SteadyAdjoint, m.dim, KSPPREONLY, tolerances_, &fallback_));
+  if (!same_operator) {
+    PetscCall(KSPSetOperators(fallback_, J_, J_));
+    PetscCall(solver::check_transposed_solve(fallback_));
+    fallback_operator_ = true;
+  }
+  PetscCall(KSPSolveTranspose(fallback_, g_, psi_));
+  PetscCall(KSPGetConvergedReason(fallback_, reason));
+  PetscCall(KSPGetIterationNumber(fallback_, its));
   PetscFunctionReturn(0);
 }
 

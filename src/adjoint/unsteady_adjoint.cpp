@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -151,7 +152,8 @@ struct UnsteadyAdjoint::Sweep {
   Sweep(const Sweep &) = delete;
   Sweep &operator=(const Sweep &) = delete;
   ~Sweep() {
-    if (ksp) KSPDestroy(&ksp);
+    for (KSP *k : {&ksp, &fallback})
+      if (*k) KSPDestroy(k);
     for (Mat *a : {&J, &P, &JT, &PT})
       if (*a) MatDestroy(a);
     for (Vec *v : {&w, &w_prev})
@@ -166,6 +168,11 @@ struct UnsteadyAdjoint::Sweep {
   bool iterative = false;
   Mat JT = nullptr, PT = nullptr;
   KSP ksp = nullptr;
+  /// solver.linear: auto: a level whose iterative solve fails is solved again by GMRES around the
+  /// LU of this level's compact matrix (options prefix adj_fallback_; created at the first)
+  bool may_fall_back = false;
+  KSP fallback = nullptr;
+  solver::LinearTolerances tolerances;
   Vec w = nullptr, w_prev = nullptr; ///< w^n, w^{n-1}
   /// each Krylov solve starts from least_residual_guess over this many later levels' adjoints
   /// (adjoint.initial_guess; 0: from zero)
@@ -361,8 +368,10 @@ PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels
   // little) or its compact face-neighbour part (smaller factors, more iterations), reused across
   // levels (Sweep::pc_reuse)
   const AdjointOptions adj = adjoint_options().get(*cfg_);
-  const solver::LinearMethod method = solver::linear_method(*cfg_, res.mesh());
+  const solver::LinearChoice choice = solver::linear_choice(*cfg_);
+  const solver::LinearMethod method = choice.method;
   const bool iterative = method == solver::LinearMethod::Iterative;
+  s->may_fall_back = choice.fallback;
   using Format = discretization::FlowResidual::MatrixFormat;
   PetscCall(res.create_jacobian(&s->J, false, iterative ? Format::Block : Format::Point));
   s->iterative = iterative;
@@ -371,6 +380,7 @@ PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels
   for (Vec *v : {&s->w, &s->w_prev}) PetscCall(res.create_state(v));
   const solver::LinearTolerances tol{adj.rtol, adj.atol,
                                      static_cast<PetscInt>(adj.level_max_iterations)};
+  s->tolerances = tol;
   PetscCall(solver::create_linear_solver(res.mesh().comm, solver::LinearSolverRole::Adjoint, method,
                                          solver::LinearSystems::TimeStepping, res.mesh().dim,
                                          KSPGMRES, tol, &s->ksp));
@@ -379,6 +389,11 @@ PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels
   KSPType type;
   PetscCall(KSPGetType(s->ksp, &type));
   const bool reuse = std::string(type) != KSPPREONLY;
+  PetscCheck(reuse || !iterative, res.mesh().comm, PETSC_ERR_USER_INPUT,
+             "%s: -adj_ksp_type preonly would apply one multigrid cycle as the inverse of each "
+             "level's Jacobian; with solver.linear %s use a Krylov method (the default GMRES), or "
+             "solver.linear: direct for an LU per level",
+             cfg_->file().c_str(), choice.fallback ? "auto" : "iterative");
   PetscCheck(reuse || !s->P, res.mesh().comm, PETSC_ERR_USER_INPUT,
              "%s: adjoint.preconditioner_matrix 'compact' needs a Krylov method around the "
              "factorization (-adj_ksp_type gmres, the default); with -adj_ksp_type preonly use "
@@ -546,7 +561,14 @@ UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
       PetscCall(KSPGetConvergedReason(s.ksp, &reason));
       PetscCall(KSPGetIterationNumber(s.ksp, &its));
     }
-    PetscCheck(reason > 0 || reason == KSP_CONVERGED_ITS, comm, PETSC_ERR_NOT_CONVERGED,
+    if (reason < 0 && s.may_fall_back) {
+      PetscInt lu_its;
+      PetscCall(solve_level_direct(n, s, a, reason, &reason, &lu_its));
+      (*results)[i].linear_iterations += lu_its;
+      ++(*results)[i].linear_fallbacks;
+      max_its = std::max(max_its, lu_its);
+    }
+    PetscCheck(reason > 0, comm, PETSC_ERR_NOT_CONVERGED,
                "adjoint level %ld: the transposed solve did not converge (%s)", n,
                KSPConvergedReasons[reason]);
     (*results)[i].linear_iterations += its;
@@ -555,6 +577,32 @@ UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
   s.pc_reuse.record_solve(max_its);
   PetscCall(log_info(comm, "adjoint level %5ld  t %.6f  linear iterations %d  initial guess %.1e",
                      n, t, (int)max_its, guess_residual));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadyAdjoint::solve_level_direct(long n, Sweep &s, Adjoint &a,
+                                                   KSPConvergedReason failed,
+                                                   KSPConvergedReason *reason,
+                                                   PetscInt *its) const {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = res_->mesh();
+  char what[64];
+  std::snprintf(what, sizeof(what), "the adjoint solve of level %ld", n);
+  PetscCall(solver::announce_fallback(m, what, KSPConvergedReasons[failed]));
+  if (!s.fallback)
+    PetscCall(solver::create_linear_solver(
+        m.comm, solver::LinearSolverRole::AdjointFallback, solver::LinearMethod::Direct,
+        solver::LinearSystems::TimeStepping, m.dim, KSPGMRES, s.tolerances, &s.fallback));
+  // GMRES on J^T around the LU of this level's compact matrix (the multigrid's P may be older)
+  PetscCall(res_->jacobian(s.state, s.P, &s.shift, true));
+  PetscCall(KSPSetOperators(s.fallback, s.J, s.P));
+  PetscCall(solver::check_transposed_solve(s.fallback));
+  PetscCall(VecSet(a.psi, 0.0));
+  PetscCall(KSPSolveTranspose(s.fallback, a.g, a.psi));
+  PetscCall(KSPGetConvergedReason(s.fallback, reason));
+  PetscCall(KSPGetIterationNumber(s.fallback, its));
+  // the multigrid of the next level is set up from this level's P
+  s.pc_reuse.request_setup();
   PetscFunctionReturn(0);
 }
 

@@ -250,6 +250,7 @@ write_unsteady_summary(const CliArgs &args, const FlowCase &fc, const solver::Un
   j["newton_iterations_per_step"] = n ? double(sol.newton_iterations) / n : 0.0;
   j["linear_iterations_per_step"] = n ? double(sol.linear_iterations) / n : 0.0;
   j["preconditioner_setups"] = sol.preconditioner_setups;
+  j["linear_fallback_steps"] = sol.linear_fallbacks; // solved by solver.linear auto's LU
   j["time_split"] = {{"residual", sol.residual_time},
                      {"jacobian_assembly", sol.jacobian_time},
                      {"preconditioner_setup", sol.pc_setup_time},
@@ -486,6 +487,9 @@ PetscErrorCode solve_steady_case(const CliArgs &args, FlowCase &fc, Vec w,
   j["mode"] = "steady";
   j["converged"] = summary.converged;
   j["reason"] = summary.reason;
+  // solver.linear auto: the iterative solve failed (its reason) and this is the LU's
+  j["linear_fallback"] = summary.linear_fallback;
+  if (summary.linear_fallback) j["iterative_reason"] = summary.iterative_reason;
   j["newton_iterations"] = summary.iterations;
   j["initial_residual"] = summary.initial_residual;
   j["final_residual"] = summary.final_residual;

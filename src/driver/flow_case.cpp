@@ -235,6 +235,7 @@ PetscErrorCode FlowCase::advance_to(solver::UnsteadySolver &ts, double t_end,
     solution->newton_iterations += r.newton_iterations;
     solution->linear_iterations += r.linear_iterations;
     solution->preconditioner_setups += r.preconditioner_setup;
+    solution->linear_fallbacks += r.linear_fallback;
     solution->residual_time += r.residual_time;
     solution->jacobian_time += r.jacobian_time;
     solution->pc_setup_time += r.pc_setup_time;

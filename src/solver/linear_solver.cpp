@@ -1,7 +1,10 @@
 // Linear solvers of the forward and adjoint solves (see include/karman/solver/linear_solver.hpp).
 #include "karman/solver/linear_solver.hpp"
 
+#include "karman/core/logger.hpp"
 #include "karman/solver/block_transpose.hpp"
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,16 +16,87 @@
 namespace karman::solver {
 
 const char *options_prefix(LinearSolverRole role) {
-  return role == LinearSolverRole::Adjoint ? "adj_" : nullptr;
+  switch (role) {
+  case LinearSolverRole::Newton:
+    return nullptr;
+  case LinearSolverRole::Adjoint:
+    return "adj_";
+  case LinearSolverRole::NewtonFallback:
+    return "fallback_";
+  case LinearSolverRole::AdjointFallback:
+    return "adj_fallback_";
+  }
+  return nullptr;
 }
 
-LinearMethod linear_method(const config::CaseConfig &cfg, const mesh::Mesh &mesh) {
-  const LinearSolverChoice choice = solver_options().get(cfg).linear;
-  if (choice == LinearSolverChoice::Direct) return LinearMethod::Direct;
-  if (choice == LinearSolverChoice::Iterative) return LinearMethod::Iterative;
-  const double unknowns = static_cast<double>(mesh.n_global_cells) * (mesh.dim + 1);
-  const double limit = mesh.dim == 3 ? kAutoDirectUnknowns3D : kAutoDirectUnknowns;
-  return unknowns <= limit ? LinearMethod::Direct : LinearMethod::Iterative;
+LinearChoice linear_choice(const config::CaseConfig &cfg) {
+  switch (solver_options().get(cfg).linear) {
+  case LinearSolverChoice::Direct:
+    return {LinearMethod::Direct, false};
+  case LinearSolverChoice::Iterative:
+    return {LinearMethod::Iterative, false};
+  case LinearSolverChoice::Auto:
+    break;
+  }
+  return {LinearMethod::Iterative, true};
+}
+
+std::string describe(const LinearChoice &choice) {
+  if (choice.method == LinearMethod::Direct) return "direct (MUMPS LU; solver.linear: direct)";
+  return std::string("iterative (GMRES, coupled algebraic multigrid; solver.linear: ") +
+         (choice.fallback ? "auto, the LU if it fails)" : "iterative)");
+}
+
+LinearMethod linear_method(const config::CaseConfig &cfg) {
+  return linear_choice(cfg).method;
+}
+
+PetscErrorCode direct_fits_in_memory(const mesh::Mesh &mesh, bool *fits, double *needed,
+                                     double *available) {
+  PetscFunctionBeginUser;
+  // the ranks of each node together: their cells' factors against the node's available memory
+  MPI_Comm node;
+  PetscCallMPI(MPI_Comm_split_type(mesh.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  const double per_cell = mesh.dim == 3 ? kDirectBytesPerCell3D : kDirectBytesPerCell2D;
+  const double mine = per_cell * static_cast<double>(mesh.n_owned_cells);
+  double on_node = 0;
+  PetscCallMPI(MPI_Allreduce(&mine, &on_node, 1, MPI_DOUBLE, MPI_SUM, node));
+  PetscCallMPI(MPI_Comm_free(&node));
+  const double free_bytes =
+      static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  // the tightest node decides: the largest need - 0.8 x available, with both figures
+  double local[3] = {on_node - 0.8 * free_bytes, on_node, free_bytes}, worst[3];
+  struct {
+    double value;
+    int rank;
+  } in{local[0], 0}, out{};
+  PetscCallMPI(MPI_Comm_rank(mesh.comm, &in.rank));
+  PetscCallMPI(MPI_Allreduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MAXLOC, mesh.comm));
+  std::copy(local, local + 3, worst);
+  PetscCallMPI(MPI_Bcast(worst, 3, MPI_DOUBLE, out.rank, mesh.comm));
+  *fits = worst[0] <= 0;
+  constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+  if (needed) *needed = worst[1] / gib;
+  if (available) *available = worst[2] / gib;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode announce_fallback(const mesh::Mesh &mesh, const char *what, const char *reason) {
+  PetscFunctionBeginUser;
+  bool fits;
+  double needed, available;
+  PetscCall(direct_fits_in_memory(mesh, &fits, &needed, &available));
+  PetscCheck(fits, mesh.comm, PETSC_ERR_NOT_CONVERGED,
+             "%s with the iterative linear solver did not converge (%s), and solver.linear: "
+             "auto cannot fall back to the direct LU: its factors would need about %.1f GiB on "
+             "a node with %.1f GiB available.  Run on more nodes, or tune the multigrid "
+             "(-pc_gamg_*, -mg_levels_*; README \"Linear solvers\")",
+             what, reason, needed, available);
+  PetscCall(log_info(mesh.comm,
+                     "%s with the iterative linear solver did not converge (%s): solving it again "
+                     "with the direct LU (solver.linear: auto; about %.2f GiB of factors)",
+                     what, reason, needed));
+  PetscFunctionReturn(0);
 }
 
 namespace {

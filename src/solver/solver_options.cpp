@@ -48,20 +48,22 @@ const SectionOptions<SolverOptions> &solver_options() {
                &SolverOptions::cfl_initial)
           .key(positive("cfl_max", "1e12", "largest pseudo-time CFL number (steady)"),
                &SolverOptions::cfl_max)
-          .choice(choice("linear", "auto",
-                         "linear solver of the Newton steps and the adjoint: direct (MUMPS LU of "
-                         "the exact Jacobian: robust, exact, memory grows faster than the mesh: "
-                         "~20 KiB per cell in 2D, ~90 in 3D), iterative (GMRES on the exact "
-                         "Jacobian preconditioned by coupled algebraic multigrid on the compact "
-                         "face-neighbour matrix; steady solves Jacobian-free; memory about linear "
-                         "in the cells, ~4 KiB per cell in 2D) or auto (direct up to 150000 "
-                         "unknowns, cells x (1 + dimension), in 3D up to 40000, iterative above); "
-                         "-ksp_type, -pc_type, -pc_gamg_*, -mg_levels_* override either",
-                         {}),
-                  &SolverOptions::linear,
-                  {{"auto", LinearSolverChoice::Auto},
-                   {"direct", LinearSolverChoice::Direct},
-                   {"iterative", LinearSolverChoice::Iterative}})
+          .choice(
+              choice("linear", "auto",
+                     "linear solver of the Newton steps and the adjoint: direct (MUMPS LU of "
+                     "the exact Jacobian: robust, exact, memory grows faster than the mesh: "
+                     "~20 KiB per cell in 2D, ~90 in 3D), iterative (GMRES on the exact "
+                     "Jacobian preconditioned by coupled algebraic multigrid on the compact "
+                     "face-neighbour matrix; steady solves Jacobian-free; memory about linear "
+                     "in the cells, ~4 KiB per cell in 2D) or auto (iterative; a Newton or adjoint "
+                     "solve whose GMRES does not converge is done again with the direct LU if "
+                     "its factors fit in memory, and the log says so); "
+                     "-ksp_type, -pc_type, -pc_gamg_*, -mg_levels_* override either",
+                     {}),
+              &SolverOptions::linear,
+              {{"auto", LinearSolverChoice::Auto},
+               {"direct", LinearSolverChoice::Direct},
+               {"iterative", LinearSolverChoice::Iterative}})
           .choice(
               choice("preconditioner_matrix", "compact",
                      "unsteady, direct: matrix the LU factors are built from: exact (the full "

@@ -13,10 +13,12 @@
 namespace karman::solver {
 
 SteadySolver::~SteadySolver() {
-  if (snes_) SNESDestroy(&snes_);
+  for (SNES *s : {&snes_, &fallback_})
+    if (*s) SNESDestroy(s);
   if (J_) MatDestroy(&J_);
   if (P_) MatDestroy(&P_);
-  if (r_) VecDestroy(&r_);
+  for (Vec *v : {&r_, &w0_})
+    if (*v) VecDestroy(v);
 }
 
 PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
@@ -26,8 +28,24 @@ PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
   const SolverOptions s = solver_options().get(cfg);
   cfl0_ = s.cfl_initial;
   cfl_max_ = s.cfl_max;
+  options_ = s;
   PetscCall(residual.create_state(&r_));
-  if (linear_method(cfg, residual.mesh()) == LinearMethod::Iterative) {
+  const LinearChoice choice = linear_choice(cfg);
+  may_fall_back_ = choice.fallback;
+  fell_back_ = false;
+  PetscCall(log_info(residual.mesh().comm, "steady solver: linear solver %s",
+                     describe(choice).c_str()));
+  PetscCall(create_snes(choice.method, LinearSolverRole::Newton, &snes_));
+  if (may_fall_back_) PetscCall(residual.create_state(&w0_));
+  shift_.assign(residual.mesh().n_owned_cells, 0.0);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode SteadySolver::create_snes(LinearMethod method, LinearSolverRole role, SNES *snes) {
+  PetscFunctionBeginUser;
+  discretization::FlowResidual &residual = *res_;
+  const SolverOptions &s = options_;
+  if (method == LinearMethod::Iterative) {
     // GMRES on J (Jacobian-free: solver/jacobian_free.hpp), multigrid on the compact P,
     // Eisenstat-Walker forcing terms (floored by the absolute tolerance) capped at 0.1: with
     // PETSc's cap (0.9) the first 3D steps gained almost nothing and DFG 3D-1Z needed 21
@@ -39,26 +57,26 @@ PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
                                   static_cast<PetscInt>(s.linear_max_iterations)};
     PetscCall(create_newton(residual.mesh().comm, s, r_, jacobian_free_.matrix(), P_, form_function,
                             form_jacobian, this, LinearMethod::Iterative, LinearSystems::Steady,
-                            residual.mesh().dim, KSPPREONLY, &snes_, &linear));
-    PetscCall(SNESKSPSetUseEW(snes_, PETSC_TRUE));
-    PetscCall(SNESKSPSetParametersEW(snes_, PETSC_DEFAULT, 0.1, 0.1, PETSC_DEFAULT, PETSC_DEFAULT,
+                            residual.mesh().dim, KSPPREONLY, snes, &linear));
+    PetscCall(SNESKSPSetUseEW(*snes, PETSC_TRUE));
+    PetscCall(SNESKSPSetParametersEW(*snes, PETSC_DEFAULT, 0.1, 0.1, PETSC_DEFAULT, PETSC_DEFAULT,
                                      PETSC_DEFAULT, PETSC_DEFAULT));
-    PetscCall(SNESSetMaxLinearSolveFailures(snes_, 1000000));
+    PetscCall(SNESSetMaxLinearSolveFailures(*snes, 1000000));
   } else {
     PetscCall(residual.create_jacobian(&J_));
     PetscCall(create_newton(residual.mesh().comm, s, r_, J_, J_, form_function, form_jacobian, this,
                             LinearMethod::Direct, LinearSystems::Steady, residual.mesh().dim,
-                            KSPPREONLY, &snes_));
+                            KSPPREONLY, snes));
   }
-  PetscCall(SNESSetFromOptions(snes_));
+  if (const char *prefix = options_prefix(role)) PetscCall(SNESSetOptionsPrefix(*snes, prefix));
+  PetscCall(SNESSetFromOptions(*snes));
   // The continuation (CFL update), the history, the best state and the caller's monitor run
   // in the convergence test, set after SNESSetFromOptions: unlike a monitor, PETSc options
   // (-snes_monitor_cancel) cannot remove it.  The decision itself stays PETSc's.
   PetscCall(set_recording_convergence_test(
-      snes_,
+      *snes,
       [this](SNES snes, PetscInt it, PetscReal norm) { return record_iteration(snes, it, norm); },
       "steady solver"));
-  shift_.assign(residual.mesh().n_owned_cells, 0.0);
   PetscFunctionReturn(0);
 }
 
@@ -188,16 +206,41 @@ PetscErrorCode
 SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord &, Vec)> &monitor,
                     Vec best, SteadySummary *summary) {
   PetscFunctionBeginUser;
-  *summary = SteadySummary();
   user_monitor_ = &monitor;
   best_ = best;
   summary_ = summary;
+  start_time_ = MPI_Wtime();
+  const bool first_try_iterative = may_fall_back_ && !fell_back_;
+  if (first_try_iterative) PetscCall(VecCopy(w, w0_));
+  PetscCall(continuation(fell_back_ ? fallback_ : snes_, w, summary));
+  if (first_try_iterative && !summary->converged) {
+    // auto: the iterative solve failed; the direct LU from the same initial state, and for the
+    // solves that follow (a design loop's next solve is much like this one)
+    const std::string reason = summary->reason;
+    PetscCall(announce_fallback(res_->mesh(), "the steady Newton solve", reason.c_str()));
+    if (!fallback_)
+      PetscCall(create_snes(LinearMethod::Direct, LinearSolverRole::NewtonFallback, &fallback_));
+    fell_back_ = true;
+    PetscCall(VecCopy(w0_, w));
+    PetscCall(continuation(fallback_, w, summary));
+    summary->iterative_reason = reason;
+  }
+  summary->linear_fallback = fell_back_;
+  summary->wall_time = MPI_Wtime() - start_time_;
+  user_monitor_ = nullptr;
+  best_ = nullptr;
+  summary_ = nullptr;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode SteadySolver::continuation(SNES snes, Vec w, SteadySummary *summary) {
+  PetscFunctionBeginUser;
+  *summary = SteadySummary();
   cfl_ = cfl_base_ = cfl0_;
   last_cut_ = 0;
-  start_time_ = MPI_Wtime();
   PetscReal atol, rtol, stol;
   PetscInt maxit, maxf;
-  PetscCall(SNESGetTolerances(snes_, &atol, &rtol, &stol, &maxit, &maxf));
+  PetscCall(SNESGetTolerances(snes, &atol, &rtol, &stol, &maxit, &maxf));
   it_offset_ = 0;
   SNESConvergedReason reason;
   // the iterate of the last failed line search, the base CFL there and the retries since
@@ -208,8 +251,8 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
     // count of the failed solve made the next iteration's record negative, e.g. -1279, and the
     // run's total too small)
     last_linear_its_ = 0;
-    PetscCall(SNESSolve(snes_, nullptr, w));
-    PetscCall(SNESGetConvergedReason(snes_, &reason));
+    PetscCall(SNESSolve(snes, nullptr, w));
+    PetscCall(SNESGetConvergedReason(snes, &reason));
     summary->converged = reason > 0;
     summary->reason = SNESConvergedReasons[reason];
     // a line search that cannot decrease a residual already at the round-off floor is success
@@ -240,13 +283,9 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
                        "continuing from iteration %d",
                        summary->final_residual, raised ? "raised" : "cut", cfl_base_,
                        summary->iterations));
-    PetscCall(SNESSetTolerances(snes_, atol, rtol, stol, maxit - summary->iterations, maxf));
+    PetscCall(SNESSetTolerances(snes, atol, rtol, stol, maxit - summary->iterations, maxf));
   }
-  PetscCall(SNESSetTolerances(snes_, atol, rtol, stol, maxit, maxf));
-  summary->wall_time = MPI_Wtime() - start_time_;
-  user_monitor_ = nullptr;
-  best_ = nullptr;
-  summary_ = nullptr;
+  PetscCall(SNESSetTolerances(snes, atol, rtol, stol, maxit, maxf));
   PetscFunctionReturn(0);
 }
 

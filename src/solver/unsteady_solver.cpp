@@ -1,7 +1,10 @@
 // Implicit BDF time stepping (see include/karman/solver/unsteady_solver.hpp).
 #include "karman/solver/unsteady_solver.hpp"
 
+#include "karman/core/logger.hpp"
 #include "karman/solver/linear_solver.hpp"
+
+#include <cstdio>
 
 #include <cmath>
 
@@ -21,7 +24,8 @@ BdfCoefficients bdf_coefficients(int order, double dt, double dt_prev) {
 }
 
 UnsteadySolver::~UnsteadySolver() {
-  if (snes_) SNESDestroy(&snes_);
+  for (SNES *s : {&snes_, &fallback_})
+    if (*s) SNESDestroy(s);
   if (J_) MatDestroy(&J_);
   if (P_) MatDestroy(&P_);
   for (Vec *v : {&w_, &w_prev_, &w_prev2_, &w_new_, &r_})
@@ -36,7 +40,13 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
   scheme_ = time_options().get(cfg).scheme;
   // iterative: J in blocks, multigrid on the compact matrix; direct: LU of the exact or the
   // compact Jacobian
-  const LinearMethod method = linear_method(cfg, residual.mesh());
+  const LinearChoice choice = linear_choice(cfg);
+  const LinearMethod method = choice.method;
+  may_fall_back_ = choice.fallback;
+  fallbacks_ = 0;
+  PetscCall(log_info(residual.mesh().comm, "time steps: linear solver %s",
+                     describe(choice).c_str()));
+  options_ = s;
   PetscCall(residual.create_jacobian(&J_, false,
                                      method == LinearMethod::Iterative
                                          ? discretization::FlowResidual::MatrixFormat::Block
@@ -69,6 +79,11 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
   const bool reuse = std::string(type) != KSPPREONLY;
   pc_reuse_ = PreconditionerReuse(static_cast<int>(s.refactor_iterations), kReuseGrowth, reuse);
   pc_setup_a0_ = 0;
+  PetscCheck(reuse || method == LinearMethod::Direct, residual.mesh().comm, PETSC_ERR_USER_INPUT,
+             "%s: -ksp_type preonly would apply one multigrid cycle as the inverse of each "
+             "Newton step's Jacobian; with solver.linear %s use a Krylov method (the default "
+             "GMRES), or solver.linear: direct",
+             cfg.file().c_str(), choice.fallback ? "auto" : "iterative");
   PetscCheck(
       reuse || !P_, residual.mesh().comm, PETSC_ERR_USER_INPUT,
       "%s: solver.preconditioner_matrix 'compact' needs a Krylov method around the factorization "
@@ -130,7 +145,7 @@ PetscErrorCode UnsteadySolver::form_jacobian(SNES snes, Vec w, Mat J, Mat P, voi
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode UnsteadySolver::solve_step(double dt, const BdfCoefficients &bdf,
+PetscErrorCode UnsteadySolver::solve_step(SNES snes, double dt, const BdfCoefficients &bdf,
                                           StepReport *report) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res_->mesh();
@@ -165,22 +180,22 @@ PetscErrorCode UnsteadySolver::solve_step(double dt, const BdfCoefficients &bdf,
   report_ = report;
   const double start = MPI_Wtime();
   const double before = report->residual_time + report->jacobian_time + report->pc_setup_time;
-  PetscCall(SNESSolve(snes_, nullptr, w_new_));
+  PetscCall(SNESSolve(snes, nullptr, w_new_));
   report->linear_solve_time +=
       MPI_Wtime() - start -
       (report->residual_time + report->jacobian_time + report->pc_setup_time - before);
   report_ = nullptr;
   SNESConvergedReason reason;
   PetscInt its, lits;
-  PetscCall(SNESGetConvergedReason(snes_, &reason));
-  PetscCall(SNESGetIterationNumber(snes_, &its));
-  PetscCall(SNESGetLinearSolveIterations(snes_, &lits));
+  PetscCall(SNESGetConvergedReason(snes, &reason));
+  PetscCall(SNESGetIterationNumber(snes, &its));
+  PetscCall(SNESGetLinearSolveIterations(snes, &lits));
   report->converged = reason > 0;
   report->reason = SNESConvergedReasons[reason];
   if (reason == SNES_DIVERGED_LINE_SEARCH && !report->residual_history.empty()) {
     PetscReal atol, rtol, stol;
     PetscInt maxit, maxf;
-    PetscCall(SNESGetTolerances(snes_, &atol, &rtol, &stol, &maxit, &maxf));
+    PetscCall(SNESGetTolerances(snes, &atol, &rtol, &stol, &maxit, &maxf));
     if (at_roundoff_floor(report->residual_history.front(), report->residual_history.back(),
                           atol)) {
       report->converged = true;
@@ -189,6 +204,47 @@ PetscErrorCode UnsteadySolver::solve_step(double dt, const BdfCoefficients &bdf,
   }
   report->newton_iterations += static_cast<int>(its);
   report->linear_iterations += static_cast<int>(lits); // counted per SNESSolve
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadySolver::fall_back(double dt, const BdfCoefficients &bdf,
+                                         StepReport *report) {
+  PetscFunctionBeginUser;
+  const discretization::FlowResidual &residual = *res_;
+  const std::string reason = report->reason;
+  char what[96];
+  std::snprintf(what, sizeof(what), "the Newton solve of time step %ld (t = %.6g)", report->step,
+                report->time);
+  PetscCall(announce_fallback(residual.mesh(), what, reason.c_str()));
+  if (!fallback_) {
+    // GMRES on the exact Jacobian, the LU of the compact matrix (solver.linear: direct's default)
+    const LinearTolerances linear{options_.linear_rtol, options_.linear_atol,
+                                  static_cast<PetscInt>(options_.linear_max_iterations)};
+    PetscCall(create_newton(residual.mesh().comm, options_, r_, J_, P_, form_function,
+                            form_jacobian, this, LinearMethod::Direct, LinearSystems::TimeStepping,
+                            residual.mesh().dim, KSPGMRES, &fallback_, &linear));
+    PetscCall(SNESSetOptionsPrefix(fallback_, options_prefix(LinearSolverRole::NewtonFallback)));
+    PetscCall(SNESSetFromOptions(fallback_));
+    PetscCall(set_recording_convergence_test(
+        fallback_,
+        [this](SNES, PetscInt, PetscReal norm) -> PetscErrorCode {
+          if (report_) report_->residual_history.push_back(norm);
+          return 0;
+        },
+        "unsteady solver"));
+  }
+  pc_reuse_.request_setup();
+  report->residual_history.clear();
+  PetscCall(solve_step(fallback_, dt, bdf, report));
+  report->linear_fallback = true;
+  report->iterative_reason = reason;
+  ++fallbacks_;
+  if (fallbacks_ >= kStickyFallbacks)
+    PetscCall(log_info(residual.mesh().comm,
+                       "solver.linear: auto: %d time steps needed the direct LU; the run keeps it",
+                       fallbacks_));
+  // the multigrid of the next step is set up afresh
+  pc_reuse_.request_setup();
   PetscFunctionReturn(0);
 }
 
@@ -207,13 +263,16 @@ PetscErrorCode UnsteadySolver::advance(double dt, StepReport *report) {
   // wrong
   const BdfCoefficients bdf = bdf_coefficients(order, dt, dt_prev_);
   if (bdf.a0 != pc_setup_a0_) pc_reuse_.request_setup();
-  PetscCall(solve_step(dt, bdf, report));
+  const bool lu = may_fall_back_ && fallbacks_ >= kStickyFallbacks;
+  PetscCall(solve_step(lu ? fallback_ : snes_, dt, bdf, report));
   if (!report->converged && pc_reuse_.reuse_enabled() && !report->preconditioner_setup) {
     // the reused preconditioner may have been too old: once more with a fresh one
     pc_reuse_.request_setup();
     report->residual_history.clear();
-    PetscCall(solve_step(dt, bdf, report));
+    PetscCall(solve_step(lu ? fallback_ : snes_, dt, bdf, report));
   }
+  report->linear_fallback = lu;
+  if (!report->converged && may_fall_back_ && !lu) PetscCall(fall_back(dt, bdf, report));
   if (!report->residual_history.empty()) {
     report->initial_residual = report->residual_history.front();
     report->final_residual = report->residual_history.back();

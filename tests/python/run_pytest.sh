@@ -26,7 +26,7 @@ boundaries:
   cylinder: {type: wall, center: [0.2, 0.2], omega: {type: steps, file: omega.csv}}
 initial: {velocity: [1, 0]}
 time: {mode: unsteady, dt: 0.02, t_end: 0.12}
-solver: {rtol: 1e-13, atol: 1e-15}
+solver: {rtol: 1e-13, atol: 1e-15, linear: direct}
 objective: {type: drag, walls: [cylinder], time: average, window: [0.0, 0.12]}
 output: {vtk: false}
 petsc: {adj_ksp_type: preonly}   # an LU per level: no time-based preconditioner reuse, reproducible

@@ -256,6 +256,61 @@ TEST_CASE("adjoint parameter gradients equal finite differences (DFG 2D-1, coars
       1e-6);
 }
 
+TEST_CASE("adjoint: with solver.linear auto a failed iterative solve is done again with the LU, "
+          "which the later solves keep",
+          "[adjoint][mpi]") {
+  // -adj_ksp_max_it 1 stops the multigrid-preconditioned GMRES (prefix adj_) after one
+  // iteration; the fallback (prefix adj_fallback_) does not see it.  Its gradient is that of
+  // solver.linear: direct; iterative itself refuses the failed solve
+  Problem p;
+  make(kDfg, test::dfg_geo(), 0, {"inlet", "outlet", "walls", "cylinder"}, &p);
+  const std::string drag = "objective: {type: drag, walls: [cylinder]}\n";
+  const auto load = [&](const std::string &linear, config::CaseConfig *cfg) {
+    REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, with_objective(p.cfg, drag), "adj.yaml",
+                                          "/", {"solver.linear=" + linear},
+                                          optimization::case_schema(), *cfg) == 0);
+  };
+  config::CaseConfig auto_cfg, direct_cfg, iterative_cfg;
+  load("auto", &auto_cfg);
+  load("direct", &direct_cfg);
+  load("iterative", &iterative_cfg);
+  adjoint::Objective obj;
+  REQUIRE(obj.setup(p.res, auto_cfg) == 0);
+  adjoint::AdjointResult direct, forced, again;
+  adjoint::AdjointSolver lu;
+  REQUIRE(lu.setup(p.res, direct_cfg) == 0);
+  REQUIRE(lu.solve(p.w, obj, &direct) == 0);
+  CHECK_FALSE(direct.linear_fallback);
+  test::ScopedOptions cap{{"-adj_ksp_max_it", "1"}};
+  REQUIRE(cap.set);
+  {
+    adjoint::AdjointSolver fallback;
+    REQUIRE(fallback.setup(p.res, auto_cfg) == 0);
+    clear_error();
+    const PetscErrorCode ierr = fallback.solve(p.w, obj, &forced);
+    INFO(last_error_message());
+    REQUIRE(ierr == 0);
+    REQUIRE(fallback.solve(p.w, obj, &again, true) == 0);
+  }
+  CHECK(forced.linear_fallback);
+  CHECK(again.linear_fallback);
+  CHECK(forced.relative_residual < 1e-10);
+  for (const adjoint::AdjointResult *r : {&forced, &again})
+    for (std::size_t k = 0; k < direct.gradient.parameters.size(); ++k) {
+      const double a = r->gradient.parameters[k].gradient,
+                   b = direct.gradient.parameters[k].gradient;
+      CAPTURE(direct.gradient.parameters[k].name, a, b);
+      CHECK(std::abs(a - b) <= 1e-10 * std::abs(b) + 1e-14);
+    }
+  adjoint::AdjointSolver iterative;
+  REQUIRE(iterative.setup(p.res, iterative_cfg) == 0);
+  adjoint::AdjointResult refused;
+  CHECK(iterative.solve(p.w, obj, &refused) != 0);
+  CHECK(last_error_message().find("the adjoint linear solve did not converge") !=
+        std::string::npos);
+  clear_error();
+}
+
 TEST_CASE("adjoint parameter gradients equal finite differences (cylinder, far field, Re 40)",
           "[adjoint][verification]") {
   // (atol 1e-13: the round-off floor of |R| lies at 2-3e-14 here; with atol 1e-14 every re-solve

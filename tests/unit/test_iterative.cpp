@@ -257,7 +257,7 @@ TEST_CASE("iterative solver: DFG 3D-1Z level 0 from rest with the case's own set
   const PetscErrorCode ierr = s.fc.load(PETSC_COMM_WORLD, s.cfg);
   INFO(last_error_message());
   REQUIRE(ierr == 0);
-  REQUIRE(solver::linear_method(s.cfg, s.fc.mesh()) == solver::LinearMethod::Iterative);
+  REQUIRE(solver::linear_method(s.cfg) == solver::LinearMethod::Iterative);
   solve_loaded(&s);
   CHECK(s.sol.summary.iterations <= 10);
   // Schaefer & Turek (1996) bounds; c_L needs finer meshes (0.0026 on this level)

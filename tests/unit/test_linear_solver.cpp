@@ -155,29 +155,50 @@ TEST_CASE("linear solver: a transposed solve needs a preconditioner that applies
   MatDestroy(&A);
 }
 
-TEST_CASE("linear solver: solver.linear auto picks by size; iterative defaults, overridable",
+TEST_CASE("linear solver: solver.linear auto is iterative with the LU fallback; iterative "
+          "defaults, overridable",
           "[linear-solver][mpi]") {
   const char *text = "mesh: {file: x.geo}\nboundaries: {wall: {type: wall}}\n";
   config::CaseConfig cfg;
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, text, "c.yaml", "/", {},
                                         optimization::case_schema(), cfg) == 0);
   REQUIRE(cfg.section("solver").text("linear") == "auto");
+  CHECK(solver::linear_choice(cfg).method == solver::LinearMethod::Iterative);
+  CHECK(solver::linear_choice(cfg).fallback);
+  // the LU fallback only where its factors fit: a few cells do, 10^12 do not
   mesh::Mesh m;
+  m.comm = PETSC_COMM_WORLD;
   m.dim = 2;
-  m.n_global_cells = 50000; // 150000 unknowns: the largest direct solve
-  CHECK(solver::linear_method(cfg, m) == solver::LinearMethod::Direct);
-  m.n_global_cells = 50001;
-  CHECK(solver::linear_method(cfg, m) == solver::LinearMethod::Iterative);
+  m.n_owned_cells = 1000;
+  bool fits = false;
+  double needed = 0, available = 0;
+  REQUIRE(solver::direct_fits_in_memory(m, &fits, &needed, &available) == 0);
+  int size;
+  MPI_Comm_size(PETSC_COMM_WORLD, &size);
+  CHECK(fits);
+  CHECK(needed == Approx(size * 1000 * solver::kDirectBytesPerCell2D / (1 << 30)));
+  CHECK(available > 0);
   m.dim = 3;
-  m.n_global_cells = 10000; // 40000 unknowns: the largest direct solve in 3D
-  CHECK(solver::linear_method(cfg, m) == solver::LinearMethod::Direct);
-  m.n_global_cells = 10001;
-  CHECK(solver::linear_method(cfg, m) == solver::LinearMethod::Iterative);
-  config::CaseConfig direct;
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, text, "c.yaml", "/",
-                                        {"solver.linear=direct"}, optimization::case_schema(),
-                                        direct) == 0);
-  CHECK(solver::linear_method(direct, m) == solver::LinearMethod::Direct);
+  m.n_owned_cells = 2000000000; // 168 TiB of factors
+  REQUIRE(solver::direct_fits_in_memory(m, &fits, &needed, &available) == 0);
+  CHECK_FALSE(fits);
+  clear_error();
+  CHECK(solver::announce_fallback(m, "the test solve", "DIVERGED_ITS") != 0);
+  const std::string message = last_error_message();
+  CHECK(message.find("the test solve with the iterative linear solver did not converge "
+                     "(DIVERGED_ITS)") != std::string::npos);
+  CHECK(message.find("cannot fall back to the direct LU") != std::string::npos);
+  clear_error();
+  for (const char *choice : {"direct", "iterative"}) {
+    config::CaseConfig chosen;
+    REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, text, "c.yaml", "/",
+                                          {std::string("solver.linear=") + choice},
+                                          optimization::case_schema(), chosen) == 0);
+    CHECK(solver::linear_method(chosen) == (std::string(choice) == "direct"
+                                                ? solver::LinearMethod::Direct
+                                                : solver::LinearMethod::Iterative));
+    CHECK_FALSE(solver::linear_choice(chosen).fallback);
+  }
 
   // iterative: right-preconditioned GMRES with multigrid; the multigrid defaults that PETSc reads
   // from the options database are there, with the role's prefix, and differ between steady and

@@ -6,7 +6,9 @@
 //  - a continuation that stalls (tetrahedral DFG 3D-1Z, default CFL) cuts its CFL and converges
 //    to the state of a cautious start  [mpi];
 //  - a line search that fails again at the same iterate after a cut tries a larger CFL: DFG 2D-1
-//    from rest with a small CFL_0 converges to the state of the default start  [mpi].
+//    from rest with a small CFL_0 converges to the state of the default start  [mpi];
+//  - solver.linear auto: a solve that fails with the iterative linear solver is done again with
+//    the LU, to the state of solver.linear: direct; iterative itself does not fall back  [mpi].
 #include "karman/optimization/case_schema.hpp"
 #include "karman/core/error.hpp"
 #include "karman/discretization/flow_residual.hpp"
@@ -136,7 +138,8 @@ TEST_CASE("steady solver: -snes_monitor_cancel does not switch pseudo-transient 
 
 TEST_CASE("steady solver: a stalled continuation cuts its CFL and converges (DFG 3D-1Z, tets)",
           "[steady][3d][mpi]") {
-  // tetrahedra (tests/data/dfg-3d-coarse-tet.geo), from rest with the default CFL_0 = 10: the
+  // tetrahedra (tests/data/dfg-3d-coarse-tet.geo), from rest with the default CFL_0 = 10 and exact
+  // Newton steps (LU; the default iterative solver's inexact steps do not stall here): the
   // line search stalls near |R| = 1e-3 and fails; with the cuts the solve converges to the state
   // that a cautious start (CFL_0 = 0.5, no cut) reaches.  |R| to 1e-14 (default 1e-12): the
   // states are compared to 1e-9 of their size, which the default leaves to chance (the
@@ -145,7 +148,7 @@ TEST_CASE("steady solver: a stalled continuation cuts its CFL and converges (DFG
 mesh: {file: x.geo, dimension: 3}
 fluid: {viscosity: 1.0e-3}
 reference: {velocity: 0.2, length: 0.1, area: 0.041}
-solver: {max_iterations: 60, atol: 1e-14}
+solver: {max_iterations: 60, atol: 1e-14, linear: direct}
 boundaries:
   inlet: {type: velocity-inlet, velocity: 0.45, direction: [1, 0, 0], profile: parabolic, profile_axis: y, profile_range: [0, 0.41], profile_axis2: z, profile_range2: [0, 0.41]}
   outlet: {type: pressure-outlet}
@@ -221,4 +224,35 @@ TEST_CASE("steady solver: a line search failing at a small CFL is retried with a
   REQUIRE(difference <= 1e-9);
   VecDestroy(&normal.w);
   VecDestroy(&small.w);
+}
+
+TEST_CASE("steady solver: with solver.linear auto a failed iterative solve is done again with the "
+          "LU",
+          "[solver][mpi]") {
+  // -snes_max_it 2 stops the iterative Newton solver (no prefix) before convergence; the
+  // fallback (prefix fallback_) does not see it and converges from rest as the direct solver does
+  Problem autop, directp, iterativep;
+  make_dfg(&autop);
+  make_dfg(&directp, {"solver.linear=direct"});
+  make_dfg(&iterativep, {"solver.linear=iterative"});
+  SolveResult forced, direct, failed;
+  solve_from_rest(directp, &direct);
+  {
+    test::ScopedOptions cap{{"-snes_max_it", "2"}};
+    REQUIRE(cap.set);
+    solve_from_rest(autop, &forced);
+    solve_from_rest(iterativep, &failed);
+  }
+  REQUIRE(direct.summary.converged);
+  CHECK_FALSE(direct.summary.linear_fallback);
+  REQUIRE(forced.summary.converged);
+  CHECK(forced.summary.linear_fallback);
+  CHECK(forced.summary.iterative_reason == "DIVERGED_MAX_IT");
+  // the fallback's history is the direct solve's (the same Newton iterates from rest)
+  CHECK(forced.summary.iterations == direct.summary.iterations);
+  CHECK(relative_max_difference(forced.w, direct.w) <= 1e-10);
+  CHECK_FALSE(failed.summary.converged);
+  CHECK_FALSE(failed.summary.linear_fallback);
+  CHECK(failed.summary.reason == "DIVERGED_MAX_IT");
+  for (Vec *v : {&forced.w, &direct.w, &failed.w}) VecDestroy(v);
 }

@@ -63,7 +63,11 @@ const std::string kSmall = "control-cylinder.geo";
 void make(Setup *s, const std::vector<std::string> &overrides = {},
           const std::string &geo = kSmall) {
   clear_error();
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kCase, "ua.yaml", "/", overrides,
+  // the levels solved by LU (exact to round-off, what most tests here compare against) unless
+  // `overrides` choose another solver.linear (the later setting wins)
+  std::vector<std::string> settings{"solver.linear=direct"};
+  settings.insert(settings.end(), overrides.begin(), overrides.end());
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kCase, "ua.yaml", "/", settings,
                                         optimization::case_schema(), s->cfg) == 0);
   test::load(PETSC_COMM_WORLD, geo, 0, 2, {"inlet", "outlet", "walls", "cylinder"}, &s->mesh);
   REQUIRE(s->res.setup(s->mesh, s->cfg) == 0);
@@ -390,6 +394,26 @@ TEST_CASE("unsteady adjoint: a direct solve (-adj_ksp_type preonly) gives the Kr
   check_same_gradients(krylov, direct, 1e-8, 1e-11);
 }
 
+TEST_CASE("unsteady adjoint: with solver.linear auto a level whose iterative solve fails is solved "
+          "by the LU",
+          "[unsteady-adjoint][mpi]") {
+  // -adj_ksp_max_it 1 stops every level's multigrid-preconditioned GMRES (prefix adj_); the
+  // fallback (GMRES around the LU of the level's compact matrix, prefix adj_fallback_) gives the
+  // gradient of the levels solved normally
+  Setup s;
+  make(&s, {"solver.linear=auto"});
+  adjoint::UnsteadyAdjointResult normal, forced;
+  gradient(s, adjoint::AdjointSchedule::StoreAll, 0, &normal);
+  {
+    test::ScopedOptions cap({{"-adj_ksp_max_it", "1"}});
+    REQUIRE(cap.set);
+    gradient(s, adjoint::AdjointSchedule::StoreAll, 0, &forced);
+  }
+  CHECK(normal.linear_fallbacks == 0);
+  CHECK(forced.linear_fallbacks == forced.steps);
+  check_same_gradients(normal, forced, 1e-8, 1e-11);
+}
+
 TEST_CASE("unsteady adjoint: the first level (BDF1) sets the preconditioner up again",
           "[unsteady-adjoint][mpi]") {
   // the iteration-count rule never asks for a set-up (refactor_iterations 1000): the sweep sets
@@ -454,8 +478,9 @@ TEST_CASE("unsteady adjoint: several objectives in one sweep equal separate runs
   Setup s;
   make(&s);
   const std::vector<std::vector<std::string>> others = {
-      {"objective.type=lift", "objective.time=final"},
-      {"objective.type=lift", "objective.window=[0.02, 0.08]", "objective.control_cost=0"}};
+      {"solver.linear=direct", "objective.type=lift", "objective.time=final"},
+      {"solver.linear=direct", "objective.type=lift", "objective.window=[0.02, 0.08]",
+       "objective.control_cost=0"}};
   std::vector<config::CaseConfig> cfgs(others.size());
   for (std::size_t i = 0; i < others.size(); ++i)
     REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, kCase, "ua.yaml", "/", others[i],

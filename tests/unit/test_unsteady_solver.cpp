@@ -154,11 +154,13 @@ TEST_CASE("BDF2 is second order in time (Taylor-Green vortex, Dirichlet box)",
 
 namespace {
 
-/// A lid-driven cavity (mixed mesh of the unit square, nu 0.01) started from rest: three BDF steps
-/// of dt 0.05 with a new solver (it reads the PETSc options), the case file with `overrides`;
-/// every step must converge.  The step reports and the final state (nv per owned cell).
+/// A lid-driven cavity (mixed mesh of the unit square, nu 0.01) started from rest: `steps` BDF
+/// steps of dt 0.05 with a new solver (it reads the PETSc options), the case file with
+/// `overrides`; every step must converge.  The step reports and the final state (nv per owned
+/// cell).
 void run_cavity(const mesh::Mesh &m, const std::vector<std::string> &overrides,
-                std::vector<solver::StepReport> *reports, std::vector<double> *state = nullptr) {
+                std::vector<solver::StepReport> *reports, std::vector<double> *state = nullptr,
+                int steps = 3) {
   const std::string yaml =
       "mesh: {file: x.geo}\nfluid: {viscosity: 0.01}\ntime: {mode: unsteady, dt: 0.05}\n"
       "boundaries:\n  left: {type: wall}\n  right: {type: wall}\n  bottom: {type: wall}\n"
@@ -176,7 +178,7 @@ void run_cavity(const mesh::Mesh &m, const std::vector<std::string> &overrides,
   REQUIRE(VecSet(w, 0.0) == 0);
   REQUIRE(ts.set_state(w, w, 0, 0.0, 0.0) == 0);
   VecDestroy(&w);
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 0; k < steps; ++k) {
     solver::StepReport r;
     const PetscErrorCode ierr = ts.advance(0.05, &r);
     INFO(last_error_message());
@@ -265,4 +267,63 @@ TEST_CASE("unsteady solver: a new time coefficient (BDF1 -> BDF2) sets the preco
   CHECK(reports[0].preconditioner_setup);
   CHECK(reports[1].preconditioner_setup);
   CHECK_FALSE(reports[2].preconditioner_setup);
+}
+
+TEST_CASE("unsteady solver: with solver.linear auto a step whose multigrid fails is solved by the "
+          "LU, and after kStickyFallbacks steps the run keeps it",
+          "[unsteady][solver][mpi]") {
+  // -ksp_max_it 1 (the Newton solver's prefix, not the fallback's: fallback_) makes every
+  // multigrid-preconditioned step fail its linear solve; the fallback's steps end in the state of
+  // solver.linear: direct (to the Newton tolerance), and with solver.linear: iterative the same
+  // failure stands
+  mesh::Mesh m;
+  test::load(PETSC_COMM_WORLD, "square-mixed.geo", 1, 2, {"left", "right", "bottom", "top"}, &m);
+  const int steps = solver::UnsteadySolver::kStickyFallbacks + 2;
+  std::vector<solver::StepReport> direct_reports, forced_reports;
+  std::vector<double> direct, forced;
+  run_cavity(m, {"solver.linear=direct"}, &direct_reports, &direct, steps);
+  {
+    test::ScopedOptions cap{{"-ksp_max_it", "1"}};
+    REQUIRE(cap.set);
+    run_cavity(m, {}, &forced_reports, &forced, steps);
+  }
+  for (int k = 0; k < steps; ++k) {
+    const solver::StepReport &r = forced_reports[k];
+    CAPTURE(k, r.reason, r.iterative_reason);
+    CHECK_FALSE(direct_reports[k].linear_fallback);
+    CHECK(r.linear_fallback);
+    // the multigrid was tried (and failed) on the first kStickyFallbacks steps only
+    if (k < solver::UnsteadySolver::kStickyFallbacks)
+      CHECK(r.iterative_reason == "DIVERGED_LINEAR_SOLVE");
+    else
+      CHECK(r.iterative_reason.empty());
+  }
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < direct.size(); ++i) {
+    diff = std::max(diff, std::abs(direct[i] - forced[i]));
+    scale = std::max(scale, std::abs(direct[i]));
+  }
+  CHECK(diff <= 1e-9 * scale);
+  // solver.linear: iterative does not fall back: the first step fails
+  const std::string yaml =
+      "mesh: {file: x.geo}\nfluid: {viscosity: 0.01}\ntime: {mode: unsteady, dt: 0.05}\n"
+      "solver: {linear: iterative}\nboundaries:\n  left: {type: wall}\n  right: {type: wall}\n"
+      "  bottom: {type: wall}\n  top: {type: wall, velocity: [1, 0]}\n";
+  config::CaseConfig cfg;
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "cavity.yaml", "/", {},
+                                        optimization::case_schema(), cfg) == 0);
+  discretization::FlowResidual res;
+  REQUIRE(res.setup(m, cfg) == 0);
+  test::ScopedOptions cap{{"-ksp_max_it", "1"}};
+  solver::UnsteadySolver ts;
+  REQUIRE(ts.setup(res, cfg) == 0);
+  Vec w;
+  REQUIRE(res.create_state(&w) == 0);
+  REQUIRE(VecSet(w, 0.0) == 0);
+  REQUIRE(ts.set_state(w, w, 0, 0.0, 0.0) == 0);
+  VecDestroy(&w);
+  solver::StepReport r;
+  REQUIRE(ts.advance(0.05, &r) == 0);
+  CHECK_FALSE(r.converged);
+  CHECK_FALSE(r.linear_fallback);
 }

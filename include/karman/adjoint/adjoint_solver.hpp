@@ -5,10 +5,14 @@
 // The transposed solve uses the exact Jacobian (the Newton matrix) through
 // KSPSolveTranspose with the options prefix adj_ (default: LU with MUMPS, tolerances
 // adjoint.rtol, atol, max_iterations; solver/linear_solver.hpp); a preconditioner that cannot
-// be applied transposed is reported with the options that can.
+// be applied transposed is reported with the options that can.  With solver.linear: auto
+// (iterative) a solve whose GMRES does not converge is done again by KSPSolveTranspose with the
+// LU of J (options prefix adj_fallback_, if the factors fit in memory), and the solver keeps the
+// LU for its later solves (AdjointResult::linear_fallback).
 #pragma once
 
 #include "karman/adjoint/objective.hpp"
+#include "karman/solver/linear_solver.hpp"
 
 #include <petscksp.h>
 
@@ -20,7 +24,8 @@ struct AdjointResult {
   int linear_iterations = 0;
   double relative_residual = 0; ///< |J^T psi + g| / |g|
   double wall_time = 0;
-  std::vector<double> psi; ///< adjoint, nv per local cell (ghosts updated)
+  std::vector<double> psi;      ///< adjoint, nv per local cell (ghosts updated)
+  bool linear_fallback = false; ///< solved by auto's LU after the iterative solve failed
 };
 
 class AdjointSolver {
@@ -49,6 +54,13 @@ private:
   /// solves JT psi = -g with the preconditioner built from PT (untransposed kernels)
   Mat P_ = nullptr, PT_ = nullptr, JT_ = nullptr;
   KSP ksp_ = nullptr;
+  KSP fallback_ = nullptr;         ///< auto's LU of J (after an iterative solve failed)
+  bool may_fall_back_ = false;     ///< solver.linear: auto
+  bool fell_back_ = false;         ///< later solves use fallback_
+  bool fallback_operator_ = false; ///< fallback_ holds the factors of the current J_
+  solver::LinearTolerances tolerances_;
+  /// The transposed solve by the LU of J (fallback_, set up unless `same_operator`).
+  PetscErrorCode solve_direct(bool same_operator, KSPConvergedReason *reason, PetscInt *its);
   Vec g_ = nullptr, psi_ = nullptr, check_ = nullptr;
   bool have_operator_ = false; ///< J_ and the preconditioner hold a previous solve's
 };

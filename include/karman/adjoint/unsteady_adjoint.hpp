@@ -75,6 +75,8 @@ struct UnsteadyAdjointResult {
   std::vector<Vec3<double>> X; ///< dJ/dX per local vertex
   std::vector<double> initial; ///< dJ/dw^0, nv per owned cell
   long steps = 0, recomputed = 0, snapshots = 0, linear_iterations = 0;
+  /// levels solved by solver.linear auto's LU after their iterative solve failed
+  long linear_fallbacks = 0;
   long preconditioner_setups = 0; ///< of the backward sweep (this run: a resumed sweep counts anew)
   double bytes_written = 0, forward_time = 0, adjoint_time = 0;
   double forward_memory = 0; ///< peak memory [MiB, sum over ranks] at the end of the forward run
@@ -171,6 +173,11 @@ private:
   /// level.  Collective.
   PetscErrorCode solve_transposed(long n, double t, Sweep &s,
                                   std::vector<UnsteadyAdjointResult> *results) const;
+  /// solver.linear: auto, after level n's iterative solve of a failed (`failed`): a.psi again by
+  /// GMRES around the LU of the level's compact matrix (s.fallback), or an error when the LU does
+  /// not fit in memory (solver::announce_fallback).  Collective.
+  PetscErrorCode solve_level_direct(long n, Sweep &s, Adjoint &a, KSPConvergedReason failed,
+                                    KSPConvergedReason *reason, PetscInt *its) const;
   /// psi^n . dR^n/d(X, a) into gres: the fluxes, and the time terms through the cell volumes
   /// (level n's with w^n and w^{n-1}, level n + 1's with w^{n-1}); psi^n into a.psi_local.
   /// Collective.

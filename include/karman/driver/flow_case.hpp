@@ -68,7 +68,8 @@ struct UnsteadySolution {
   solver::StepReport failed; ///< the step that did not converge (converged == false)
   long steps = 0;            ///< steps taken by this call
   long newton_iterations = 0, linear_iterations = 0, preconditioner_setups = 0;
-  double wall_time = 0; ///< sum of the steps' wall times [s]
+  long linear_fallbacks = 0; ///< steps solved by solver.linear auto's LU (solver::StepReport)
+  double wall_time = 0;      ///< sum of the steps' wall times [s]
   /// sums of the steps' time split (solver::StepReport) [s]
   double residual_time = 0, jacobian_time = 0, pc_setup_time = 0, linear_solve_time = 0;
 };

@@ -28,10 +28,13 @@
 //    (transposed_operators: a virtual J^T and the multigrid of P^T; the unsteady adjoint with GMRES
 //    recycling a subspace from level to level, solver/recycling_gmres.hpp).  Memory is about linear
 //    in the cells.
-//  * auto: direct up to kAutoDirectUnknowns unknowns (global cells x nv; in 3D
-//    kAutoDirectUnknowns3D: the LU fills in far more, and on DFG 3D-1Z level 0, 82k unknowns,
-//    the iterative solve already takes 9 instead of 68 s and 0.24 instead of 2.2 GB), iterative
-//    above.
+//  * auto: iterative, and a Newton solve or an adjoint solve whose GMRES does not converge is
+//    done again with the direct LU (fallback_linear_solve), if its estimated memory fits
+//    (direct_fits_in_memory); the log says so.  Measured on the shipped cases (results/
+//    auto-solver.md, scripts/bench-auto.sh): the multigrid was faster on every 2D and 3D time
+//    step and steady solve, also on the smallest meshes (the 452-cell channel of the tests: 0.028
+//    instead of 0.128 s per step), where its coarsest level is the whole compact matrix, solved
+//    by LU as a preconditioner of GMRES on J.
 //  * Roles: the forward Newton solve has no prefix (-ksp_*, -pc_*), the adjoint the prefix adj_
 //    (-adj_ksp_*, -adj_pc_*).  Tolerances come from the case (solver.linear_*, adjoint.*).  Every
 //    default is set before KSPSetFromOptions, so -ksp_type, -pc_type, -pc_gamg_*, -mg_levels_*
@@ -55,17 +58,22 @@
 #include <petscsnes.h>
 
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace karman::solver {
 
 /// What a linear solver is for; the role gives its options prefix.
 enum class LinearSolverRole {
-  Newton, ///< the forward Newton step: no prefix (-ksp_type, -pc_type ...)
-  Adjoint ///< the adjoint's transposed solve: prefix adj_ (-adj_ksp_type, -adj_pc_type ...)
+  Newton,  ///< the forward Newton step: no prefix (-ksp_type, -pc_type ...)
+  Adjoint, ///< the adjoint's transposed solve: prefix adj_ (-adj_ksp_type, -adj_pc_type ...)
+  /// auto's LU after a failed iterative forward solve: prefix fallback_ (-fallback_ksp_type ...)
+  NewtonFallback,
+  /// auto's LU after a failed iterative adjoint solve: prefix adj_fallback_
+  AdjointFallback
 };
 
-/// Options prefix of a role: nullptr (none) or "adj_".
+/// Options prefix of a role: nullptr (none), "adj_", "fallback_" or "adj_fallback_".
 const char *options_prefix(LinearSolverRole role);
 
 /// Stopping tests of a Krylov solve (KSPSetTolerances; the divergence tolerance keeps its default).
@@ -92,10 +100,16 @@ enum class LinearSystems {
   TimeStepping
 };
 
-/// solver.linear: auto picks direct up to this many unknowns (global cells x (1 + dim)).
-constexpr double kAutoDirectUnknowns = 150000;
-/// The same in 3D.
-constexpr double kAutoDirectUnknowns3D = 40000;
+/// The linear solver of a case (the case key solver.linear, resolved by linear_choice).
+struct LinearChoice {
+  LinearMethod method = LinearMethod::Iterative;
+  /// auto: a failed iterative solve is done again with the direct LU (if it fits in memory)
+  bool fallback = false;
+};
+
+/// Estimated memory of the LU factors of the exact Jacobian per cell, 2D and 3D (MUMPS, measured
+/// on DFG 2D-1 and 3D-1Z: ~20 and ~90 KiB per cell).
+constexpr double kDirectBytesPerCell2D = 20.0 * 1024, kDirectBytesPerCell3D = 90.0 * 1024;
 
 /// Multigrid (iterative): the hierarchy is coarsened down to this many unknowns, solved exactly
 /// (LU) on the coarsest level.  Time steps and the unsteady adjoint's levels: 4000, which on DFG
@@ -118,8 +132,25 @@ constexpr PetscInt kTimeStepCoarseEquations = 4000;
 /// 40-step forward run 30.4 -> 17.7 s with the same iterations).  Collective.
 PetscErrorCode set_process_defaults();
 
-/// The method of solver.linear for this mesh (auto: by size, kAutoDirectUnknowns[3D]).  Collective.
-LinearMethod linear_method(const config::CaseConfig &cfg, const mesh::Mesh &mesh);
+/// The linear solver of solver.linear (auto: iterative with the LU fallback).
+LinearChoice linear_choice(const config::CaseConfig &cfg);
+/// What `choice` is, for the log ("iterative (GMRES, coupled algebraic multigrid; solver.linear:
+/// auto, LU if it fails)").
+std::string describe(const LinearChoice &choice);
+/// linear_choice(cfg).method.
+LinearMethod linear_method(const config::CaseConfig &cfg);
+
+/// Whether the direct LU of `mesh`'s Jacobian fits in memory: on every node, the estimated factors
+/// of its ranks' cells (kDirectBytesPerCell2D/3D) within 80 % of the node's available memory
+/// (sysconf _SC_AVPHYS_PAGES).  `needed` and `available` (GiB, of the node where it is tightest),
+/// when given.  Collective.
+PetscErrorCode direct_fits_in_memory(const mesh::Mesh &mesh, bool *fits, double *needed = nullptr,
+                                     double *available = nullptr);
+
+/// The check before auto's fallback to LU after an iterative solve that did not converge (`what`:
+/// "the Newton solve", "the adjoint solve" ...; `reason` PETSc's): logs the fallback, or, when the
+/// LU does not fit in memory, fails with both reasons and the memory figures.  Collective.
+PetscErrorCode announce_fallback(const mesh::Mesh &mesh, const char *what, const char *reason);
 
 /// Sets karman's defaults on ksp, before KSPSetFromOptions (or SNESSetFromOptions) so that PETSc
 /// options override them: Direct: KSP `direct_type` preconditioned by MUMPS LU; Iterative:

@@ -23,7 +23,9 @@
 // preconditioned by coupled algebraic multigrid on the compact matrix P, with Eisenstat-Walker
 // inexact Newton capped at 0.1: the linear tolerance follows the nonlinear convergence, so the
 // converged state is the same); -ksp_type, -pc_type and -pc_factor_mat_solver_type override
-// either.
+// either.  With solver.linear: auto (iterative) a solve that does not converge is done again from
+// its initial state with the direct LU (fallback_linear_solve in linear_solver.hpp; if the
+// factors fit in memory), and the solver keeps the LU for its later solves; the summary says so.
 // A non-finite residual or a failed step ends the solve with the reason and the
 // residual history; the best state seen is kept for output.
 // The CFL update, the history, the best state and the caller's monitor run in SNES's
@@ -34,6 +36,7 @@
 
 #include "karman/discretization/flow_residual.hpp"
 #include "karman/solver/jacobian_free.hpp"
+#include "karman/solver/linear_solver.hpp"
 
 #include <petscsnes.h>
 
@@ -62,6 +65,10 @@ struct SteadySummary {
   int best_iteration = 0;
   double wall_time = 0;
   std::vector<NewtonRecord> history;
+  /// the iterative solve failed and this is the direct LU's (solver.linear: auto), with the
+  /// iterative solve's reason
+  bool linear_fallback = false;
+  std::string iterative_reason;
 };
 
 class SteadySolver {
@@ -85,9 +92,12 @@ public:
   /// start near the solution (small |R|) begins close to Newton.  0: the default.
   void set_reference_residual(double r_ref) { r_ref_ = r_ref; }
 
-  SNES snes() const { return snes_; }
-
 private:
+  /// The Newton solver of `method` (role Newton or NewtonFallback: options prefix), its matrices
+  /// and its recording convergence test.
+  PetscErrorCode create_snes(LinearMethod method, LinearSolverRole role, SNES *snes);
+  /// The continuation loop of solve() with `snes` (from the state w, into *summary).
+  PetscErrorCode continuation(SNES snes, Vec w, SteadySummary *summary);
   static PetscErrorCode form_function(SNES, Vec w, Vec R, void *ctx);
   static PetscErrorCode form_jacobian(SNES, Vec w, Mat J, Mat P, void *ctx);
   /// History, CFL for the next step, best state and the caller's monitor for iterate `it` (run by
@@ -97,6 +107,10 @@ private:
 
   discretization::FlowResidual *res_ = nullptr;
   SNES snes_ = nullptr;
+  SNES fallback_ = nullptr; ///< auto's direct LU, after an iterative solve failed
+  bool may_fall_back_ = false, fell_back_ = false;
+  Vec w0_ = nullptr; ///< the initial state of a solve that may be done again
+  SolverOptions options_;
   Mat J_ = nullptr, P_ = nullptr; ///< exact Jacobian (direct) or null; compact matrix (iterative)
   JacobianFreeOperator jacobian_free_; ///< the Newton operator of the iterative method
   Vec r_ = nullptr;

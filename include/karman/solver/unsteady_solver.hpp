@@ -55,6 +55,9 @@ struct StepReport {
   double residual_time = 0, jacobian_time = 0, pc_setup_time = 0, linear_solve_time = 0;
   bool converged = false;
   std::string reason;
+  /// solved with auto's LU after the multigrid failed (iterative_reason: the multigrid's reason)
+  bool linear_fallback = false;
+  std::string iterative_reason;
 };
 
 class UnsteadySolver {
@@ -98,10 +101,21 @@ public:
 private:
   static PetscErrorCode form_function(SNES, Vec w, Vec R, void *ctx);
   static PetscErrorCode form_jacobian(SNES, Vec w, Mat J, Mat P, void *ctx);
-  PetscErrorCode solve_step(double dt, const BdfCoefficients &bdf, StepReport *report);
+  PetscErrorCode solve_step(SNES snes, double dt, const BdfCoefficients &bdf, StepReport *report);
+  /// auto: the step solved again with the LU after the multigrid failed
+  PetscErrorCode fall_back(double dt, const BdfCoefficients &bdf, StepReport *report);
 
+public:
+  /// auto: after this many steps solved by the LU fallback, the run keeps the LU.
+  static constexpr int kStickyFallbacks = 3;
+
+private:
   discretization::FlowResidual *res_ = nullptr;
   SNES snes_ = nullptr;
+  SNES fallback_ = nullptr; ///< auto's LU (created at the first fallback)
+  bool may_fall_back_ = false;
+  int fallbacks_ = 0; ///< steps solved by the fallback
+  SolverOptions options_;
   Mat J_ = nullptr, P_ = nullptr; ///< exact Jacobian; matrix the preconditioner is built from
   Vec w_ = nullptr, w_prev_ = nullptr, w_new_ = nullptr, r_ = nullptr;
   Vec w_prev2_ = nullptr; ///< w^{n-2}, for the initial guess only

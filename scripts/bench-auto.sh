@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# solver.linear: auto against direct and iterative on every shipped case (issue "Fast by default"):
+# each case as its README runs it (the case file, no overrides but the linear solver), unsteady ones
+# shortened to STEPS time steps from their initial condition, on RANKS ranks; the three settings
+# run one after the other for each case (alternating, so that a change of load hits all three), the
+# whole process timed (/usr/bin/time).  Prints the table and writes results/bench-auto.{csv,md}:
+# wall time of each, auto's choice (and whether it fell back to the LU), auto / the faster of the
+# two.
+# usage: scripts/bench-auto.sh [STEPS] [RANKS] [REPEATS]     (default: 20 2 1)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+steps=${1:-20}
+ranks=${2:-2}
+repeats=${3:-1}
+[ -x build/release/karman ] || bash scripts/build.sh
+. scripts/mpi-env.sh
+out=results/bench-auto
+mkdir -p "$out"
+karman=$root/build/release/karman
+# name | command | case file | extra --set (unsteady: the end time from the step)
+cases=(
+  "dfg-2d1|run|cases/dfg-2d1/case.yaml|"
+  "dfg-2d1 adjoint|adjoint|cases/dfg-2d1/case.yaml|"
+  "dfg-3d1z|run|cases/dfg-3d1z/case.yaml|"
+  "cylinder-unbounded|run|cases/cylinder-unbounded/case.yaml|"
+  "heated-cylinder|run|cases/heated-cylinder/case.yaml|"
+  "naca0012-laminar|run|cases/naca0012-laminar/case.yaml|"
+  "shape-min-drag re40|run|cases/shape-min-drag/re40.yaml|"
+  "dfg-2d2|run|cases/dfg-2d2/case.yaml|unsteady"
+  "dfg-2d2 adjoint|adjoint|cases/dfg-2d2/case.yaml|unsteady"
+  "cylinder-identification|run|cases/cylinder-identification/case.yaml|unsteady"
+  "cylinder-rotary-control|run|cases/cylinder-rotary-control/case.yaml|unsteady"
+  "neural-control|run|cases/neural-control/case.yaml|unsteady"
+)
+: > "$out/runs.csv"
+for rep in $(seq "$repeats"); do
+  for entry in "${cases[@]}"; do
+    IFS='|' read -r name cmd file kind <<< "$entry"
+    sets=(--set output.vtk=false)
+    if [ "$kind" = unsteady ]; then
+      dt=$(/usr/bin/python3 -c "import yaml,sys; print(yaml.safe_load(open('$file'))['time']['dt'])")
+      sets+=(--set time.t_end="$(/usr/bin/python3 -c "print($dt * $steps)")" --set time.statistics_start=0)
+    fi
+    for linear in direct iterative auto; do
+      tag=$(echo "$name-$linear-$rep" | tr ' ' '_')
+      echo "bench-auto: $name, $linear ($rep)"
+      dir=$out/$tag
+      rm -rf "$dir"
+      if /usr/bin/time -f "%e %M" -o "$out/$tag.time" mpirun -n "$ranks" "$karman" "$cmd" "$file" \
+        -o "$dir" "${sets[@]}" --set solver.linear="$linear" > "$out/$tag.log" 2>&1; then
+        status=ok
+      else
+        status=failed
+      fi
+      read -r wall _ < <(tail -1 "$out/$tag.time")
+      fallback=$(grep -c "solving it again with the direct LU" "$out/$tag.log" || true)
+      # cells and peak memory (total over the ranks) from the run's summary.json
+      read -r cells mem < <(/usr/bin/python3 -c "
+import json, sys
+try:
+    s = json.load(open('$dir/summary.json'))
+except Exception:
+    s = {}
+print(s.get('cells', ''), s.get('peak_memory_mib', 0))")
+      echo "$name,$cmd,$linear,$rep,$status,$wall,$mem,$fallback,$cells" >> "$out/runs.csv"
+    done
+  done
+done
+/usr/bin/python3 - "$out" "$steps" "$ranks" <<'PY'
+import csv, sys, datetime, platform, os, statistics
+out, steps, ranks = sys.argv[1], sys.argv[2], sys.argv[3]
+runs = {}
+meta = {}
+for name, cmd, linear, rep, status, wall, mem, fallback, cells in csv.reader(open(f"{out}/runs.csv")):
+    runs.setdefault((name, linear), []).append((status, float(wall), float(mem or 0), int(fallback)))
+    meta[name] = cells
+names = list(dict.fromkeys(n for n, _ in runs))
+head = ("| case | cells | direct [s] | iterative [s] | auto [s] | auto's choice | auto / faster | "
+        "peak memory direct / iterative / auto [MiB, all ranks] |")
+lines = [f"solver.linear auto against direct and iterative ({datetime.date.today()}, {platform.node()}, "
+         f"{os.cpu_count()} cores, {ranks} ranks; unsteady cases {steps} steps from their initial "
+         f"condition; median wall time of the whole process over the repeats)", "", head,
+         "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
+rows = [["case", "cells", "direct_s", "iterative_s", "auto_s", "auto_fallbacks", "auto_over_faster"]]
+for n in names:
+    t = {}
+    m = {}
+    note = {}
+    for lin in ("direct", "iterative", "auto"):
+        r = runs.get((n, lin), [])
+        ok = [x for x in r if x[0] == "ok"]
+        t[lin] = statistics.median(x[1] for x in ok) if ok else None
+        m[lin] = max(x[2] for x in r) if r else None
+        note[lin] = sum(x[3] for x in r)
+    fmt = lambda v: f"{v:.1f}" if v is not None else "failed"
+    faster = min(v for v in (t["direct"], t["iterative"]) if v is not None) if (t["direct"] or t["iterative"]) else None
+    ratio = t["auto"] / faster if t["auto"] and faster else None
+    choice = "iterative" + (f", LU fallback x{note['auto']}" if note["auto"] else "")
+    lines.append(f"| {n} | {meta[n]} | {fmt(t['direct'])} | {fmt(t['iterative'])} | {fmt(t['auto'])} | {choice} | "
+                 f"{ratio:.2f} |" if ratio else f"| {n} | {meta[n]} | {fmt(t['direct'])} | {fmt(t['iterative'])} | "
+                 f"{fmt(t['auto'])} | {choice} | - |")
+    lines[-1] += " " + " / ".join(f"{m[l]:.0f}" if m[l] else "-" for l in ("direct", "iterative", "auto")) + " |"
+    rows.append([n, meta[n], t["direct"], t["iterative"], t["auto"], note["auto"], ratio])
+open(f"{out}.md", "w").write("\n".join(lines) + "\n")
+with open(f"{out}.csv", "w", newline="") as f:
+    csv.writer(f).writerows(rows)
+print("\n".join(lines))
+PY
