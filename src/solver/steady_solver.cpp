@@ -33,8 +33,8 @@ PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
   const LinearChoice choice = linear_choice(cfg);
   may_fall_back_ = choice.fallback;
   fell_back_ = false;
-  PetscCall(log_info(residual.mesh().comm, "steady solver: linear solver %s",
-                     describe(choice).c_str()));
+  PetscCall(
+      log_info(residual.mesh().comm, "steady solver: linear solver %s", describe(choice).c_str()));
   PetscCall(create_snes(choice.method, LinearSolverRole::Newton, &snes_));
   if (may_fall_back_) PetscCall(residual.create_state(&w0_));
   shift_.assign(residual.mesh().n_owned_cells, 0.0);

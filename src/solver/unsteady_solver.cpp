@@ -44,8 +44,8 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
   const LinearMethod method = choice.method;
   may_fall_back_ = choice.fallback;
   fallbacks_ = 0;
-  PetscCall(log_info(residual.mesh().comm, "time steps: linear solver %s",
-                     describe(choice).c_str()));
+  PetscCall(
+      log_info(residual.mesh().comm, "time steps: linear solver %s", describe(choice).c_str()));
   options_ = s;
   PetscCall(residual.create_jacobian(&J_, false,
                                      method == LinearMethod::Iterative
