@@ -33,21 +33,7 @@ EXEMPT = {
 
 # sources whose own test file is still to be written: tested indirectly, where named (listed by the
 # check on every run, so that the list shrinks; a source leaves it with its test file)
-PENDING = {
-    "src/discretization/flow_residual.cpp": "residual and Jacobian: test_flow_solver.cpp "
-                                            "(Jacobian vs finite differences, exact solutions), "
-                                            "time levels: test_parameters.cpp",
-    "src/adjoint/adjoint_solver.cpp": "steady adjoint gradients vs finite differences: "
-                                      "test_adjoint.cpp, test_flow_case.cpp",
-    "src/adjoint/sensitivities.cpp": "dot-product test, reverse sweep = J^T psi: test_adjoint.cpp",
-    "src/adjoint/verification.cpp": "parameter checks and shape Taylor tests: test_adjoint.cpp, "
-                                    "tests/cli/adjoint.sh",
-    "src/discretization/navier_stokes_term.cpp": "Jacobian vs finite differences, Kovasznay "
-                                                 "order: test_flow_solver.cpp",
-    "src/discretization/scalar_term.cpp": "exact solution, refusals: test_scalar.cpp",
-    "src/optimization/shape_optimization.cpp": "shape campaigns: tests/cli/optimize.sh, "
-                                               "optimize_kill.sh",
-}
+PENDING = {}
 
 
 def test_sources(root):

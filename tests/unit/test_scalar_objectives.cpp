@@ -4,7 +4,8 @@
 //  - Nu is proportional to L / dphi (reference.length, scalar_difference);
 //  - the reverse mode (dJ/dw, scalar and flow unknowns) equals central differences of the value
 //    (scalar-variance is quadratic, Nusselt linear in w);
-//  - a case without a scalar, and patches that are missing or unknown, are refused.
+//  - a case without a scalar, a Nusselt number on a wall without a prescribed scalar value, and
+//    patches that are missing or unknown, are refused.
 #include "objective_check.hpp"
 
 using namespace karman;
@@ -79,8 +80,15 @@ TEST_CASE("scalar objectives: reverse mode equals differences of the value", "[a
 }
 
 TEST_CASE("scalar objectives: bad input is refused", "[adjoint]") {
+  // the case has no scalar
   CHECK_THAT(test::objective_error("objective: {type: nusselt, walls: [cylinder]}\n"),
-             Catch::Contains("scalar"));
+             Catch::Contains("type nusselt needs a scalar, and this case solves none"));
+  CHECK_THAT(test::objective_error("objective: {type: scalar-variance, patches: [outlet]}\n"),
+             Catch::Contains("type scalar-variance needs a scalar, and this case solves none"));
+  // a Nusselt number on a wall whose scalar is a flux, not a value
+  CHECK_THAT(test::objective_error("objective: {type: nusselt, walls: [walls]}\n" +
+                                   scalar_section(0.1, 1.0, 0.02)),
+             Catch::Contains("'walls' has no prescribed scalar value"));
   CHECK_THAT(test::objective_error("objective: {type: scalar-variance}\n" +
                                    scalar_section(0.1, 1.0, 0.02)),
              Catch::Contains("case.yaml: objective.patches: name the boundaries"));

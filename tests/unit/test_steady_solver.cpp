@@ -8,7 +8,9 @@
 //  - a line search that fails again at the same iterate after a cut tries a larger CFL: DFG 2D-1
 //    from rest with a small CFL_0 converges to the state of the default start  [mpi];
 //  - solver.linear auto: a solve that fails with the iterative linear solver is done again with
-//    the LU, to the state of solver.linear: direct; iterative itself does not fall back  [mpi].
+//    the LU, to the state of solver.linear: direct; iterative itself does not fall back  [mpi];
+//  - exact Newton (the LU) converges quadratically on the coarse DFG 2D-1 mesh: the order of the
+//    last iterates' residual reduction is > 1.7 [mpi].
 #include "karman/optimization/case_schema.hpp"
 #include "karman/core/error.hpp"
 #include "karman/discretization/flow_residual.hpp"
@@ -255,4 +257,30 @@ TEST_CASE("steady solver: with solver.linear auto a failed iterative solve is do
   CHECK_FALSE(failed.summary.linear_fallback);
   CHECK(failed.summary.reason == "DIVERGED_MAX_IT");
   for (Vec *v : {&forced.w, &direct.w, &failed.w}) VecDestroy(v);
+}
+
+TEST_CASE("Newton converges quadratically on DFG 2D-1 (coarse mesh)", "[solver][mpi]") {
+  // exact Newton steps (the LU of the exact Jacobian; the default iterative solver's inexact
+  // steps converge superlinearly, not quadratically): the Jacobian is the residual's derivative
+  Problem p;
+  make_dfg(&p, {"solver.linear=direct"});
+  SolveResult r;
+  solve_from_rest(p, &r);
+  VecDestroy(&r.w);
+  const solver::SteadySummary &s = r.summary;
+  REQUIRE(s.converged);
+  REQUIRE(s.iterations <= 30);
+  REQUIRE(s.final_residual <= 1e-10 * s.initial_residual);
+  // convergence order p_k = log(e_{k+1} / e_k) / log(e_k / e_{k-1}) of the normalized
+  // residual e = |R| / |R_0| over the last iterates above the round-off floor: ~2 for Newton
+  std::vector<double> e;
+  for (const auto &h : s.history)
+    if (h.residual > 1e-15 * s.initial_residual) e.push_back(h.residual / s.initial_residual);
+  REQUIRE(e.size() >= 4);
+  const std::size_t n = e.size();
+  for (std::size_t k = n - 3; k + 1 < n; ++k) {
+    const double order = std::log(e[k + 1] / e[k]) / std::log(e[k] / e[k - 1]);
+    CAPTURE(k, e[k - 1], e[k], e[k + 1], order);
+    REQUIRE(order > 1.7);
+  }
 }

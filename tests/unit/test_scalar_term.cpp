@@ -1,18 +1,23 @@
-// The passive scalar in the residual (discretization/scalar_term.hpp):
+// The passive scalar as a residual term (src/discretization/scalar_term.cpp):
 //  - an exact solution: plug flow u = (U, 0) through the unit square (velocity inlet, pressure
 //    outlet, symmetry walls) carrying phi with U phi' = kappa phi'' - k phi + q, phi(0) = phi_0,
 //    phi(1) = phi_1; the cell values converge with order >= 1.8 on the mixed triangle/quad mesh
 //    (levels 0..2), on 1 and 2 ranks ([mpi]);
 //  - the case file: the scalar's fields and parameters, and the one-line refusals of a boundary
-//    without a scalar condition, a negative diffusivity, a boundary the mesh lacks and a
-//    Nusselt number in a case without scalar.
-#include "karman/adjoint/objective.hpp"
+//    without a scalar condition, a negative diffusivity and a boundary the mesh lacks (the scalar
+//    objectives' refusals are in test_scalar_objectives.cpp);
+//  - on every face and cell (value, flux and outflow boundaries, source and decay) at a smooth
+//    state: flux_dw and source_dw against central differences (the chain rule through the flow's
+//    volume flux F included), flux_reverse and source_reverse against them, the geometry, volume
+//    and viscosity adjoints against differences, and every parameter's adjoint (the scalar's
+//    diffusivity, source, decay, boundary values and fluxes; the flow's boundary parameters and
+//    viscosity through F) against differences (term_check.hpp).
 #include "karman/core/error.hpp"
 #include "karman/discretization/flow_residual.hpp"
 #include "karman/discretization/parameters.hpp"
 #include "karman/optimization/case_schema.hpp"
 #include "karman/solver/steady_solver.hpp"
-#include "test_helpers.hpp"
+#include "term_check.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -114,9 +119,6 @@ std::string load_error(const std::string &yaml, const std::string &geo,
   test::load(PETSC_COMM_WORLD, geo, 0, 2, names, &m);
   discretization::FlowResidual res;
   ierr = res.setup(m, cfg);
-  if (ierr) return last_error_message();
-  adjoint::Objective obj;
-  ierr = obj.setup(res, cfg);
   return ierr ? last_error_message() : "";
 }
 
@@ -134,7 +136,8 @@ TEST_CASE("scalar: convection-diffusion-reaction in plug flow converges with sec
   CHECK(e.back() < 2e-3); // and small: the exact solution spans 0.2 .. 2.2
 }
 
-TEST_CASE("scalar: fields, parameters and one-line refusals of bad input", "[scalar]") {
+TEST_CASE("scalar: fields, parameters and one-line refusals of bad input",
+          "[scalar][discretization]") {
   const std::vector<std::string> names = {"left", "right", "bottom", "top"};
   SECTION("the equation set and the parameters") {
     Solved p;
@@ -179,31 +182,23 @@ TEST_CASE("scalar: fields, parameters and one-line refusals of bad input", "[sca
     CAPTURE(msg);
     CHECK(msg.find("scalar.boundaries.lid: the mesh has no boundary 'lid'") != std::string::npos);
   }
-  SECTION("a Nusselt number in a case without scalar") {
-    std::string yaml = kPlug;
-    yaml = yaml.substr(0, yaml.find("scalar:")) + "objective: {type: nusselt, walls: [left]}\n";
-    const std::string msg = load_error(yaml, "square-mixed.geo", names);
-    CAPTURE(msg);
-    CHECK(msg.find("type nusselt needs a scalar, and this case solves none") != std::string::npos);
-  }
-  SECTION("an outlet variance in a case without scalar, and one without patches") {
-    std::string yaml = kPlug;
-    yaml = yaml.substr(0, yaml.find("scalar:")) +
-           "objective: {type: scalar-variance, patches: [top]}\n";
-    std::string msg = load_error(yaml, "square-mixed.geo", names);
-    CAPTURE(msg);
-    CHECK(msg.find("type scalar-variance needs a scalar, and this case solves none") !=
-          std::string::npos);
-    msg = load_error(std::string(kPlug) + "objective: {type: scalar-variance}\n",
-                     "square-mixed.geo", names);
-    CAPTURE(msg);
-    CHECK(msg.find("objective.patches: name the boundaries") != std::string::npos);
-  }
-  SECTION("a Nusselt number on a wall without prescribed scalar") {
-    const std::string msg =
-        load_error(std::string(kPlug) + "objective: {type: nusselt, walls: [bottom]}\n",
-                   "square-mixed.geo", names);
-    CAPTURE(msg);
-    CHECK(msg.find("'bottom' has no prescribed scalar value") != std::string::npos);
-  }
+}
+
+TEST_CASE("scalar term: derivatives and reverse mode on every face and cell equal differences",
+          "[scalar][discretization][jacobian]") {
+  // the plug-flow case with a prescribed flux on the bottom and a rotating, translating wall on
+  // top (the flow's boundary parameters reach the scalar through F)
+  std::string yaml = kPlug;
+  yaml.replace(yaml.find("bottom: {type: flux, flux: 0}"), 29, "bottom: {type: flux, flux: 0.3}");
+  yaml.replace(yaml.find("top: {type: symmetry}"), 21,
+               "top: {type: wall, velocity: [0.2, 0], omega: 0.4, center: [0.5, 2]}");
+  test::TermProblem p;
+  test::make_term_problem(yaml, "square-mixed.geo", 2, {"left", "right", "bottom", "top"}, &p);
+  REQUIRE(p.res.terms().size() == 2);
+  REQUIRE(test::term_rows(p.res, 1) == std::pair<int, int>(3, 1));
+  Vec w;
+  REQUIRE(p.res.create_state(&w) == 0);
+  test::set_term_state(p.res, w);
+  test::check_term(p, 1, w, false);
+  VecDestroy(&w);
 }
