@@ -28,7 +28,11 @@ namespace karman::discretization {
 /// centroids or boundary-face centroids): d_j = p_j - xc, w_j = 1 / |d_j|^2,
 /// M = sum_j w_j d_j d_j^T over all points, c_j = M^{-1} w_j d_j for the first n_data
 /// points (the others enter M only).  Templated for complex-step tests.  Returns false
-/// if M is singular (relative to its diagonal).
+/// if M is singular: det M below 1e-8 (2D) / 1e-10 (3D) of (tr M / dim)^dim, the product of its
+/// eigenvalues against that of their mean (the weights make every point's term a unit-direction
+/// outer product, so this is scale-free and independent of the cells' aspect ratio).  A test
+/// relative to the diagonal's product missed points that all lie in one plane: that direction's
+/// diagonal entry is round-off too (tetrahedral boxes: coefficients of 1e14-1e15 at corner cells).
 template <typename T>
 bool lsq_coefficients(int dim, const Vec3<T> &xc, const std::vector<Vec3<T>> &p, std::size_t n_data,
                       std::vector<Vec3<T>> &c) {
@@ -42,7 +46,8 @@ bool lsq_coefficients(int dim, const Vec3<T> &xc, const std::vector<Vec3<T>> &p,
   T inv[3][3] = {{T(0), T(0), T(0)}, {T(0), T(0), T(0)}, {T(0), T(0), T(0)}};
   if (dim == 2) {
     const T det = m[0][0] * m[1][1] - m[0][1] * m[1][0];
-    if (!(std::abs(real_value(det)) > 1e-8 * std::abs(real_value(m[0][0] * m[1][1])))) return false;
+    const double mean = real_value(m[0][0] + m[1][1]) / 2;
+    if (!(std::abs(real_value(det)) > 1e-8 * mean * mean)) return false;
     inv[0][0] = m[1][1] / det, inv[0][1] = -m[0][1] / det, inv[1][0] = -m[1][0] / det,
     inv[1][1] = m[0][0] / det;
   } else {
@@ -50,8 +55,8 @@ bool lsq_coefficients(int dim, const Vec3<T> &xc, const std::vector<Vec3<T>> &p,
             c01 = m[1][2] * m[2][0] - m[1][0] * m[2][2],
             c02 = m[1][0] * m[2][1] - m[1][1] * m[2][0];
     const T det = m[0][0] * c00 + m[0][1] * c01 + m[0][2] * c02;
-    if (!(std::abs(real_value(det)) > 1e-10 * std::abs(real_value(m[0][0] * m[1][1] * m[2][2]))))
-      return false;
+    const double mean = real_value(m[0][0] + m[1][1] + m[2][2]) / 3;
+    if (!(std::abs(real_value(det)) > 1e-10 * mean * mean * mean)) return false;
     inv[0][0] = c00 / det, inv[1][0] = c01 / det, inv[2][0] = c02 / det;
     inv[0][1] = (m[0][2] * m[2][1] - m[0][1] * m[2][2]) / det;
     inv[0][2] = (m[0][1] * m[1][2] - m[0][2] * m[1][1]) / det;
