@@ -4,6 +4,8 @@
 # and paths excluded).  Used to show that a refactoring leaves results unchanged.
 # usage: scripts/regression-compare.sh OLD_KARMAN NEW_KARMAN [WORK_DIR]
 #   (either binary may be "-" to reuse its outputs from an earlier run in WORK_DIR)
+#   REGRESSION_SETS="--set key=value ...": added to every run of both (e.g. "--set
+#   solver.linear=direct" to compare with a build whose solver.linear auto picked the LU)
 # Prints the largest relative difference per file and overall; writes
 # results/regression-compare.md.
 set -euo pipefail
@@ -26,16 +28,17 @@ solver: {rtol: 1e-13, atol: 1e-15}
 objective: {type: drag, walls: [cylinder], time: average, window: [0.1, 0.2]}
 output: {vtk: false}
 YAML
+read -r -a sets <<< "${REGRESSION_SETS:-}"
 run_all() { # BINARY TAG
   local k=$1 d=$work/$2
   rm -rf "$d" && mkdir -p "$d"
   local dfg=$root/cases/dfg-2d1/case.yaml
-  mpirun -n 2 "$k" run "$dfg" -o "$d/dfg-l1-np2" --set mesh.level=1 > "$d/log" 2>&1
-  mpirun -n 2 "$k" adjoint "$dfg" -o "$d/dfg-l1-np2" --set mesh.level=1 >> "$d/log" 2>&1
-  "$k" adjoint "$dfg" -o "$d/dfg-l0-lift" --set mesh.level=0 --set objective.type=lift >> "$d/log" 2>&1
-  "$k" adjoint "$work/unsteady.yaml" -o "$d/unsteady-np1" >> "$d/log" 2>&1
-  mpirun -n 2 "$k" adjoint "$work/unsteady.yaml" -o "$d/unsteady-np2" >> "$d/log" 2>&1
-  "$k" run "$work/unsteady.yaml" -o "$d/unsteady-run" --set output.vtk=false >> "$d/log" 2>&1
+  mpirun -n 2 "$k" run "$dfg" -o "$d/dfg-l1-np2" --set mesh.level=1 "${sets[@]}" > "$d/log" 2>&1
+  mpirun -n 2 "$k" adjoint "$dfg" -o "$d/dfg-l1-np2" --set mesh.level=1 "${sets[@]}" >> "$d/log" 2>&1
+  "$k" adjoint "$dfg" -o "$d/dfg-l0-lift" --set mesh.level=0 --set objective.type=lift "${sets[@]}" >> "$d/log" 2>&1
+  "$k" adjoint "$work/unsteady.yaml" -o "$d/unsteady-np1" "${sets[@]}" >> "$d/log" 2>&1
+  mpirun -n 2 "$k" adjoint "$work/unsteady.yaml" -o "$d/unsteady-np2" "${sets[@]}" >> "$d/log" 2>&1
+  "$k" run "$work/unsteady.yaml" -o "$d/unsteady-run" --set output.vtk=false "${sets[@]}" >> "$d/log" 2>&1
 }
 [ "$old" = - ] || run_all "$old" old
 [ "$new" = - ] || run_all "$new" new
