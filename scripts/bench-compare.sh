@@ -8,9 +8,12 @@
 # usage: scripts/bench-compare.sh OLD_KARMAN NEW_KARMAN [LEVELS] [STEPS] [REPEATS]
 #        (default "1 2", 40, 2); OLD_KARMAN e.g. from `git worktree add /tmp/old REV &&
 #        bash /tmp/old/scripts/build.sh`: /tmp/old/build/release/karman
+#        BENCH_SETS="--set key=value ...": added to every run of both (e.g. "--set
+#        solver.linear=iterative" when the two builds' solver.linear auto differ)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 old=$(realpath "$1") new=$(realpath "$2") levels=${3:-"1 2"} steps=${4:-40} repeats=${5:-2}
+read -r -a sets <<< "${BENCH_SETS:-}"
 . "$root/scripts/mpi-env.sh"
 work=$root/out/bench-compare
 t_end=$(/usr/bin/python3 -c "print($steps * 0.005)")
@@ -25,15 +28,15 @@ for r in $runs; do
         d=$work/$tag-steady-L$l-np$np-$r
         echo "bench-compare: $tag, DFG 2D-1 level $l, $np rank(s), run $r"
         mpirun -n "$np" "$k" run "$root/cases/dfg-2d1/case.yaml" -o "$d" --set mesh.level="$l" \
-          --set output.vtk=false > "$d.log" 2>&1 || { tail -5 "$d.log"; exit 1; }
+          --set output.vtk=false "${sets[@]}" > "$d.log" 2>&1 || { tail -5 "$d.log"; exit 1; }
         mpirun -n "$np" "$k" adjoint "$root/cases/dfg-2d1/case.yaml" -o "$d" --set mesh.level="$l" \
-          --set output.vtk=false >> "$d.log" 2>&1 || { tail -5 "$d.log"; exit 1; }
+          --set output.vtk=false "${sets[@]}" >> "$d.log" 2>&1 || { tail -5 "$d.log"; exit 1; }
       done
       d=$work/$tag-unsteady-L1-np$np-$r
       echo "bench-compare: $tag, DFG 2D-2 level 1, $steps steps, $np rank(s), run $r"
       mpirun -n "$np" "$k" run "$root/cases/dfg-2d2/case.yaml" -o "$d" --set mesh.level=1 \
         --set time.dt=0.005 --set time.t_end="$t_end" --set output.vtk=false \
-        --set output.checkpoint_every=0 > "$d.log" 2>&1 || { tail -5 "$d.log"; exit 1; }
+        --set output.checkpoint_every=0 "${sets[@]}" > "$d.log" 2>&1 || { tail -5 "$d.log"; exit 1; }
     done
   done
 done
