@@ -412,6 +412,17 @@ TEST_CASE("unsteady adjoint: with solver.linear auto a level whose iterative sol
   CHECK(normal.linear_fallbacks == 0);
   CHECK(forced.linear_fallbacks == forced.steps);
   check_same_gradients(normal, forced, 1e-8, 1e-11);
+  // -adj_ksp_type preonly would apply one multigrid cycle as each level's inverse: refused
+  test::ScopedOptions preonly({{"-adj_ksp_type", "preonly"}});
+  adjoint::UnsteadyAdjoint ua;
+  REQUIRE(ua.setup(s.res, s.cfg) == 0);
+  adjoint::UnsteadyAdjointOptions o;
+  adjoint::UnsteadyAdjointResult r;
+  clear_error();
+  CHECK(ua.run(s.w0, o, &r) != 0);
+  CHECK(last_error_message().find("-adj_ksp_type preonly would apply one multigrid cycle") !=
+        std::string::npos);
+  clear_error();
 }
 
 TEST_CASE("unsteady adjoint: the first level (BDF1) sets the preconditioner up again",

@@ -326,4 +326,12 @@ TEST_CASE("unsteady solver: with solver.linear auto a step whose multigrid fails
   REQUIRE(ts.advance(0.05, &r) == 0);
   CHECK_FALSE(r.converged);
   CHECK_FALSE(r.linear_fallback);
+  // -ksp_type preonly would apply one multigrid cycle as the inverse: refused, naming the fix
+  test::ScopedOptions preonly{{"-ksp_type", "preonly"}};
+  solver::UnsteadySolver refused;
+  clear_error();
+  CHECK(refused.setup(res, cfg) != 0);
+  CHECK(last_error_message().find(
+            "cavity.yaml: -ksp_type preonly would apply one multigrid cycle") != std::string::npos);
+  clear_error();
 }
