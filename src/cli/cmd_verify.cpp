@@ -171,19 +171,27 @@ PetscErrorCode solve_forward(MPI_Comm comm, driver::FlowCase &fc, Vec *w) {
   PetscFunctionReturn(0);
 }
 
-/// Every adjoint parameter gradient of r against a sweep of finite differences: logged, added to
-/// the report (parameters), failed ones counted.  Collective.
-PetscErrorCode verify_parameters(MPI_Comm comm, driver::FlowCase &fc,
-                                 const adjoint::Objective &objective, Vec w,
-                                 const adjoint::AdjointResult &r, nlohmann::json *report,
+/// The steady adjoint being verified: the case, its objective, the converged state w and the
+/// adjoint's gradients r.
+struct SteadyAdjoint {
+  driver::FlowCase &fc;
+  const adjoint::Objective &objective;
+  Vec w;
+  const adjoint::AdjointResult &r;
+};
+
+/// Every adjoint parameter gradient against a sweep of finite differences: logged, added to the
+/// report (parameters), failed ones counted.  Collective.
+PetscErrorCode verify_parameters(MPI_Comm comm, const SteadyAdjoint &a, nlohmann::json *report,
                                  int *failures) {
   PetscFunctionBeginUser;
-  FlowResidual &res = fc.residual();
+  FlowResidual &res = a.fc.residual();
+  const adjoint::AdjointResult &r = a.r;
   PetscCall(log_info(comm, "%-36s %16s %16s %10s  %s", "parameter", "adjoint", "best FD",
                      "rel. diff", "FD (step): rel. diff"));
   for (const auto &par : r.gradient.parameters) {
     adjoint::ParameterCheck check;
-    PetscCall(adjoint::check_parameter(res, fc.config(), objective, w, r.J, par, &check));
+    PetscCall(adjoint::check_parameter(res, a.fc.config(), a.objective, a.w, r.J, par, &check));
     std::string sweep;
     nlohmann::json steps = nlohmann::json::array();
     for (const auto &s : check.steps) {
@@ -207,22 +215,20 @@ PetscErrorCode verify_parameters(MPI_Comm comm, driver::FlowCase &fc,
 
 /// shape: Taylor test for a bump on the first objective wall (or the first wall), if any: logged,
 /// added to the report (taylor), counted if it failed.  Collective.
-PetscErrorCode verify_shape(MPI_Comm comm, driver::FlowCase &fc,
-                            const adjoint::Objective &objective, Vec w,
-                            const adjoint::AdjointResult &r, nlohmann::json *report,
+PetscErrorCode verify_shape(MPI_Comm comm, const SteadyAdjoint &a, nlohmann::json *report,
                             int *failures) {
   PetscFunctionBeginUser;
-  const mesh::Mesh &mesh = fc.mesh();
-  FlowResidual &res = fc.residual();
+  const mesh::Mesh &mesh = a.fc.mesh();
+  FlowResidual &res = a.fc.residual();
   std::vector<int> walls = res.boundary_conditions().wall_patches();
-  const auto names = solver::force_options().get(fc.config()).walls;
+  const auto names = solver::force_options().get(a.fc.config()).walls;
   if (!names.empty()) walls.insert(walls.begin(), mesh.patch_index(names.front()));
   if (walls.empty()) PetscFunctionReturn(0);
   const int patch = walls.front();
   double dJ;
   std::vector<adjoint::TaylorStep> taylor_steps;
-  PetscCall(adjoint::shape_taylor_test(res, fc.config(), objective, w, r.J, r.gradient.X, patch,
-                                       &dJ, &taylor_steps));
+  PetscCall(adjoint::shape_taylor_test(res, a.fc.config(), a.objective, a.w, a.r.J, a.r.gradient.X,
+                                       patch, &dJ, &taylor_steps));
   PetscCall(
       log_info(comm, "shape: bump on %s, dJ/dX . dX = %.9e", mesh.patch_names[patch].c_str(), dJ));
   PetscCall(log_info(comm, "%14s %16s %8s", "eps", "remainder", "rate"));
@@ -313,8 +319,9 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args) {
   nlohmann::json report;
   report["objective"] = {{"description", objective->description()}, {"value", r.J}};
   int failures = 0;
-  PetscCall(verify_parameters(comm, fc, *objective, w, r, &report, &failures));
-  PetscCall(verify_shape(comm, fc, *objective, w, r, &report, &failures));
+  const SteadyAdjoint steady{fc, *objective, w, r};
+  PetscCall(verify_parameters(comm, steady, &report, &failures));
+  PetscCall(verify_shape(comm, steady, &report, &failures));
   if (!cfg.designs().empty()) PetscCall(verify_shape_design(comm, fc, w, &report, &failures));
   PetscCall(VecDestroy(&w));
   PetscCall(finish_verify(comm, args.output_dir, failures, &report));
