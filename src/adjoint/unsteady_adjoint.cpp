@@ -1,5 +1,6 @@
 // Unsteady discrete adjoint (see include/karman/adjoint/unsteady_adjoint.hpp).
 #include "karman/adjoint/unsteady_adjoint.hpp"
+#include "karman/adjoint/adjoint_state.hpp"
 
 #include "karman/core/hash.hpp"
 #include "karman/core/logger.hpp"
@@ -9,9 +10,6 @@
 #include "karman/solver/linear_solver.hpp"
 #include "karman/solver/recycling_gmres.hpp"
 #include "karman/solver/steady_solver.hpp"
-
-#include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
@@ -711,34 +709,6 @@ PetscErrorCode UnsteadyAdjoint::chain_time_functions(const std::map<std::string,
   PetscFunctionReturn(0);
 }
 
-namespace {
-
-constexpr const char *kStateFormat = "karman-adjoint-state";
-constexpr int kStateVersion = 1;
-
-// What an adjoint state depends on besides the mesh, the problem (CaseConfig::problem_keys())
-// and the time levels: the time scheme, the initial condition and the objective
-// (resolved, as one line of YAML each).
-std::vector<std::pair<std::string, std::string>> case_identity(const config::CaseConfig &cfg) {
-  const YAML::Node resolved = YAML::Load(cfg.resolved_yaml());
-  std::vector<std::pair<std::string, std::string>> id{
-      {"time.scheme",
-       solver::time_options().get(cfg).scheme == solver::TimeScheme::Bdf1 ? "bdf1" : "bdf2"}};
-  for (const char *name : {"initial", "objective"}) {
-    YAML::Emitter e;
-    e << YAML::Flow << resolved[name];
-    id.emplace_back(name, e.c_str());
-  }
-  return id;
-}
-
-} // namespace
-
-// The adjoint state after level n: psi^n, psi^{n+1} (cell fields, /fields/psi1, psi2), dJ/dX
-// summed so far (/vertex_fields/xbar, serial vertex order) and a JSON record /adjoint_state
-// (level, steps, dt, J, the case's identity, parameter sums, per-step control series), all in
-// one HDF5 file that is written under a temporary name and renamed when complete.  The level is
-// stored twice (attribute "level" with the psi datasets, and in the record) and compared on load.
 int UnsteadyAdjoint::history_length() const {
   return std::max(2, static_cast<int>(adjoint_options().get(*cfg_).initial_guess));
 }
@@ -747,42 +717,7 @@ PetscErrorCode UnsteadyAdjoint::save_state(const UnsteadyAdjointOptions &o, long
                                            const std::vector<Vec> &history,
                                            const UnsteadyAdjointResult &r) const {
   PetscFunctionBeginUser;
-  const mesh::Mesh &m = res_->mesh();
-  const int nv = res_->nv();
-  const std::string tmp = o.state_file + ".tmp";
-  std::vector<io::Field> psi;
-  for (std::size_t k = 0; k < history.size(); ++k) {
-    psi.push_back({"psi" + std::to_string(k + 1), nv, {}});
-    const PetscScalar *a;
-    PetscCall(VecGetArrayRead(history[k], &a));
-    psi.back().values.assign(a, a + m.n_owned_cells * nv);
-    PetscCall(VecRestoreArrayRead(history[k], &a));
-  }
-  io::Field fx{"xbar", 3, {}};
-  PetscCall(io::create_fields_h5(m, res_->coordinates(), tmp, psi,
-                                 {{"level", static_cast<double>(n)}},
-                                 {{"adjoint_format", kStateFormat}}));
-  if (o.fault) o.fault({"adjoint-state-partial", n, 0.0}); // crash tests
-  for (PetscInt v = 0; v < m.n_vertices; ++v)
-    if (m.vertex_owned[v]) fx.values.insert(fx.values.end(), {r.X[v][0], r.X[v][1], r.X[v][2]});
-  nlohmann::json j;
-  j["format"] = kStateFormat;
-  j["version"] = kStateVersion;
-  j["level"] = n;
-  j["history"] = history.size();
-  j["steps"] = steps_;
-  j["dt"] = dt_;
-  j["J"] = r.J;
-  j["problem_hash"] = cfg_->problem_hash();
-  j["problem_keys"] = cfg_->problem_keys();
-  for (const auto &[key, value] : case_identity(*cfg_)) j["case"][key] = value;
-  j["parameters"] = nlohmann::json::object();
-  for (const auto &p : r.parameters) j["parameters"][p.name] = p.gradient;
-  j["control"] = nlohmann::json::object();
-  for (const auto &[name, series] : r.control) j["control"][name] = series;
-  PetscCall(io::add_to_fields_h5(m, tmp, {fx}, {{"adjoint_state", j.dump()}}));
-  if (o.fault) o.fault({"adjoint-state", n, 0.0});
-  PetscCall(io::replace_file(m.comm, tmp, o.state_file));
+  PetscCall(save_adjoint_state({*res_, *cfg_, steps_, dt_}, o.state_file, n, history, r, o.fault));
   PetscFunctionReturn(0);
 }
 
@@ -790,108 +725,7 @@ PetscErrorCode UnsteadyAdjoint::load_state(const UnsteadyAdjointOptions &o, long
                                            const std::vector<Vec> &history,
                                            UnsteadyAdjointResult *r) const {
   PetscFunctionBeginUser;
-  const mesh::Mesh &m = res_->mesh();
-  const int nv = res_->nv();
-  const char *file = o.state_file.c_str();
-  PetscCheck(std::filesystem::exists(o.state_file), m.comm, PETSC_ERR_FILE_OPEN,
-             "--restart: no saved adjoint state %s (adjoint.save_every was 0?)", file);
-  std::string text;
-  PetscCall(io::read_text_h5(m.comm, o.state_file, "adjoint_state", &text));
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  const auto has = [&](const char *key) { return j.is_object() && j.contains(key); };
-  PetscCheck(has("format") && j["format"] == kStateFormat && has("version") &&
-                 j["version"] == kStateVersion,
-             m.comm, PETSC_ERR_FILE_UNEXPECTED,
-             "%s: not a karman adjoint state (version %d), or corrupt or truncated: no readable "
-             "/adjoint_state record",
-             file, kStateVersion);
-  bool complete = true;
-  for (const char *key : {"level", "steps", "dt", "problem_hash", "case", "parameters", "control"})
-    complete = complete && has(key);
-  PetscCheck(complete && j["level"].is_number_integer() && j["steps"].is_number_integer() &&
-                 j["dt"].is_number() && j["problem_hash"].is_string() && j["case"].is_object() &&
-                 j["parameters"].is_object() && j["control"].is_object(),
-             m.comm, PETSC_ERR_FILE_UNEXPECTED, "%s: corrupt adjoint state record /adjoint_state",
-             file);
-  // the identity of the case: mesh, problem (CaseConfig::problem_keys), time levels, scheme,
-  // initial condition, objective
-  std::string mesh_hash, file_mesh_hash;
-  PetscCall(io::mesh_hash(m, res_->coordinates(), &mesh_hash));
-  PetscCall(io::read_text_attribute_h5(m.comm, o.state_file, "mesh_hash", &file_mesh_hash));
-  PetscCheck(file_mesh_hash == mesh_hash, m.comm, PETSC_ERR_FILE_UNEXPECTED,
-             "%s: adjoint state of another mesh (mesh hash %s, this run's mesh %s)", file,
-             file_mesh_hash.c_str(), mesh_hash.c_str());
-  const std::string problem_hash = j["problem_hash"].get<std::string>();
-  PetscCheck(
-      problem_hash == cfg_->problem_hash(), m.comm, PETSC_ERR_FILE_UNEXPECTED,
-      "%s: adjoint state of another problem (%s: %s)", file, cfg_->file().c_str(),
-      config::describe_problem_change(j.value("problem_keys", std::string()), cfg_->problem_keys())
-          .c_str());
-  const long steps = j["steps"].get<long>();
-  const double dt = j["dt"].get<double>();
-  PetscCheck(steps == steps_ && std::abs(dt - dt_) <= 1e-12 * dt_, m.comm,
-             PETSC_ERR_FILE_UNEXPECTED,
-             "%s: adjoint state of a run with %ld steps of dt %.17g, %s has %ld steps of dt %.17g "
-             "(time.t_end, time.dt)",
-             file, steps, dt, cfg_->file().c_str(), steps_, dt_);
-  for (const auto &[key, now] : case_identity(*cfg_)) {
-    const std::string saved = j["case"].value(key, std::string());
-    PetscCheck(saved == now, m.comm, PETSC_ERR_FILE_UNEXPECTED,
-               "%s: adjoint state of another case: its '%s' was %s, %s has %s", file, key.c_str(),
-               saved.c_str(), cfg_->file().c_str(), now.c_str());
-  }
-  // the level: the record's (gradient sums) and the psi datasets' must agree
-  double psi_level;
-  PetscCall(io::read_real_attribute_h5(m.comm, o.state_file, "level", &psi_level));
-  *n = j["level"].get<long>();
-  PetscCheck(psi_level == static_cast<double>(*n), m.comm, PETSC_ERR_FILE_UNEXPECTED,
-             "%s: inconsistent adjoint state: psi of level %g, gradient sums of level %ld", file,
-             psi_level, *n);
-  PetscCheck(*n >= 2 && *n <= steps_, m.comm, PETSC_ERR_FILE_UNEXPECTED,
-             "%s: adjoint state of level %ld, expected a level in [2, %ld]", file, *n, steps_);
-  // psi^n, psi^{n+1} and the older history the file has (a state saved with a shorter
-  // adjoint.initial_guess leaves the rest zero)
-  const long saved = j.value("history", 2L);
-  io::Field fx;
-  PetscCall(io::read_vertex_field_h5(m, o.state_file, "xbar", &fx));
-  PetscCheck(fx.ncomp == 3, m.comm, PETSC_ERR_FILE_UNEXPECTED,
-             "%s: adjoint state with %d unknowns per vertex, expected 3", file, fx.ncomp);
-  for (std::size_t k = 0; k < history.size(); ++k) {
-    PetscCall(VecSet(history[k], 0.0));
-    if (static_cast<long>(k) >= saved) continue;
-    io::Field f;
-    PetscCall(io::read_cell_field_h5(m, o.state_file, "psi" + std::to_string(k + 1), &f));
-    PetscCheck(f.ncomp == nv, m.comm, PETSC_ERR_FILE_UNEXPECTED,
-               "%s: adjoint state with %d unknowns per cell in psi%zu, expected %d", file, f.ncomp,
-               k + 1, nv);
-    PetscScalar *a;
-    PetscCall(VecGetArray(history[k], &a));
-    std::copy(f.values.begin(), f.values.end(), a);
-    PetscCall(VecRestoreArray(history[k], &a));
-  }
-  bool numbers = true;
-  for (const auto &[name, value] : j["parameters"].items()) {
-    numbers = numbers && value.is_number();
-    if (value.is_number()) r->parameters.push_back({name, 0.0, value.get<double>()});
-  }
-  for (const auto &[name, series] : j["control"].items()) {
-    numbers = numbers && series.is_array() && series.size() == static_cast<std::size_t>(steps_);
-    if (numbers)
-      for (const auto &x : series) numbers = numbers && x.is_number();
-    if (numbers) r->control[name] = series.get<std::vector<double>>();
-  }
-  PetscCheck(numbers, m.comm, PETSC_ERR_FILE_UNEXPECTED,
-             "%s: corrupt adjoint state record: parameter gradients must be numbers and control "
-             "series have %ld values",
-             file, steps_);
-  // owned vertices from the file, then every copy gets its owner's value
-  std::size_t i = 0;
-  for (PetscInt v = 0; v < m.n_vertices; ++v) {
-    r->X[v] = Vec3<double>();
-    if (m.vertex_owned[v])
-      r->X[v] = Vec3<double>(fx.values[i], fx.values[i + 1], fx.values[i + 2]), i += 3;
-  }
-  PetscCall(mesh::sum_vertex_copies(m, r->X));
+  PetscCall(load_adjoint_state({*res_, *cfg_, steps_, dt_}, o.state_file, n, history, r));
   PetscFunctionReturn(0);
 }
 

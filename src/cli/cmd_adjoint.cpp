@@ -173,6 +173,100 @@ PetscErrorCode run_unsteady_adjoint(const CliArgs &args, driver::FlowCase &fc) {
   PetscFunctionReturn(0);
 }
 
+/// The forward state of a steady adjoint: reused from OUTDIR/flow.h5 or solved, with the forward
+/// run's wall time and peak memory (from OUTDIR/summary.json when reused; 0 if not known).
+struct ForwardState {
+  std::string flow; ///< OUTDIR/flow.h5
+  bool reused = false;
+  double time = 0, memory = 0;
+};
+
+/// Checks that the reused forward state w (from f.flow) is converged: |R(w)| against the
+/// tolerance of the solver and the residual of the initial state; reads the forward run's time and
+/// memory from OUTDIR/summary.json.  Collective.
+PetscErrorCode check_reused_state(const CliArgs &args, const FlowResidual &res,
+                                  const config::CaseConfig &cfg, Vec w, ForwardState *f) {
+  PetscFunctionBeginUser;
+  const MPI_Comm comm = res.mesh().comm;
+  Vec w0, r;
+  double rnorm, r0;
+  PetscCall(res.create_state(&r));
+  PetscCall(res.create_state(&w0));
+  PetscCall(res.residual(discretization::kSteady, w, r));
+  PetscCall(VecNorm(r, NORM_2, &rnorm));
+  PetscCall(VecSet(w0, 0.0));
+  PetscCall(res.residual(discretization::kSteady, w0, r));
+  PetscCall(VecNorm(r, NORM_2, &r0));
+  PetscCall(VecDestroy(&w0));
+  PetscCall(VecDestroy(&r));
+  const double tol = std::max(100 * solver::solver_options().get(cfg).atol, 1e-8 * r0);
+  PetscCheck(rnorm <= tol, comm, PETSC_ERR_NOT_CONVERGED,
+             "%s holds an unconverged forward state (|R| = %.3e, needed <= %.3e): the adjoint is "
+             "only meaningful at "
+             "a converged state; run `karman run` to convergence or remove the file",
+             f->flow.c_str(), rnorm, tol);
+  std::ifstream in(fs::path(args.output_dir) / "summary.json");
+  if (in.good()) {
+    const nlohmann::json s = nlohmann::json::parse(in, nullptr, false);
+    if (!s.is_discarded() && s.contains("wall_time")) f->time = s["wall_time"].get<double>();
+    if (!s.is_discarded() && s.contains("peak_memory_mib"))
+      f->memory = s["peak_memory_mib"].get<double>();
+  }
+  PetscCall(log_info(comm, "reusing the converged forward state in %s (|R| = %.3e)",
+                     f->flow.c_str(), rnorm));
+  PetscFunctionReturn(0);
+}
+
+/// The forward state w: reuse a converged one from OUTDIR, or solve.  Collective.
+PetscErrorCode forward_state(const CliArgs &args, driver::FlowCase &fc, Vec w, ForwardState *f) {
+  PetscFunctionBeginUser;
+  f->flow = (fs::path(args.output_dir) / "flow.h5").string();
+  if (fs::exists(f->flow))
+    PetscCall(load_forward_state(fc.residual(), fc.config(), f->flow, w, &f->reused));
+  if (f->reused) {
+    PetscCall(check_reused_state(args, fc.residual(), fc.config(), w, f));
+  } else {
+    driver::SteadySolution solution;
+    PetscCall(solve_steady_case(args, fc, w, &solution));
+    f->time = solution.summary.wall_time;
+    f->memory = solution.peak_memory_mib;
+  }
+  PetscFunctionReturn(0);
+}
+
+/// OUTDIR/gradient.json of a steady adjoint.  Collective.
+PetscErrorCode write_steady_gradient(const CliArgs &args, const driver::FlowCase &fc,
+                                     const adjoint::Objective &objective,
+                                     const adjoint::AdjointResult &result, const ForwardState &f,
+                                     double mem_total, double mem_max) {
+  PetscFunctionBeginUser;
+  const MPI_Comm comm = fc.mesh().comm;
+  PetscMPIInt rank, size;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  nlohmann::json j;
+  j["case"] = fc.config().file();
+  j["cells"] = fc.mesh().n_global_cells;
+  j["ranks"] = size;
+  j["objective"] = {{"description", objective.description()}, {"value", result.J}};
+  for (const auto &p : result.gradient.parameters)
+    j["gradient"][p.name] = {{"value", p.value}, {"gradient", p.gradient}};
+  j["adjoint_linear_iterations"] = result.linear_iterations;
+  j["adjoint_relative_residual"] = result.relative_residual;
+  j["forward_state"] = f.reused ? "reused from " + f.flow : "solved";
+  j["forward_wall_time"] = f.time;
+  j["adjoint_wall_time"] = result.wall_time;
+  j["adjoint_over_forward_time"] = f.time > 0 ? result.wall_time / f.time : 0.0;
+  j["forward_peak_memory_mib"] = f.memory;
+  j["peak_memory_mib"] = mem_total;
+  j["peak_memory_mib_max_rank"] = mem_max;
+  if (rank == 0) {
+    std::ofstream out(fs::path(args.output_dir) / "gradient.json");
+    out << j.dump(2) << "\n";
+  }
+  PetscFunctionReturn(0);
+}
+
 } // namespace
 
 PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args) {
@@ -197,50 +291,10 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args) {
         discretization::ParameterRegistry(res).gradients(res, false, discretization::kSteady);
     PetscCall(adjoint::select_parameters(res, cfg, &all));
   }
-  PetscMPIInt rank, size;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCallMPI(MPI_Comm_size(comm, &size));
-
-  // forward state: reuse a converged one from OUTDIR, or solve
-  Vec w, r;
+  Vec w;
   PetscCall(res.create_state(&w));
-  PetscCall(res.create_state(&r));
-  const std::string flow = (fs::path(args.output_dir) / "flow.h5").string();
-  bool reused = false;
-  double forward_time = 0, forward_memory = 0;
-  if (fs::exists(flow)) PetscCall(load_forward_state(res, cfg, flow, w, &reused));
-  if (reused) {
-    // converged?  |R(w)| against the tolerance of the solver and the residual of the initial state
-    Vec w0;
-    double rnorm, r0;
-    PetscCall(res.create_state(&w0));
-    PetscCall(res.residual(discretization::kSteady, w, r));
-    PetscCall(VecNorm(r, NORM_2, &rnorm));
-    PetscCall(VecSet(w0, 0.0));
-    PetscCall(res.residual(discretization::kSteady, w0, r));
-    PetscCall(VecNorm(r, NORM_2, &r0));
-    PetscCall(VecDestroy(&w0));
-    const double tol = std::max(100 * solver::solver_options().get(cfg).atol, 1e-8 * r0);
-    PetscCheck(rnorm <= tol, comm, PETSC_ERR_NOT_CONVERGED,
-               "%s holds an unconverged forward state (|R| = %.3e, needed <= %.3e): the adjoint is "
-               "only meaningful at "
-               "a converged state; run `karman run` to convergence or remove the file",
-               flow.c_str(), rnorm, tol);
-    std::ifstream in(fs::path(args.output_dir) / "summary.json");
-    if (in.good()) {
-      const nlohmann::json s = nlohmann::json::parse(in, nullptr, false);
-      if (!s.is_discarded() && s.contains("wall_time")) forward_time = s["wall_time"].get<double>();
-      if (!s.is_discarded() && s.contains("peak_memory_mib"))
-        forward_memory = s["peak_memory_mib"].get<double>();
-    }
-    PetscCall(log_info(comm, "reusing the converged forward state in %s (|R| = %.3e)", flow.c_str(),
-                       rnorm));
-  } else {
-    driver::SteadySolution solution;
-    PetscCall(solve_steady_case(args, fc, w, &solution));
-    forward_time = solution.summary.wall_time;
-    forward_memory = solution.peak_memory_mib;
-  }
+  ForwardState forward;
+  PetscCall(forward_state(args, fc, w, &forward));
 
   adjoint::AdjointResult result;
   PetscCall(fc.steady_gradient(w, &result));
@@ -249,7 +303,7 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args) {
   PetscCall(log_info(comm, "objective %s = %.12g", objective->description().c_str(), result.J));
   PetscCall(log_info(
       comm, "adjoint: %d linear iteration(s), relative residual %.2e, %.2f s (forward %.2f s)",
-      result.linear_iterations, result.relative_residual, result.wall_time, forward_time));
+      result.linear_iterations, result.relative_residual, result.wall_time, forward.time));
   for (const auto &p : result.gradient.parameters)
     PetscCall(
         log_info(comm, "  dJ/d(%s) = %.12g   (value %g)", p.name.c_str(), p.gradient, p.value));
@@ -262,29 +316,8 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args) {
                             {shape_field(result.gradient.X)}));
     PetscCall(write_surface_sensitivity(res, result.gradient.X, args.output_dir));
   }
-
-  nlohmann::json j;
-  j["case"] = cfg.file();
-  j["cells"] = mesh.n_global_cells;
-  j["ranks"] = size;
-  j["objective"] = {{"description", objective->description()}, {"value", result.J}};
-  for (const auto &p : result.gradient.parameters)
-    j["gradient"][p.name] = {{"value", p.value}, {"gradient", p.gradient}};
-  j["adjoint_linear_iterations"] = result.linear_iterations;
-  j["adjoint_relative_residual"] = result.relative_residual;
-  j["forward_state"] = reused ? "reused from " + flow : "solved";
-  j["forward_wall_time"] = forward_time;
-  j["adjoint_wall_time"] = result.wall_time;
-  j["adjoint_over_forward_time"] = forward_time > 0 ? result.wall_time / forward_time : 0.0;
-  j["forward_peak_memory_mib"] = forward_memory;
-  j["peak_memory_mib"] = mem_total;
-  j["peak_memory_mib_max_rank"] = mem_max;
-  if (rank == 0) {
-    std::ofstream out(fs::path(args.output_dir) / "gradient.json");
-    out << j.dump(2) << "\n";
-  }
+  PetscCall(write_steady_gradient(args, fc, *objective, result, forward, mem_total, mem_max));
   PetscCall(VecDestroy(&w));
-  PetscCall(VecDestroy(&r));
   PetscFunctionReturn(0);
 }
 

@@ -53,27 +53,32 @@ PetscErrorCode start_command(MPI_Comm comm, const CliArgs &args, config::CaseCon
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode run_mesh_command(MPI_Comm comm, const CliArgs &args) {
-  PetscFunctionBeginUser;
-  config::CaseConfig cfg;
-  PetscCall(start_command(comm, args, &cfg));
-  mesh::Mesh mesh;
-  PetscCall(driver::load_case_mesh(comm, cfg, &mesh));
-  geometry::Geometry<double> g;
-  geometry::compute_geometry(mesh, mesh.coordinates, g);
-  PetscCall(geometry::check_geometry(mesh, mesh.coordinates, g, mesh.source.c_str()));
-  const geometry::CellQuality q = geometry::compute_quality(mesh, g);
-  geometry::QualitySummary qs;
-  PetscCall(geometry::summarize_quality(mesh, g, q, &qs));
+namespace {
 
-  PetscMPIInt rank, size;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+/// The global measures of a mesh: total volume (area in 2D), each boundary's size (length in 2D)
+/// and face count, the owned cells per rank, the mesh hash.
+struct MeshSummary {
+  double volume = 0;
+  std::vector<double> patch_size;
+  std::vector<PetscInt> patch_count, per_rank;
+  std::string hash;
+};
+
+/// The summary of the mesh with geometry g.  Collective.
+PetscErrorCode summarize_mesh(const mesh::Mesh &mesh, const geometry::Geometry<double> &g,
+                              MeshSummary *s) {
+  PetscFunctionBeginUser;
+  const MPI_Comm comm = mesh.comm;
+  PetscMPIInt size;
   PetscCallMPI(MPI_Comm_size(comm, &size));
   double volume = 0;
   for (PetscInt c = 0; c < mesh.n_owned_cells; ++c) volume += g.cell_volume[c];
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &volume, 1, MPI_DOUBLE, MPI_SUM, comm));
-  std::vector<double> patch_size(mesh.patch_names.size(), 0.0);
-  std::vector<PetscInt> patch_count(mesh.patch_names.size(), 0);
+  s->volume = volume;
+  std::vector<double> &patch_size = s->patch_size;
+  std::vector<PetscInt> &patch_count = s->patch_count;
+  patch_size.assign(mesh.patch_names.size(), 0.0);
+  patch_count.assign(mesh.patch_names.size(), 0);
   for (std::size_t b = 0; b < mesh.patch_names.size(); ++b)
     for (PetscInt f : mesh.boundary_faces(static_cast<int>(b))) {
       patch_size[b] += norm(g.face_area[f]);
@@ -83,20 +88,31 @@ PetscErrorCode run_mesh_command(MPI_Comm comm, const CliArgs &args) {
                              MPI_DOUBLE, MPI_SUM, comm));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, patch_count.data(), static_cast<int>(patch_count.size()),
                              MPIU_INT, MPI_SUM, comm));
-  std::vector<PetscInt> per_rank(size);
-  PetscCallMPI(MPI_Allgather(&mesh.n_owned_cells, 1, MPIU_INT, per_rank.data(), 1, MPIU_INT, comm));
-  std::string hash;
-  PetscCall(io::mesh_hash(mesh, mesh.coordinates, &hash));
+  s->per_rank.assign(size, 0);
+  PetscCallMPI(
+      MPI_Allgather(&mesh.n_owned_cells, 1, MPIU_INT, s->per_rank.data(), 1, MPIU_INT, comm));
+  PetscCall(io::mesh_hash(mesh, mesh.coordinates, &s->hash));
+  PetscFunctionReturn(0);
+}
 
+/// Logs the summary and writes it to OUTDIR/summary.json.  Collective.
+PetscErrorCode report_mesh_summary(const CliArgs &args, const config::CaseConfig &cfg,
+                                   const mesh::Mesh &mesh, const MeshSummary &s,
+                                   const geometry::QualitySummary &qs) {
+  PetscFunctionBeginUser;
+  const MPI_Comm comm = mesh.comm;
+  PetscMPIInt rank, size;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
   const char *measure = mesh.dim == 2 ? "area" : "volume";
   const char *boundary_measure = mesh.dim == 2 ? "length" : "area";
   PetscCall(log_info(comm, "mesh %s: %dD, %d cells, %d vertices, %d rank%s", mesh.source.c_str(),
                      mesh.dim, (int)mesh.n_global_cells, (int)mesh.n_global_vertices, size,
                      size > 1 ? "s" : ""));
-  PetscCall(log_info(comm, "  total %s %.15g", measure, volume));
+  PetscCall(log_info(comm, "  total %s %.15g", measure, s.volume));
   for (std::size_t b = 0; b < mesh.patch_names.size(); ++b)
     PetscCall(log_info(comm, "  boundary %-12s %6d faces, %s %.15g", mesh.patch_names[b].c_str(),
-                       (int)patch_count[b], boundary_measure, patch_size[b]));
+                       (int)s.patch_count[b], boundary_measure, s.patch_size[b]));
   PetscCall(log_info(
       comm,
       "  quality: max non-orthogonality %.2f deg, max skewness %.3f, max aspect ratio %.2f, "
@@ -107,17 +123,17 @@ PetscErrorCode run_mesh_command(MPI_Comm comm, const CliArgs &args) {
   nlohmann::json j;
   j["case"] = cfg.file();
   j["mesh_file"] = mesh.source;
-  j["mesh_hash"] = hash;
+  j["mesh_hash"] = s.hash;
   j["ranks"] = size;
   j["dimension"] = mesh.dim;
   j["cells"] = mesh.n_global_cells;
   j["vertices"] = mesh.n_global_vertices;
-  j["cells_per_rank"] = per_rank;
-  j[std::string("total_") + measure] = volume;
+  j["cells_per_rank"] = s.per_rank;
+  j[std::string("total_") + measure] = s.volume;
   for (std::size_t b = 0; b < mesh.patch_names.size(); ++b)
     j["boundaries"][mesh.patch_names[b]] = {{"type", cfg.boundaries()[b].type},
-                                            {"faces", patch_count[b]},
-                                            {boundary_measure, patch_size[b]}};
+                                            {"faces", s.patch_count[b]},
+                                            {boundary_measure, s.patch_size[b]}};
   j["quality"] = {{"max_non_orthogonality_deg", qs.max_non_orthogonality},
                   {"max_skewness", qs.max_skewness},
                   {"max_aspect_ratio", qs.max_aspect_ratio},
@@ -127,8 +143,20 @@ PetscErrorCode run_mesh_command(MPI_Comm comm, const CliArgs &args) {
     std::ofstream out(fs::path(args.output_dir) / "summary.json");
     out << j.dump(2) << "\n";
   }
+  PetscFunctionReturn(0);
+}
 
-  // ParaView and HDF5 output
+/// ParaView and HDF5 output of the mesh: partition, serial cell index, cell size and quality;
+/// per boundary its faces' sizes and normals.  Collective.
+PetscErrorCode write_mesh_fields(const CliArgs &args, const config::CaseConfig &cfg,
+                                 const mesh::Mesh &mesh, const geometry::Geometry<double> &g,
+                                 const geometry::CellQuality &q) {
+  PetscFunctionBeginUser;
+  const MPI_Comm comm = mesh.comm;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  const char *measure = mesh.dim == 2 ? "area" : "volume";
+  const char *boundary_measure = mesh.dim == 2 ? "length" : "area";
   const PetscInt n = mesh.n_owned_cells;
   std::vector<io::Field> fields = {{"rank", 1, std::vector<double>(n, rank)},
                                    {"cell_id", 1, {}},
@@ -164,6 +192,27 @@ PetscErrorCode run_mesh_command(MPI_Comm comm, const CliArgs &args) {
     PetscCall(io::write_fields_h5(mesh, mesh.coordinates, h5, fields, {}));
     PetscCall(log_info(comm, "HDF5: %s", h5.c_str()));
   }
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+PetscErrorCode run_mesh_command(MPI_Comm comm, const CliArgs &args) {
+  PetscFunctionBeginUser;
+  config::CaseConfig cfg;
+  PetscCall(start_command(comm, args, &cfg));
+  mesh::Mesh mesh;
+  PetscCall(driver::load_case_mesh(comm, cfg, &mesh));
+  geometry::Geometry<double> g;
+  geometry::compute_geometry(mesh, mesh.coordinates, g);
+  PetscCall(geometry::check_geometry(mesh, mesh.coordinates, g, mesh.source.c_str()));
+  const geometry::CellQuality q = geometry::compute_quality(mesh, g);
+  geometry::QualitySummary qs;
+  PetscCall(geometry::summarize_quality(mesh, g, q, &qs));
+  MeshSummary summary;
+  PetscCall(summarize_mesh(mesh, g, &summary));
+  PetscCall(report_mesh_summary(args, cfg, mesh, summary, qs));
+  PetscCall(write_mesh_fields(args, cfg, mesh, g, q));
   PetscFunctionReturn(0);
 }
 

@@ -285,6 +285,113 @@ write_unsteady_summary(const CliArgs &args, const FlowCase &fc, const solver::Un
   PetscFunctionReturn(0);
 }
 
+/// A row of forces.csv (rank 0 writes): the step report r and the monitors' values v.
+void write_csv_row(std::ofstream &csv, PetscMPIInt rank, const FlowMonitors &mon,
+                   const solver::StepReport &r, const FlowMonitors::Values &v) {
+  if (rank != 0) return;
+  char line[256];
+  std::snprintf(line, sizeof(line), "%ld,%.12e,%.6e,%d,%d,%.4f,%d,", r.step, r.time, r.dt,
+                r.newton_iterations, r.linear_iterations, r.wall_time,
+                r.preconditioner_setup ? 1 : 0);
+  csv << line << mon.csv_values(v) << "\n" << std::flush;
+}
+
+/// The start of an unsteady run: from the last checkpoint (--restart; forces.csv continued), or
+/// from the initial state at level 0 (forces.csv started with its row, the first snapshot).
+/// Opens forces.csv on rank 0.  Collective.
+PetscErrorCode start_unsteady_run(const CliArgs &args, FlowCase &fc, const std::string &ck_dir,
+                                  const std::string &mesh_hash, solver::UnsteadySolver &ts,
+                                  driver::FlowWriter &writer, std::ofstream *csv,
+                                  std::vector<ForceSample> *series, long *restarted_from) {
+  PetscFunctionBeginUser;
+  const FlowResidual &res = fc.residual();
+  const FlowMonitors &mon = fc.monitors();
+  const std::string csv_path = (fs::path(args.output_dir) / "forces.csv").string();
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(fc.mesh().comm, &rank));
+  if (args.restart) {
+    PetscCall(ts.setup(fc.residual(), fc.config()));
+    PetscCall(restart_unsteady(args, fc, ck_dir, mesh_hash, ts, writer, series, restarted_from));
+    if (rank == 0) csv->open(csv_path, std::ios::app);
+    PetscFunctionReturn(0);
+  }
+  discretization::LocalState state;
+  FlowMonitors::Values v;
+  PetscCall(fc.start_unsteady(ts, &state, &v));
+  if (rank == 0) {
+    csv->open(csv_path);
+    *csv << "step,time,dt,newton_iterations,linear_iterations,wall_time,pc_setup,"
+         << mon.csv_header(res.equations()) << "\n";
+  }
+  write_csv_row(*csv, rank, mon, solver::StepReport(), v);
+  series->push_back({0, 0.0, v.cd, v.cl, v.dp});
+  PetscCall(writer.write_vtk(res, state, 0.0));
+  PetscFunctionReturn(0);
+}
+
+/// The progress line of a step (eta: the estimated time left, s).  Collective.
+PetscErrorCode log_step(MPI_Comm comm, const solver::StepReport &r, const FlowMonitors::Values &v,
+                        double eta) {
+  PetscFunctionBeginUser;
+  PetscCall(log_info(
+      comm,
+      "step %6ld  t %.6f  newton %d  lin %3d%s  %.3f s/step (R %.3f J %.3f PC %.3f solve %.3f)  "
+      "ETA %.1f min  c_D %.6f  c_L %+.6f",
+      r.step, r.time, r.newton_iterations, r.linear_iterations,
+      r.preconditioner_setup ? " PC" : "   ", r.wall_time, r.residual_time, r.jacobian_time,
+      r.pc_setup_time, r.linear_solve_time, eta / 60, v.cd, v.cl));
+  PetscFunctionReturn(0);
+}
+
+/// The checkpoints written in a run: their number, write time and size of the last.
+struct CheckpointStats {
+  double time = 0, bytes = 0;
+  long records = 0, last_step = -1;
+};
+
+/// A step that did not converge (report r): writes the last good state (last_good.pvd) and, with
+/// checkpoints on, a checkpoint of it, then fails with the reason.  Collective.
+PetscErrorCode fail_unsteady_step(const CliArgs &args, const FlowCase &fc,
+                                  const solver::UnsteadySolver &ts, io::CheckpointWriter &ck,
+                                  long ck_every, const CheckpointStats &stats,
+                                  const solver::StepReport &r) {
+  PetscFunctionBeginUser;
+  const config::CaseConfig &cfg = fc.config();
+  PetscCall(driver::write_flow_state(fc.residual(), fc.monitors(), cfg, args.output_dir,
+                                     "last_good", ts.state(), ts.level()));
+  if (ck_every > 0 && stats.last_step != ts.step())
+    PetscCall(ck.write(ts.step(), ts.time(), ts.previous_dt(), 0.0, ts.state(), ts.previous_state(),
+                       nullptr, nullptr));
+  SETERRQ(fc.mesh().comm, PETSC_ERR_NOT_CONVERGED,
+          "%s: time step %ld (t = %g -> %g) did not converge (%s); Newton residual history: "
+          "%s. The last good "
+          "state (t = %g) is in %s/last_good.pvd%s. Try a smaller time.dt, more "
+          "solver.max_iterations or a finer "
+          "mesh",
+          cfg.file().c_str(), r.step, ts.time(), r.time, r.reason.c_str(),
+          history_text(r.residual_history).c_str(), ts.time(), args.output_dir.c_str(),
+          ck_every > 0 ? " and in the last checkpoint (--restart)" : "");
+}
+
+/// The end of an unsteady run: the final fields (flow.h5) and summary.json.  Collective.
+PetscErrorCode finish_unsteady_run(const CliArgs &args, FlowCase &fc,
+                                   const solver::UnsteadySolver &ts, driver::FlowWriter &writer,
+                                   const driver::UnsteadySolution &sol,
+                                   const std::vector<ForceSample> &series, long restarted_from,
+                                   const io::CheckpointWriter &ck, const CheckpointStats &stats) {
+  PetscFunctionBeginUser;
+  discretization::LocalState state;
+  FlowMonitors::Values v;
+  PetscCall(fc.evaluate(ts.level(), ts.state(), &state, &v));
+  PetscCall(writer.write_hdf5(fc.residual(), state, ts.time()));
+  const nlohmann::json ck_json = {
+      {"records", stats.records},
+      {"write_time_per_record", stats.records ? stats.time / stats.records : 0.0},
+      {"bytes_per_record", stats.bytes}};
+  PetscCall(write_unsteady_summary(args, fc, ts, sol, series, v, restarted_from, ck, ck_json));
+  PetscFunctionReturn(0);
+}
+
 /// `karman run` of an unsteady case: the stepping of FlowCase::advance_to with a progress line,
 /// a forces.csv row, ParaView snapshots and checkpoints per step.  Collective.
 PetscErrorCode run_unsteady(const CliArgs &args, FlowCase &fc) {
@@ -299,7 +406,6 @@ PetscErrorCode run_unsteady(const CliArgs &args, FlowCase &fc) {
   const driver::OutputOptions out = driver::output_options().get(cfg);
   const double dt = time.dt, t_end = time.t_end;
   const long vtk_every = out.vtk_every, ck_every = out.checkpoint_every;
-  const std::string csv_path = (fs::path(args.output_dir) / "forces.csv").string();
   const std::string ck_dir = (fs::path(args.output_dir) / "checkpoints").string();
   std::string mesh_hash;
   PetscCall(io::mesh_hash(fc.mesh(), res.coordinates(), &mesh_hash));
@@ -310,31 +416,8 @@ PetscErrorCode run_unsteady(const CliArgs &args, FlowCase &fc) {
   std::vector<ForceSample> series;
   long restarted_from = -1;
   std::ofstream csv;
-  auto csv_row = [&](const solver::StepReport &r, const FlowMonitors::Values &v) {
-    if (rank != 0) return;
-    char line[256];
-    std::snprintf(line, sizeof(line), "%ld,%.12e,%.6e,%d,%d,%.4f,%d,", r.step, r.time, r.dt,
-                  r.newton_iterations, r.linear_iterations, r.wall_time,
-                  r.preconditioner_setup ? 1 : 0);
-    csv << line << mon.csv_values(v) << "\n" << std::flush;
-  };
-  if (args.restart) {
-    PetscCall(ts.setup(fc.residual(), cfg));
-    PetscCall(restart_unsteady(args, fc, ck_dir, mesh_hash, ts, writer, &series, &restarted_from));
-    if (rank == 0) csv.open(csv_path, std::ios::app);
-  } else {
-    discretization::LocalState state;
-    FlowMonitors::Values v;
-    PetscCall(fc.start_unsteady(ts, &state, &v));
-    if (rank == 0) {
-      csv.open(csv_path);
-      csv << "step,time,dt,newton_iterations,linear_iterations,wall_time,pc_setup,"
-          << mon.csv_header(res.equations()) << "\n";
-    }
-    csv_row(solver::StepReport(), v);
-    series.push_back({0, 0.0, v.cd, v.cl, v.dp});
-    PetscCall(writer.write_vtk(res, state, 0.0));
-  }
+  PetscCall(
+      start_unsteady_run(args, fc, ck_dir, mesh_hash, ts, writer, &csv, &series, &restarted_from));
   io::CheckpointWriter ck;
   if (ck_every > 0)
     PetscCall(ck.open(fc.mesh(), ck_dir, mesh_hash, cfg.problem_hash(), res.equations(),
@@ -347,26 +430,18 @@ PetscErrorCode run_unsteady(const CliArgs &args, FlowCase &fc) {
                      t_end, static_cast<long>(steps_left(ts.time())),
                      ck_every > 0 ? (", checkpoints in " + ck.path()).c_str() : ""));
 
-  double ck_time = 0, ck_bytes = 0, wall = 0;
-  long ck_records = 0, last_ck_step = -1, steps_done = 0;
-  FlowMonitors::Values last;
+  CheckpointStats stats;
+  double wall = 0;
+  long steps_done = 0;
   const driver::StepObserver observer = [&](solver::UnsteadySolver &ts, const solver::StepReport &r,
                                             const discretization::LocalState &state,
                                             const FlowMonitors::Values &v) -> PetscErrorCode {
     PetscFunctionBeginUser;
     ++steps_done;
     wall += r.wall_time;
-    last = v;
-    csv_row(r, v);
+    write_csv_row(csv, rank, mon, r, v);
     series.push_back({r.step, r.time, v.cd, v.cl, v.dp});
-    const double eta = wall / steps_done * steps_left(r.time);
-    PetscCall(log_info(
-        comm,
-        "step %6ld  t %.6f  newton %d  lin %3d%s  %.3f s/step (R %.3f J %.3f PC %.3f solve %.3f)  "
-        "ETA %.1f min  c_D %.6f  c_L %+.6f",
-        r.step, r.time, r.newton_iterations, r.linear_iterations,
-        r.preconditioner_setup ? " PC" : "   ", r.wall_time, r.residual_time, r.jacobian_time,
-        r.pc_setup_time, r.linear_solve_time, eta / 60, v.cd, v.cl));
+    PetscCall(log_step(comm, r, v, wall / steps_done * steps_left(r.time)));
     const bool last_step = !(ts.time() < t_end - 1e-9 * dt);
     if (r.step % vtk_every == 0 || last_step) PetscCall(writer.write_vtk(res, state, r.time));
     if (ck_every > 0 && (r.step % ck_every == 0 || last_step)) {
@@ -374,40 +449,16 @@ PetscErrorCode run_unsteady(const CliArgs &args, FlowCase &fc) {
       PetscCall(ck.write(ts.step(), ts.time(), ts.previous_dt(), 0.0, ts.state(),
                          ts.previous_state(), &s, &b));
       ts.mark_restart_point();
-      ck_time += s, ck_bytes = b, ++ck_records;
-      last_ck_step = r.step;
+      stats.time += s, stats.bytes = b, ++stats.records;
+      stats.last_step = r.step;
     }
     PetscFunctionReturn(0);
   };
   driver::UnsteadySolution sol;
   PetscCall(fc.advance_to(ts, t_end, observer, &sol));
-  if (!sol.converged) {
-    const solver::StepReport &r = sol.failed;
-    PetscCall(driver::write_flow_state(res, mon, cfg, args.output_dir, "last_good", ts.state(),
-                                       ts.level()));
-    if (ck_every > 0 && last_ck_step != ts.step())
-      PetscCall(ck.write(ts.step(), ts.time(), ts.previous_dt(), 0.0, ts.state(),
-                         ts.previous_state(), nullptr, nullptr));
-    SETERRQ(comm, PETSC_ERR_NOT_CONVERGED,
-            "%s: time step %ld (t = %g -> %g) did not converge (%s); Newton residual history: "
-            "%s. The last good "
-            "state (t = %g) is in %s/last_good.pvd%s. Try a smaller time.dt, more "
-            "solver.max_iterations or a finer "
-            "mesh",
-            cfg.file().c_str(), r.step, ts.time(), r.time, r.reason.c_str(),
-            history_text(r.residual_history).c_str(), ts.time(), args.output_dir.c_str(),
-            ck_every > 0 ? " and in the last checkpoint (--restart)" : "");
-  }
+  if (!sol.converged) PetscCall(fail_unsteady_step(args, fc, ts, ck, ck_every, stats, sol.failed));
   PetscCall(ck.close());
-  discretization::LocalState state;
-  FlowMonitors::Values v;
-  PetscCall(fc.evaluate(ts.level(), ts.state(), &state, &v));
-  PetscCall(writer.write_hdf5(res, state, ts.time()));
-  const nlohmann::json ck_json = {
-      {"records", ck_records},
-      {"write_time_per_record", ck_records ? ck_time / ck_records : 0.0},
-      {"bytes_per_record", ck_bytes}};
-  PetscCall(write_unsteady_summary(args, fc, ts, sol, series, v, restarted_from, ck, ck_json));
+  PetscCall(finish_unsteady_run(args, fc, ts, writer, sol, series, restarted_from, ck, stats));
   PetscFunctionReturn(0);
 }
 

@@ -100,6 +100,25 @@ PetscErrorCode report_design_check(MPI_Comm comm, const optimization::Optimizati
   PetscFunctionReturn(0);
 }
 
+/// Writes OUTDIR/verify.json (the report with its failures) and fails if any check failed.
+/// Collective.
+PetscErrorCode finish_verify(MPI_Comm comm, const std::string &output_dir, int failures,
+                             nlohmann::json *report) {
+  PetscFunctionBeginUser;
+  (*report)["failures"] = failures;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) {
+    std::ofstream out(fs::path(output_dir) / "verify.json");
+    out << report->dump(2) << "\n";
+  }
+  PetscCheck(failures == 0, comm, PETSC_ERR_NOT_CONVERGED,
+             "verify: %d check(s) failed (see the table above and %s/verify.json)", failures,
+             output_dir.c_str());
+  PetscCall(log_info(comm, "verify: all checks passed"));
+  PetscFunctionReturn(0);
+}
+
 /// `karman verify` of a case whose design: list holds control entries (parameter, time-function,
 /// per-step; steady or unsteady): the design gradients of the objective and of every constraint
 /// against finite differences of re-run forwards, and Taylor tests
@@ -132,17 +151,128 @@ PetscErrorCode run_control_verify(MPI_Comm comm, const CliArgs &args) {
              ? "parameter"
              : (e.kind == optimization::ControlKind::TimeFunction ? "time-function" : "per-step")},
         {"variables", e.count}};
-  report["failures"] = check.failures;
-  PetscMPIInt rank;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  if (rank == 0) {
-    std::ofstream out(fs::path(args.output_dir) / "verify.json");
-    out << report.dump(2) << "\n";
+  PetscCall(finish_verify(comm, args.output_dir, check.failures, &report));
+  PetscFunctionReturn(0);
+}
+
+/// Solves the forward problem into w (created) from the initial state; it must converge.
+/// Collective.
+PetscErrorCode solve_forward(MPI_Comm comm, driver::FlowCase &fc, Vec *w) {
+  PetscFunctionBeginUser;
+  PetscCall(fc.create_state(w));
+  PetscCall(fc.initial_state(*w));
+  driver::SteadySolution s;
+  PetscCall(fc.solve_steady(*w, nullptr, {}, &s));
+  PetscCheck(s.summary.converged, comm, PETSC_ERR_NOT_CONVERGED,
+             "%s: the forward problem did not converge (%s)", fc.config().file().c_str(),
+             s.summary.reason.c_str());
+  PetscCall(log_info(comm, "forward: %d Newton iterations, |R| %.2e -> %.2e", s.summary.iterations,
+                     s.summary.initial_residual, s.summary.final_residual));
+  PetscFunctionReturn(0);
+}
+
+/// The steady adjoint being verified: the case, its objective, the converged state w and the
+/// adjoint's gradients r.
+struct SteadyAdjoint {
+  driver::FlowCase &fc;
+  const adjoint::Objective &objective;
+  Vec w;
+  const adjoint::AdjointResult &r;
+};
+
+/// Every adjoint parameter gradient against a sweep of finite differences: logged, added to the
+/// report (parameters), failed ones counted.  Collective.
+PetscErrorCode verify_parameters(MPI_Comm comm, const SteadyAdjoint &a, nlohmann::json *report,
+                                 int *failures) {
+  PetscFunctionBeginUser;
+  FlowResidual &res = a.fc.residual();
+  const adjoint::AdjointResult &r = a.r;
+  PetscCall(log_info(comm, "%-36s %16s %16s %10s  %s", "parameter", "adjoint", "best FD",
+                     "rel. diff", "FD (step): rel. diff"));
+  for (const auto &par : r.gradient.parameters) {
+    adjoint::ParameterCheck check;
+    PetscCall(adjoint::check_parameter(res, a.fc.config(), a.objective, a.w, r.J, par, &check));
+    std::string sweep;
+    nlohmann::json steps = nlohmann::json::array();
+    for (const auto &s : check.steps) {
+      char item[96];
+      std::snprintf(item, sizeof(item), "  %.6g (%.0e): %.1e", s.fd,
+                    s.step / adjoint::parameter_scale(par.name, par.value, res),
+                    s.relative_difference);
+      sweep += item;
+      steps.push_back(
+          {{"step", s.step}, {"fd", s.fd}, {"relative_difference", s.relative_difference}});
+    }
+    *failures += check.ok ? 0 : 1;
+    PetscCall(log_info(comm, "%-36s %16.9e %16.9e %10.2e %s%s", par.name.c_str(), par.gradient,
+                       check.best_fd, check.best_relative_difference, check.ok ? "" : "FAILED ",
+                       sweep.c_str()));
+    (*report)["parameters"][par.name] = {
+        {"adjoint", par.gradient}, {"best_fd", check.best_fd}, {"sweep", steps}, {"ok", check.ok}};
   }
-  PetscCheck(check.failures == 0, comm, PETSC_ERR_NOT_CONVERGED,
-             "verify: %d check(s) failed (see the table above and %s/verify.json)", check.failures,
-             args.output_dir.c_str());
-  PetscCall(log_info(comm, "verify: all checks passed"));
+  PetscFunctionReturn(0);
+}
+
+/// shape: Taylor test for a bump on the first objective wall (or the first wall), if any: logged,
+/// added to the report (taylor), counted if it failed.  Collective.
+PetscErrorCode verify_shape(MPI_Comm comm, const SteadyAdjoint &a, nlohmann::json *report,
+                            int *failures) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &mesh = a.fc.mesh();
+  FlowResidual &res = a.fc.residual();
+  std::vector<int> walls = res.boundary_conditions().wall_patches();
+  const auto names = solver::force_options().get(a.fc.config()).walls;
+  if (!names.empty()) walls.insert(walls.begin(), mesh.patch_index(names.front()));
+  if (walls.empty()) PetscFunctionReturn(0);
+  const int patch = walls.front();
+  double dJ;
+  std::vector<adjoint::TaylorStep> taylor_steps;
+  PetscCall(adjoint::shape_taylor_test(res, a.fc.config(), a.objective, a.w, a.r.J, a.r.gradient.X,
+                                       patch, &dJ, &taylor_steps));
+  PetscCall(
+      log_info(comm, "shape: bump on %s, dJ/dX . dX = %.9e", mesh.patch_names[patch].c_str(), dJ));
+  PetscCall(log_info(comm, "%14s %16s %8s", "eps", "remainder", "rate"));
+  // the verdict: the last two rates (the steps are halved until they reach the second-order
+  // range; earlier ones are pre-asymptotic)
+  const bool converged = adjoint::taylor_converged(taylor_steps);
+  *failures += converged ? 0 : 1;
+  nlohmann::json taylor = nlohmann::json::array();
+  for (std::size_t k = 0; k < taylor_steps.size(); ++k) {
+    const adjoint::TaylorStep &t = taylor_steps[k];
+    const bool judged = k + 2 >= taylor_steps.size();
+    const char *note =
+        k == 0 ? "" : (!judged ? "  (pre-asymptotic)" : (converged ? "" : "  FAILED"));
+    PetscCall(log_info(comm, "%14.4e %16.6e %8s%s", t.eps, t.remainder,
+                       k ? std::to_string(t.rate).substr(0, 6).c_str() : "", note));
+    taylor.push_back({{"eps", t.eps}, {"remainder", t.remainder}, {"rate", t.rate}});
+  }
+  (*report)["taylor"] = {{"wall", mesh.patch_names[patch]},
+                         {"directional_derivative", dJ},
+                         {"steps", taylor},
+                         {"ok", converged}};
+  PetscFunctionReturn(0);
+}
+
+/// design variables (a case with a design: list): dJ/da and dc/da through the deformation and
+/// re-solves against finite differences, and Taylor tests per design entry.  Collective.
+PetscErrorCode verify_shape_design(MPI_Comm comm, driver::FlowCase &fc, Vec w,
+                                   nlohmann::json *report, int *failures) {
+  PetscFunctionBeginUser;
+  optimization::ShapeOptimization shape;
+  PetscCall(shape.setup(fc, w));
+  const optimization::OptimizationProblem &p = shape.problem();
+  optimization::DesignGradientCheck check;
+  PetscCall(shape.check_gradient(p.start, 12, 1e-3, &check));
+  *failures += check.failures;
+  PetscCall(report_design_check(comm, p, check, report));
+  for (const auto &b : shape.design().blocks())
+    (*report)["design_entries"][b.name] = {
+        {"kind", b.kind == design::DesignKind::Ffd
+                     ? "ffd"
+                     : (b.kind == design::DesignKind::HicksHenne
+                            ? "hicks-henne"
+                            : (b.kind == design::DesignKind::Rigid ? "rigid" : "surface-normal"))},
+        {"variables", b.count}};
   PetscFunctionReturn(0);
 }
 
@@ -171,7 +301,6 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args) {
       config::CaseConfig::load(comm, args.case_file, overrides, optimization::case_schema(), cfg));
   driver::FlowCase fc;
   PetscCall(fc.load(comm, cfg));
-  const mesh::Mesh &mesh = fc.mesh();
   FlowResidual &res = fc.residual();
   const adjoint::Objective *objective;
   PetscCall(fc.objective(&objective));
@@ -182,17 +311,7 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args) {
     PetscCall(adjoint::select_parameters(res, cfg, &all));
   }
   Vec w;
-  PetscCall(fc.create_state(&w));
-  {
-    PetscCall(fc.initial_state(w));
-    driver::SteadySolution s;
-    PetscCall(fc.solve_steady(w, nullptr, {}, &s));
-    PetscCheck(s.summary.converged, comm, PETSC_ERR_NOT_CONVERGED,
-               "%s: the forward problem did not converge (%s)", cfg.file().c_str(),
-               s.summary.reason.c_str());
-    PetscCall(log_info(comm, "forward: %d Newton iterations, |R| %.2e -> %.2e",
-                       s.summary.iterations, s.summary.initial_residual, s.summary.final_residual));
-  }
+  PetscCall(solve_forward(comm, fc, &w));
   adjoint::AdjointResult r;
   PetscCall(fc.steady_gradient(w, &r));
   PetscCall(log_info(comm, "objective %s = %.12g", objective->description().c_str(), r.J));
@@ -200,94 +319,12 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args) {
   nlohmann::json report;
   report["objective"] = {{"description", objective->description()}, {"value", r.J}};
   int failures = 0;
-  PetscCall(log_info(comm, "%-36s %16s %16s %10s  %s", "parameter", "adjoint", "best FD",
-                     "rel. diff", "FD (step): rel. diff"));
-  for (const auto &par : r.gradient.parameters) {
-    adjoint::ParameterCheck check;
-    PetscCall(adjoint::check_parameter(res, cfg, *objective, w, r.J, par, &check));
-    std::string sweep;
-    nlohmann::json steps = nlohmann::json::array();
-    for (const auto &s : check.steps) {
-      char item[96];
-      std::snprintf(item, sizeof(item), "  %.6g (%.0e): %.1e", s.fd,
-                    s.step / adjoint::parameter_scale(par.name, par.value, res),
-                    s.relative_difference);
-      sweep += item;
-      steps.push_back(
-          {{"step", s.step}, {"fd", s.fd}, {"relative_difference", s.relative_difference}});
-    }
-    failures += check.ok ? 0 : 1;
-    PetscCall(log_info(comm, "%-36s %16.9e %16.9e %10.2e %s%s", par.name.c_str(), par.gradient,
-                       check.best_fd, check.best_relative_difference, check.ok ? "" : "FAILED ",
-                       sweep.c_str()));
-    report["parameters"][par.name] = {
-        {"adjoint", par.gradient}, {"best_fd", check.best_fd}, {"sweep", steps}, {"ok", check.ok}};
-  }
-
-  // shape: Taylor test for a bump on the first objective wall (or the first wall)
-  std::vector<int> walls = res.boundary_conditions().wall_patches();
-  const auto names = solver::force_options().get(cfg).walls;
-  if (!names.empty()) walls.insert(walls.begin(), mesh.patch_index(names.front()));
-  if (!walls.empty()) {
-    const int patch = walls.front();
-    double dJ;
-    std::vector<adjoint::TaylorStep> taylor_steps;
-    PetscCall(adjoint::shape_taylor_test(res, cfg, *objective, w, r.J, r.gradient.X, patch, &dJ,
-                                         &taylor_steps));
-    PetscCall(log_info(comm, "shape: bump on %s, dJ/dX . dX = %.9e",
-                       mesh.patch_names[patch].c_str(), dJ));
-    PetscCall(log_info(comm, "%14s %16s %8s", "eps", "remainder", "rate"));
-    // the verdict: the last two rates (the steps are halved until they reach the second-order
-    // range; earlier ones are pre-asymptotic)
-    const bool converged = adjoint::taylor_converged(taylor_steps);
-    failures += converged ? 0 : 1;
-    nlohmann::json taylor = nlohmann::json::array();
-    for (std::size_t k = 0; k < taylor_steps.size(); ++k) {
-      const adjoint::TaylorStep &t = taylor_steps[k];
-      const bool judged = k + 2 >= taylor_steps.size();
-      const char *note =
-          k == 0 ? "" : (!judged ? "  (pre-asymptotic)" : (converged ? "" : "  FAILED"));
-      PetscCall(log_info(comm, "%14.4e %16.6e %8s%s", t.eps, t.remainder,
-                         k ? std::to_string(t.rate).substr(0, 6).c_str() : "", note));
-      taylor.push_back({{"eps", t.eps}, {"remainder", t.remainder}, {"rate", t.rate}});
-    }
-    report["taylor"] = {{"wall", mesh.patch_names[patch]},
-                        {"directional_derivative", dJ},
-                        {"steps", taylor},
-                        {"ok", converged}};
-  }
-  // design variables (a case with a design: list): dJ/da and dc/da through the deformation
-  // and re-solves against finite differences, and Taylor tests per design entry
-  if (!cfg.designs().empty()) {
-    optimization::ShapeOptimization shape;
-    PetscCall(shape.setup(fc, w));
-    const optimization::OptimizationProblem &p = shape.problem();
-    optimization::DesignGradientCheck check;
-    PetscCall(shape.check_gradient(p.start, 12, 1e-3, &check));
-    failures += check.failures;
-    PetscCall(report_design_check(comm, p, check, &report));
-    for (const auto &b : shape.design().blocks())
-      report["design_entries"][b.name] = {
-          {"kind",
-           b.kind == design::DesignKind::Ffd
-               ? "ffd"
-               : (b.kind == design::DesignKind::HicksHenne
-                      ? "hicks-henne"
-                      : (b.kind == design::DesignKind::Rigid ? "rigid" : "surface-normal"))},
-          {"variables", b.count}};
-  }
-  report["failures"] = failures;
-  PetscMPIInt rank;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  if (rank == 0) {
-    std::ofstream out(fs::path(args.output_dir) / "verify.json");
-    out << report.dump(2) << "\n";
-  }
+  const SteadyAdjoint steady{fc, *objective, w, r};
+  PetscCall(verify_parameters(comm, steady, &report, &failures));
+  PetscCall(verify_shape(comm, steady, &report, &failures));
+  if (!cfg.designs().empty()) PetscCall(verify_shape_design(comm, fc, w, &report, &failures));
   PetscCall(VecDestroy(&w));
-  PetscCheck(failures == 0, comm, PETSC_ERR_NOT_CONVERGED,
-             "verify: %d check(s) failed (see the table above and %s/verify.json)", failures,
-             args.output_dir.c_str());
-  PetscCall(log_info(comm, "verify: all checks passed"));
+  PetscCall(finish_verify(comm, args.output_dir, failures, &report));
   PetscFunctionReturn(0);
 }
 

@@ -69,16 +69,25 @@ long design_variable_count(const std::string &type, const YAML::Node &params) {
   return -1;
 }
 
-// Type-specific checks of one design entry (`given` as written, for line numbers; `params`
-// resolved): what the schema's key types cannot say.
-std::string check_design(const std::string &file, const std::string &type, const YAML::Node &given,
-                         const YAML::Node &params, const std::string &label,
-                         const std::vector<config::BoundaryConfig> &boundaries) {
-  auto at = [&](const char *key) { return config::where(file, given[key] ? given[key] : given); };
-  // walls: existing wall-type boundaries, at least one, no repeats
-  const YAML::Node walls = params["walls"];
+// One design entry being checked: `given` as written (for line numbers), `params` resolved.
+struct DesignEntry {
+  const std::string &file;
+  const YAML::Node &given;
+  const YAML::Node &params;
+  const std::string &label;
+  /// file:line of a key (of the entry where the key is not written)
+  std::string at(const char *key) const {
+    return config::where(file, given[key] ? given[key] : given);
+  }
+};
+
+// walls: existing wall-type boundaries, at least one, no repeats
+std::string check_walls(const DesignEntry &e,
+                        const std::vector<config::BoundaryConfig> &boundaries) {
+  const std::string &label = e.label;
+  const YAML::Node walls = e.params["walls"];
   KARMAN_REQUIRE(walls.size() > 0, "%s: '%s.walls' must name at least one wall boundary",
-                 at("walls").c_str(), label.c_str());
+                 e.at("walls").c_str(), label.c_str());
   std::vector<std::string> bc_names;
   for (const auto &b : boundaries) bc_names.push_back(b.name);
   std::vector<std::string> seen;
@@ -87,97 +96,108 @@ std::string check_design(const std::string &file, const std::string &type, const
     const config::BoundaryConfig *bc = nullptr;
     for (const auto &b : boundaries)
       if (b.name == name) bc = &b;
-    KARMAN_REQUIRE(bc, "%s: '%s.walls': '%s' is not a boundary: %s", at("walls").c_str(),
+    KARMAN_REQUIRE(bc, "%s: '%s.walls': '%s' is not a boundary: %s", e.at("walls").c_str(),
                    label.c_str(), name.c_str(), config::suggestion(name, bc_names).c_str());
     KARMAN_REQUIRE(
         bc->type == "wall" || bc->type == "blowing-suction",
         "%s: '%s.walls': '%s' is a %s boundary; only wall and blowing-suction boundaries "
         "can be moved",
-        at("walls").c_str(), label.c_str(), name.c_str(), bc->type.c_str());
+        e.at("walls").c_str(), label.c_str(), name.c_str(), bc->type.c_str());
     KARMAN_REQUIRE(std::find(seen.begin(), seen.end(), name) == seen.end(),
-                   "%s: '%s.walls' lists '%s' twice", at("walls").c_str(), label.c_str(),
+                   "%s: '%s.walls' lists '%s' twice", e.at("walls").c_str(), label.c_str(),
                    name.c_str());
     seen.push_back(name);
   }
-  const std::string name = params["name"].Scalar();
-  KARMAN_REQUIRE(name.find_first_of(".[], \t") == std::string::npos,
-                 "%s: '%s.name' must not contain '.', '[', ']', ',' or blanks (it prefixes the "
-                 "variables' names), got '%s'",
-                 at("name").c_str(), label.c_str(), name.c_str());
-  // a list of distinct names out of `allowed`, at least one
-  auto check_names = [&](const char *key, const std::vector<std::string> &allowed) -> std::string {
-    const YAML::Node list = params[key];
-    KARMAN_REQUIRE(list.size() > 0, "%s: '%s.%s' must not be empty", at(key).c_str(), label.c_str(),
-                   key);
-    std::vector<std::string> listed;
-    for (const auto &item : list) {
-      const std::string v = item.Scalar();
-      KARMAN_REQUIRE(std::find(allowed.begin(), allowed.end(), v) != allowed.end(),
-                     "%s: '%s.%s': unknown entry '%s': %s", at(key).c_str(), label.c_str(), key,
-                     v.c_str(), config::suggestion(v, allowed).c_str());
-      KARMAN_REQUIRE(std::find(listed.begin(), listed.end(), v) == listed.end(),
-                     "%s: '%s.%s' lists '%s' twice", at(key).c_str(), label.c_str(), key,
-                     v.c_str());
-      listed.push_back(v);
-    }
-    return "";
-  };
-  if (type == "ffd") {
-    const YAML::Node lattice = params["lattice"], size = params["size"];
-    KARMAN_REQUIRE(lattice.size() == 2 || lattice.size() == 3,
-                   "%s: '%s.lattice' must be [nx, ny] (2D) or [nx, ny, nz] (3D), got %zu numbers",
-                   at("lattice").c_str(), label.c_str(), lattice.size());
-    const long fixed = params["fixed_layers"].as<long>();
-    for (std::size_t i = 0; i < lattice.size(); ++i) {
-      const double n = lattice[i].as<double>();
-      KARMAN_REQUIRE(n >= 2 && n == std::round(n),
-                     "%s: '%s.lattice' entries must be integers >= 2 (control points per "
-                     "direction), got %g",
-                     at("lattice").c_str(), label.c_str(), n);
-      KARMAN_REQUIRE(std::lround(n) - 2 * fixed >= 1,
-                     "%s: '%s.fixed_layers' = %ld leaves no free control point in direction %zu "
-                     "of the lattice (%g points; needs at least 2 * fixed_layers + 1)",
-                     at("fixed_layers").c_str(), label.c_str(), fixed, i, n);
-    }
-    KARMAN_REQUIRE(size.size() == lattice.size(),
-                   "%s: '%s.size' has %zu components, the lattice %zu directions",
-                   at("size").c_str(), label.c_str(), size.size(), lattice.size());
-    KARMAN_REQUIRE(params["origin"].size() == lattice.size(),
-                   "%s: '%s.origin' has %zu components, the lattice %zu directions",
-                   at("origin").c_str(), label.c_str(), params["origin"].size(), lattice.size());
-    for (const auto &c : size)
-      KARMAN_REQUIRE(c.as<double>() > 0, "%s: '%s.size' must be > 0 in every direction, got %s",
-                     at("size").c_str(), label.c_str(), config::show(size).c_str());
-    if (std::string e = check_names("axes", {"x", "y", "z"}); !e.empty()) return e;
-  } else if (type == "hicks-henne") {
-    const YAML::Node positions = params["positions"];
-    KARMAN_REQUIRE(positions.size() > 0, "%s: '%s.positions' must list at least one bump position",
-                   at("positions").c_str(), label.c_str());
-    double last = 0;
-    for (const auto &p : positions) {
-      const double h = p.as<double>();
-      KARMAN_REQUIRE(h > 0 && h < 1,
-                     "%s: '%s.positions': bump position %g is outside (0, 1) (chord fractions)",
-                     at("positions").c_str(), label.c_str(), h);
-      KARMAN_REQUIRE(h > last, "%s: '%s.positions' must increase (%g after %g)",
-                     at("positions").c_str(), label.c_str(), h, last);
-      last = h;
-    }
-    const YAML::Node c = params["chord_direction"];
-    double c2 = 0;
-    for (const auto &x : c) c2 += x.as<double>() * x.as<double>();
-    KARMAN_REQUIRE(c.size() == 2 && c2 > 0,
-                   "%s: '%s.chord_direction' must be a nonzero 2D vector [x, y], got %s",
-                   at("chord_direction").c_str(), label.c_str(), config::show(c).c_str());
-  } else if (type == "rigid") {
-    if (std::string e = check_names("variables", {"angle", "dx", "dy", "dz"}); !e.empty()) return e;
+  return "";
+}
+
+// a list of distinct names out of `allowed`, at least one
+std::string check_names(const DesignEntry &e, const char *key,
+                        const std::vector<std::string> &allowed) {
+  const std::string &label = e.label;
+  const YAML::Node list = e.params[key];
+  KARMAN_REQUIRE(list.size() > 0, "%s: '%s.%s' must not be empty", e.at(key).c_str(), label.c_str(),
+                 key);
+  std::vector<std::string> listed;
+  for (const auto &item : list) {
+    const std::string v = item.Scalar();
+    KARMAN_REQUIRE(std::find(allowed.begin(), allowed.end(), v) != allowed.end(),
+                   "%s: '%s.%s': unknown entry '%s': %s", e.at(key).c_str(), label.c_str(), key,
+                   v.c_str(), config::suggestion(v, allowed).c_str());
+    KARMAN_REQUIRE(std::find(listed.begin(), listed.end(), v) == listed.end(),
+                   "%s: '%s.%s' lists '%s' twice", e.at(key).c_str(), label.c_str(), key,
+                   v.c_str());
+    listed.push_back(v);
   }
-  // bounds and initial values: one value for all, or one per variable (when known)
+  return "";
+}
+
+// ffd: the lattice, its fixed layers, size, origin and axes
+std::string check_ffd(const DesignEntry &e) {
+  const std::string &label = e.label;
+  const YAML::Node &params = e.params;
+  const YAML::Node lattice = params["lattice"], size = params["size"];
+  KARMAN_REQUIRE(lattice.size() == 2 || lattice.size() == 3,
+                 "%s: '%s.lattice' must be [nx, ny] (2D) or [nx, ny, nz] (3D), got %zu numbers",
+                 e.at("lattice").c_str(), label.c_str(), lattice.size());
+  const long fixed = params["fixed_layers"].as<long>();
+  for (std::size_t i = 0; i < lattice.size(); ++i) {
+    const double n = lattice[i].as<double>();
+    KARMAN_REQUIRE(n >= 2 && n == std::round(n),
+                   "%s: '%s.lattice' entries must be integers >= 2 (control points per "
+                   "direction), got %g",
+                   e.at("lattice").c_str(), label.c_str(), n);
+    KARMAN_REQUIRE(std::lround(n) - 2 * fixed >= 1,
+                   "%s: '%s.fixed_layers' = %ld leaves no free control point in direction %zu "
+                   "of the lattice (%g points; needs at least 2 * fixed_layers + 1)",
+                   e.at("fixed_layers").c_str(), label.c_str(), fixed, i, n);
+  }
+  KARMAN_REQUIRE(size.size() == lattice.size(),
+                 "%s: '%s.size' has %zu components, the lattice %zu directions",
+                 e.at("size").c_str(), label.c_str(), size.size(), lattice.size());
+  KARMAN_REQUIRE(params["origin"].size() == lattice.size(),
+                 "%s: '%s.origin' has %zu components, the lattice %zu directions",
+                 e.at("origin").c_str(), label.c_str(), params["origin"].size(), lattice.size());
+  for (const auto &c : size)
+    KARMAN_REQUIRE(c.as<double>() > 0, "%s: '%s.size' must be > 0 in every direction, got %s",
+                   e.at("size").c_str(), label.c_str(), config::show(size).c_str());
+  return check_names(e, "axes", {"x", "y", "z"});
+}
+
+// hicks-henne: increasing bump positions in (0, 1), a nonzero 2D chord direction
+std::string check_hicks_henne(const DesignEntry &e) {
+  const std::string &label = e.label;
+  const YAML::Node positions = e.params["positions"];
+  KARMAN_REQUIRE(positions.size() > 0, "%s: '%s.positions' must list at least one bump position",
+                 e.at("positions").c_str(), label.c_str());
+  double last = 0;
+  for (const auto &p : positions) {
+    const double h = p.as<double>();
+    KARMAN_REQUIRE(h > 0 && h < 1,
+                   "%s: '%s.positions': bump position %g is outside (0, 1) (chord fractions)",
+                   e.at("positions").c_str(), label.c_str(), h);
+    KARMAN_REQUIRE(h > last, "%s: '%s.positions' must increase (%g after %g)",
+                   e.at("positions").c_str(), label.c_str(), h, last);
+    last = h;
+  }
+  const YAML::Node c = e.params["chord_direction"];
+  double c2 = 0;
+  for (const auto &x : c) c2 += x.as<double>() * x.as<double>();
+  KARMAN_REQUIRE(c.size() == 2 && c2 > 0,
+                 "%s: '%s.chord_direction' must be a nonzero 2D vector [x, y], got %s",
+                 e.at("chord_direction").c_str(), label.c_str(), config::show(c).c_str());
+  return "";
+}
+
+// bounds and initial values: one value for all, or one per variable (when known)
+std::string check_bounds(const DesignEntry &e, const std::string &type) {
+  const std::string &label = e.label;
+  const YAML::Node &params = e.params;
   const long n = design_variable_count(type, params);
   for (const char *key : {"lower", "upper", "initial"}) {
     const std::size_t len = params[key].size();
     KARMAN_REQUIRE(len <= 1 || (n >= 0 && len == static_cast<std::size_t>(n)),
-                   "%s: '%s.%s' has %zu values; expected 1 (for all) or %s", at(key).c_str(),
+                   "%s: '%s.%s' has %zu values; expected 1 (for all) or %s", e.at(key).c_str(),
                    label.c_str(), key, len,
                    n >= 0 ? (std::to_string(n) + " (one per variable)").c_str()
                           : "none (one per wall vertex is not supported)");
@@ -194,14 +214,37 @@ std::string check_design(const std::string &file, const std::string &type, const
     const double lo = value("lower", i, -inf), up = value("upper", i, inf),
                  a0 = value("initial", i, 0.0);
     KARMAN_REQUIRE(lo <= up, "%s: '%s.lower' (%g) is greater than '%s.upper' (%g) for variable %zu",
-                   at("lower").c_str(), label.c_str(), lo, label.c_str(), up, i);
+                   e.at("lower").c_str(), label.c_str(), lo, label.c_str(), up, i);
     KARMAN_REQUIRE(lo <= a0 && a0 <= up,
                    "%s: '%s.initial' (%g) is outside ['%s.lower', '%s.upper'] = [%g, %g] for "
                    "variable %zu",
-                   at("initial").c_str(), label.c_str(), a0, label.c_str(), label.c_str(), lo, up,
+                   e.at("initial").c_str(), label.c_str(), a0, label.c_str(), label.c_str(), lo, up,
                    i);
   }
   return "";
+}
+
+// Type-specific checks of one design entry (`given` as written, for line numbers; `params`
+// resolved): what the schema's key types cannot say.
+std::string check_design(const std::string &file, const std::string &type, const YAML::Node &given,
+                         const YAML::Node &params, const std::string &label,
+                         const std::vector<config::BoundaryConfig> &boundaries) {
+  const DesignEntry e{file, given, params, label};
+  if (std::string err = check_walls(e, boundaries); !err.empty()) return err;
+  const std::string name = params["name"].Scalar();
+  KARMAN_REQUIRE(name.find_first_of(".[], \t") == std::string::npos,
+                 "%s: '%s.name' must not contain '.', '[', ']', ',' or blanks (it prefixes the "
+                 "variables' names), got '%s'",
+                 e.at("name").c_str(), label.c_str(), name.c_str());
+  std::string err;
+  if (type == "ffd")
+    err = check_ffd(e);
+  else if (type == "hicks-henne")
+    err = check_hicks_henne(e);
+  else if (type == "rigid")
+    err = check_names(e, "variables", {"angle", "dx", "dy", "dz"});
+  if (!err.empty()) return err;
+  return check_bounds(e, type);
 }
 
 } // namespace

@@ -184,6 +184,96 @@ double PointCloudInterpolator::evaluate(const Vec3<double> &x, const std::vector
                      : std::sqrt(distance2(dim_, x, points_[idx[0]]));
 }
 
+namespace {
+
+// The source of a transfer: its cell centroids [cells][3] and per field [cells][ncomp]
+struct SourceCells {
+  long long n_cells = 0;
+  std::vector<double> centroids;
+  std::vector<std::vector<double>> data;
+  std::vector<int> ncomp;
+};
+
+// The cell centroids (vertex averages) of the karman-fields file's mesh; an error message or ""
+std::string read_centroids(hid_t file, SourceCells *s) {
+  std::vector<double> vertices;
+  std::vector<int> cells;
+  hsize_t vd[2], cd[2];
+  std::string error = read_dataset(file, "/mesh/vertices", H5T_NATIVE_DOUBLE, &vertices, vd);
+  if (error.empty()) error = read_dataset(file, "/mesh/cells", H5T_NATIVE_INT, &cells, cd);
+  if (error.empty() && (vd[1] != 3 || cd[1] != kMaxCellVertices))
+    error = "/mesh/vertices or /mesh/cells has the wrong shape (not a karman-fields file)";
+  const long long n_cells = error.empty() ? static_cast<long long>(cd[0]) : 0;
+  s->n_cells = n_cells;
+  std::vector<double> &centroids = s->centroids;
+  centroids.assign(n_cells * 3, 0.0);
+  for (long long c = 0; c < n_cells && error.empty(); ++c) {
+    int count = 0;
+    for (int k = 0; k < kMaxCellVertices; ++k) {
+      const int v = cells[c * kMaxCellVertices + k];
+      if (v < 0) continue;
+      if (static_cast<hsize_t>(v) >= vd[0]) {
+        error = "/mesh/cells row " + std::to_string(c) + " names vertex " + std::to_string(v) +
+                " of " + std::to_string(vd[0]);
+        break;
+      }
+      for (int d = 0; d < 3; ++d) centroids[3 * c + d] += vertices[3 * v + d];
+      ++count;
+    }
+    for (int d = 0; d < 3; ++d) centroids[3 * c + d] /= std::max(count, 1);
+  }
+  return error;
+}
+
+// Reads the source (rank 0): the centroids, then the named fields; an error message or ""
+std::string read_source(const std::string &path, const std::vector<std::string> &names,
+                        SourceCells *s) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0) return path + ": cannot open HDF5 file";
+  std::string error = read_centroids(file, s);
+  for (std::size_t f = 0; f < names.size() && error.empty(); ++f) {
+    hsize_t fd[2];
+    error = read_dataset(file, "/fields/" + names[f], H5T_NATIVE_DOUBLE, &s->data[f], fd);
+    if (error.empty() && static_cast<long long>(fd[0]) != s->n_cells)
+      error = "field '" + names[f] + "' has " + std::to_string(fd[0]) + " rows, the mesh " +
+              std::to_string(s->n_cells) + " cells";
+    s->ncomp[f] = static_cast<int>(fd[1]);
+  }
+  H5Fclose(file);
+  if (!error.empty() && error.rfind(path, 0) != 0) error = path + ": " + error;
+  return error;
+}
+
+// Rank 0 reads the source, every rank gets it.  Collective.
+PetscErrorCode read_source_h5(MPI_Comm comm, const std::string &path,
+                              const std::vector<std::string> &names, SourceCells *s) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  std::string error;
+  s->data.assign(names.size(), {});
+  s->ncomp.assign(names.size(), 0);
+  if (rank == 0) error = read_source(path, names, s);
+  PetscCall(broadcast_string(comm, &error));
+  PetscCheck(error.empty(), comm, PETSC_ERR_FILE_READ, "%s", error.c_str());
+  PetscCallMPI(MPI_Bcast(&s->n_cells, 1, MPI_LONG_LONG, 0, comm));
+  PetscCallMPI(MPI_Bcast(s->ncomp.data(), static_cast<int>(s->ncomp.size()), MPI_INT, 0, comm));
+  s->centroids.resize(s->n_cells * 3);
+  PetscCallMPI(
+      MPI_Bcast(s->centroids.data(), static_cast<int>(s->centroids.size()), MPI_DOUBLE, 0, comm));
+  for (std::size_t f = 0; f < names.size(); ++f) {
+    s->data[f].resize(s->n_cells * s->ncomp[f]);
+    PetscCallMPI(
+        MPI_Bcast(s->data[f].data(), static_cast<int>(s->data[f].size()), MPI_DOUBLE, 0, comm));
+  }
+  PetscCheck(s->n_cells > 0, comm, PETSC_ERR_FILE_UNEXPECTED, "%s: the source mesh has no cells",
+             path.c_str());
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
 PetscErrorCode transfer_cell_fields_h5(MPI_Comm comm, int dim, const std::string &path,
                                        const std::vector<std::string> &names,
                                        const std::vector<Vec3<double>> &targets,
@@ -191,70 +281,12 @@ PetscErrorCode transfer_cell_fields_h5(MPI_Comm comm, int dim, const std::string
                                        std::vector<Field> *fields, PetscInt *source_cells,
                                        double *max_gap) {
   PetscFunctionBeginUser;
-  PetscMPIInt rank;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
   // rank 0 reads the source centroids and fields: [cells][dim] then per field [cells][ncomp]
-  std::string error;
-  std::vector<double> centroids;
-  std::vector<std::vector<double>> data(names.size());
-  std::vector<int> ncomp(names.size(), 0);
-  long long n_cells = 0;
-  if (rank == 0) {
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-    hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (file < 0) {
-      error = path + ": cannot open HDF5 file";
-    } else {
-      std::vector<double> vertices;
-      std::vector<int> cells;
-      hsize_t vd[2], cd[2];
-      error = read_dataset(file, "/mesh/vertices", H5T_NATIVE_DOUBLE, &vertices, vd);
-      if (error.empty()) error = read_dataset(file, "/mesh/cells", H5T_NATIVE_INT, &cells, cd);
-      if (error.empty() && (vd[1] != 3 || cd[1] != kMaxCellVertices))
-        error = "/mesh/vertices or /mesh/cells has the wrong shape (not a karman-fields file)";
-      n_cells = error.empty() ? static_cast<long long>(cd[0]) : 0;
-      centroids.assign(n_cells * 3, 0.0);
-      for (long long c = 0; c < n_cells && error.empty(); ++c) {
-        int count = 0;
-        for (int k = 0; k < kMaxCellVertices; ++k) {
-          const int v = cells[c * kMaxCellVertices + k];
-          if (v < 0) continue;
-          if (static_cast<hsize_t>(v) >= vd[0]) {
-            error = "/mesh/cells row " + std::to_string(c) + " names vertex " + std::to_string(v) +
-                    " of " + std::to_string(vd[0]);
-            break;
-          }
-          for (int d = 0; d < 3; ++d) centroids[3 * c + d] += vertices[3 * v + d];
-          ++count;
-        }
-        for (int d = 0; d < 3; ++d) centroids[3 * c + d] /= std::max(count, 1);
-      }
-      for (std::size_t f = 0; f < names.size() && error.empty(); ++f) {
-        hsize_t fd[2];
-        error = read_dataset(file, "/fields/" + names[f], H5T_NATIVE_DOUBLE, &data[f], fd);
-        if (error.empty() && static_cast<long long>(fd[0]) != n_cells)
-          error = "field '" + names[f] + "' has " + std::to_string(fd[0]) + " rows, the mesh " +
-                  std::to_string(n_cells) + " cells";
-        ncomp[f] = static_cast<int>(fd[1]);
-      }
-      H5Fclose(file);
-      if (!error.empty() && error.rfind(path, 0) != 0) error = path + ": " + error;
-    }
-  }
-  PetscCall(broadcast_string(comm, &error));
-  PetscCheck(error.empty(), comm, PETSC_ERR_FILE_READ, "%s", error.c_str());
-  PetscCallMPI(MPI_Bcast(&n_cells, 1, MPI_LONG_LONG, 0, comm));
-  PetscCallMPI(MPI_Bcast(ncomp.data(), static_cast<int>(ncomp.size()), MPI_INT, 0, comm));
-  centroids.resize(n_cells * 3);
-  PetscCallMPI(
-      MPI_Bcast(centroids.data(), static_cast<int>(centroids.size()), MPI_DOUBLE, 0, comm));
-  for (std::size_t f = 0; f < names.size(); ++f) {
-    data[f].resize(n_cells * ncomp[f]);
-    PetscCallMPI(MPI_Bcast(data[f].data(), static_cast<int>(data[f].size()), MPI_DOUBLE, 0, comm));
-  }
-  PetscCheck(n_cells > 0, comm, PETSC_ERR_FILE_UNEXPECTED, "%s: the source mesh has no cells",
-             path.c_str());
-
+  SourceCells source;
+  PetscCall(read_source_h5(comm, path, names, &source));
+  const long long n_cells = source.n_cells;
+  const std::vector<int> &ncomp = source.ncomp;
+  const std::vector<double> &centroids = source.centroids;
   std::vector<Vec3<double>> points(n_cells);
   for (long long c = 0; c < n_cells; ++c)
     points[c] = Vec3<double>(centroids[3 * c], centroids[3 * c + 1], centroids[3 * c + 2]);
@@ -274,7 +306,7 @@ PetscErrorCode transfer_cell_fields_h5(MPI_Comm comm, int dim, const std::string
   std::vector<double> joined(n_cells * total);
   for (long long c = 0, off = 0; c < n_cells; ++c)
     for (std::size_t f = 0; f < names.size(); ++f)
-      for (int k = 0; k < ncomp[f]; ++k) joined[off++] = data[f][c * ncomp[f] + k];
+      for (int k = 0; k < ncomp[f]; ++k) joined[off++] = source.data[f][c * ncomp[f] + k];
   double gap = 0, out[PointCloudInterpolator::kMaxComponents];
   for (std::size_t i = 0; i < targets.size(); ++i) {
     gap = std::max(gap, interp.evaluate(targets[i], joined, total, out) / target_size[i]);

@@ -91,32 +91,25 @@ PetscErrorCode VtkSeries::write_surface(const mesh::Mesh &mesh, const std::vecto
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode VtkSeries::write_grid(const std::vector<Vec3<double>> &X,
-                                     const std::vector<PetscInt> &vertices,
-                                     const std::vector<PetscInt> &offsets,
-                                     const std::vector<int> &types, double time,
-                                     const std::vector<Field> &fields,
-                                     const std::vector<Field> &point_fields) {
-  PetscFunctionBeginUser;
-  PetscMPIInt rank, size;
-  PetscCallMPI(MPI_Comm_rank(comm_, &rank));
-  PetscCallMPI(MPI_Comm_size(comm_, &size));
-  const std::size_t ncells = types.size();
+namespace {
 
-  // compact point numbering
-  std::map<PetscInt, vtkIdType> point_of;
+// The unstructured grid of the cells (vertex lists `vertices` split at `offsets`, VTK types
+// `types`) with their vertices at X, numbered compactly: point_of maps a mesh vertex to its point
+void build_grid(const std::vector<Vec3<double>> &X, const std::vector<PetscInt> &vertices,
+                const std::vector<PetscInt> &offsets, const std::vector<int> &types,
+                vtkUnstructuredGrid *grid, std::map<PetscInt, vtkIdType> *point_of) {
+  const std::size_t ncells = types.size();
   vtkNew<vtkPoints> points;
   points->SetDataTypeToDouble();
   std::vector<vtkIdType> conn(vertices.size());
   for (std::size_t i = 0; i < vertices.size(); ++i) {
-    auto it = point_of.find(vertices[i]);
-    if (it == point_of.end()) {
+    auto it = point_of->find(vertices[i]);
+    if (it == point_of->end()) {
       const Vec3<double> &x = X[vertices[i]];
-      it = point_of.emplace(vertices[i], points->InsertNextPoint(x[0], x[1], x[2])).first;
+      it = point_of->emplace(vertices[i], points->InsertNextPoint(x[0], x[1], x[2])).first;
     }
     conn[i] = it->second;
   }
-  vtkNew<vtkUnstructuredGrid> grid;
   grid->SetPoints(points);
   vtkNew<vtkCellArray> cells;
   vtkNew<vtkIdTypeArray> offsets_array, conn_array;
@@ -132,6 +125,13 @@ PetscErrorCode VtkSeries::write_grid(const std::vector<Vec3<double>> &X,
   for (std::size_t i = 0; i < ncells; ++i)
     type_array->SetValue(static_cast<vtkIdType>(i), static_cast<unsigned char>(types[i]));
   grid->SetCells(type_array, cells);
+}
+
+// The cell fields (ncells values each) and point fields (by mesh vertex, at point_of) of the grid
+PetscErrorCode add_fields(const std::vector<Field> &fields, const std::vector<Field> &point_fields,
+                          std::size_t ncells, const std::map<PetscInt, vtkIdType> &point_of,
+                          vtkUnstructuredGrid *grid) {
+  PetscFunctionBeginUser;
   for (const auto &f : fields) {
     PetscCheck(f.values.size() == ncells * static_cast<std::size_t>(f.ncomp), PETSC_COMM_SELF,
                PETSC_ERR_PLIB, "field %s has %zu values, expected %zu", f.name.c_str(),
@@ -153,14 +153,21 @@ PetscErrorCode VtkSeries::write_grid(const std::vector<Vec3<double>> &X,
       for (int k = 0; k < f.ncomp; ++k) a->SetComponent(id, k, f.values[v * f.ncomp + k]);
     grid->GetPointData()->AddArray(a);
   }
+  PetscFunctionReturn(0);
+}
 
-  char stem[512];
-  std::snprintf(stem, sizeof(stem), "%s_%04zu", name_.c_str(), entries_.size());
-  const std::string pvtu = stem + std::string(".pvtu");
+// Writes every rank's grid as one piece of directory/pvtu (the pieces in its subdirectory).
+// Collective.
+PetscErrorCode write_pieces(MPI_Comm comm, const std::string &directory, const std::string &pvtu,
+                            vtkUnstructuredGrid *grid) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank, size;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
   // The controller lets rank 0 learn which pieces the other ranks wrote, so that the
   // .pvtu summary lists all of them.
-  MPI_Comm comm = comm_;
-  vtkMPICommunicatorOpaqueComm opaque(&comm);
+  MPI_Comm opaque_comm = comm;
+  vtkMPICommunicatorOpaqueComm opaque(&opaque_comm);
   vtkNew<vtkMPICommunicator> communicator;
   communicator->InitializeExternal(&opaque);
   vtkNew<vtkMPIController> controller;
@@ -168,7 +175,7 @@ PetscErrorCode VtkSeries::write_grid(const std::vector<Vec3<double>> &X,
   vtkNew<vtkXMLPUnstructuredGridWriter> writer;
   writer->SetController(controller);
   writer->SetInputData(grid);
-  writer->SetFileName((fs::path(directory_) / pvtu).string().c_str());
+  writer->SetFileName((fs::path(directory) / pvtu).string().c_str());
   writer->SetNumberOfPieces(size);
   writer->SetStartPiece(rank);
   writer->SetEndPiece(rank);
@@ -179,26 +186,55 @@ PetscErrorCode VtkSeries::write_grid(const std::vector<Vec3<double>> &X,
   writer->EncodeAppendedDataOff();
   const int ok = writer->Write();
   int all_ok = 0;
-  PetscCallMPI(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm_));
-  PetscCheck(all_ok == 1, comm_, PETSC_ERR_FILE_WRITE, "cannot write %s in %s", pvtu.c_str(),
-             directory_.c_str());
+  PetscCallMPI(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm));
+  PetscCheck(all_ok == 1, comm, PETSC_ERR_FILE_WRITE, "cannot write %s in %s", pvtu.c_str(),
+             directory.c_str());
+  PetscFunctionReturn(0);
+}
 
-  entries_.emplace_back(time, pvtu);
-  pvd_ = (fs::path(directory_) / (name_ + ".pvd")).string();
+// Writes the collection file pvd listing the series' (time, file) entries (rank 0). Collective.
+PetscErrorCode write_collection(MPI_Comm comm, const std::string &pvd,
+                                const std::vector<std::pair<double, std::string>> &entries) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
   std::string error;
   if (rank == 0)
-    error = write_file_atomically(pvd_, [&](std::FILE *f) {
+    error = write_file_atomically(pvd, [&](std::FILE *f) {
       std::fputs("<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" "
                  "byte_order=\"LittleEndian\">\n"
                  "  <Collection>\n",
                  f);
-      for (const auto &[t, file] : entries_)
+      for (const auto &[t, file] : entries)
         std::fprintf(f, "    <DataSet timestep=\"%.17g\" group=\"\" part=\"0\" file=\"%s\"/>\n", t,
                      file.c_str());
       std::fputs("  </Collection>\n</VTKFile>\n", f);
     });
-  PetscCall(broadcast_string(comm_, &error));
-  PetscCheck(error.empty(), comm_, PETSC_ERR_FILE_WRITE, "%s", error.c_str());
+  PetscCall(broadcast_string(comm, &error));
+  PetscCheck(error.empty(), comm, PETSC_ERR_FILE_WRITE, "%s", error.c_str());
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+PetscErrorCode VtkSeries::write_grid(const std::vector<Vec3<double>> &X,
+                                     const std::vector<PetscInt> &vertices,
+                                     const std::vector<PetscInt> &offsets,
+                                     const std::vector<int> &types, double time,
+                                     const std::vector<Field> &fields,
+                                     const std::vector<Field> &point_fields) {
+  PetscFunctionBeginUser;
+  std::map<PetscInt, vtkIdType> point_of;
+  vtkNew<vtkUnstructuredGrid> grid;
+  build_grid(X, vertices, offsets, types, grid, &point_of);
+  PetscCall(add_fields(fields, point_fields, types.size(), point_of, grid));
+  char stem[512];
+  std::snprintf(stem, sizeof(stem), "%s_%04zu", name_.c_str(), entries_.size());
+  const std::string pvtu = stem + std::string(".pvtu");
+  PetscCall(write_pieces(comm_, directory_, pvtu, grid));
+  entries_.emplace_back(time, pvtu);
+  pvd_ = (fs::path(directory_) / (name_ + ".pvd")).string();
+  PetscCall(write_collection(comm_, pvd_, entries_));
   PetscFunctionReturn(0);
 }
 

@@ -158,28 +158,24 @@ PetscErrorCode ShapeOptimization::evaluate(const std::vector<double> &a, Evaluat
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode check_design_gradient(const OptimizationProblem &problem,
-                                     const std::vector<VariableBlock> &blocks,
-                                     const std::vector<double> &a, const Evaluation &e0,
-                                     const DesignValues &values, double L,
-                                     std::size_t max_variables, double rel,
-                                     DesignGradientCheck *check, double taylor_scale) {
+namespace {
+
+// The difference step of variable i: rel (upper - lower), or rel L where unbounded
+double design_step(const OptimizationProblem &problem, std::size_t i, double rel, double L) {
+  const double range = problem.upper[i] - problem.lower[i];
+  return std::isfinite(range) && range > 0 ? rel * range : rel * L;
+}
+
+// Fourth-order central differences of the nf functions (objective, constraints) along the
+// variables: max_variables shared out among the design entries
+PetscErrorCode difference_variables(const OptimizationProblem &problem,
+                                    const std::vector<VariableBlock> &blocks,
+                                    const std::vector<double> &a, const DesignValues &values,
+                                    double L, std::size_t max_variables, double rel,
+                                    DesignGradientCheck *check) {
   PetscFunctionBeginUser;
   using Check = DesignGradientCheck;
-  *check = Check();
-  const std::size_t n = a.size(), nf = 1 + e0.c.size();
-  check->functions.push_back("objective");
-  for (const auto &c : problem.constraints) check->functions.push_back(c.name);
-  check->values.push_back(e0.f);
-  check->values.insert(check->values.end(), e0.c.begin(), e0.c.end());
-  check->gradient.push_back(e0.df);
-  check->gradient.insert(check->gradient.end(), e0.dc.begin(), e0.dc.end());
-  auto step = [&](std::size_t i) {
-    const double range = problem.upper[i] - problem.lower[i];
-    return std::isfinite(range) && range > 0 ? rel * range : rel * L;
-  };
-  // finite differences: max_variables shared out among the design entries
-  const std::size_t nb = blocks.size();
+  const std::size_t nf = check->values.size(), nb = blocks.size();
   for (std::size_t b = 0; b < nb; ++b) {
     const std::size_t size = blocks[b].count;
     const std::size_t quota =
@@ -192,7 +188,7 @@ PetscErrorCode check_design_gradient(const OptimizationProblem &problem,
       Check::Variable v;
       v.name = problem.names[i];
       v.block = blocks[b].name;
-      v.step = step(i);
+      v.step = design_step(problem, i, rel, L);
       for (std::size_t j = 0; j < nf; ++j) v.adjoint.push_back(check->gradient[j][i]);
       std::vector<double> F[4];
       const double s[4] = {v.step, -v.step, 2 * v.step, -2 * v.step};
@@ -206,9 +202,16 @@ PetscErrorCode check_design_gradient(const OptimizationProblem &problem,
       check->variables.push_back(v);
     }
   }
-  // relative to the function's largest checked entry in the entry, or 1e-4 of its largest one
-  // overall when it barely depends on the entry (the re-solves converge to an absolute 1e-13,
-  // so a small entry's difference quotient carries an absolute error of that size / h)
+  PetscFunctionReturn(0);
+}
+
+// The differenced variables' relative differences and verdicts: relative to the function's
+// largest checked entry in the entry, or 1e-4 of its largest one overall when it barely depends
+// on the entry (the re-solves converge to an absolute 1e-13, so a small entry's difference
+// quotient carries an absolute error of that size / h)
+void score_variables(const std::vector<VariableBlock> &blocks, DesignGradientCheck *check) {
+  using Check = DesignGradientCheck;
+  const std::size_t nf = check->values.size(), nb = blocks.size();
   std::vector<double> overall(nf, 0.0);
   std::vector<std::vector<double>> in_block(nb, std::vector<double>(nf, 0.0));
   std::map<std::string, std::size_t> block_index;
@@ -228,57 +231,83 @@ PetscErrorCode check_design_gradient(const OptimizationProblem &problem,
       v.ok.push_back(r <= Check::kFdTolerance);
       check->failures += r <= Check::kFdTolerance ? 0 : 1;
     }
+}
 
-  // Taylor tests along p (uniform in +-h_i / rel on the variables of one entry, or all)
-  auto taylor = [&](const std::string &name, const std::vector<double> &p) -> PetscErrorCode {
-    PetscFunctionBeginUser;
-    Check::Taylor t;
-    t.block = name;
-    t.eps = {4e-3 * taylor_scale, 2e-3 * taylor_scale, 1e-3 * taylor_scale};
-    t.derivative.assign(nf, 0.0);
+// One Taylor test of the nf functions along p (the entry `name`, or all)
+PetscErrorCode taylor_test(const std::string &name, const std::vector<double> &p,
+                           const std::vector<double> &a, const DesignValues &values,
+                           double taylor_scale, DesignGradientCheck *check) {
+  PetscFunctionBeginUser;
+  using Check = DesignGradientCheck;
+  const std::size_t n = a.size(), nf = check->values.size();
+  Check::Taylor t;
+  t.block = name;
+  t.eps = {4e-3 * taylor_scale, 2e-3 * taylor_scale, 1e-3 * taylor_scale};
+  t.derivative.assign(nf, 0.0);
+  for (std::size_t j = 0; j < nf; ++j)
+    for (std::size_t i = 0; i < n; ++i) t.derivative[j] += check->gradient[j][i] * p[i];
+  t.remainder.assign(nf, {});
+  for (double eps : t.eps) {
+    std::vector<double> x = a, F;
+    for (std::size_t i = 0; i < n; ++i) x[i] += eps * p[i];
+    PetscCall(values(x, &F));
     for (std::size_t j = 0; j < nf; ++j)
-      for (std::size_t i = 0; i < n; ++i) t.derivative[j] += check->gradient[j][i] * p[i];
-    t.remainder.assign(nf, {});
-    for (double eps : t.eps) {
-      std::vector<double> x = a, F;
-      for (std::size_t i = 0; i < n; ++i) x[i] += eps * p[i];
-      PetscCall(values(x, &F));
-      for (std::size_t j = 0; j < nf; ++j)
-        t.remainder[j].push_back(std::abs(F[j] - check->values[j] - eps * t.derivative[j]));
+      t.remainder[j].push_back(std::abs(F[j] - check->values[j] - eps * t.derivative[j]));
+  }
+  for (std::size_t j = 0; j < nf; ++j) {
+    bool linear = true, ok = true;
+    std::vector<double> rates;
+    for (std::size_t k = 0; k < t.eps.size(); ++k) {
+      const double floor =
+          1e-12 * std::max(std::abs(check->values[j]), std::abs(t.eps[k] * t.derivative[j]));
+      linear = linear && t.remainder[j][k] <= floor;
+      if (k == 0) continue;
+      rates.push_back(std::log(t.remainder[j][k - 1] / t.remainder[j][k]) /
+                      std::log(t.eps[k - 1] / t.eps[k]));
+      ok = ok && rates.back() >= Check::kMinRate; // false for NaN (0/0)
     }
-    for (std::size_t j = 0; j < nf; ++j) {
-      bool linear = true, ok = true;
-      std::vector<double> rates;
-      for (std::size_t k = 0; k < t.eps.size(); ++k) {
-        const double floor =
-            1e-12 * std::max(std::abs(check->values[j]), std::abs(t.eps[k] * t.derivative[j]));
-        linear = linear && t.remainder[j][k] <= floor;
-        if (k == 0) continue;
-        rates.push_back(std::log(t.remainder[j][k - 1] / t.remainder[j][k]) /
-                        std::log(t.eps[k - 1] / t.eps[k]));
-        ok = ok && rates.back() >= Check::kMinRate; // false for NaN (0/0)
-      }
-      t.rate.push_back(rates);
-      t.linear.push_back(linear);
-      t.ok.push_back(linear || ok);
-      check->failures += linear || ok ? 0 : 1;
-    }
-    check->taylor.push_back(t);
-    PetscFunctionReturn(0);
-  };
+    t.rate.push_back(rates);
+    t.linear.push_back(linear);
+    t.ok.push_back(linear || ok);
+    check->failures += linear || ok ? 0 : 1;
+  }
+  check->taylor.push_back(t);
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+PetscErrorCode check_design_gradient(const OptimizationProblem &problem,
+                                     const std::vector<VariableBlock> &blocks,
+                                     const std::vector<double> &a, const Evaluation &e0,
+                                     const DesignValues &values, double L,
+                                     std::size_t max_variables, double rel,
+                                     DesignGradientCheck *check, double taylor_scale) {
+  PetscFunctionBeginUser;
+  *check = DesignGradientCheck();
+  const std::size_t n = a.size();
+  check->functions.push_back("objective");
+  for (const auto &c : problem.constraints) check->functions.push_back(c.name);
+  check->values.push_back(e0.f);
+  check->values.insert(check->values.end(), e0.c.begin(), e0.c.end());
+  check->gradient.push_back(e0.df);
+  check->gradient.insert(check->gradient.end(), e0.dc.begin(), e0.dc.end());
+  PetscCall(difference_variables(problem, blocks, a, values, L, max_variables, rel, check));
+  score_variables(blocks, check);
+  // Taylor tests along p (uniform in +-h_i / rel on the variables of one entry, or all)
   std::uniform_real_distribution<double> uni(-1.0, 1.0);
-  for (std::size_t b = 0; b < nb; ++b) {
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
     std::mt19937 gen(12345 + static_cast<unsigned>(b) + 1);
     std::vector<double> p(n, 0.0);
     for (std::size_t i = blocks[b].offset; i < blocks[b].offset + blocks[b].count; ++i)
-      p[i] = uni(gen) * step(i) / rel;
-    PetscCall(taylor(blocks[b].name, p));
+      p[i] = uni(gen) * design_step(problem, i, rel, L) / rel;
+    PetscCall(taylor_test(blocks[b].name, p, a, values, taylor_scale, check));
   }
   {
     std::mt19937 gen(12345);
     std::vector<double> p(n);
-    for (std::size_t i = 0; i < n; ++i) p[i] = uni(gen) * step(i) / rel;
-    PetscCall(taylor("all", p));
+    for (std::size_t i = 0; i < n; ++i) p[i] = uni(gen) * design_step(problem, i, rel, L) / rel;
+    PetscCall(taylor_test("all", p, a, values, taylor_scale, check));
   }
   PetscFunctionReturn(0);
 }

@@ -158,11 +158,119 @@ PetscErrorCode RecyclingGmres::project(Vec r, Vec x) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode RecyclingGmres::update_space(int j, const std::vector<double> &H,
-                                            const std::vector<double> &B) {
+namespace {
+
+// entry (i, c) of a column-major matrix with `rows` rows
+double &entry(std::vector<double> &a, int rows, int i, int c) {
+  return a[static_cast<std::size_t>(c) * rows + i];
+}
+
+// The columns of P among the n eigenvectors of the update (eigenvalues wr + i wi, in `order`):
+// a real eigenvector, or the real and imaginary parts of a complex pair; at most `want`
+std::vector<int> ritz_columns(const std::vector<int> &order, const std::vector<double> &wi,
+                              int want) {
+  std::vector<int> columns;
+  std::vector<bool> used(wi.size(), false);
+  for (int i : order) {
+    if (static_cast<int>(columns.size()) >= want) break;
+    if (used[i]) continue;
+    if (wi[i] == 0) {
+      columns.push_back(i);
+      used[i] = true;
+      continue;
+    }
+    const int base = wi[i] > 0 ? i : i - 1;
+    if (static_cast<int>(columns.size()) + 2 > want) continue;
+    columns.push_back(base);
+    columns.push_back(base + 1);
+    used[base] = used[base + 1] = true;
+  }
+  return columns;
+}
+
+// Harmonic Ritz vectors of the cycle (G, W: rows x n): G^T G p = theta G^T W p, as eigenvectors
+// of (G^T G)^-1 G^T W with the largest |mu| = 1 / |theta|.  vr: the n x n eigenvectors, columns:
+// those kept (ritz_columns); found: false if LAPACK failed (singular), the old space then stays
+PetscErrorCode harmonic_ritz_vectors(int n, int rows, std::vector<double> &G,
+                                     std::vector<double> &W, int want, std::vector<double> *vr,
+                                     std::vector<int> *columns, bool *found) {
+  PetscFunctionBeginUser;
+  *found = false;
+  std::vector<double> M1(static_cast<std::size_t>(n) * n, 0.0), M2(M1.size(), 0.0);
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      double s1 = 0, s2 = 0;
+      for (int i = 0; i < rows; ++i) {
+        s1 += entry(G, rows, i, a) * entry(G, rows, i, b);
+        s2 += entry(G, rows, i, a) * entry(W, rows, i, b);
+      }
+      M1[static_cast<std::size_t>(b) * n + a] = s1;
+      M2[static_cast<std::size_t>(b) * n + a] = s2;
+    }
+  PetscBLASInt bn = n, info = 0;
+  std::vector<PetscBLASInt> ipiv(n);
+  PetscCallBLAS("LAPACKgesv",
+                LAPACKgesv_(&bn, &bn, M1.data(), &bn, ipiv.data(), M2.data(), &bn, &info));
+  if (info != 0) PetscFunctionReturn(0);
+  std::vector<double> wr(n), wi(n), vl(1);
+  vr->assign(static_cast<std::size_t>(n) * n, 0.0);
+  PetscBLASInt lwork = 8 * n, one = 1;
+  std::vector<double> work(lwork);
+  PetscCallBLAS("LAPACKgeev",
+                LAPACKgeev_("N", "V", &bn, M2.data(), &bn, wr.data(), wi.data(), vl.data(), &one,
+                            vr->data(), &bn, work.data(), &lwork, &info));
+  if (info != 0) PetscFunctionReturn(0);
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return std::hypot(wr[a], wi[a]) > std::hypot(wr[b], wi[b]);
+  });
+  *columns = ritz_columns(order, wi, want);
+  *found = true;
+  PetscFunctionReturn(0);
+}
+
+// QR of G P (G: rows x n; P: the chosen columns of vr; modified Gram-Schmidt twice, dependent
+// columns dropped): Q, and Y = P R^-1
+void orthonormalize_ritz_vectors(int n, int rows, std::vector<double> &G,
+                                 const std::vector<double> &vr, const std::vector<int> &columns,
+                                 std::vector<std::vector<double>> *Q,
+                                 std::vector<std::vector<double>> *Y) {
+  for (int col : columns) {
+    std::vector<double> p(vr.begin() + static_cast<std::ptrdiff_t>(col) * n,
+                          vr.begin() + static_cast<std::ptrdiff_t>(col + 1) * n);
+    std::vector<double> q(rows, 0.0);
+    for (int i = 0; i < rows; ++i)
+      for (int c = 0; c < n; ++c) q[i] += entry(G, rows, i, c) * p[c];
+    const double norm0 = std::sqrt(std::inner_product(q.begin(), q.end(), q.begin(), 0.0));
+    std::vector<double> rcol(Q->size() + 1, 0.0);
+    for (int pass = 0; pass < 2; ++pass)
+      for (std::size_t l = 0; l < Q->size(); ++l) {
+        const double s = std::inner_product(q.begin(), q.end(), (*Q)[l].begin(), 0.0);
+        rcol[l] += s;
+        for (int i = 0; i < rows; ++i) q[i] -= s * (*Q)[l][i];
+      }
+    const double norm = std::sqrt(std::inner_product(q.begin(), q.end(), q.begin(), 0.0));
+    if (!(norm > 1e-12 * norm0)) continue;
+    for (double &v : q) v /= norm;
+    rcol.back() = norm;
+    // y = (p - sum_l y_l r_l) / r_ii
+    std::vector<double> y = p;
+    for (std::size_t l = 0; l < Y->size(); ++l)
+      for (int c = 0; c < n; ++c) y[c] -= (*Y)[l][c] * rcol[l];
+    for (double &v : y) v /= norm;
+    Q->push_back(std::move(q));
+    Y->push_back(std::move(y));
+  }
+}
+
+} // namespace
+
+PetscErrorCode RecyclingGmres::cycle_relation(int j, const std::vector<double> &H,
+                                              const std::vector<double> &B, std::vector<double> *G,
+                                              std::vector<double> *W, std::vector<double> *d) {
   PetscFunctionBeginUser;
   const int kc = k_, n = kc + j, rows = n + 1, ldh = m_ + 1;
-  if (j == 0) PetscFunctionReturn(0);
   // the cycle's relation A M^-1 [U D, V_j] = [C, V_{j+1}] G, D scaling U to unit columns;
   // W = [C, V_{j+1}]^T [U D, V_j] (V is orthonormal and orthogonal to C): the local products
   // C^T U, V_{j+1}^T U and the squared norms of U's columns, in one reduction
@@ -184,100 +292,29 @@ PetscErrorCode RecyclingGmres::update_space(int j, const std::vector<double> &H,
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_DOUBLE,
                                MPI_SUM, PetscObjectComm((PetscObject)V_[0])));
   }
-  std::vector<double> d(kc);
-  for (int c = 0; c < kc; ++c) d[c] = 1.0 / std::sqrt(squares[c]);
-  std::vector<double> G(static_cast<std::size_t>(rows) * n, 0.0), W(G.size(), 0.0);
-  const auto at = [rows](std::vector<double> &a, int i, int c) -> double & {
-    return a[static_cast<std::size_t>(c) * rows + i];
-  };
-  for (int c = 0; c < kc; ++c) at(G, c, c) = d[c];
+  d->assign(kc, 0.0);
+  for (int c = 0; c < kc; ++c) (*d)[c] = 1.0 / std::sqrt(squares[c]);
+  G->assign(static_cast<std::size_t>(rows) * n, 0.0);
+  W->assign(G->size(), 0.0);
+  for (int c = 0; c < kc; ++c) entry(*G, rows, c, c) = (*d)[c];
   for (int i = 0; i < j; ++i) {
-    for (int c = 0; c < kc; ++c) at(G, c, kc + i) = B[static_cast<std::size_t>(i) * kmax_ + c];
+    for (int c = 0; c < kc; ++c)
+      entry(*G, rows, c, kc + i) = B[static_cast<std::size_t>(i) * kmax_ + c];
     for (int l = 0; l <= i + 1; ++l)
-      at(G, kc + l, kc + i) = H[static_cast<std::size_t>(i) * ldh + l];
+      entry(*G, rows, kc + l, kc + i) = H[static_cast<std::size_t>(i) * ldh + l];
   }
   for (int c = 0; c < kc; ++c)
     for (int l = 0; l < rows; ++l)
-      at(W, l, c) = dots[static_cast<std::size_t>(c) * rows + l] * d[c];
-  for (int i = 0; i < j; ++i) at(W, kc + i, kc + i) = 1.0;
-  // harmonic Ritz vectors: G^T G p = theta G^T W p, as eigenvectors of (G^T G)^-1 G^T W with the
-  // largest |mu| = 1 / |theta|
-  std::vector<double> M1(static_cast<std::size_t>(n) * n, 0.0), M2(M1.size(), 0.0);
-  for (int a = 0; a < n; ++a)
-    for (int b = 0; b < n; ++b) {
-      double s1 = 0, s2 = 0;
-      for (int i = 0; i < rows; ++i) {
-        s1 += at(G, i, a) * at(G, i, b);
-        s2 += at(G, i, a) * at(W, i, b);
-      }
-      M1[static_cast<std::size_t>(b) * n + a] = s1;
-      M2[static_cast<std::size_t>(b) * n + a] = s2;
-    }
-  PetscBLASInt bn = n, info = 0;
-  std::vector<PetscBLASInt> ipiv(n);
-  PetscCallBLAS("LAPACKgesv",
-                LAPACKgesv_(&bn, &bn, M1.data(), &bn, ipiv.data(), M2.data(), &bn, &info));
-  if (info != 0) PetscFunctionReturn(0); // singular: the old space stays (still valid)
-  std::vector<double> wr(n), wi(n), vr(static_cast<std::size_t>(n) * n), vl(1);
-  PetscBLASInt lwork = 8 * n, one = 1;
-  std::vector<double> work(lwork);
-  PetscCallBLAS("LAPACKgeev",
-                LAPACKgeev_("N", "V", &bn, M2.data(), &bn, wr.data(), wi.data(), vl.data(), &one,
-                            vr.data(), &bn, work.data(), &lwork, &info));
-  if (info != 0) PetscFunctionReturn(0);
-  std::vector<int> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return std::hypot(wr[a], wi[a]) > std::hypot(wr[b], wi[b]);
-  });
-  // the columns of P: a real eigenvector, or the real and imaginary parts of a complex pair
-  const int want = std::min(kmax_, n);
-  std::vector<int> columns;
-  std::vector<bool> used(n, false);
-  for (int i : order) {
-    if (static_cast<int>(columns.size()) >= want) break;
-    if (used[i]) continue;
-    if (wi[i] == 0) {
-      columns.push_back(i);
-      used[i] = true;
-      continue;
-    }
-    const int base = wi[i] > 0 ? i : i - 1;
-    if (static_cast<int>(columns.size()) + 2 > want) continue;
-    columns.push_back(base);
-    columns.push_back(base + 1);
-    used[base] = used[base + 1] = true;
-  }
-  // QR of G P (modified Gram-Schmidt twice; dependent columns dropped), Y = P R^-1
-  std::vector<std::vector<double>> Q, Y;
-  for (int col : columns) {
-    std::vector<double> p(vr.begin() + static_cast<std::ptrdiff_t>(col) * n,
-                          vr.begin() + static_cast<std::ptrdiff_t>(col + 1) * n);
-    std::vector<double> q(rows, 0.0);
-    for (int i = 0; i < rows; ++i)
-      for (int c = 0; c < n; ++c) q[i] += at(G, i, c) * p[c];
-    const double norm0 = std::sqrt(std::inner_product(q.begin(), q.end(), q.begin(), 0.0));
-    std::vector<double> rcol(Q.size() + 1, 0.0);
-    for (int pass = 0; pass < 2; ++pass)
-      for (std::size_t l = 0; l < Q.size(); ++l) {
-        const double s = std::inner_product(q.begin(), q.end(), Q[l].begin(), 0.0);
-        rcol[l] += s;
-        for (int i = 0; i < rows; ++i) q[i] -= s * Q[l][i];
-      }
-    const double norm = std::sqrt(std::inner_product(q.begin(), q.end(), q.begin(), 0.0));
-    if (!(norm > 1e-12 * norm0)) continue;
-    for (double &v : q) v /= norm;
-    rcol.back() = norm;
-    // y = (p - sum_l y_l r_l) / r_ii
-    std::vector<double> y = p;
-    for (std::size_t l = 0; l < Y.size(); ++l)
-      for (int c = 0; c < n; ++c) y[c] -= Y[l][c] * rcol[l];
-    for (double &v : y) v /= norm;
-    Q.push_back(std::move(q));
-    Y.push_back(std::move(y));
-  }
-  const int knew = static_cast<int>(Q.size());
-  if (knew == 0) PetscFunctionReturn(0);
+      entry(*W, rows, l, c) = dots[static_cast<std::size_t>(c) * rows + l] * (*d)[c];
+  for (int i = 0; i < j; ++i) entry(*W, rows, kc + i, kc + i) = 1.0;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RecyclingGmres::replace_space(int j, const std::vector<double> &d,
+                                             std::vector<std::vector<double>> &Q,
+                                             std::vector<std::vector<double>> &Y) {
+  PetscFunctionBeginUser;
+  const int kc = k_, rows = kc + j + 1, n = kc + j, knew = static_cast<int>(Q.size());
   // every rank takes rank 0's small matrices (the same sums, but LAPACK's bits need not agree)
   MPI_Comm comm = PetscObjectComm((PetscObject)V_[0]);
   for (int i = 0; i < knew; ++i) {
@@ -288,7 +325,8 @@ PetscErrorCode RecyclingGmres::update_space(int j, const std::vector<double> &H,
   // a time into the temporary block (two products), swapped in before the next
   std::vector<double> top(static_cast<std::size_t>(std::max(kc, 1)) * knew),
       bottom(static_cast<std::size_t>(rows) * knew);
-  const PetscBLASInt bknew = knew;
+  const PetscBLASInt bknew = knew, bkc = kc, ld = V_.ld();
+  const double done = 1.0, dzero = 0.0;
   const auto replace = [&](Block &basis, Block &krylov, int nk,
                            const std::vector<std::vector<double>> &coef,
                            bool scaled) -> PetscErrorCode {
@@ -317,6 +355,24 @@ PetscErrorCode RecyclingGmres::update_space(int j, const std::vector<double> &H,
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode RecyclingGmres::update_space(int j, const std::vector<double> &H,
+                                            const std::vector<double> &B) {
+  PetscFunctionBeginUser;
+  if (j == 0) PetscFunctionReturn(0);
+  const int n = k_ + j, rows = n + 1;
+  std::vector<double> G, W, d, vr;
+  PetscCall(cycle_relation(j, H, B, &G, &W, &d));
+  std::vector<int> columns;
+  bool found;
+  PetscCall(harmonic_ritz_vectors(n, rows, G, W, std::min(kmax_, n), &vr, &columns, &found));
+  if (!found) PetscFunctionReturn(0); // singular: the old space stays (still valid)
+  std::vector<std::vector<double>> Q, Y;
+  orthonormalize_ritz_vectors(n, rows, G, vr, columns, &Q, &Y);
+  if (Q.empty()) PetscFunctionReturn(0);
+  PetscCall(replace_space(j, d, Q, Y));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode RecyclingGmres::orthogonalize(int kc, int j, double *coef) {
   PetscFunctionBeginUser;
   // w = V_{j+1} minus its components along C and V_0..V_j (V is orthogonal to C), classical
@@ -337,6 +393,100 @@ PetscErrorCode RecyclingGmres::orthogonalize(int kc, int j, double *coef) {
   PetscCallBLAS("BLASgemv", BLASgemv_("N", &V_.local, &bj1, &dminus, V_.column(0), &ld, coef + kc,
                                       &inc, &done, w, &inc));
   PetscCall(V_.changed(j + 1, j + 2));
+  PetscFunctionReturn(0);
+}
+
+namespace {
+
+// Givens rotations of the least-squares problem min |g0 e1 - H y|: the earlier rotations and a
+// new one (cs[j], sn[j]) that zeroes the subdiagonal entry of column j (col), applied to col and g
+void apply_givens(int j, double *col, std::vector<double> &cs, std::vector<double> &sn,
+                  std::vector<double> &g) {
+  for (int i = 0; i < j; ++i) {
+    const double t = cs[i] * col[i] + sn[i] * col[i + 1];
+    col[i + 1] = -sn[i] * col[i] + cs[i] * col[i + 1];
+    col[i] = t;
+  }
+  const double rr = std::hypot(col[j], col[j + 1]);
+  cs[j] = rr > 0 ? col[j] / rr : 1.0;
+  sn[j] = rr > 0 ? col[j + 1] / rr : 0.0;
+  col[j] = rr;
+  col[j + 1] = 0;
+  g[j + 1] = -sn[j] * g[j];
+  g[j] = cs[j] * g[j];
+}
+
+// Why the iteration stops before a cycle with residual norm rnorm after its iterations, or
+// KSP_CONVERGED_ITERATING
+KSPConvergedReason stop_reason(PetscReal rnorm, double target, PetscReal atol, PetscInt its,
+                               PetscInt maxit) {
+  if (std::isnan(rnorm) || std::isinf(rnorm)) return KSP_DIVERGED_NANORINF;
+  if (rnorm <= target) return rnorm <= atol ? KSP_CONVERGED_ATOL : KSP_CONVERGED_RTOL;
+  if (its >= maxit) return KSP_DIVERGED_ITS;
+  return KSP_CONVERGED_ITERATING;
+}
+
+} // namespace
+
+RecyclingGmres::Cycle::Cycle(int m, int kmax)
+    : ldh(m + 1), H(static_cast<std::size_t>(ldh) * m), Hg(H.size()),
+      B(static_cast<std::size_t>(std::max(kmax, 1)) * m), g(m + 1), cs(m), sn(m), y(m),
+      by(std::max(kmax, 1)), coef(kmax + m + 1) {}
+
+PetscErrorCode RecyclingGmres::arnoldi(KSP ksp, Mat A, PC pc, PetscReal rnorm, double target,
+                                       PetscInt maxit, Cycle &c, PetscInt *its, int *steps,
+                                       bool *breakdown) {
+  PetscFunctionBeginUser;
+  // Arnoldi on (I - C C^T) A M^-1 from r / |r|
+  const int kc = k_, mm = m_ - kc, ldh = c.ldh;
+  std::fill(c.H.begin(), c.H.end(), 0.0);
+  std::fill(c.g.begin(), c.g.end(), 0.0);
+  PetscCall(VecCopy(r_, V_[0]));
+  PetscCall(VecScale(V_[0], 1.0 / rnorm));
+  c.g[0] = rnorm;
+  int j = 0;
+  *breakdown = false;
+  while (j < mm) {
+    Vec w = V_[j + 1];
+    PetscCall(PCApply(pc, V_[j], Z_[j]));
+    PetscCall(MatMult(A, Z_[j], w));
+    PetscCall(orthogonalize(kc, j, c.coef.data()));
+    std::copy_n(c.coef.begin(), kc, &c.B[static_cast<std::size_t>(j) * kmax_]);
+    std::copy_n(c.coef.begin() + kc, j + 1, &c.H[static_cast<std::size_t>(j) * ldh]);
+    PetscReal hn;
+    PetscCall(VecNorm(w, NORM_2, &hn));
+    c.H[static_cast<std::size_t>(j) * ldh + j + 1] = hn;
+    *breakdown = !(hn > 0);
+    if (!*breakdown) PetscCall(VecScale(w, 1.0 / hn));
+    ++*its;
+    double *col = &c.Hg[static_cast<std::size_t>(j) * ldh];
+    std::copy_n(&c.H[static_cast<std::size_t>(j) * ldh], j + 2, col);
+    apply_givens(j, col, c.cs, c.sn, c.g);
+    ++j;
+    PetscCall(KSPMonitor(ksp, *its, std::abs(c.g[j])));
+    if (std::abs(c.g[j]) <= target || *its >= maxit || *breakdown) break;
+  }
+  *steps = j;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RecyclingGmres::correct(int kc, int j, Cycle &c, Vec x) {
+  PetscFunctionBeginUser;
+  // x += Z y - M^-1 U (B y): C's part of the residual stays removed
+  const int ldh = c.ldh;
+  for (int i = j - 1; i >= 0; --i) {
+    double s = c.g[i];
+    for (int l = i + 1; l < j; ++l) s -= c.Hg[static_cast<std::size_t>(l) * ldh + i] * c.y[l];
+    c.y[i] = s / c.Hg[static_cast<std::size_t>(i) * ldh + i];
+  }
+  PetscCall(VecMAXPY(x, j, c.y.data(), Z_.data()));
+  if (kc > 0) {
+    for (int l = 0; l < kc; ++l) {
+      c.by[l] = 0;
+      for (int i = 0; i < j; ++i) c.by[l] -= c.B[static_cast<std::size_t>(i) * kmax_ + l] * c.y[i];
+    }
+    PetscCall(VecMAXPY(x, kc, c.by.data(), Uz_.data()));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -367,85 +517,19 @@ PetscErrorCode RecyclingGmres::solve(KSP ksp, Vec b, Vec x, PetscInt *iterations
   }
   PetscCall(project(r_, x));
   PetscCall(VecNorm(r_, NORM_2, &rnorm));
-  const int ldh = m + 1;
-  std::vector<double> H(static_cast<std::size_t>(ldh) * m), Hg(H.size()),
-      B(static_cast<std::size_t>(std::max(kmax_, 1)) * m), g(m + 1), cs(m), sn(m), y(m),
-      by(std::max(kmax_, 1)), coef(kmax_ + m + 1);
+  Cycle cycle(m, kmax_);
   PetscInt its = 0;
   PetscCall(KSPMonitor(ksp, its, rnorm));
-  *reason = KSP_CONVERGED_ITERATING;
-  while (true) {
-    if (std::isnan(rnorm) || std::isinf(rnorm)) {
-      *reason = KSP_DIVERGED_NANORINF;
-      break;
-    }
-    if (rnorm <= target) {
-      *reason = rnorm <= atol ? KSP_CONVERGED_ATOL : KSP_CONVERGED_RTOL;
-      break;
-    }
-    if (its >= maxit) {
-      *reason = KSP_DIVERGED_ITS;
-      break;
-    }
-    // Arnoldi on (I - C C^T) A M^-1 from r / |r|
-    const int kc = k_, mm = m - kc;
-    std::fill(H.begin(), H.end(), 0.0);
-    std::fill(g.begin(), g.end(), 0.0);
-    PetscCall(VecCopy(r_, V_[0]));
-    PetscCall(VecScale(V_[0], 1.0 / rnorm));
-    g[0] = rnorm;
-    int j = 0;
-    bool breakdown = false;
-    while (j < mm) {
-      Vec w = V_[j + 1];
-      PetscCall(PCApply(pc, V_[j], Z_[j]));
-      PetscCall(MatMult(A, Z_[j], w));
-      PetscCall(orthogonalize(kc, j, coef.data()));
-      std::copy_n(coef.begin(), kc, &B[static_cast<std::size_t>(j) * kmax_]);
-      std::copy_n(coef.begin() + kc, j + 1, &H[static_cast<std::size_t>(j) * ldh]);
-      PetscReal hn;
-      PetscCall(VecNorm(w, NORM_2, &hn));
-      H[static_cast<std::size_t>(j) * ldh + j + 1] = hn;
-      breakdown = !(hn > 0);
-      if (!breakdown) PetscCall(VecScale(w, 1.0 / hn));
-      ++its;
-      // Givens rotations of the least-squares problem min |g0 e1 - H y|
-      double *col = &Hg[static_cast<std::size_t>(j) * ldh];
-      std::copy_n(&H[static_cast<std::size_t>(j) * ldh], j + 2, col);
-      for (int i = 0; i < j; ++i) {
-        const double t = cs[i] * col[i] + sn[i] * col[i + 1];
-        col[i + 1] = -sn[i] * col[i] + cs[i] * col[i + 1];
-        col[i] = t;
-      }
-      const double rr = std::hypot(col[j], col[j + 1]);
-      cs[j] = rr > 0 ? col[j] / rr : 1.0;
-      sn[j] = rr > 0 ? col[j + 1] / rr : 0.0;
-      col[j] = rr;
-      col[j + 1] = 0;
-      g[j + 1] = -sn[j] * g[j];
-      g[j] = cs[j] * g[j];
-      ++j;
-      PetscCall(KSPMonitor(ksp, its, std::abs(g[j])));
-      if (std::abs(g[j]) <= target || its >= maxit || breakdown) break;
-    }
-    // x += Z y - M^-1 U (B y): C's part of the residual stays removed
-    for (int i = j - 1; i >= 0; --i) {
-      double s = g[i];
-      for (int l = i + 1; l < j; ++l) s -= Hg[static_cast<std::size_t>(l) * ldh + i] * y[l];
-      y[i] = s / Hg[static_cast<std::size_t>(i) * ldh + i];
-    }
-    PetscCall(VecMAXPY(x, j, y.data(), Z_.data()));
-    if (kc > 0) {
-      for (int l = 0; l < kc; ++l) {
-        by[l] = 0;
-        for (int i = 0; i < j; ++i) by[l] -= B[static_cast<std::size_t>(i) * kmax_ + l] * y[i];
-      }
-      PetscCall(VecMAXPY(x, kc, by.data(), Uz_.data()));
-    }
+  while ((*reason = stop_reason(rnorm, target, atol, its, maxit)) == KSP_CONVERGED_ITERATING) {
+    const int kc = k_;
+    int j;
+    bool breakdown;
+    PetscCall(arnoldi(ksp, A, pc, rnorm, target, maxit, cycle, &its, &j, &breakdown));
+    PetscCall(correct(kc, j, cycle, x));
     // the recycled space for the next system: from this solve's last cycle (and from the first
     // cycle ever, so that a long first solve recycles at once)
-    const bool last = std::abs(g[j]) <= target || its >= maxit;
-    if ((last || kc == 0) && !breakdown) PetscCall(update_space(j, H, B));
+    const bool last = std::abs(cycle.g[j]) <= target || its >= maxit;
+    if ((last || kc == 0) && !breakdown) PetscCall(update_space(j, cycle.H, cycle.B));
     // the true residual (and its part in range(C), round-off, removed)
     PetscCall(MatMult(A, x, r_));
     PetscCall(VecAYPX(r_, -1.0, b));

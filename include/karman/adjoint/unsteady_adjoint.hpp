@@ -13,22 +13,8 @@
 // The per-level derivatives a_n chain to the parameters of the time functions: a sine's
 // amplitude, frequency, phase and offset, a table's knot values, per-step values.
 // The sweep can be interrupted: every `save_every` levels the adjoint state after level n is
-// saved and `resume` continues from it.  The state is ONE HDF5 file (OUTDIR/adjoint-state.h5):
-//   /fields/psi1, /fields/psi2  psi^n, psi^{n+1} in serial cell order; attribute "level" = n
-//   /fields/psi3, ...           psi^{n+2}, ... (adjoint.initial_guess > 2: the history that the
-//                               initial guesses combine, so that a resumed sweep repeats exactly)
-//   /vertex_fields/xbar         dJ/dX summed over levels N..n, serial vertex order
-//   /adjoint_state              JSON: format, version, level n (again), steps, dt, J, the
-//                               problem hash, time scheme, initial condition and objective,
-//                               parameter gradient sums, per-step control series
-//   root attribute mesh_hash    (io::mesh_hash), as every karman fields file
-// written completely under <state>.tmp and renamed over <state> (after a barrier, by rank 0),
-// so that a kill leaves the previous state whole; partition independent (saved on P ranks,
-// resumed on Q).  A resume refuses, naming the file and what differs, a state of another mesh,
-// problem, number of steps, dt, scheme, initial condition or objective, a state whose two
-// levels disagree, and a corrupt or truncated file.  It reads the state before the forward
-// run.  KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE (unsteady_adjoint.cpp) kills the process
-// in the middle of a save, for tests.
+// saved and `resume` continues from it (adjoint/adjoint_state.hpp: the file, and what a resume
+// refuses).  It reads the state before the forward run.
 // Several objectives (add_objective) share one forward run and one backward sweep: at every level
 // the Jacobian is assembled and the preconditioner set up (or reused) once, and each objective's
 // adjoint is one more transposed solve with its own right-hand side; the results are those of

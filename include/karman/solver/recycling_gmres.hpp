@@ -99,7 +99,27 @@ private:
   PetscErrorCode gram_schmidt();
   PetscErrorCode project(Vec r, Vec x);
   PetscErrorCode orthogonalize(int kc, int j, double *coef);
+  /// the small matrices of one Arnoldi cycle of length m: Hessenberg H (and Hg, rotated), the
+  /// components B along C, the rotated right-hand side g and the rotations, the solution y
+  struct Cycle {
+    Cycle(int m, int kmax);
+    int ldh;
+    std::vector<double> H, Hg, B, g, cs, sn, y, by, coef;
+  };
+  /// one cycle from r_ (norm rnorm): steps Arnoldi steps (until target, maxit or a breakdown)
+  PetscErrorCode arnoldi(KSP ksp, Mat A, PC pc, PetscReal rnorm, double target, PetscInt maxit,
+                         Cycle &c, PetscInt *its, int *steps, bool *breakdown);
+  /// x += the cycle's correction (j steps, kc recycled vectors)
+  PetscErrorCode correct(int kc, int j, Cycle &c, Vec x);
   PetscErrorCode update_space(int j, const std::vector<double> &H, const std::vector<double> &B);
+  /// the cycle's relation A M^-1 [U D, V_j] = [C, V_{j+1}] G and W = [C, V_{j+1}]^T [U D, V_j]
+  PetscErrorCode cycle_relation(int j, const std::vector<double> &H, const std::vector<double> &B,
+                                std::vector<double> *G, std::vector<double> *W,
+                                std::vector<double> *d);
+  /// C, U, M^-1 U from the new space's coefficients Q and Y (of [C, V_{j+1}] and [U D, V_j])
+  PetscErrorCode replace_space(int j, const std::vector<double> &d,
+                               std::vector<std::vector<double>> &Q,
+                               std::vector<std::vector<double>> &Y);
 
   /// Cholesky QR of the refreshed C is used when every R_ii exceeds this fraction of its
   /// column's norm (the orthogonality then holds to ~1e-16 / kCholeskyMinimum^2)
