@@ -3,7 +3,7 @@
 # on PATH record their arguments; the job script runs karman directly (KARMAN_LAUNCHER="").
 #  - submit.sh passes nodes, ranks, memory, time limit, requeue, the warning signal and the
 #    appended log to sbatch, and refuses bad arguments with one line;
-#  - an unsteady run (DFG 2D-2's case on a coarse cylinder channel, 24 steps, checkpoints every 4)
+#  - an unsteady run (DFG 2D-2's case on a coarse cylinder channel, 60 steps, checkpoints every 4)
 #    started by the job script
 #    and sent the time-limit warning (USR1) mid-run calls `scontrol requeue JOBID` and stops;
 #    started again (SLURM_RESTART_COUNT=1) it continues with --restart from its checkpoint and
@@ -54,15 +54,16 @@ bad "unknown command 'solve'" solve dfg.yaml sub --nodes 1 --ranks 4 --mem 4G --
 bad "case file 'nope.yaml' not found" run nope.yaml sub --nodes 1 --ranks 4 --mem 4G --time 1:00:00
 
 # an unsteady run, warned mid-way, requeued, continued
-# (on the 452-cell cylinder channel of tests/data: 24 steps of 0.1 s, warned at step 10)
+# (on the 452-cell cylinder channel of tests/data: 60 steps of 0.02 s, warned at step 10; with the
+# multigrid a step takes ~0.03 s, so the run must be long enough for the warning to land mid-run)
 opts=(--set mesh.file="$src/tests/data/control-cylinder.geo" --set mesh.level=0
-      --set mesh.cache_dir="$work/cache" --set time.dt=0.02 --set time.t_end=0.48
+      --set mesh.cache_dir="$work/cache" --set time.dt=0.02 --set time.t_end=1.2
       --set output.checkpoint_every=4 --set output.vtk=false)
 "$karman" run dfg.yaml -o ref "${opts[@]}" > ref.log 2>&1 || { tail -3 ref.log; fail "reference run"; }
 warn() { # PATTERN LOG PID: the time-limit warning (USR1) to the job script once LOG shows PATTERN
-  for _ in $(seq 1 900); do
+  for _ in $(seq 1 4500); do
     grep -q "$1" "$2" && break
-    sleep 0.1
+    sleep 0.02
   done
   kill -USR1 "$3"
   wait "$3"
@@ -71,7 +72,7 @@ SLURM_JOB_ID=42 bash "$job" run dfg.yaml runA "${opts[@]}" > job1.log 2>&1 &
 warn "step     10 " job1.log $!
 status=$?
 [ $status = 143 ] || { tail -3 job1.log; fail "the warned job script exited with $status, not 143"; }
-grep -q "step     24 " job1.log && fail "the run finished before the warning"
+grep -q "step     60 " job1.log && fail "the run finished before the warning"
 grep -qx "requeue 42" scontrol.log || fail "scontrol requeue 42 was not called"
 grep -q -- "--restart" job1.log && fail "the first start was given --restart"
 SLURM_JOB_ID=42 SLURM_RESTART_COUNT=1 bash "$job" run dfg.yaml runA "${opts[@]}" > job2.log 2>&1 ||
