@@ -1,4 +1,6 @@
-// Unsteady discrete adjoint (see include/karman/adjoint/unsteady_adjoint.hpp).
+// Unsteady discrete adjoint: the backward sweep, its gradients and saved state (see
+// include/karman/adjoint/unsteady_adjoint.hpp; the objectives in time are in unsteady_goals.cpp,
+// the forward run in unsteady_forward.cpp).
 #include "karman/adjoint/unsteady_adjoint.hpp"
 #include "karman/adjoint/adjoint_state.hpp"
 
@@ -23,92 +25,6 @@ namespace karman::adjoint {
 
 using discretization::FlowResidual;
 using discretization::PatchCondition;
-
-PetscErrorCode UnsteadyAdjoint::setup(FlowResidual &res, const config::CaseConfig &cfg) {
-  PetscFunctionBeginUser;
-  res_ = &res;
-  cfg_ = &cfg;
-  const solver::TimeOptions time = solver::time_options().get(cfg);
-  t_end_ = time.t_end;
-  dt_ = time.dt;
-  steps_ = std::lround(t_end_ / dt_);
-  PetscCheck(steps_ >= 2 && std::abs(steps_ * dt_ - t_end_) < 1e-9 * t_end_, res.mesh().comm,
-             PETSC_ERR_USER_INPUT,
-             "%s: the unsteady adjoint needs time.t_end to be a multiple (>= 2) of time.dt (got %g "
-             "and %g)",
-             cfg.file().c_str(), t_end_, dt_);
-  goals_.assign(1, Goal());
-  PetscCall(parse_goal(cfg, &goals_[0]));
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode UnsteadyAdjoint::add_objective(const config::CaseConfig &objective) {
-  PetscFunctionBeginUser;
-  PetscCheck(res_, PETSC_COMM_SELF, PETSC_ERR_ORDER, "UnsteadyAdjoint::add_objective before setup");
-  Goal g;
-  PetscCall(parse_goal(objective, &g));
-  goals_.push_back(std::move(g));
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode UnsteadyAdjoint::parse_goal(const config::CaseConfig &cfg, Goal *g) const {
-  PetscFunctionBeginUser;
-  const FlowResidual &res = *res_;
-  PetscCall(g->objective.setup(res, cfg));
-  const ObjectiveOptions obj = objective_options().get(cfg);
-  g->statistic = obj.time;
-  const std::vector<double> &window = obj.window;
-  PetscCheck(window.empty() || (window.size() == 2 && window[1] > window[0]), res.mesh().comm,
-             PETSC_ERR_USER_INPUT, "%s: objective.window must be [t0, t1] with t1 > t0",
-             cfg.file().c_str());
-  g->t0 = window.empty() ? 0.0 : window[0];
-  g->t1 = window.empty() ? t_end_ : std::min(window[1], t_end_);
-  g->weighting = obj.weighting;
-  g->beta = obj.control_cost;
-  const std::string &wall = obj.control_wall;
-  const int patch = wall.empty() ? -1 : res.mesh().patch_index(wall);
-  PetscCheck(g->beta == 0 || patch >= 0, res.mesh().comm, PETSC_ERR_USER_INPUT,
-             "%s: objective.control_cost needs objective.control_wall (a rotating wall), got '%s'",
-             cfg.file().c_str(), wall.c_str());
-  if (patch >= 0) { // its rotation rate: the parameter boundaries.WALL.omega
-    g->control_name = "boundaries." + wall + ".omega";
-    const ParameterRegistry reg(res);
-    const int i = reg.find(g->control_name);
-    g->control_omega = i >= 0 ? reg.time_function(res, i) : nullptr;
-    PetscCheck(g->control_omega, res.mesh().comm, PETSC_ERR_USER_INPUT,
-               "%s: objective.control_wall '%s' is not a wall with a rotation rate (2D)",
-               cfg.file().c_str(), wall.c_str());
-  }
-  PetscFunctionReturn(0);
-}
-
-double window_weight(long n, long steps, double dt, double t0, double t1, WindowWeighting w) {
-  const long first = std::max(1L, static_cast<long>(std::ceil(t0 / dt - 1e-9)));
-  const long last = std::min(steps, static_cast<long>(std::floor(t1 / dt + 1e-9)));
-  if (n < first || n > last || last < first) return 0.0;
-  if (first == last) return 1.0;
-  const long M = last - first;
-  if (w == WindowWeighting::Hann && M >= 2) {
-    const double s = std::sin(M_PI * static_cast<double>(n - first) / static_cast<double>(M));
-    return 2.0 * s * s / static_cast<double>(M);
-  }
-  const double q = 1.0 / static_cast<double>(M);
-  return (n == first || n == last) ? 0.5 * q : q;
-}
-
-double UnsteadyAdjoint::weight(const Goal &g, long n) const {
-  if (g.statistic == Statistic::Final) return n == steps_ ? 1.0 : 0.0;
-  return window_weight(n, steps_, dt_, g.t0, g.t1, g.weighting);
-}
-
-// J = S + cost with S = sqrt(sum q_n (J_s^n - c)^2) (c = 0: rms, c = m: std; sum q_n = 1, so
-// dS/dm = 0 for std): dS/dJ_s^n = q_n (J_s^n - c) / S.
-double UnsteadyAdjoint::adjoint_weight(const Goal &g, long n) const {
-  const double q = weight(g, n);
-  if (q == 0 || g.statistic == Statistic::Average || g.statistic == Statistic::Final) return q;
-  const double c = g.statistic == Statistic::Std ? g.mean : 0.0;
-  return q * (g.values[n] - c) / g.spread;
-}
 
 // One objective's part of the backward sweep: the adjoints of the level being solved and of the
 // two later levels, the right-hand side, and the parameter gradients summed over the levels
@@ -275,81 +191,6 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
     r.bytes_written = traj->bytes_written();
     r.adjoint_time = MPI_Wtime() - a_start;
     r.preconditioner_setups = s.pc_reuse.setups();
-  }
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode UnsteadyAdjoint::run_forward(Vec w0, const UnsteadyAdjointOptions &o,
-                                            solver::UnsteadySolver &ts,
-                                            std::unique_ptr<Trajectory> *traj,
-                                            std::vector<TimeLevel> *levels,
-                                            std::vector<UnsteadyAdjointResult> *results) {
-  PetscFunctionBeginUser;
-  FlowResidual &res = *res_;
-  const mesh::Mesh &m = res.mesh();
-  const double t_start = MPI_Wtime();
-  PetscCall(ts.setup(res, *cfg_));
-  PetscCall(ts.set_state(w0, w0, 0, 0.0, 0.0));
-  if (o.schedule == AdjointSchedule::Revolve || o.forward_only) {
-    *traj = make_revolve(ts, o.forward_only ? 0 : o.snapshots);
-  } else {
-    *traj = make_store_all(ts, m, o.trajectory_directory);
-  }
-  levels->assign(steps_ + 1, TimeLevel());
-  std::vector<double> J(goals_.size(), 0.0), cost(goals_.size(), 0.0);
-  for (Goal &g : goals_) g.values.assign(steps_ + 1, 0.0);
-  const std::function<PetscErrorCode(const TimeLevel &)> on_step =
-      [&](const TimeLevel &l) -> PetscErrorCode {
-    PetscFunctionBeginUser;
-    (*levels)[l.step] = l;
-    discretization::LocalState state;
-    bool have_state = false;
-    for (std::size_t i = 0; i < goals_.size(); ++i) {
-      Goal &g = goals_[i];
-      const double q = weight(g, l.step);
-      g.objective.set_time(l.time);
-      if (q != 0) {
-        if (!have_state)
-          PetscCall(res.local_state(discretization::TimeLevel{l.time, l.step}, ts.state(), &state));
-        have_state = true;
-        double Js;
-        PetscCall(g.objective.value(res, state, &Js));
-        J[i] += q * Js;
-        g.values[l.step] = Js;
-      }
-      if (g.beta > 0) {
-        const double w = g.control_omega->value(l.time, l.step);
-        cost[i] += g.beta * l.dt * w * w;
-      }
-    }
-    PetscFunctionReturn(0);
-  };
-  PetscCall((*traj)->forward(steps_, dt_, on_step));
-  const double forward_time = MPI_Wtime() - t_start;
-  double forward_memory, forward_memory_max;
-  PetscCall(solver::peak_memory(m.comm, &forward_memory, &forward_memory_max));
-  for (std::size_t i = 0; i < goals_.size(); ++i) {
-    Goal &g = goals_[i];
-    if (g.statistic == Statistic::Rms || g.statistic == Statistic::Std) {
-      g.mean = J[i];
-      double s2 = 0;
-      for (long n = 1; n <= steps_; ++n) {
-        const double d = g.values[n] - (g.statistic == Statistic::Std ? g.mean : 0.0);
-        s2 += weight(g, n) * d * d;
-      }
-      g.spread = std::sqrt(s2);
-      // dS/dJ_s^n = q_n (J_s^n - c) / S: none where S = 0
-      PetscCheck(o.forward_only || g.spread > 0, m.comm, PETSC_ERR_USER_INPUT,
-                 "%s: objective.time %s: the objective %s is %s over the window, where its "
-                 "square root has no derivative",
-                 cfg_->file().c_str(), g.statistic == Statistic::Rms ? "rms" : "std",
-                 g.objective.description().c_str(),
-                 g.statistic == Statistic::Rms ? "zero" : "constant");
-      J[i] = g.spread;
-    }
-    (*results)[i].J = J[i] + cost[i];
-    (*results)[i].forward_time = forward_time;
-    (*results)[i].forward_memory = forward_memory;
   }
   PetscFunctionReturn(0);
 }

@@ -37,6 +37,7 @@
 #include "karman/cli/fault_injection.hpp"
 #include "karman/core/logger.hpp"
 #include "karman/core/parallel.hpp"
+#include "karman/optimization/kkt_check.hpp"
 #include "karman/optimization/optimization_options.hpp"
 #include "karman/optimization/shape_optimization.hpp"
 #include "karman/io/hdf5_fields.hpp"

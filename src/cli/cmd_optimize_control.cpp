@@ -6,6 +6,7 @@
 #include "karman/cli/fault_injection.hpp"
 #include "karman/core/logger.hpp"
 #include "karman/optimization/control_optimization.hpp"
+#include "karman/optimization/kkt_check.hpp"
 
 #include <nlohmann/json.hpp>
 

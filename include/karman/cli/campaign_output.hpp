@@ -5,6 +5,7 @@
 
 #include "karman/cli/cli_args.hpp"
 #include "karman/config/case_config.hpp"
+#include "karman/optimization/kkt_check.hpp"
 #include "karman/optimization/optimizer.hpp"
 
 #include <nlohmann/json.hpp>

@@ -7,7 +7,8 @@
 #pragma once
 
 #include "karman/config/case_schema.hpp"
-#include "karman/physics/time_function.hpp"
+#include "karman/config/case_section.hpp"
+#include "karman/config/problem_keys.hpp"
 
 #include <petscsys.h>
 #include <yaml-cpp/yaml.h>
@@ -19,39 +20,6 @@
 #include <vector>
 
 namespace karman::config {
-
-/// Typed read access to one validated section (or one boundary's parameters).
-class Section {
-public:
-  Section() = default;
-  Section(YAML::Node node, const SectionSpec *spec, std::string label)
-      : node_(std::move(node)), spec_(spec), label_(std::move(label)) {}
-
-  double real(const std::string &key) const;
-  long integer(const std::string &key) const;
-  bool flag(const std::string &key) const;
-  std::string text(const std::string &key) const;
-  /// RealVector keys, padded with zeros to 3 components.
-  std::array<double, 3> vector(const std::string &key) const;
-  std::vector<double> reals(const std::string &key) const;
-  std::vector<std::string> names(const std::string &key) const;
-  /// TimeFunction keys (files are read relative to `directory`).  Collective on comm.
-  PetscErrorCode time_function(MPI_Comm comm, const std::string &key, const std::string &directory,
-                               physics::TimeFunction *f) const;
-  /// RealTable keys.
-  std::vector<std::vector<double>> table(const std::string &key) const;
-  /// TermList keys: one Section (with this section's keys) per term.
-  std::vector<Section> terms(const std::string &key) const;
-  /// PointList keys, each point padded to 3 components.
-  std::vector<std::array<double, 3>> points(const std::string &key) const;
-  const std::string &label() const { return label_; }
-
-private:
-  YAML::Node get(const std::string &key, KeyType type) const;
-  YAML::Node node_;
-  const SectionSpec *spec_ = nullptr;
-  std::string label_;
-};
 
 struct BoundaryConfig {
   std::string name;   ///< Gmsh physical name
@@ -139,25 +107,5 @@ private:
   std::vector<DesignConfig> designs_;
   std::vector<std::pair<std::string, std::string>> petsc_;
 };
-
-/// A key whose value differs between two problem_keys() texts.
-struct KeyChange {
-  std::string key;     ///< "solver.upwind"
-  std::string stored;  ///< value in the stored text ("(none)": not there)
-  std::string current; ///< value in the current text ("(none)": not there)
-};
-
-/// The keys whose values differ between `stored` (e.g. read from a checkpoint) and `current`
-/// (both CaseConfig::problem_keys() texts), in the order of `stored`, then keys only in
-/// `current`.  A text that is not a YAML map gives one entry saying so.
-std::vector<KeyChange> compare_problem_keys(const std::string &stored, const std::string &current);
-
-/// "solver.upwind = 1, this case has 0; solver.stabilization = ..." for messages.
-std::string describe_key_changes(const std::vector<KeyChange> &changes);
-
-/// What differs between a stored problem_keys() text (of a checkpoint, flow.h5 or adjoint
-/// state) and the current one, for messages: describe_key_changes() of the two, or, when
-/// `stored` is empty (a file written before the key list was stored), that the keys are unknown.
-std::string describe_problem_change(const std::string &stored, const std::string &current);
 
 } // namespace karman::config

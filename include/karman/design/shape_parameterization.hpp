@@ -69,7 +69,27 @@ struct DesignBlock {
   std::size_t offset = 0, count = 0;
 };
 
-class ShapeParameterization; // one kind's map (shape_parameterization.cpp)
+/// One kind's map a -> d (its own variables only) and its reverse.  The reverse is split at
+/// the sum over ranks: add_reverse_local() accumulates the owned vertices' part, then, on the
+/// rank-summed vector (the same on every rank), finish_reverse() applies what comes after
+/// the vertex sum (surface-normal: the filter's transpose).
+class ShapeParameterization {
+public:
+  virtual ~ShapeParameterization() = default;
+  /// d += d(a) on the local vertices.
+  virtual PetscErrorCode add_displacement(const double *a, std::vector<Vec3<double>> &d) const = 0;
+  /// a_bar += the owned vertices' part of (dd/da)^T d_bar.
+  virtual void add_reverse_local(const double *a, const std::vector<Vec3<double>> &d_bar,
+                                 const std::vector<char> &owned, double *a_bar) const = 0;
+  /// a_bar <- the rest of the reverse on the rank-summed vector.
+  virtual PetscErrorCode finish_reverse(double *a_bar) const {
+    (void)a_bar;
+    return 0;
+  }
+
+  std::vector<std::string> names; ///< the variables' names
+  std::vector<char> moved;        ///< per local vertex: 1 if this map can move it
+};
 
 class DesignSpace {
 public:

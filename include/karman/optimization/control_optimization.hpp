@@ -107,7 +107,7 @@ struct Identification {
   bool ok = false; ///< false: H not positive definite or M <= n (no estimate)
 };
 
-struct DesignParse; // (control_optimization.cpp)
+struct DesignParse; // (control_setup.cpp)
 
 class ControlOptimization {
 public:

@@ -84,47 +84,6 @@ struct OptimizationResult {
   long evaluations = 0, replayed = 0, failed = 0;
 };
 
-/// First-order optimality (Karush-Kuhn-Tucker) check of a design x with its evaluation e.
-/// In NLopt's form g_i(x) <= 0 or = 0 (g = c - v for <= and =, v - c for >=) the KKT conditions
-/// of  min f  s.t.  g_i <= 0 / = 0,  l <= x <= u  are
-///   r = df + sum_i lambda_i dg_i,   r_j = 0 where l_j < x_j < u_j,
-///   r_j >= 0 at an active lower bound,  r_j <= 0 at an active upper bound,
-///   lambda_i >= 0 for the inequalities, lambda_i = 0 unless g_i = 0,  g_i(x) <= 0 / = 0.
-/// The active set A holds every equality and each inequality with g_i >= -active_tolerance
-/// (1 + |v_i|); a bound is active when x is within active_tolerance (u - l) of it.  The
-/// multipliers are the least-squares solution (over the variables not at an active bound) of
-///   min_lambda | df_F + sum_{i in A} lambda_i dg_i,F |,
-/// and the residual is the projected Lagrangian gradient: r_j on the free variables, the part
-/// of r_j of the wrong sign at an active bound (min(r_j, 0) at a lower, max(r_j, 0) at an upper
-/// one).  With the objective gradient's norm as the scale,
-///   residual = |projected r| / |df|   (0 when both vanish).
-/// An active inequality whose multiplier comes out negative (the design could move into the
-/// feasible interior and lower f) is dropped from A and the multipliers are solved again, so
-/// that its pull shows in the residual; such inequalities and the active bounds where r has the
-/// wrong sign are counted in `wrong_signs`.  Linearly dependent active gradients (e.g. a
-/// constraint that a symmetry makes redundant) get multiplier 0.
-struct KktOptions {
-  double active_tolerance = 1e-6;
-};
-
-struct KktReport {
-  double residual = 0;                 ///< |projected Lagrangian gradient| / |df|
-  double lagrangian_gradient_norm = 0; ///< |projected Lagrangian gradient| (absolute)
-  double objective_gradient_norm = 0;  ///< |df|
-  std::vector<double> multipliers;     ///< lambda_i per constraint (0 if inactive), NLopt's form
-  std::vector<bool> active;            ///< per constraint
-  std::vector<double> violations;      ///< per constraint: |c - v| (=), max(0, c - v) (<=), ...
-  std::vector<double> relative_violations; ///< violations / |v| (the violation if v = 0)
-  double max_violation = 0, max_relative_violation = 0; ///< the largest of the above
-  long active_lower = 0, active_upper = 0;              ///< variables at an active bound
-  double bound_violation = 0;                           ///< the largest distance outside [l, u]
-  long wrong_signs = 0; ///< active inequalities and bounds with a multiplier of the wrong sign
-};
-
-/// The check above.  Pure (no MPI): every rank gets the same report from the same data.
-KktReport check_kkt(const OptimizationProblem &problem, const std::vector<double> &x,
-                    const Evaluation &e, const KktOptions &options = {});
-
 /// The algorithm name checked against the known ones; false if unknown.
 bool known_algorithm(const std::string &name);
 

@@ -1,0 +1,92 @@
+// The forward run of the unsteady adjoint (see include/karman/adjoint/unsteady_adjoint.hpp,
+// UnsteadyAdjoint::run_forward): from w0 over the run, the trajectory stored for the backward
+// sweep (store-all or revolve), every objective's values J_s(w^n) on the levels of its window, and
+// J = sum_n q_n J_s^n (average, final), its r.m.s. or standard deviation, plus the control cost
+// beta sum_n dt omega(t^n)^2.
+#include "karman/adjoint/unsteady_adjoint.hpp"
+
+#include "karman/solver/steady_solver.hpp"
+
+#include <cmath>
+#include <functional>
+
+namespace karman::adjoint {
+
+using discretization::FlowResidual;
+
+PetscErrorCode UnsteadyAdjoint::run_forward(Vec w0, const UnsteadyAdjointOptions &o,
+                                            solver::UnsteadySolver &ts,
+                                            std::unique_ptr<Trajectory> *traj,
+                                            std::vector<TimeLevel> *levels,
+                                            std::vector<UnsteadyAdjointResult> *results) {
+  PetscFunctionBeginUser;
+  FlowResidual &res = *res_;
+  const mesh::Mesh &m = res.mesh();
+  const double t_start = MPI_Wtime();
+  PetscCall(ts.setup(res, *cfg_));
+  PetscCall(ts.set_state(w0, w0, 0, 0.0, 0.0));
+  if (o.schedule == AdjointSchedule::Revolve || o.forward_only) {
+    *traj = make_revolve(ts, o.forward_only ? 0 : o.snapshots);
+  } else {
+    *traj = make_store_all(ts, m, o.trajectory_directory);
+  }
+  levels->assign(steps_ + 1, TimeLevel());
+  std::vector<double> J(goals_.size(), 0.0), cost(goals_.size(), 0.0);
+  for (Goal &g : goals_) g.values.assign(steps_ + 1, 0.0);
+  const std::function<PetscErrorCode(const TimeLevel &)> on_step =
+      [&](const TimeLevel &l) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    (*levels)[l.step] = l;
+    discretization::LocalState state;
+    bool have_state = false;
+    for (std::size_t i = 0; i < goals_.size(); ++i) {
+      Goal &g = goals_[i];
+      const double q = weight(g, l.step);
+      g.objective.set_time(l.time);
+      if (q != 0) {
+        if (!have_state)
+          PetscCall(res.local_state(discretization::TimeLevel{l.time, l.step}, ts.state(), &state));
+        have_state = true;
+        double Js;
+        PetscCall(g.objective.value(res, state, &Js));
+        J[i] += q * Js;
+        g.values[l.step] = Js;
+      }
+      if (g.beta > 0) {
+        const double w = g.control_omega->value(l.time, l.step);
+        cost[i] += g.beta * l.dt * w * w;
+      }
+    }
+    PetscFunctionReturn(0);
+  };
+  PetscCall((*traj)->forward(steps_, dt_, on_step));
+  const double forward_time = MPI_Wtime() - t_start;
+  double forward_memory, forward_memory_max;
+  PetscCall(solver::peak_memory(m.comm, &forward_memory, &forward_memory_max));
+  for (std::size_t i = 0; i < goals_.size(); ++i) {
+    Goal &g = goals_[i];
+    if (g.statistic == Statistic::Rms || g.statistic == Statistic::Std) {
+      g.mean = J[i];
+      double s2 = 0;
+      for (long n = 1; n <= steps_; ++n) {
+        const double d = g.values[n] - (g.statistic == Statistic::Std ? g.mean : 0.0);
+        s2 += weight(g, n) * d * d;
+      }
+      g.spread = std::sqrt(s2);
+      // dS/dJ_s^n = q_n (J_s^n - c) / S: none where S = 0
+      PetscCheck(o.forward_only || g.spread > 0, m.comm, PETSC_ERR_USER_INPUT,
+                 "%s: objective.time %s: the objective %s is %s over the window, where its "
+                 "square root has no derivative",
+                 cfg_->file().c_str(), g.statistic == Statistic::Rms ? "rms" : "std",
+                 g.objective.description().c_str(),
+                 g.statistic == Statistic::Rms ? "zero" : "constant");
+      J[i] = g.spread;
+    }
+    (*results)[i].J = J[i] + cost[i];
+    (*results)[i].forward_time = forward_time;
+    (*results)[i].forward_memory = forward_memory;
+  }
+  PetscFunctionReturn(0);
+}
+
+} // namespace karman::adjoint
