@@ -127,7 +127,9 @@ py::dict Simulation::solve(const py::object &progress, bool warm_start) {
   {
     discretization::LocalState s;
     solver::FlowMonitors::Values v;
-    check(fc_->start_unsteady(ts, &s, &v));
+    // a forward-only run (solver.tolerances auto: forward): gradient() and objective() run
+    // their own forward with converged steps
+    check(fc_->start_unsteady(ts, &s, &v, solver::StepPurpose::ForwardOnly));
     record(0, 0.0, v);
   }
   const long total = case_->steps();
@@ -158,7 +160,8 @@ py::dict Simulation::solve(const py::object &progress, bool warm_start) {
   has_solution_ = solved_ = true;
   py::dict d;
   d["converged"] = true, d["steps"] = sol.steps, d["wall_time"] = sol.wall_time;
-  d["newton_iterations"] = sol.newton_iterations;
+  d["newton_iterations"] = sol.newton_iterations, d["truncation_stops"] = sol.truncation_stops;
+  d["step_tolerances"] = ts.forward_tolerances() ? "forward" : "converged";
   return d;
 }
 

@@ -115,8 +115,10 @@ public:
   /// transposed solve per objective with the Jacobian and LU factors of the first; unsteady: no
   /// solve() needed, one forward run from the initial state with the current parameters that
   /// stores the trajectory, and one backward sweep, for all of them
-  /// (UnsteadyAdjoint::add_objective).  The unsteady adjoint runs its own forward: solve() keeps no
-  /// trajectory (UnsteadyAdjoint::run takes none), so a solve() before is a forward run more.
+  /// (UnsteadyAdjoint::add_objective).  The unsteady adjoint runs its own forward with converged
+  /// steps: solve() keeps no trajectory (UnsteadyAdjoint::run takes none) and stops its steps at
+  /// the time discretization's accuracy (solver.tolerances auto), so a solve() before is a forward
+  /// run more, and solver.tolerances: forward is refused here.
   /// `own_forward`: kept for karman.torch (it changes nothing now).
   py::list gradients(const std::vector<std::string> &objectives, bool own_forward);
 

@@ -9,11 +9,14 @@
 #        (default "1 2", 40, 2); OLD_KARMAN e.g. from `git worktree add /tmp/old REV &&
 #        bash /tmp/old/scripts/build.sh`: /tmp/old/build/release/karman
 #        BENCH_SETS="--set key=value ...": added to every run of both (e.g. "--set
-#        solver.linear=iterative" when the two builds' solver.linear auto differ)
+#        solver.linear=iterative" when the two builds' solver.linear auto differ);
+#        BENCH_NEW_SETS: added to the new build's runs only (keys the old build does not know,
+#        e.g. "--set solver.tolerances=converged" to time the old build's converged steps)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 old=$(realpath "$1") new=$(realpath "$2") levels=${3:-"1 2"} steps=${4:-40} repeats=${5:-2}
-read -r -a sets <<< "${BENCH_SETS:-}"
+read -r -a common_sets <<< "${BENCH_SETS:-}"
+read -r -a new_sets <<< "${BENCH_NEW_SETS:-}"
 . "$root/scripts/mpi-env.sh"
 work=$root/out/bench-compare
 t_end=$(/usr/bin/python3 -c "print($steps * 0.005)")
@@ -22,8 +25,8 @@ t_end=$(/usr/bin/python3 -c "print($steps * 0.005)")
 for r in $runs; do
   for np in 1 2; do
     for tag in old new; do
-      k=$old
-      [ $tag = new ] && k=$new
+      k=$old sets=("${common_sets[@]}")
+      [ $tag = new ] && k=$new sets=("${common_sets[@]}" "${new_sets[@]}")
       for l in $levels; do
         d=$work/$tag-steady-L$l-np$np-$r
         echo "bench-compare: $tag, DFG 2D-1 level $l, $np rank(s), run $r"

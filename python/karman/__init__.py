@@ -113,8 +113,10 @@ class Simulation:
         from the last solution with warm_start), or the unsteady steps to time.t_end.
         progress(dict) is called after every Newton iteration / time step.  A warm start stops
         as soon as the residual meets solver.atol, so after a tiny parameter change it may not
-        iterate at all: finite differences want cold starts.  Raises karman.Error
-        if the solve does not converge (the simulation stays usable)."""
+        iterate at all: finite differences want cold starts.  Unsteady steps stop at the
+        accuracy of the time discretization (solver.tolerances auto: forward, as karman run);
+        gradient() and objective() run their own forward with converged steps.  Raises
+        karman.Error if the solve does not converge (the simulation stays usable)."""
         return self._native.solve(progress, warm_start)
 
     def forces(self):

@@ -123,7 +123,13 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
              goals_.size());
   // the adjoint is the exact derivative of converged time steps: a forward converged only to the
   // time-discretization error (a forward-only setting) would give gradients off by about as much
-  const double step_rtol = solver::solver_options().get(*cfg_).rtol;
+  const solver::SolverOptions solver_opts = solver::solver_options().get(*cfg_);
+  const double step_rtol = solver_opts.rtol;
+  PetscCheck(o.forward_only || solver_opts.tolerances != solver::StepTolerances::Forward, comm,
+             PETSC_ERR_USER_INPUT,
+             "%s: solver.tolerances is forward: the unsteady adjoint needs converged time steps "
+             "(solver.tolerances converged, or auto); forward tolerances are for karman run",
+             cfg_->file().c_str());
   PetscCheck(o.forward_only || step_rtol <= kAdjointMaxStepRtol, comm, PETSC_ERR_USER_INPUT,
              "%s: solver.rtol is %g: the unsteady adjoint needs time steps converged to %g or "
              "below (the default 1e-10 gives gradients to ~1e-9); looser values are for forward "

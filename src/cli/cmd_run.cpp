@@ -240,6 +240,9 @@ write_unsteady_summary(const CliArgs &args, const FlowCase &fc, const solver::Un
   nlohmann::json j = base_summary(fc.residual(), cfg);
   j["mode"] = "unsteady";
   j["scheme"] = time.scheme == solver::TimeScheme::Bdf1 ? "bdf1" : "bdf2";
+  // solver.tolerances as resolved (auto: forward for karman run)
+  j["step_tolerances"] = ts.forward_tolerances() ? "forward" : "converged";
+  j["truncation_stops"] = sol.truncation_stops;
   j["dt"] = time.dt;
   j["t_end"] = ts.time();
   j["steps"] = ts.step();
@@ -310,14 +313,14 @@ PetscErrorCode start_unsteady_run(const CliArgs &args, FlowCase &fc, const std::
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(fc.mesh().comm, &rank));
   if (args.restart) {
-    PetscCall(ts.setup(fc.residual(), fc.config()));
+    PetscCall(ts.setup(fc.residual(), fc.config(), solver::StepPurpose::ForwardOnly));
     PetscCall(restart_unsteady(args, fc, ck_dir, mesh_hash, ts, writer, series, restarted_from));
     if (rank == 0) csv->open(csv_path, std::ios::app);
     PetscFunctionReturn(0);
   }
   discretization::LocalState state;
   FlowMonitors::Values v;
-  PetscCall(fc.start_unsteady(ts, &state, &v));
+  PetscCall(fc.start_unsteady(ts, &state, &v, solver::StepPurpose::ForwardOnly));
   if (rank == 0) {
     csv->open(csv_path);
     *csv << "step,time,dt,newton_iterations,linear_iterations,wall_time,pc_setup,"

@@ -203,9 +203,10 @@ PetscErrorCode FlowCase::solve_steady(Vec w, Vec best, const SteadyObserver &obs
 }
 
 PetscErrorCode FlowCase::start_unsteady(solver::UnsteadySolver &ts, LocalState *state,
-                                        solver::FlowMonitors::Values *values) {
+                                        solver::FlowMonitors::Values *values,
+                                        solver::StepPurpose purpose) {
   PetscFunctionBeginUser;
-  PetscCall(ts.setup(res_, *cfg_));
+  PetscCall(ts.setup(res_, *cfg_, purpose));
   Vec w0;
   PetscCall(create_state(&w0));
   PetscCall(initial_state(w0));
@@ -236,6 +237,7 @@ PetscErrorCode FlowCase::advance_to(solver::UnsteadySolver &ts, double t_end,
     solution->linear_iterations += r.linear_iterations;
     solution->preconditioner_setups += r.preconditioner_setup;
     solution->linear_fallbacks += r.linear_fallback;
+    solution->truncation_stops += r.truncation_stop;
     solution->residual_time += r.residual_time;
     solution->jacobian_time += r.jacobian_time;
     solution->pc_setup_time += r.pc_setup_time;

@@ -274,6 +274,7 @@ namespace {
 struct RecordingTest {
   NewtonRecorder record;
   bool skip = false; ///< -snes_convergence_test skip
+  NewtonStop stop;
 };
 
 PetscErrorCode recording_test(SNES snes, PetscInt it, PetscReal xnorm, PetscReal snorm,
@@ -285,6 +286,11 @@ PetscErrorCode recording_test(SNES snes, PetscInt it, PetscReal xnorm, PetscReal
     PetscCall(SNESConvergedSkip(snes, it, xnorm, snorm, norm, reason, nullptr));
   else
     PetscCall(SNESConvergedDefault(snes, it, xnorm, snorm, norm, reason, nullptr));
+  if (*reason == SNES_CONVERGED_ITERATING && test->stop && it > 0) {
+    bool stop = false;
+    PetscCall(test->stop(snes, it, snorm, &stop));
+    if (stop) *reason = SNES_CONVERGED_SNORM_RELATIVE;
+  }
   PetscFunctionReturn(0);
 }
 
@@ -296,8 +302,8 @@ PetscErrorCode destroy_recording_test(void *ctx) {
 
 } // namespace
 
-PetscErrorCode set_recording_convergence_test(SNES snes, NewtonRecorder record,
-                                              const char *solver) {
+PetscErrorCode set_recording_convergence_test(SNES snes, NewtonRecorder record, const char *solver,
+                                              NewtonStop stop) {
   PetscFunctionBeginUser;
   // the decision stays PETSc's: the default test, or none with -snes_convergence_test skip
   const char *prefix = nullptr;
@@ -309,7 +315,8 @@ PetscErrorCode set_recording_convergence_test(SNES snes, NewtonRecorder record,
              PetscObjectComm((PetscObject)snes), PETSC_ERR_USER_INPUT,
              "PETSc option -snes_convergence_test %s: the %s supports default and skip", test,
              solver);
-  auto *context = new RecordingTest{std::move(record), std::strcmp(test, "skip") == 0};
+  auto *context =
+      new RecordingTest{std::move(record), std::strcmp(test, "skip") == 0, std::move(stop)};
   PetscCall(SNESSetConvergenceTest(snes, recording_test, context, destroy_recording_test));
   PetscFunctionReturn(0);
 }

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include <algorithm>
 #include <cmath>
 
 namespace karman::solver {
@@ -23,21 +24,37 @@ BdfCoefficients bdf_coefficients(int order, double dt, double dt_prev) {
   return c;
 }
 
+double truncation_error_factor(double dt, double dt_prev, double dt_prev2) {
+  // With the BDF2 coefficients a0, a1, a2 of the step (a0 + a1 + a2 = 0, exact for linear y), the
+  // exact solution leaves the residual a0 y(t+h) + a1 y(t) + a2 y(t-h1) - y'(t+h) =
+  // y'''/6 (a1 (-h)^3 + a2 (-(h+h1))^3), so the step's error is L = y'''/6 E with
+  // E = -(a1 h^3 + a2 (h+h1)^3) / a0.  The quadratic through t, t-h1, t-h1-h2 misses y(t+h) by
+  // y'''/6 Q with Q = h (h+h1) (h+h1+h2).  Hence w - w_pred = y'''/6 (Q - E) and
+  // L = E / (Q - E) (w - w_pred); for equal steps E = -4/3 h^3, Q = 6 h^3: |L| = 2/11 |w - w_pred|.
+  const double h = dt, h1 = dt_prev, h2 = dt_prev2;
+  const BdfCoefficients c = bdf_coefficients(2, h, h1);
+  const double E = -(c.a1 * h * h * h + c.a2 * (h + h1) * (h + h1) * (h + h1)) / c.a0;
+  const double Q = h * (h + h1) * (h + h1 + h2);
+  return std::abs(E / (Q - E));
+}
+
 UnsteadySolver::~UnsteadySolver() {
   for (SNES *s : {&snes_, &fallback_})
     if (*s) SNESDestroy(s);
   if (J_) MatDestroy(&J_);
   if (P_) MatDestroy(&P_);
-  for (Vec *v : {&w_, &w_prev_, &w_prev2_, &w_new_, &r_})
+  for (Vec *v : {&w_, &w_prev_, &w_prev2_, &w_new_, &r_, &w_pred_, &w_last_})
     if (*v) VecDestroy(v);
 }
 
 PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
-                                     const config::CaseConfig &cfg) {
+                                     const config::CaseConfig &cfg, StepPurpose purpose) {
   PetscFunctionBeginUser;
   res_ = &residual;
   const SolverOptions s = solver_options().get(cfg);
   scheme_ = time_options().get(cfg).scheme;
+  forward_ = s.tolerances == StepTolerances::Forward ||
+             (s.tolerances == StepTolerances::Auto && purpose == StepPurpose::ForwardOnly);
   // iterative: J in blocks, multigrid on the compact matrix; direct: LU of the exact or the
   // compact Jacobian
   const LinearChoice choice = linear_choice(cfg);
@@ -53,7 +70,8 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
                                          : discretization::FlowResidual::MatrixFormat::Point));
   if (method == LinearMethod::Iterative || s.preconditioner_matrix == PreconditionerMatrix::Compact)
     PetscCall(residual.create_jacobian(&P_, true));
-  for (Vec *v : {&w_, &w_prev_, &w_prev2_, &w_new_, &r_}) PetscCall(residual.create_state(v));
+  for (Vec *v : {&w_, &w_prev_, &w_prev2_, &w_new_, &r_, &w_pred_, &w_last_})
+    PetscCall(residual.create_state(v));
   // inexact Newton: each linear solve gains a few digits (solver.linear_rtol), Newton iterates to
   // solver.rtol/atol
   const LinearTolerances linear{s.linear_rtol, s.linear_atol,
@@ -64,20 +82,35 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
   KSP ksp;
   PetscCall(SNESGetKSP(snes_, &ksp));
   PetscCall(SNESSetFromOptions(snes_));
-  // the residual history is recorded by the convergence test, set after SNESSetFromOptions:
-  // unlike a monitor, PETSc options (-snes_monitor_cancel) cannot remove it
-  PetscCall(set_recording_convergence_test(
-      snes_,
-      [this](SNES, PetscInt, PetscReal norm) -> PetscErrorCode {
-        if (report_) report_->residual_history.push_back(norm);
-        return 0;
-      },
-      "unsteady solver"));
+  PetscCall(set_convergence_test(snes_));
+  // forward tolerances: every linear solve to 1e-2 (inexact Newton: the steps that converge to
+  // solver.rtol, the first and those after a restart point, take a few more Newton iterations)
+  PetscReal atol, dtol;
+  PetscInt maxit;
+  PetscCall(KSPGetTolerances(ksp, &linear_rtol_, &atol, &dtol, &maxit));
+  if (forward_)
+    PetscCall(KSPSetTolerances(ksp, std::max(linear_rtol_, kForwardLinearRtol), atol, dtol, maxit));
+  PetscCall(log_info(
+      residual.mesh().comm, "time steps: %s (solver.tolerances %s)",
+      forward_ ? "a Newton solve stops when its error is below 1/10 of the step's truncation "
+                 "error estimate, or at solver.rtol; linear solves to 1e-2, the preconditioner "
+                 "set up again after solver.refactor_iterations scaled to their digits"
+               : "Newton to solver.rtol/atol",
+      s.tolerances == StepTolerances::Auto
+          ? (forward_ ? "auto: forward-only run" : "auto: converged steps for the gradient")
+          : (forward_ ? "forward" : "converged")));
   // reuse only makes sense with a Krylov method around the preconditioner
   KSPType type;
   PetscCall(KSPGetType(ksp, &type));
   const bool reuse = std::string(type) != KSPPREONLY;
-  pc_reuse_ = PreconditionerReuse(static_cast<int>(s.refactor_iterations), kReuseGrowth, reuse);
+  // forward tolerances: the linear solves gain log(1e-2) / log(linear_rtol) as many digits (half
+  // at the default 1e-4), so a preconditioner is as worn at that fraction of the iterations
+  const double digits = forward_ && linear_rtol_ < kForwardLinearRtol
+                            ? std::log(kForwardLinearRtol) / std::log(linear_rtol_)
+                            : 1.0;
+  const int threshold = std::max(
+      1, static_cast<int>(std::lround(static_cast<double>(s.refactor_iterations) * digits)));
+  pc_reuse_ = PreconditionerReuse(threshold, kReuseGrowth, reuse);
   pc_setup_a0_ = 0;
   PetscCheck(reuse || method == LinearMethod::Direct, residual.mesh().comm, PETSC_ERR_USER_INPUT,
              "%s: -ksp_type preonly would apply one multigrid cycle as the inverse of each "
@@ -92,6 +125,62 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
       cfg.file().c_str());
   history_.assign(residual.mesh().n_owned_cells * residual.nv(), 0.0);
   shift_.assign(residual.mesh().n_owned_cells, 0.0);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadySolver::set_convergence_test(SNES snes) {
+  PetscFunctionBeginUser;
+  // the residual history is recorded by the convergence test, set after SNESSetFromOptions:
+  // unlike a monitor, PETSc options (-snes_monitor_cancel) cannot remove it
+  PetscCall(set_recording_convergence_test(
+      snes,
+      [this](SNES, PetscInt, PetscReal norm) -> PetscErrorCode {
+        if (report_) report_->residual_history.push_back(norm);
+        return 0;
+      },
+      "unsteady solver",
+      [this](SNES snes, PetscInt, PetscReal, bool *stop) { return truncation_stop(snes, stop); }));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadySolver::transient_distance(Vec a, Vec b, double *distance) const {
+  PetscFunctionBeginUser;
+  // the rows with a time derivative only: the truncation error of BDF2 is that of the
+  // differential unknowns; the pressure is an algebraic unknown (as IDA's suppressalg)
+  const physics::EquationSet &eq = res_->equations();
+  const int nv = res_->nv();
+  const PetscScalar *x, *y;
+  PetscCall(VecGetArrayRead(a, &x));
+  PetscCall(VecGetArrayRead(b, &y));
+  double sum = 0;
+  for (PetscInt c = 0; c < res_->mesh().n_owned_cells; ++c)
+    for (int k = 0; k < nv; ++k)
+      if (eq.transient(k)) sum += (x[c * nv + k] - y[c * nv + k]) * (x[c * nv + k] - y[c * nv + k]);
+  PetscCall(VecRestoreArrayRead(a, &x));
+  PetscCall(VecRestoreArrayRead(b, &y));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, res_->mesh().comm));
+  *distance = std::sqrt(sum);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadySolver::truncation_stop(SNES snes, bool *stop) {
+  PetscFunctionBeginUser;
+  *stop = false;
+  if (!truncation_active_ || !report_ || report_->residual_history.size() < 2)
+    PetscFunctionReturn(0);
+  // the error left in the iterate: its correction (w_last_: the iterate before) times the
+  // contraction of this iteration, measured by the residual (||R_k|| / ||R_{k-1}||)
+  const std::vector<double> &h = report_->residual_history;
+  const double contraction = h[h.size() - 1] / h[h.size() - 2];
+  Vec w;
+  double correction, distance;
+  PetscCall(SNESGetSolution(snes, &w));
+  PetscCall(transient_distance(w, w_last_, &correction));
+  PetscCall(transient_distance(w, w_pred_, &distance));
+  PetscCall(VecCopy(w, w_last_));
+  *stop = contraction < 1 &&
+          contraction * correction <= kTruncationFraction * truncation_factor_ * distance;
+  if (*stop && report_) report_->truncation_stop = true;
   PetscFunctionReturn(0);
 }
 
@@ -167,6 +256,7 @@ PetscErrorCode UnsteadySolver::solve_step(SNES snes, double dt, const BdfCoeffic
   // for equal steps).  Its error is O(dt^3) instead of the linear guess's O(dt^2), so the first
   // Newton iteration lands closer.
   PetscCall(VecCopy(w_, w_new_));
+  quadratic_guess_ = dt_prev2_ > 0 && bdf.a2 != 0;
   if (dt_prev2_ > 0) { // (then w^{n-1} and dt_prev_ are known too)
     const double h = dt, h1 = dt_prev_, h2 = dt_prev2_;
     const double cn = (h + h1) * (h + h1 + h2) / (h1 * (h1 + h2));
@@ -177,7 +267,15 @@ PetscErrorCode UnsteadySolver::solve_step(SNES snes, double dt, const BdfCoeffic
     PetscCall(VecAXPY(w_new_, dt / dt_prev_, w_));
     PetscCall(VecAXPY(w_new_, -dt / dt_prev_, w_prev_));
   }
+  if (quadratic_guess_) {
+    truncation_factor_ = truncation_error_factor(dt, dt_prev_, dt_prev2_);
+    PetscCall(VecCopy(w_new_, w_pred_));
+    PetscCall(VecCopy(w_new_, w_last_));
+  }
+  // forward tolerances: the truncation stop, where the guess allows it
+  truncation_active_ = forward_ && quadratic_guess_;
   report_ = report;
+  report->truncation_stop = false;
   const double start = MPI_Wtime();
   const double before = report->residual_time + report->jacobian_time + report->pc_setup_time;
   PetscCall(SNESSolve(snes, nullptr, w_new_));
@@ -191,7 +289,12 @@ PetscErrorCode UnsteadySolver::solve_step(SNES snes, double dt, const BdfCoeffic
   PetscCall(SNESGetIterationNumber(snes, &its));
   PetscCall(SNESGetLinearSolveIterations(snes, &lits));
   report->converged = reason > 0;
-  report->reason = SNESConvergedReasons[reason];
+  report->reason = report->truncation_stop ? kConvergedTruncation : SNESConvergedReasons[reason];
+  if (quadratic_guess_) {
+    double distance;
+    PetscCall(transient_distance(w_new_, w_pred_, &distance));
+    report->truncation_error = truncation_factor_ * distance;
+  }
   if (reason == SNES_DIVERGED_LINE_SEARCH && !report->residual_history.empty()) {
     PetscReal atol, rtol, stol;
     PetscInt maxit, maxf;
@@ -225,13 +328,7 @@ PetscErrorCode UnsteadySolver::fall_back(double dt, const BdfCoefficients &bdf,
                             residual.mesh().dim, KSPGMRES, &fallback_, &linear));
     PetscCall(SNESSetOptionsPrefix(fallback_, options_prefix(LinearSolverRole::NewtonFallback)));
     PetscCall(SNESSetFromOptions(fallback_));
-    PetscCall(set_recording_convergence_test(
-        fallback_,
-        [this](SNES, PetscInt, PetscReal norm) -> PetscErrorCode {
-          if (report_) report_->residual_history.push_back(norm);
-          return 0;
-        },
-        "unsteady solver"));
+    PetscCall(set_convergence_test(fallback_));
   }
   pc_reuse_.request_setup();
   report->residual_history.clear();

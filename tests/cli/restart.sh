@@ -14,15 +14,20 @@
 #     (times 0.25 ... 0.48, no gap, no duplicate) and ends near the reference;
 #  6. a restart with another solver.upwind or solver.stabilization (keys of the residual)
 #     is refused with one line naming the case file and the key with both values; with
-#     --accept-case-change it continues (two more steps) with a warning naming the key.
+#     --accept-case-change it continues (two more steps) with a warning naming the key;
+#  7. with karman run's default forward tolerances (each step stopped at its truncation error),
+#     a run restarted from its checkpoint of step 12 repeats the uninterrupted run: steps 13-24
+#     equal to 1e-10.
 # usage: restart.sh KARMAN SOURCE_DIR WORK_DIR
 set -u
 karman=$1 src=$2 work=$3
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 case="$src/cases/dfg-2d2/case.yaml"
+# (converged steps, solver.tolerances converged: the 2-rank restart is compared to solver
+# tolerance; karman run's default forward tolerances are checked at the end, 7.)
 opts=(--set mesh.file="$src/tests/data/control-cylinder.geo" --set mesh.level=0
       --set mesh.cache_dir="$work/cache" --set time.dt=0.02 --set time.t_end=0.48
-      --set output.checkpoint_every=4 --set output.vtk_every=8)
+      --set output.checkpoint_every=4 --set output.vtk_every=8 --set solver.tolerances=converged)
 fail() { echo "FAIL: $*"; exit 1; }
 
 "$karman" run "$case" -o ref "${opts[@]}" > ref.log 2>&1 || { tail -5 ref.log; fail "reference run"; }
@@ -130,4 +135,34 @@ for change in solver.upwind=0.5 solver.stabilization=2; do
   tail -1 "$out/forces.csv" | grep -q "^26," || { tail -2 "$out/forces.csv"; fail "$change: steps 25, 26 missing"; }
   echo "ok: $change continued with --accept-case-change"
 done
+# karman run's default (forward) tolerances: a restart from the checkpoint of step 12 repeats the
+# uninterrupted run (the first step after a checkpoint converges fully in both)
+fwd=("${opts[@]:0:$((${#opts[@]} - 2))}") # opts without solver.tolerances
+"$karman" run "$case" -o fwd "${fwd[@]}" > fwd.log 2>&1 || { tail -5 fwd.log; fail "forward-tolerance run"; }
+grep -q "(solver.tolerances auto: forward-only run)" fwd.log || fail "karman run did not pick forward tolerances"
+cp -r fwd fwd-restart
+/usr/bin/python3 - <<'PY' || exit 1
+import glob, h5py
+for f in sorted(glob.glob("fwd-restart/checkpoints/run-*.h5")):
+    with h5py.File(f, "r+") as h:
+        n = int((h["info"][: h["checksum"].shape[0], 1] <= 0.24 + 1e-9).sum())
+        for name in ("state", "previous", "info", "checksum"):
+            h[name].resize(n, axis=0)
+PY
+"$karman" run "$case" -o fwd-restart "${fwd[@]}" --restart > fwd-restart.log 2>&1 ||
+  { tail -5 fwd-restart.log; fail "forward-tolerance restart"; }
+grep -q "restart from .*step 12, t = 0.24" fwd-restart.log || { grep restart fwd-restart.log; fail "did not restart from step 12"; }
+/usr/bin/python3 - <<'PY' || exit 1
+import csv, json
+ref = list(csv.DictReader(open("fwd/forces.csv")))
+got = list(csv.DictReader(open("fwd-restart/forces.csv")))
+assert [r["step"] for r in got] == [r["step"] for r in ref], "steps"
+worst = max(abs(float(a[k]) - float(b[k])) / max(abs(float(a[k])), 1e-3)
+            for a, b in zip(ref[13:], got[13:]) for k in ("cd", "cl", "delta_p"))
+s = json.load(open("fwd/summary.json"))
+assert s["step_tolerances"] == "forward" and s["truncation_stops"] > 0, (s["step_tolerances"], s["truncation_stops"])
+print(f"forward tolerances ({s['truncation_stops']} of 24 steps stopped at the truncation error): "
+      f"restarted at step 12, max relative difference {worst:.1e}")
+assert worst <= 1e-10, worst
+PY
 echo "all restart checks passed"

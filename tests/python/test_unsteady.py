@@ -4,7 +4,8 @@ per-step control gradient and the parameter gradients of the unsteady adjoint eq
 command line's control_gradient.csv and gradient.json (1e-12 relative) and to central finite
 differences (1e-6); the per-step control set from Python as an array; gradient() and
 objective() without solve(), one forward run each (counted: PETSc's SNESSolve events, one per
-time step)."""
+time step); solve() a forward-only run (solver.tolerances auto: forward), gradient() refusing
+explicit forward tolerances."""
 import csv
 import json
 import os
@@ -135,3 +136,29 @@ def test_gradient_without_solve_is_one_forward_run():
     assert steps == n and sim.solved
     _, steps = forward_steps(sim.gradient)
     assert steps == n
+
+
+def test_solve_is_forward_only():
+    """solve() of an unsteady case stops its steps at the time discretization's accuracy
+    (solver.tolerances auto: forward, as karman run): fewer Newton iterations than converged
+    steps, the drag history the same but for a small algebraic error; with solver.tolerances:
+    forward set, gradient() refuses and says why."""
+    forward = karman.Simulation(karman.Case.load(UNSTEADY_CASE, unsteady_overrides()))
+    converged = karman.Simulation(
+        karman.Case.load(UNSTEADY_CASE, {**unsteady_overrides(), "solver.tolerances": "converged"}))
+    f, c = forward.solve(), converged.solve()
+    assert f["step_tolerances"] == "forward" and c["step_tolerances"] == "converged"
+    n = forward.case.steps
+    assert f["truncation_stops"] == n - 2 and c["truncation_stops"] == 0, (f, c)
+    assert f["newton_iterations"] < c["newton_iterations"], (f, c)
+    cd_f, cd_c = forward.history()["cd"], converged.history()["cd"]
+    # the first two steps converge fully in both; after them the difference is the algebraic
+    # error left by the truncation stop: small against c_D's change per step (6e-4 against 0.06-0.08)
+    assert np.abs(cd_f[:3] - cd_c[:3]).max() <= 1e-12 * np.abs(cd_c).max()
+    change = np.abs(np.diff(cd_c[2:])).max()
+    assert np.abs(cd_f - cd_c).max() <= 2e-2 * change, (np.abs(cd_f - cd_c).max(), change)
+    explicit = karman.Simulation(
+        karman.Case.load(UNSTEADY_CASE, {**unsteady_overrides(), "solver.tolerances": "forward"}))
+    with pytest.raises(karman.Error, match="solver.tolerances is forward: the unsteady adjoint "
+                                          "needs converged time steps"):
+        explicit.gradient()

@@ -69,6 +69,7 @@ struct UnsteadySolution {
   long steps = 0;            ///< steps taken by this call
   long newton_iterations = 0, linear_iterations = 0, preconditioner_setups = 0;
   long linear_fallbacks = 0; ///< steps solved by solver.linear auto's LU (solver::StepReport)
+  long truncation_stops = 0; ///< steps stopped at the truncation error (solver.tolerances forward)
   double wall_time = 0;      ///< sum of the steps' wall times [s]
   /// sums of the steps' time split (solver::StepReport) [s]
   double residual_time = 0, jacobian_time = 0, pc_setup_time = 0, linear_solve_time = 0;
@@ -109,9 +110,11 @@ public:
                               SteadySolution *solution, double reference_residual = 0);
   /// The start of an unsteady run: `ts` set up on this case's residual with the case's initial
   /// state at level 0 (w^0 = w^{-1}, t = 0), and the local state and monitors of that state
-  /// (the run's first record).  Collective.
+  /// (the run's first record); `purpose` resolves solver.tolerances auto (a forward-only run,
+  /// or one whose gradient follows).  Collective.
   PetscErrorCode start_unsteady(solver::UnsteadySolver &ts, discretization::LocalState *state,
-                                solver::FlowMonitors::Values *values);
+                                solver::FlowMonitors::Values *values,
+                                solver::StepPurpose purpose = solver::StepPurpose::Gradient);
   /// Steps `ts` (set up on this case's residual, its state set) until t_end; the last step is
   /// shortened to end on t_end.  A step that does not converge stops the stepping with
   /// solution->converged false (ts keeps the last good state; no error).  Collective.

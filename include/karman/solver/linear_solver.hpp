@@ -187,16 +187,27 @@ bool at_roundoff_floor(double initial_residual, double final_residual, double at
 /// The reason a Newton solve at the round-off floor reports.
 constexpr const char *kConvergedRoundoff =
     "CONVERGED_ROUNDOFF (line search at the round-off floor)";
+/// The reason a time step stopped by the truncation stop of forward tolerances reports
+/// (solver/unsteady_solver.hpp).
+constexpr const char *kConvergedTruncation =
+    "CONVERGED_TRUNCATION (Newton error below 1/10 of the truncation error estimate)";
 
 /// What a Newton solver records of iterate `it` with residual norm ||R|| = norm.
 using NewtonRecorder = std::function<PetscErrorCode(SNES snes, PetscInt it, PetscReal norm)>;
 
+/// An extra stopping rule: after iterate `it` >= 1, whose Newton correction had the norm
+/// `snorm`, sets *stop (the same on every rank) to end the solve as converged.
+using NewtonStop =
+    std::function<PetscErrorCode(SNES snes, PetscInt it, PetscReal snorm, bool *stop)>;
+
 /// Installs SNES's convergence test: record(snes, it, norm) for every iterate (where PETSc calls
 /// its monitors), then PETSc's decision: SNESConvergedDefault, or SNESConvergedSkip with
 /// -snes_convergence_test skip; any other test is refused, naming `solver` ("the steady solver").
-/// Called after SNESSetFromOptions, so that, unlike a monitor, no PETSc option removes it.
-/// Collective.
-PetscErrorCode set_recording_convergence_test(SNES snes, NewtonRecorder record, const char *solver);
+/// Where PETSc's test neither converged nor diverged, `stop` (if given) may end the solve: the
+/// reason is then SNES_CONVERGED_SNORM_RELATIVE.  Called after SNESSetFromOptions, so that,
+/// unlike a monitor, no PETSc option removes it.  Collective.
+PetscErrorCode set_recording_convergence_test(SNES snes, NewtonRecorder record, const char *solver,
+                                              NewtonStop stop = nullptr);
 
 /// Sets the preconditioner of ksp up now (KSPSetUp, with its operators set); with more than one
 /// rank the multigrid's coarse Galerkin products use PETSc's memory-lean "allatonce" algorithm

@@ -14,6 +14,10 @@ enum class TimeMode { Steady, Unsteady };
 enum class TimeScheme { Bdf1, Bdf2 };
 enum class LinearSolverChoice { Auto, Direct, Iterative };
 enum class PreconditionerMatrix { Exact, Compact };
+/// solver.tolerances: when a time step's Newton solve stops (see solver/unsteady_solver.hpp).
+/// Auto: Forward for a forward-only run (karman run), Converged where a gradient follows
+/// (karman adjoint, optimize, verify, Python).
+enum class StepTolerances { Auto, Converged, Forward };
 
 struct TimeOptions {
   TimeMode mode = TimeMode::Steady;
@@ -30,6 +34,7 @@ struct SolverOptions {
   long refactor_iterations = 20;
   double linear_rtol = 1e-4, linear_atol = 1e-20;
   long linear_max_iterations = 200;
+  StepTolerances tolerances = StepTolerances::Auto;
 };
 
 /// The objective section's keys of the force monitors (c_D, c_L, delta p of every run).

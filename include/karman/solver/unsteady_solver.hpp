@@ -18,6 +18,19 @@
 // enough (DFG 2D-2, scripts/bench-dfg2d2.sh).  The Newton residual history (StepReport) is recorded
 // in SNES's convergence test (solver/linear_solver.hpp), not in a monitor, so that PETSc options
 // such as -snes_monitor_cancel cannot empty it.
+//
+// Tolerances by purpose (solver.tolerances): a run whose gradient follows (the unsteady adjoint,
+// karman optimize/verify, Python) converges every step to solver.rtol/atol: the adjoint is the
+// exact derivative of converged steps.  A forward-only run (karman run; tolerances auto) needs
+// the steps only as accurate as the time discretization: a BDF2 step whose initial guess was the
+// quadratic extrapolation w_pred stops as soon as the error left in its iterate, estimated as
+// the last Newton correction times that iteration's contraction ||R_k|| / ||R_{k-1}||, is below
+// kTruncationFraction of the estimate of its local truncation error, L ~ c (w - w_pred) (Milne's
+// device, truncation_error_factor), with linear solves to kForwardLinearRtol.  Both norms are
+// 2-norms over the unknowns with a time derivative (the pressure, an algebraic unknown, is not
+// part of the BDF truncation error).  The first step
+// (BDF1) and the first after set_state or a restart point (linear extrapolation) converge fully,
+// so a restarted run repeats the uninterrupted run's operations.
 #pragma once
 
 #include "karman/discretization/flow_residual.hpp"
@@ -38,6 +51,17 @@ struct BdfCoefficients {
 /// BDF coefficients for a step of size dt after a step of size dt_prev (order 1 or 2).
 BdfCoefficients bdf_coefficients(int order, double dt, double dt_prev);
 
+/// |L| / |w^{n+1} - w_pred| for a BDF2 step of size dt after steps dt_prev, dt_prev2: the local
+/// truncation error L of the step relative to the distance of its solution from the quadratic
+/// extrapolation w_pred of w^n, w^{n-1}, w^{n-2} to t^{n+1} (2/11 for equal steps).
+double truncation_error_factor(double dt, double dt_prev, double dt_prev2);
+
+/// What the time steps are solved for; with solver.tolerances auto it picks the tolerances.
+enum class StepPurpose {
+  ForwardOnly, ///< karman run: each step as accurate as the time discretization
+  Gradient     ///< a gradient follows: every step converged to solver.rtol/atol
+};
+
 struct StepReport {
   long step = 0;   ///< index of the new time level
   double time = 0; ///< t^{n+1}
@@ -55,6 +79,12 @@ struct StepReport {
   double residual_time = 0, jacobian_time = 0, pc_setup_time = 0, linear_solve_time = 0;
   bool converged = false;
   std::string reason;
+  /// ||c (w^{n+1} - w_pred)||_2 over the transient unknowns (velocity, scalar; not the pressure),
+  /// the estimate of the step's local truncation error (0 where the initial guess was not the
+  /// quadratic extrapolation); truncation_stop: the Newton solve stopped on it (solver.tolerances
+  /// forward)
+  double truncation_error = 0;
+  bool truncation_stop = false;
   /// solved with auto's LU after the multigrid failed (iterative_reason: the multigrid's reason)
   bool linear_fallback = false;
   std::string iterative_reason;
@@ -67,8 +97,17 @@ public:
   UnsteadySolver &operator=(const UnsteadySolver &) = delete;
   ~UnsteadySolver();
 
-  /// Creates the SNES and the state vectors (w^n = w^{n-1} = 0, t = 0).  Collective.
-  PetscErrorCode setup(discretization::FlowResidual &residual, const config::CaseConfig &cfg);
+  /// Creates the SNES and the state vectors (w^n = w^{n-1} = 0, t = 0); `purpose` resolves
+  /// solver.tolerances auto.  Collective.
+  PetscErrorCode setup(discretization::FlowResidual &residual, const config::CaseConfig &cfg,
+                       StepPurpose purpose = StepPurpose::Gradient);
+  /// solver.tolerances as resolved by setup: true for forward-only tolerances.
+  bool forward_tolerances() const { return forward_; }
+  /// An iterate whose estimated error is below this fraction of the truncation error estimate
+  /// ends a step (forward tolerances); the linear solves of a run with forward tolerances stop
+  /// at kForwardLinearRtol (or solver.linear_rtol if looser).
+  static constexpr double kTruncationFraction = 0.1;
+  static constexpr double kForwardLinearRtol = 1e-2;
 
   /// Current state w^n, previous state w^{n-1}.
   Vec state() const { return w_; }
@@ -104,6 +143,12 @@ private:
   PetscErrorCode solve_step(SNES snes, double dt, const BdfCoefficients &bdf, StepReport *report);
   /// auto: the step solved again with the LU after the multigrid failed
   PetscErrorCode fall_back(double dt, const BdfCoefficients &bdf, StepReport *report);
+  /// Installs the convergence test (residual history, truncation stop) on snes.
+  PetscErrorCode set_convergence_test(SNES snes);
+  /// The truncation stop of forward tolerances (NewtonStop).
+  PetscErrorCode truncation_stop(SNES snes, bool *stop);
+  /// ||a - b||_2 over the transient unknowns (the rows with a time derivative).  Collective.
+  PetscErrorCode transient_distance(Vec a, Vec b, double *distance) const;
 
 public:
   /// auto: after this many steps solved by the LU fallback, the run keeps the LU.
@@ -118,7 +163,10 @@ private:
   SolverOptions options_;
   Mat J_ = nullptr, P_ = nullptr; ///< exact Jacobian; matrix the preconditioner is built from
   Vec w_ = nullptr, w_prev_ = nullptr, w_new_ = nullptr, r_ = nullptr;
-  Vec w_prev2_ = nullptr; ///< w^{n-2}, for the initial guess only
+  Vec w_prev2_ = nullptr;                   ///< w^{n-2}, for the initial guess only
+  Vec w_pred_ = nullptr, w_last_ = nullptr; ///< the step's quadratic extrapolation; last iterate
+  bool forward_ = false;                    ///< forward-only tolerances
+  double linear_rtol_ = 0;                  ///< the linear solves' rtol (options, -ksp_rtol)
   TimeScheme scheme_ = TimeScheme::Bdf2;
   long step_ = 0;
   /// dt_{n-1}, dt_{n-2}: 0 where the level before is unknown to the initial guess (at rest, after
@@ -127,6 +175,10 @@ private:
   // current step
   discretization::TimeLevel target_; ///< (t^{n+1}, n + 1): the level the step solves for
   BdfCoefficients bdf_;
+  /// its initial guess is the quadratic extrapolation (truncation_factor_ its
+  /// truncation_error_factor); the truncation stop applies
+  bool quadratic_guess_ = false, truncation_active_ = false;
+  double truncation_factor_ = 0;
   std::vector<double> history_, shift_;
   discretization::FlowResidual::TimeTerm term_;
   StepReport *report_ = nullptr;
