@@ -101,12 +101,13 @@ PetscErrorCode ShapeOptimization::setup(FlowCase &fc, std::unique_ptr<design::De
     double value = c.value;
     if (c.relative) {
       PetscCheck(c.geometric, fc.mesh().comm, PETSC_ERR_USER_INPUT,
-                 "constraint %s: 'relative' applies to geometric constraints only", c.name.c_str());
+                 "%s: constraint %s: 'relative' applies to geometric constraints only",
+                 fc.config().file().c_str(), c.name.c_str());
       design::GeometricConstraintValue v0;
       PetscCall(c.geometric->evaluate(shape_.reference_coordinates(), false, &v0));
       PetscCheck(v0.ok, fc.mesh().comm, PETSC_ERR_USER_INPUT,
-                 "constraint %s is undefined on the reference shape: %s", c.name.c_str(),
-                 v0.failure.c_str());
+                 "%s: constraint %s is undefined on the reference shape: %s",
+                 fc.config().file().c_str(), c.name.c_str(), v0.failure.c_str());
       value *= v0.value;
     }
     if (c.flow) flow_.push_back(c.flow.get());
@@ -319,8 +320,8 @@ PetscErrorCode ShapeOptimization::check_gradient(const std::vector<double> &a,
   const MPI_Comm comm = fc_->mesh().comm;
   Evaluation e0;
   PetscCall(evaluate(a, &e0));
-  PetscCheck(e0.ok, comm, PETSC_ERR_NOT_CONVERGED, "verify: the design cannot be evaluated: %s",
-             e0.failure.c_str());
+  PetscCheck(e0.ok, comm, PETSC_ERR_NOT_CONVERGED, "%s: verify: the design cannot be evaluated: %s",
+             fc_->config().file().c_str(), e0.failure.c_str());
   // F(x): objective then constraints
   const DesignValues values = [&](const std::vector<double> &x,
                                   std::vector<double> *F) -> PetscErrorCode {
@@ -328,8 +329,8 @@ PetscErrorCode ShapeOptimization::check_gradient(const std::vector<double> &a,
     Evaluation e;
     PetscCall(evaluate(x, &e));
     PetscCheck(e.ok, comm, PETSC_ERR_NOT_CONVERGED,
-               "verify: a perturbed design cannot be evaluated (%s); use smaller steps",
-               e.failure.c_str());
+               "%s: verify: a perturbed design cannot be evaluated (%s); use smaller steps",
+               fc_->config().file().c_str(), e.failure.c_str());
     F->assign(1, e.f);
     F->insert(F->end(), e.c.begin(), e.c.end());
     PetscFunctionReturn(0);

@@ -9,10 +9,10 @@
 #    one killed during the forward run of its 3rd evaluation (KARMAN_TEST_KILL), restarted with
 #    --restart, keep the journaled evaluations (replayed, not recomputed) and end on the path of
 #    the uninterrupted campaign, bitwise (1 rank; the adjoint's levels are solved by LU,
-#    -adj_ksp_type preonly: with the default GMRES the backward sweep's preconditioner reuse is
-#    decided by measured times (src/adjoint/unsteady_adjoint.cpp, rule MeanCost), two runs' gradients
-#    then differ by ~1e-15 relative, and L-BFGS's line search carries that to 1e-12 ... 2e-5 in
-#    the designs of later evaluations, measured);
+#    -adj_ksp_type preonly: with the default GMRES the gradients of two runs may differ by
+#    ~1e-15 relative (iterative solves stop at their tolerance, not at a fixed operation count),
+#    and L-BFGS's line search carries that to 1e-12 ... 2e-5 in the designs of later
+#    evaluations, measured);
 #  - on 2 ranks: the first gradient equals 1 rank's to 1e-10 and the best objective to 1e-6 (the
 #    ranks' gradients differ at round-off, and the L-BFGS line search amplifies that to 1e-8 ...
 #    1e-5 in the designs of later evaluations, measured).

@@ -7,7 +7,10 @@
 
 namespace karman {
 
-/// FNV-1a hash of `size` bytes, continuing from `seed` (chainable).
+/// FNV-1a hash of `size` bytes, continuing from `seed` (chainable).  The default seed lacks the
+/// last digit of FNV's published offset basis 14695981039346656037: every hash karman writes
+/// (mesh cache keys, checkpoint and adjoint-state checksums, problem hashes) is made with it, so it
+/// stays; it is a valid seed, and no hash is compared with another FNV implementation's.
 std::uint64_t hash_bytes(const void *data, std::size_t size,
                          std::uint64_t seed = 1469598103934665603ULL);
 
