@@ -6,6 +6,25 @@
 
 namespace karman::discretization {
 
+double lsq_fit_conditioning(int dim, const Vec3<double> &xc, const std::vector<Vec3<double>> &p) {
+  double m[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+  for (const auto &pj : p) {
+    const Vec3<double> d = pj - xc;
+    const double w = 1.0 / dot(d, d);
+    for (int i = 0; i < dim; ++i)
+      for (int j = 0; j < dim; ++j) m[i][j] += w * d[i] * d[j];
+  }
+  if (dim == 2) {
+    const double mean = (m[0][0] + m[1][1]) / 2;
+    return std::abs(m[0][0] * m[1][1] - m[0][1] * m[1][0]) / (mean * mean);
+  }
+  const double det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
+                     m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
+                     m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+  const double mean = (m[0][0] + m[1][1] + m[2][2]) / 3;
+  return std::abs(det) / (mean * mean * mean);
+}
+
 void lsq_coefficients_reverse(int dim, const Vec3<double> &xc, const std::vector<Vec3<double>> &p,
                               std::size_t n_data, const std::vector<Vec3<double>> &cbar,
                               Vec3<double> &xc_bar, std::vector<Vec3<double>> &p_bar) {
@@ -161,8 +180,9 @@ PetscErrorCode LeastSquaresGradient::build(const mesh::Mesh &mesh,
           boundary.push_back(f);
       }
       for (int s = 0; s < n_sets; ++s) {
-        // neighbours and prescribed faces; if they do not span all directions, the other
-        // boundary faces join the fit with zero difference
+        // neighbours and prescribed faces; if they do not span all directions (singular), or
+        // hardly (conditioning below kWellConditionedFit), the other boundary faces join the fit
+        // with zero difference (the second pass only adds to M: it is better conditioned)
         std::vector<PetscInt> data_faces, fit_faces;
         for (PetscInt f : boundary) (prescribed[s][f] ? data_faces : fit_faces).push_back(f);
         bool ok = false;
@@ -175,6 +195,9 @@ PetscErrorCode LeastSquaresGradient::build(const mesh::Mesh &mesh,
           if (pass == 1)
             for (PetscInt f : fit_faces) points.push_back(g.face_centroid[f]);
           ok = lsq_coefficients(mesh.dim, xc, points, n_data, coef);
+          if (ok && pass == 0 && !fit_faces.empty() &&
+              lsq_fit_conditioning(mesh.dim, xc, points) < kWellConditionedFit)
+            ok = false;
           if (ok && pass == 1) ffit_[s].insert(ffit_[s].end(), fit_faces.begin(), fit_faces.end());
         }
         PetscCheck(

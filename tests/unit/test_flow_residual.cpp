@@ -2,10 +2,11 @@
 //  - dR/dw (assembled) times random directions equals central finite differences of the
 //    residual to 1e-6 (2D DFG channel with inlet/outlet/walls, blended convection, a passive
 //    scalar, far-field cylinder, a pinned-pressure all-Dirichlet box, a 3D hexahedral channel with
-//    a slip wall, 3D tetrahedra (inflow, outflow, moving wall, symmetry, far field), prisms, and a
-//    tetrahedral box with an obstacle in a far field); the preallocation is exact; the block
-//    (BAIJ) and point (AIJ) formats and the compact matrix agree; the adjoints' block transpose
-//    equals PETSc's transposed product; on 1 and 2 ranks ([mpi]);
+//    a slip wall, 3D tetrahedra (inflow, outflow, moving wall, symmetry, far field), prisms, a
+//    tetrahedral box with an obstacle in a far field, and the DFG 3D-1Z channel in unstructured,
+//    unoptimized tetrahedra with non-orthogonality near 70 degrees); the preallocation is exact;
+//    the block (BAIJ) and point (AIJ) formats and the compact matrix agree; the adjoints' block
+//    transpose equals PETSc's transposed product; on 1 and 2 ranks ([mpi]);
 //  - time is an argument: residuals and Jacobians of two time levels in alternation equal those
 //    computed fresh; a parameter or a time function changed is seen at the same level;
 //  - the BDF time term: R with TimeTerm{a0, h} minus R is rho V (a0 w + h) on the transient rows
@@ -18,6 +19,7 @@
 #include "karman/core/error.hpp"
 #include "karman/discretization/flow_residual.hpp"
 #include "karman/discretization/parameters.hpp"
+#include "karman/geometry/mesh_quality.hpp"
 #include "karman/optimization/case_schema.hpp"
 #include "karman/solver/block_transpose.hpp"
 #include "test_helpers.hpp"
@@ -168,6 +170,18 @@ boundaries:
   zmax: {type: far-field, velocity: [1, 0.1, 0.2]}
 )";
 
+// DFG 3D-1Z (cases/dfg-3d1z/case.yaml) on tets/dfg-3d-tet-coarse.geo
+const char *kDfg3dCase = R"(
+mesh: {file: x.geo, dimension: 3}
+fluid: {viscosity: 1.0e-3}
+reference: {velocity: 0.2, length: 0.1, area: 0.041}
+boundaries:
+  inlet: {type: velocity-inlet, velocity: 0.45, direction: [1, 0, 0], profile: parabolic, profile_axis: y, profile_range: [0, 0.41], profile_axis2: z, profile_range2: [0, 0.41]}
+  outlet: {type: pressure-outlet}
+  walls: {type: wall}
+  cylinder: {type: wall}
+)";
+
 } // namespace
 
 TEST_CASE("assembled Jacobian equals finite differences of the residual",
@@ -286,6 +300,18 @@ boundaries:
                  "box-tet.geo", 0, 3, {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"}, &p);
     REQUIRE(p.res.nv() == 5);
     REQUIRE(jacobian_fd_error(p, 1.0) < 1e-6);
+  }
+  SECTION("3D unstructured tetrahedra without optimization: the DFG 3D-1Z channel (issue 42)") {
+    Problem p;
+    make_problem(kDfg3dCase, "dfg-3d-tet-coarse.geo", 0, 3,
+                 {"inlet", "outlet", "walls", "cylinder"}, &p);
+    // the mesh has the cells this section is about: faces near 70 degrees from their cells' line
+    const geometry::CellQuality q = geometry::compute_quality(p.mesh, p.res.geometry());
+    geometry::QualitySummary qs;
+    REQUIRE(geometry::summarize_quality(p.mesh, p.res.geometry(), q, &qs) == 0);
+    CAPTURE(qs.max_non_orthogonality);
+    REQUIRE(qs.max_non_orthogonality > 65);
+    REQUIRE(jacobian_fd_error(p, 0.3) < 1e-6);
   }
 }
 
