@@ -6,14 +6,26 @@
 
 namespace karman::discretization {
 
-double lsq_fit_conditioning(int dim, const Vec3<double> &xc, const std::vector<Vec3<double>> &p) {
-  double m[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+namespace {
+
+/// The inverse-distance-weighted normal matrix M = sum_j w_j d_j d_j^T of the fit, d_j = p_j - xc.
+void normal_matrix(int dim, const Vec3<double> &xc, const std::vector<Vec3<double>> &p,
+                   double m[3][3]) {
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) m[i][j] = 0;
   for (const auto &pj : p) {
     const Vec3<double> d = pj - xc;
     const double w = 1.0 / dot(d, d);
     for (int i = 0; i < dim; ++i)
       for (int j = 0; j < dim; ++j) m[i][j] += w * d[i] * d[j];
   }
+}
+
+} // namespace
+
+double lsq_fit_conditioning(int dim, const Vec3<double> &xc, const std::vector<Vec3<double>> &p) {
+  double m[3][3];
+  normal_matrix(dim, xc, p, m);
   if (dim == 2) {
     const double mean = (m[0][0] + m[1][1]) / 2;
     return std::abs(m[0][0] * m[1][1] - m[0][1] * m[1][0]) / (mean * mean);
@@ -31,13 +43,8 @@ void lsq_coefficients_reverse(int dim, const Vec3<double> &xc, const std::vector
   // replay: M and its inverse
   std::vector<Vec3<double>> c;
   lsq_coefficients(dim, xc, p, n_data, c);
-  double m[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
-  for (const auto &pj : p) {
-    const Vec3<double> d = pj - xc;
-    const double w = 1.0 / dot(d, d);
-    for (int i = 0; i < dim; ++i)
-      for (int j = 0; j < dim; ++j) m[i][j] += w * d[i] * d[j];
-  }
+  double m[3][3];
+  normal_matrix(dim, xc, p, m);
   // z_j = M^{-1} cbar_j = (c computed with the same inverse applied to cbar_j): solve with the
   // coefficients' machinery by treating cbar_j as a direction: M^{-1} v
   auto solve = [&](const Vec3<double> &v) {

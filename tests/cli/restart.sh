@@ -29,6 +29,17 @@ opts=(--set mesh.file="$src/tests/data/control-cylinder.geo" --set mesh.level=0
       --set mesh.cache_dir="$work/cache" --set time.dt=0.02 --set time.t_end=0.48
       --set output.checkpoint_every=4 --set output.vtk_every=8 --set solver.tolerances=converged)
 fail() { echo "FAIL: $*"; exit 1; }
+keep_records_until() { # DIR T: drop DIR's checkpoint records after time T
+  /usr/bin/python3 - "$1" "$2" <<'PY' || exit 1
+import glob, sys, h5py
+d, t = sys.argv[1], float(sys.argv[2])
+for f in sorted(glob.glob(f"{d}/checkpoints/run-*.h5")):
+    with h5py.File(f, "r+") as h:
+        n = int((h["info"][: h["checksum"].shape[0], 1] <= t + 1e-9).sum())
+        for name in ("state", "previous", "info", "checksum"):
+            h[name].resize(n, axis=0)
+PY
+}
 
 "$karman" run "$case" -o ref "${opts[@]}" > ref.log 2>&1 || { tail -5 ref.log; fail "reference run"; }
 
@@ -91,14 +102,7 @@ grep -q "restart from .*run-0001.h5" truncated.log || fail "did not fall back to
 echo "ok: truncated run-0002.h5 -> $(grep -o "restart from .*" truncated.log)"
 # restart with a new time step: keep the records up to t = 0.24 (step 12) of the reference
 cp -r ref newdt
-/usr/bin/python3 - <<'PY' || exit 1
-import glob, h5py
-for f in sorted(glob.glob("newdt/checkpoints/run-*.h5")):
-    with h5py.File(f, "r+") as h:
-        n = int((h["info"][: h["checksum"].shape[0], 1] <= 0.24 + 1e-9).sum())
-        for name in ("state", "previous", "info", "checksum"):
-            h[name].resize(n, axis=0)
-PY
+keep_records_until newdt 0.24
 opts_newdt=("${opts[@]}" --set time.dt=0.01)
 "$karman" run "$case" -o newdt "${opts_newdt[@]}" --restart > newdt.log 2>&1 || { tail -5 newdt.log; fail "restart with dt 0.01"; }
 grep -q "restart from .*step 12, t = 0.24" newdt.log || { grep restart newdt.log; fail "did not restart from step 12"; }
@@ -141,14 +145,7 @@ fwd=("${opts[@]:0:$((${#opts[@]} - 2))}") # opts without solver.tolerances
 "$karman" run "$case" -o fwd "${fwd[@]}" > fwd.log 2>&1 || { tail -5 fwd.log; fail "forward-tolerance run"; }
 grep -q "(solver.tolerances auto: forward-only run)" fwd.log || fail "karman run did not pick forward tolerances"
 cp -r fwd fwd-restart
-/usr/bin/python3 - <<'PY' || exit 1
-import glob, h5py
-for f in sorted(glob.glob("fwd-restart/checkpoints/run-*.h5")):
-    with h5py.File(f, "r+") as h:
-        n = int((h["info"][: h["checksum"].shape[0], 1] <= 0.24 + 1e-9).sum())
-        for name in ("state", "previous", "info", "checksum"):
-            h[name].resize(n, axis=0)
-PY
+keep_records_until fwd-restart 0.24
 "$karman" run "$case" -o fwd-restart "${fwd[@]}" --restart > fwd-restart.log 2>&1 ||
   { tail -5 fwd-restart.log; fail "forward-tolerance restart"; }
 grep -q "restart from .*step 12, t = 0.24" fwd-restart.log || { grep restart fwd-restart.log; fail "did not restart from step 12"; }
