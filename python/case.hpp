@@ -47,9 +47,11 @@ struct Case {
   }
   py::object resolved() const { return to_python(YAML::Load(cfg->resolved_yaml())); }
   bool unsteady() const { return solver::time_options().get(*cfg).unsteady(); }
+  /// The number of time steps to t_end; 0 with time.dt auto (known only after the run).
   long steps() const {
     const solver::TimeOptions t = solver::time_options().get(*cfg);
-    return std::lround(std::ceil(t.t_end / t.dt - 1e-9));
+    if (t.adaptive()) return 0;
+    return std::lround(std::ceil(t.t_end / t.dt.value - 1e-9));
   }
 };
 

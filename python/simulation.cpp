@@ -161,6 +161,7 @@ py::dict Simulation::solve(const py::object &progress, bool warm_start) {
   py::dict d;
   d["converged"] = true, d["steps"] = sol.steps, d["wall_time"] = sol.wall_time;
   d["newton_iterations"] = sol.newton_iterations, d["truncation_stops"] = sol.truncation_stops;
+  d["rejected_steps"] = sol.rejected_steps;
   d["step_tolerances"] = ts.forward_tolerances() ? "forward" : "converged";
   return d;
 }

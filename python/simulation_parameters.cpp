@@ -80,6 +80,10 @@ void Simulation::set_parameters(const py::dict &values) {
       throw py::value_error("parameter '" + name +
                             "': values per time step need an unsteady case (time.mode: "
                             "unsteady)");
+    if (case_->steps() == 0)
+      throw py::value_error("parameter '" + name +
+                            "': values per time step need a fixed time.dt (with time.dt: auto "
+                            "the steps are known only after the run)");
     if (a.size() != case_->steps())
       throw py::value_error("parameter '" + name + "': expected " + std::to_string(case_->steps()) +
                             " values (one per time step), got " + std::to_string(a.size()));

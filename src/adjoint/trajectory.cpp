@@ -1,12 +1,15 @@
 // Forward trajectories for the unsteady adjoint (see include/karman/adjoint/trajectory.hpp).
 #include "karman/adjoint/trajectory.hpp"
 
+#include "karman/solver/step_size.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 
@@ -35,6 +38,37 @@ long binomial_split(long l, long s) {
   return std::max({1L, l - (rest == LONG_MAX ? 0 : rest), low});
 }
 
+PetscErrorCode Trajectory::step(solver::UnsteadySolver &solver, const StepSchedule &schedule,
+                                long k, bool *done, TimeLevel *level) {
+  PetscFunctionBeginUser;
+  if (k == 0) sizes_.clear();
+  const double dt_prev = solver.previous_dt();
+  solver::StepReport r;
+  if (schedule.controlled()) {
+    const solver::StepSizeController *control = solver.step_control();
+    *done = !(solver.time() < schedule.t_end - 1e-9 * (control ? control->proposal() : 0.0));
+    if (*done) PetscFunctionReturn(0);
+    PetscCall(solver::advance_controlled(solver, schedule.t_end, &r));
+  } else {
+    *done = k >= static_cast<long>(schedule.sizes.size());
+    if (*done) PetscFunctionReturn(0);
+    PetscCall(solver.advance(schedule.sizes[k], &r));
+  }
+  PetscCheck(r.converged, PetscObjectComm(reinterpret_cast<PetscObject>(solver.state())),
+             PETSC_ERR_NOT_CONVERGED, "forward step %ld did not converge (%s)", r.step,
+             r.reason.c_str());
+  sizes_.push_back(r.dt);
+  *level = TimeLevel{solver.step(), solver.time(), r.dt, dt_prev};
+  PetscFunctionReturn(0);
+}
+
+long Trajectory::steps_left(const solver::UnsteadySolver &solver, const StepSchedule &schedule,
+                            long k) const {
+  if (!schedule.controlled()) return static_cast<long>(schedule.sizes.size()) - k;
+  const double left = schedule.t_end - solver.time(), dt = solver.step_control()->proposal();
+  return left > 1e-9 * dt ? static_cast<long>(std::ceil(left / dt - 1e-9)) : 0;
+}
+
 namespace {
 
 class StoreAll : public Trajectory {
@@ -48,7 +82,7 @@ public:
     if (cached_) VecDestroy(&cached_);
   }
 
-  PetscErrorCode forward(long steps, double dt,
+  PetscErrorCode forward(const StepSchedule &schedule,
                          const std::function<PetscErrorCode(const TimeLevel &)> &on_step) override {
     PetscFunctionBeginUser;
     // the folder is the trajectory's own: empty it (earlier runs' files, a killed run's partial
@@ -82,18 +116,17 @@ public:
     // level 0 too: it is the first level's w^{n-1}
     PetscCall(write(0, solver_.state()));
     bytes_ += global;
-    for (long k = 0; k < steps; ++k) {
-      solver::StepReport r;
-      PetscCall(solver_.advance(dt, &r));
-      PetscCheck(r.converged, mesh_.comm, PETSC_ERR_NOT_CONVERGED,
-                 "forward step %ld did not converge (%s)", r.step, r.reason.c_str());
-      const TimeLevel level{solver_.step(), solver_.time(), dt, levels_.back().dt};
+    for (long k = 0;; ++k) {
+      bool done;
+      TimeLevel level;
+      PetscCall(step(solver_, schedule, k, &done, &level));
+      if (done) break;
       levels_.push_back(level);
       PetscCall(write(k + 1, solver_.state()));
       bytes_ += global;
       PetscCall(on_step(level));
     }
-    max_snapshots_ = steps;
+    max_snapshots_ = static_cast<long>(levels_.size()) - 1;
     PetscFunctionReturn(0);
   }
 
@@ -191,30 +224,29 @@ public:
     }
   }
 
-  PetscErrorCode forward(long steps, double dt,
+  PetscErrorCode forward(const StepSchedule &schedule,
                          const std::function<PetscErrorCode(const TimeLevel &)> &on_step) override {
     PetscFunctionBeginUser;
-    dt_ = dt;
     first_ = solver_.step();
-    last_ = first_ + steps;
     PetscCall(keep(TimeLevel{solver_.step(), solver_.time(), solver_.previous_dt(),
                              0.0})); // level 0, not counted
-    // first sweep: snapshots at the binomial positions
-    long next = first_ + binomial_split(steps, snapshots_);
-    for (long k = 0; k < steps; ++k) {
-      solver::StepReport r;
-      const double dt_prev = solver_.previous_dt();
-      PetscCall(solver_.advance(dt, &r));
-      PetscCheck(r.converged, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED,
-                 "forward step %ld did not converge (%s)", r.step, r.reason.c_str());
-      const TimeLevel level{solver_.step(), solver_.time(), dt, dt_prev};
-      if (level.step == next && level.step < last_ && used() < snapshots_) {
+    // first sweep: snapshots at the binomial positions (of the steps left as far as they are
+    // known: a controlled schedule's count is estimated from the proposed step)
+    long next = first_ + binomial_split(steps_left(solver_, schedule, 0), snapshots_);
+    for (long k = 0;; ++k) {
+      bool done;
+      TimeLevel level;
+      PetscCall(step(solver_, schedule, k, &done, &level));
+      if (done) break;
+      const long left = steps_left(solver_, schedule, k + 1);
+      if (level.step == next && left > 0 && used() < snapshots_) {
         PetscCall(keep(level));
-        next = level.step + binomial_split(last_ - level.step, snapshots_ - used());
+        next = level.step + binomial_split(left, snapshots_ - used());
       }
       PetscCall(on_step(level));
+      final_ = level;
     }
-    final_ = TimeLevel{solver_.step(), solver_.time(), dt, solver_.previous_dt()};
+    last_ = solver_.step();
     PetscFunctionReturn(0);
   }
 
@@ -243,13 +275,15 @@ public:
       solver_.mark_restart_point();
       TimeLevel level_m;
       for (long j = k; j < m; ++j) {
+        // the step the forward took from level j
+        const double dt = sizes_[static_cast<std::size_t>(j - first_)];
         solver::StepReport r;
         const double dt_prev = solver_.previous_dt();
-        PetscCall(solver_.advance(dt_, &r));
+        PetscCall(solver_.advance(dt, &r));
         PetscCheck(r.converged, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED,
                    "recomputed step %ld did not converge (%s)", r.step, r.reason.c_str());
         ++recomputed_;
-        level_m = TimeLevel{solver_.step(), solver_.time(), dt_, dt_prev};
+        level_m = TimeLevel{solver_.step(), solver_.time(), dt, dt_prev};
       }
       if (m == n) {
         PetscCall(VecCopy(solver_.state(), w));
@@ -292,7 +326,6 @@ private:
   }
   solver::UnsteadySolver &solver_;
   long snapshots_;
-  double dt_ = 0;
   long first_ = 0, last_ = 0;
   TimeLevel final_;
   std::map<long, Snapshot> store_;

@@ -153,9 +153,11 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
     for (Vec &v : a.older) PetscCall(res_->create_state(&v));
     for (Vec v : a.history()) PetscCall(VecSet(v, 0.0));
   }
-  long n = steps_;
+  long n = -1;
   UnsteadyAdjointResult &first = results->front();
-  if (o.resume && !o.forward_only) {
+  // (time.dt auto: the number of steps, part of what a saved state must match, is known after
+  // the forward run)
+  if (o.resume && !o.forward_only && !adaptive_) {
     PetscCall(load_state(o, &n, s.adjoints[0]->history(), &first));
     first.resumed_from = n;
   }
@@ -164,6 +166,11 @@ PetscErrorCode UnsteadyAdjoint::run(Vec w0, const UnsteadyAdjointOptions &o,
   std::vector<TimeLevel> levels;
   PetscCall(run_forward(w0, o, ts, &traj, &levels, results));
   if (o.forward_only) PetscFunctionReturn(0);
+  if (o.resume && adaptive_) {
+    PetscCall(load_state(o, &n, s.adjoints[0]->history(), &first));
+    first.resumed_from = n;
+  }
+  if (n < 0) n = steps_;
 
   // -log_view gives the sweep its own table (stage "Unsteady adjoint"), left also when an error
   // ends the sweep (a long-lived Python process goes on logging in the stage it was in)

@@ -30,27 +30,43 @@ PetscErrorCode UnsteadyAdjoint::run_forward(Vec w0, const UnsteadyAdjointOptions
   } else {
     *traj = make_store_all(ts, m, o.trajectory_directory);
   }
+  // the steps: time.dt's, a replayed sequence, or the controller's (the levels' times, and with
+  // them the weights q_n, known only at the end)
+  StepSchedule schedule;
+  if (controlled()) {
+    schedule.t_end = t_end_;
+  } else {
+    schedule.sizes = replay_.empty() ? std::vector<double>(steps_, dt_) : replay_;
+    steps_ = static_cast<long>(schedule.sizes.size());
+    std::vector<double> times(1, 0.0);
+    for (double h : schedule.sizes) times.push_back(times.back() + h);
+    set_weights(times);
+  }
   levels->assign(steps_ + 1, TimeLevel());
   std::vector<double> J(goals_.size(), 0.0), cost(goals_.size(), 0.0);
   for (Goal &g : goals_) g.values.assign(steps_ + 1, 0.0);
+  // a level whose objective value J needs: q_n != 0, or (controlled) in the window
+  const auto needed = [&](const Goal &g, const TimeLevel &l) {
+    if (!controlled()) return weight(g, l.step) != 0;
+    if (g.statistic == Statistic::Final) return l.time >= t_end_ - 1e-9 * l.dt;
+    return l.time >= g.t0 - 1e-9 * l.dt && l.time <= g.t1 + 1e-9 * l.dt;
+  };
   const std::function<PetscErrorCode(const TimeLevel &)> on_step =
       [&](const TimeLevel &l) -> PetscErrorCode {
     PetscFunctionBeginUser;
+    if (static_cast<long>(levels->size()) <= l.step) levels->resize(l.step + 1);
     (*levels)[l.step] = l;
     discretization::LocalState state;
     bool have_state = false;
     for (std::size_t i = 0; i < goals_.size(); ++i) {
       Goal &g = goals_[i];
-      const double q = weight(g, l.step);
       g.objective.set_time(l.time);
-      if (q != 0) {
+      if (static_cast<long>(g.values.size()) <= l.step) g.values.resize(l.step + 1, 0.0);
+      if (needed(g, l)) {
         if (!have_state)
           PetscCall(res.local_state(discretization::TimeLevel{l.time, l.step}, ts.state(), &state));
         have_state = true;
-        double Js;
-        PetscCall(g.objective.value(res, state, &Js));
-        J[i] += q * Js;
-        g.values[l.step] = Js;
+        PetscCall(g.objective.value(res, state, &g.values[l.step]));
       }
       if (g.beta > 0) {
         const double w = g.control_omega->value(l.time, l.step);
@@ -59,7 +75,20 @@ PetscErrorCode UnsteadyAdjoint::run_forward(Vec w0, const UnsteadyAdjointOptions
     }
     PetscFunctionReturn(0);
   };
-  PetscCall((*traj)->forward(steps_, dt_, on_step));
+  PetscCall((*traj)->forward(schedule, on_step));
+  if (controlled()) {
+    steps_ = static_cast<long>(levels->size()) - 1;
+    PetscCheck(steps_ >= 2, m.comm, PETSC_ERR_USER_INPUT,
+               "%s: time.dt auto took %ld step(s) to time.t_end; the unsteady adjoint needs at "
+               "least 2 (a smaller time.dt_initial or time.tolerance)",
+               cfg_->file().c_str(), steps_);
+    std::vector<double> times(1, 0.0);
+    for (long n = 1; n <= steps_; ++n) times.push_back((*levels)[n].time);
+    set_weights(times);
+  }
+  for (std::size_t i = 0; i < goals_.size(); ++i)
+    for (long n = 1; n <= steps_; ++n)
+      if (weight(goals_[i], n) != 0) J[i] += weight(goals_[i], n) * goals_[i].values[n];
   const double forward_time = MPI_Wtime() - t_start;
   double forward_memory, forward_memory_max;
   PetscCall(solver::peak_memory(m.comm, &forward_memory, &forward_memory_max));
@@ -83,6 +112,8 @@ PetscErrorCode UnsteadyAdjoint::run_forward(Vec w0, const UnsteadyAdjointOptions
       J[i] = g.spread;
     }
     (*results)[i].J = J[i] + cost[i];
+    (*results)[i].steps = steps_;
+    (*results)[i].step_sizes = (*traj)->step_sizes();
     (*results)[i].forward_time = forward_time;
     (*results)[i].forward_memory = forward_memory;
   }

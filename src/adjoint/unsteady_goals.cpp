@@ -18,13 +18,16 @@ PetscErrorCode UnsteadyAdjoint::setup(FlowResidual &res, const config::CaseConfi
   cfg_ = &cfg;
   const solver::TimeOptions time = solver::time_options().get(cfg);
   t_end_ = time.t_end;
-  dt_ = time.dt;
-  steps_ = std::lround(t_end_ / dt_);
-  PetscCheck(steps_ >= 2 && std::abs(steps_ * dt_ - t_end_) < 1e-9 * t_end_, res.mesh().comm,
-             PETSC_ERR_USER_INPUT,
+  dt_ = time.dt.value;
+  adaptive_ = time.adaptive();
+  steps_ = adaptive_ ? 0 : std::lround(t_end_ / dt_);
+  PetscCheck(adaptive_ || (steps_ >= 2 && std::abs(steps_ * dt_ - t_end_) < 1e-9 * t_end_),
+             res.mesh().comm, PETSC_ERR_USER_INPUT,
              "%s: the unsteady adjoint needs time.t_end to be a multiple (>= 2) of time.dt (got %g "
              "and %g)",
              cfg.file().c_str(), t_end_, dt_);
+  PetscCheck(t_end_ > 0, res.mesh().comm, PETSC_ERR_USER_INPUT,
+             "%s: the unsteady adjoint needs time.t_end > 0", cfg.file().c_str());
   goals_.assign(1, Goal());
   PetscCall(parse_goal(cfg, &goals_[0]));
   PetscFunctionReturn(0);
@@ -84,9 +87,50 @@ double window_weight(long n, long steps, double dt, double t0, double t1, Window
   return (n == first || n == last) ? 0.5 * q : q;
 }
 
-double UnsteadyAdjoint::weight(const Goal &g, long n) const {
-  if (g.statistic == Statistic::Final) return n == steps_ ? 1.0 : 0.0;
-  return window_weight(n, steps_, dt_, g.t0, g.t1, g.weighting);
+std::vector<double> window_weights(const std::vector<double> &times, double t0, double t1,
+                                   WindowWeighting w) {
+  const std::size_t N = times.size() - 1;
+  std::vector<double> q(times.size(), 0.0);
+  // a level on the window's edge belongs to it (to 1e-9 of the largest step)
+  double eps = 0;
+  for (std::size_t n = 1; n <= N; ++n) eps = std::max(eps, 1e-9 * (times[n] - times[n - 1]));
+  std::size_t first = 0, last = 0;
+  for (std::size_t n = 1; n <= N; ++n)
+    if (times[n] >= t0 - eps && times[n] <= t1 + eps) {
+      if (first == 0) first = n;
+      last = n;
+    }
+  if (first == 0) return q;
+  if (first == last) {
+    q[first] = 1.0;
+    return q;
+  }
+  const double span = times[last] - times[first];
+  const bool hann = w == WindowWeighting::Hann && last - first >= 2;
+  double sum = 0;
+  for (std::size_t n = first; n <= last; ++n) {
+    const double width = 0.5 * (times[std::min(n + 1, last)] - times[n == first ? first : n - 1]);
+    const double s = hann ? std::sin(M_PI * (times[n] - times[first]) / span) : 1.0;
+    q[n] = width * s * s;
+    sum += q[n];
+  }
+  for (double &v : q) v /= sum;
+  return q;
+}
+
+void UnsteadyAdjoint::set_weights(const std::vector<double> &times) {
+  const bool equal = !adaptive_ && replay_.empty();
+  for (Goal &g : goals_) {
+    g.q.assign(static_cast<std::size_t>(steps_) + 1, 0.0);
+    if (g.statistic == Statistic::Final) {
+      g.q[steps_] = 1.0;
+    } else if (equal) {
+      for (long n = 1; n <= steps_; ++n)
+        g.q[n] = window_weight(n, steps_, dt_, g.t0, g.t1, g.weighting);
+    } else {
+      g.q = window_weights(times, g.t0, g.t1, g.weighting);
+    }
+  }
 }
 
 // J = S + cost with S = sqrt(sum q_n (J_s^n - c)^2) (c = 0: rms, c = m: std; sum q_n = 1, so

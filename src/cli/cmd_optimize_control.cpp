@@ -5,6 +5,7 @@
 #include "karman/cli/commands.hpp"
 #include "karman/cli/fault_injection.hpp"
 #include "karman/core/logger.hpp"
+#include "karman/solver/solver_options.hpp"
 #include "karman/optimization/control_optimization.hpp"
 #include "karman/optimization/kkt_check.hpp"
 
@@ -176,6 +177,15 @@ PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
              PETSC_ERR_USER_INPUT,
              "environment variable KARMAN_TEST_KILL: forward:N needs N >= 2 for a control "
              "optimization (the kill time is half of the previous evaluation's forward run)");
+  // the journal replays evaluations, each of which would choose its own steps
+  PetscCheck(!fc.unsteady() || !solver::time_options().get(cfg).adaptive(), comm,
+             PETSC_ERR_USER_INPUT,
+             "%s: time.dt: auto in an optimization campaign: each design would take its own "
+             "steps, so J would jump between designs by the time-discretization error and a "
+             "restarted campaign could not replay its journal; set time.dt to a number (karman "
+             "run shows the steps dt auto takes: summary.json dt_range); karman adjoint and "
+             "verify accept dt auto",
+             cfg.file().c_str());
   optimization::ControlOptimization problem;
   PetscCall(problem.setup(fc, args.output_dir, fault));
   const optimization::OptimizationProblem &p = problem.problem();

@@ -11,9 +11,11 @@
 // Both write the final fields (OUTDIR/flow.pvd, flow_<wall>.pvd, flow.h5).  A solve that
 // fails writes the last good state (OUTDIR/last_good*) and stops with the reason, the
 // residual history and what to try.
+#include "karman/cli/campaign_output.hpp"
 #include "karman/cli/commands.hpp"
 #include "karman/driver/output_options.hpp"
 #include "karman/solver/solver_options.hpp"
+#include "karman/solver/step_size.hpp"
 
 #include "karman/core/logger.hpp"
 #include "karman/core/parallel.hpp"
@@ -208,6 +210,9 @@ PetscErrorCode restart_unsteady(const CliArgs &args, const FlowCase &fc, const s
   PetscCall(res.create_state(&w1));
   PetscCall(io::read_checkpoint(fc.mesh(), rec, res.equations(), w0, w1));
   PetscCall(ts.set_state(w0, w1, rec.step, rec.time, rec.dt));
+  // time.dt auto: the step the controller proposed when the checkpoint was written (older
+  // checkpoints, or ones of a fixed-step run: the last step)
+  if (ts.step_control()) ts.step_control()->set_proposal(rec.next_dt > 0 ? rec.next_dt : rec.dt);
   PetscCall(VecDestroy(&w0));
   PetscCall(VecDestroy(&w1));
   PetscCall(continue_forces_csv(comm, (fs::path(args.output_dir) / "forces.csv").string(), rec.step,
@@ -243,7 +248,14 @@ write_unsteady_summary(const CliArgs &args, const FlowCase &fc, const solver::Un
   // solver.tolerances as resolved (auto: forward for karman run)
   j["step_tolerances"] = ts.forward_tolerances() ? "forward" : "converged";
   j["truncation_stops"] = sol.truncation_stops;
-  j["dt"] = time.dt;
+  if (time.adaptive()) {
+    j["dt"] = "auto";
+    j["time_tolerance"] = time.tolerance;
+    j["rejected_steps"] = sol.rejected_steps;
+    j["dt_range"] = {sol.min_dt, sol.max_dt};
+  } else {
+    j["dt"] = time.dt.value;
+  }
   j["t_end"] = ts.time();
   j["steps"] = ts.step();
   j["steps_this_run"] = n;
@@ -339,10 +351,11 @@ PetscErrorCode log_step(MPI_Comm comm, const solver::StepReport &r, const FlowMo
   PetscCall(log_info(
       comm,
       "step %6ld  t %.6f  newton %d  lin %3d%s  %.3f s/step (R %.3f J %.3f PC %.3f solve %.3f)  "
-      "ETA %.1f min  c_D %.6f  c_L %+.6f",
+      "ETA %.1f min  c_D %.6f  c_L %+.6f  dt %.4g%s",
       r.step, r.time, r.newton_iterations, r.linear_iterations,
       r.preconditioner_setup ? " PC" : "   ", r.wall_time, r.residual_time, r.jacobian_time,
-      r.pc_setup_time, r.linear_solve_time, eta / 60, v.cd, v.cl));
+      r.pc_setup_time, r.linear_solve_time, eta / 60, v.cd, v.cl, r.dt,
+      r.rejected_tries ? printf_string(" (%d rejected)", r.rejected_tries).c_str() : ""));
   PetscFunctionReturn(0);
 }
 
@@ -407,7 +420,7 @@ PetscErrorCode run_unsteady(const CliArgs &args, FlowCase &fc) {
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   const solver::TimeOptions time = solver::time_options().get(cfg);
   const driver::OutputOptions out = driver::output_options().get(cfg);
-  const double dt = time.dt, t_end = time.t_end;
+  const double t_end = time.t_end;
   const long vtk_every = out.vtk_every, ck_every = out.checkpoint_every;
   const std::string ck_dir = (fs::path(args.output_dir) / "checkpoints").string();
   std::string mesh_hash;
@@ -425,13 +438,17 @@ PetscErrorCode run_unsteady(const CliArgs &args, FlowCase &fc) {
   if (ck_every > 0)
     PetscCall(ck.open(fc.mesh(), ck_dir, mesh_hash, cfg.problem_hash(), res.equations(),
                       cfg.problem_keys()));
-  // steps left from the time left: after a restart with a new time.dt the step index counts
-  // steps of the old size
-  auto steps_left = [&](double t) { return std::max(0.0, std::ceil((t_end - t) / dt - 1e-9)); };
-  PetscCall(log_info(comm, "unsteady %s, dt %g, t = %g -> %g (%ld steps)%s",
-                     time.scheme == solver::TimeScheme::Bdf1 ? "bdf1" : "bdf2", dt, ts.time(),
-                     t_end, static_cast<long>(steps_left(ts.time())),
-                     ck_every > 0 ? (", checkpoints in " + ck.path()).c_str() : ""));
+  const double t_first = ts.time();
+  const std::string steps =
+      time.adaptive()
+          ? printf_string("dt auto (time.tolerance %g, next step %g)", time.tolerance,
+                          ts.step_control()->proposal())
+          : printf_string(
+                "dt %g (%ld steps)", time.dt.value,
+                std::lround(std::max(0.0, std::ceil((t_end - t_first) / time.dt.value - 1e-9))));
+  PetscCall(log_info(comm, "unsteady %s, t = %g -> %g, %s%s",
+                     time.scheme == solver::TimeScheme::Bdf1 ? "bdf1" : "bdf2", t_first, t_end,
+                     steps.c_str(), ck_every > 0 ? (", checkpoints in " + ck.path()).c_str() : ""));
 
   CheckpointStats stats;
   double wall = 0;
@@ -444,12 +461,14 @@ PetscErrorCode run_unsteady(const CliArgs &args, FlowCase &fc) {
     wall += r.wall_time;
     write_csv_row(csv, rank, mon, r, v);
     series.push_back({r.step, r.time, v.cd, v.cl, v.dp});
-    PetscCall(log_step(comm, r, v, wall / steps_done * steps_left(r.time)));
-    const bool last_step = !(ts.time() < t_end - 1e-9 * dt);
+    // the time left at the rate so far (a restart with a new time.dt: its steps count anew)
+    PetscCall(log_step(comm, r, v, wall / std::max(r.time - t_first, 1e-300) * (t_end - r.time)));
+    const bool last_step = !(ts.time() < t_end - 1e-9 * r.dt);
     if (r.step % vtk_every == 0 || last_step) PetscCall(writer.write_vtk(res, state, r.time));
     if (ck_every > 0 && (r.step % ck_every == 0 || last_step)) {
       double s, b;
-      PetscCall(ck.write(ts.step(), ts.time(), ts.previous_dt(), 0.0, ts.state(),
+      const double next_dt = ts.step_control() ? ts.step_control()->proposal() : 0.0;
+      PetscCall(ck.write(ts.step(), ts.time(), ts.previous_dt(), next_dt, ts.state(),
                          ts.previous_state(), &s, &b));
       ts.mark_restart_point();
       stats.time += s, stats.bytes = b, ++stats.records;

@@ -21,6 +21,12 @@ KeySpec positive(std::string name, std::string def, std::string help) {
                  std::numeric_limits<double>::infinity()};
 }
 
+KeySpec positive_or_auto(std::string name, std::string def, std::string help) {
+  KeySpec k = positive(std::move(name), std::move(def), std::move(help));
+  k.type = KeyType::RealOrAuto;
+  return k;
+}
+
 KeySpec nonnegative(std::string name, std::string def, std::string help) {
   return KeySpec{std::move(name),
                  KeyType::Real,
@@ -69,6 +75,8 @@ std::string describe_type(KeyType type) {
   switch (type) {
   case KeyType::Real:
     return "a number";
+  case KeyType::RealOrAuto:
+    return "auto or a number";
   case KeyType::Integer:
     return "an integer";
   case KeyType::Bool:
@@ -115,7 +123,8 @@ std::string describe_expected(const KeySpec &spec) {
     for (std::size_t i = 0; i < spec.choices.size(); ++i) out << (i ? ", " : "") << spec.choices[i];
     out << "}";
   }
-  if (spec.type == KeyType::Real || spec.type == KeyType::Integer) {
+  if (spec.type == KeyType::Real || spec.type == KeyType::RealOrAuto ||
+      spec.type == KeyType::Integer) {
     if (std::isfinite(spec.min)) out << (spec.min_exclusive ? " > " : " >= ") << spec.min;
     if (std::isfinite(spec.max))
       out << (std::isfinite(spec.min) ? " and" : "") << " <= " << spec.max;

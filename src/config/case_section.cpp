@@ -23,6 +23,12 @@ double Section::real(const std::string &key) const {
   return get(key, KeyType::Real).as<double>();
 }
 
+RealOrAuto Section::real_or_auto(const std::string &key) const {
+  const YAML::Node v = get(key, KeyType::RealOrAuto);
+  if (v.IsScalar() && v.Scalar() == "auto") return {true, 0.0};
+  return {false, v.as<double>()};
+}
+
 long Section::integer(const std::string &key) const {
   return get(key, KeyType::Integer).as<long>();
 }

@@ -103,7 +103,9 @@ std::string check_value(const KeySpec &spec, const YAML::Node &value) {
   double x = 0;
   switch (spec.type) {
   case KeyType::Real:
+  case KeyType::RealOrAuto:
   case KeyType::Integer: {
+    if (spec.type == KeyType::RealOrAuto && value.IsScalar() && value.Scalar() == "auto") return "";
     if (!is_number(value, &x)) return "expected " + expected;
     if (spec.type == KeyType::Integer) {
       try {

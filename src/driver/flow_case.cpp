@@ -8,6 +8,7 @@
 #include "karman/io/state_fields.hpp"
 #include "karman/mesh/gmsh_mesher.hpp"
 #include "karman/mesh/mesh_options.hpp"
+#include "karman/solver/step_size.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -219,13 +220,16 @@ PetscErrorCode FlowCase::start_unsteady(solver::UnsteadySolver &ts, LocalState *
 PetscErrorCode FlowCase::advance_to(solver::UnsteadySolver &ts, double t_end,
                                     const StepObserver &observer, UnsteadySolution *solution) {
   PetscFunctionBeginUser;
-  const double dt = solver::time_options().get(*cfg_).dt;
+  const double dt = solver::time_options().get(*cfg_).dt.value;
+  const solver::StepSizeController *control = ts.step_control();
   *solution = UnsteadySolution();
   LocalState state;
-  while (ts.time() < t_end - 1e-9 * dt) {
-    const double h = std::min(dt, t_end - ts.time());
+  while (ts.time() < t_end - 1e-9 * (control ? control->proposal() : dt)) {
     solver::StepReport r;
-    PetscCall(ts.advance(h, &r));
+    if (control)
+      PetscCall(solver::advance_controlled(ts, t_end, &r));
+    else
+      PetscCall(ts.advance(std::min(dt, t_end - ts.time()), &r));
     if (!r.converged) {
       solution->converged = false;
       solution->failed = r;
@@ -238,6 +242,9 @@ PetscErrorCode FlowCase::advance_to(solver::UnsteadySolver &ts, double t_end,
     solution->preconditioner_setups += r.preconditioner_setup;
     solution->linear_fallbacks += r.linear_fallback;
     solution->truncation_stops += r.truncation_stop;
+    solution->rejected_steps += r.rejected_tries;
+    solution->min_dt = solution->steps == 1 ? r.dt : std::min(solution->min_dt, r.dt);
+    solution->max_dt = std::max(solution->max_dt, r.dt);
     solution->residual_time += r.residual_time;
     solution->jacobian_time += r.jacobian_time;
     solution->pc_setup_time += r.pc_setup_time;
@@ -320,7 +327,12 @@ PetscErrorCode FlowCase::parameter_steps(const std::string &name, long levels,
   PetscCheck(f, mesh_.comm, PETSC_ERR_USER_INPUT,
              "%s: '%s' is not a parameter with a value per time step (the case has: %s)",
              cfg_->file().c_str(), name.c_str(), time_function_names(res).c_str());
-  const double dt = solver::time_options().get(*cfg_).dt;
+  const solver::TimeOptions time = solver::time_options().get(*cfg_);
+  PetscCheck(!time.adaptive(), mesh_.comm, PETSC_ERR_USER_INPUT,
+             "%s: values per time step of '%s' need a fixed time.dt (with time.dt: auto the "
+             "levels' times are known only after the run); set time.dt to a number",
+             cfg_->file().c_str(), name.c_str());
+  const double dt = time.dt.value;
   values->resize(levels);
   for (long n = 1; n <= levels; ++n) (*values)[n - 1] = f->value(n * dt, n);
   PetscFunctionReturn(0);
@@ -335,6 +347,10 @@ PetscErrorCode FlowCase::set_parameter_steps(const std::string &name,
              cfg_->file().c_str(), name.c_str(), time_function_names(res_).c_str());
   PetscCheck(!values.empty(), mesh_.comm, PETSC_ERR_USER_INPUT,
              "%s: no values per time step for '%s'", cfg_->file().c_str(), name.c_str());
+  PetscCheck(!solver::time_options().get(*cfg_).adaptive(), mesh_.comm, PETSC_ERR_USER_INPUT,
+             "%s: values per time step of '%s' need a fixed time.dt (with time.dt: auto the "
+             "levels' times are known only after the run); set time.dt to a number",
+             cfg_->file().c_str(), name.c_str());
   std::vector<double> v{f->value(0.0, 0)};
   v.insert(v.end(), values.begin(), values.end());
   *f = physics::TimeFunction::steps(std::move(v));

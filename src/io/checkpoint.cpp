@@ -309,7 +309,7 @@ PetscErrorCode CheckpointWriter::open(const mesh::Mesh &mesh, const std::string 
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode CheckpointWriter::write(long step, double time, double dt, double dt_prev, Vec w,
+PetscErrorCode CheckpointWriter::write(long step, double time, double dt, double next_dt, Vec w,
                                        Vec w_prev, double *seconds, double *bytes) {
   PetscFunctionBeginUser;
   const double start = MPI_Wtime();
@@ -320,7 +320,7 @@ PetscErrorCode CheckpointWriter::write(long step, double time, double dt, double
   PetscCallMPI(MPI_Comm_rank(comm_, &rank));
   int ok = 1;
   if (rank == 0) {
-    const double info[4] = {static_cast<double>(step), time, dt, dt_prev};
+    const double info[4] = {static_cast<double>(step), time, dt, next_dt};
     const std::uint64_t sum = record_checksum(state, previous, info);
     const hsize_t width = static_cast<hsize_t>(n_cells_) * nv_;
     // the checksum goes last: it marks the record complete
@@ -394,7 +394,7 @@ PetscErrorCode find_latest_checkpoint(MPI_Comm comm, const std::string &director
   record->step = static_cast<long>(info[0]);
   record->time = info[1];
   record->dt = info[2];
-  record->dt_prev = info[3];
+  record->next_dt = info[3];
   record->case_hash = case_hash;
   record->case_keys = case_keys;
   PetscFunctionReturn(0);

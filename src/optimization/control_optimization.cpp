@@ -4,6 +4,7 @@
 // control_setup.cpp).
 #include "karman/optimization/control_optimization.hpp"
 
+#include "karman/core/logger.hpp"
 #include "karman/discretization/parameters.hpp"
 #include "karman/adjoint/unsteady_adjoint.hpp"
 
@@ -93,6 +94,10 @@ PetscErrorCode ControlOptimization::series(const std::string &function,
 PetscErrorCode ControlOptimization::control_power(const ControlConstraint &c, double *value,
                                                   std::vector<double> *grad) const {
   PetscFunctionBeginUser;
+  PetscCheck(!adaptive_, fc_->mesh().comm, PETSC_ERR_USER_INPUT,
+             "%s: a control-power constraint needs a fixed time.dt (its levels' weights come from "
+             "the step); set time.dt to a number",
+             fc_->config().file().c_str());
   std::vector<double> omega;
   PetscCall(series(control_omega_, &omega));
   discretization::FlowResidual &res = fc_->residual();
@@ -136,6 +141,7 @@ PetscErrorCode ControlOptimization::run_unsteady(bool gradients, std::vector<dou
   PetscCall(adj.setup(res, cfg));
   for (const auto &c : constraints_)
     if (c.flow) PetscCall(adj.add_objective(*c.flow));
+  adj.set_step_sizes(step_sizes_);
   adjoint::UnsteadyAdjointOptions o = fc_->unsteady_gradient_options();
   o.save_every = 0; // a campaign resumes from its journal, not from an adjoint state
   // store-all: the trajectory's scratch folder (emptied by each run, its files removed after it)
@@ -171,6 +177,13 @@ PetscErrorCode ControlOptimization::run_unsteady(bool gradients, std::vector<dou
     SETERRQ(fc_->mesh().comm, ierr, "%s", message.c_str());
   }
   const adjoint::UnsteadyAdjointResult &first = results.front();
+  if (adaptive_ && step_sizes_.empty()) {
+    step_sizes_ = first.step_sizes;
+    PetscCall(log_info(fc_->mesh().comm,
+                       "time.dt auto: %zu steps chosen by the first evaluation; the later ones "
+                       "repeat them",
+                       step_sizes_.size()));
+  }
   last_.forward_time = first.forward_time;
   last_.adjoint_time = first.adjoint_time;
   previous_forward_time_ = first.forward_time;
@@ -352,6 +365,10 @@ PetscErrorCode ControlOptimization::identify(const std::vector<double> &x, doubl
   const adjoint::ObjectiveOptions obj = adjoint::objective_options().get(cfg);
   *out = Identification();
   const std::size_t n = x.size();
+  PetscCheck(!adaptive_, comm, PETSC_ERR_USER_INPUT,
+             "%s: identification needs a fixed time.dt (the observations are counted per "
+             "step); set time.dt to a number",
+             fc_->config().file().c_str());
   Evaluation e0;
   PetscCall(evaluate(x, &e0));
   PetscCheck(e0.ok, comm, PETSC_ERR_NOT_CONVERGED,

@@ -254,10 +254,12 @@ PetscErrorCode ControlOptimization::setup(FlowCase &fc, const std::string &work_
   unsteady_ = fc.unsteady();
   const solver::TimeOptions time = solver::time_options().get(cfg);
   double t_end = 0;
+  adaptive_ = unsteady_ && time.adaptive();
+  step_sizes_.clear();
   if (unsteady_) {
-    dt_ = time.dt;
+    dt_ = time.dt.value;
     t_end = time.t_end;
-    steps_ = std::lround(t_end / dt_);
+    steps_ = adaptive_ ? 0 : std::lround(t_end / dt_);
   }
   DesignParse d{cfg.file().c_str(), fc.mesh().comm, fc, reg, unsteady_, steps_, t_end, {}};
   if (unsteady_)

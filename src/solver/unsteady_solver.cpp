@@ -3,6 +3,7 @@
 
 #include "karman/core/logger.hpp"
 #include "karman/solver/linear_solver.hpp"
+#include "karman/solver/step_size.hpp"
 
 #include <cstdio>
 
@@ -52,7 +53,15 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
   PetscFunctionBeginUser;
   res_ = &residual;
   const SolverOptions s = solver_options().get(cfg);
-  scheme_ = time_options().get(cfg).scheme;
+  const TimeOptions time = time_options().get(cfg);
+  scheme_ = time.scheme;
+  PetscCheck(!time.adaptive() || scheme_ == TimeScheme::Bdf2, residual.mesh().comm,
+             PETSC_ERR_USER_INPUT,
+             "%s: time.dt: auto controls the error estimate of BDF2 steps; use time.scheme: bdf2 "
+             "or a fixed time.dt",
+             cfg.file().c_str());
+  control_.reset(time.adaptive() ? new StepSizeController(time.tolerance, time.first_dt())
+                                 : nullptr);
   forward_ = s.tolerances == StepTolerances::Forward ||
              (s.tolerances == StepTolerances::Auto && purpose == StepPurpose::ForwardOnly);
   // iterative: J in blocks, multigrid on the compact matrix; direct: LU of the exact or the
@@ -149,15 +158,18 @@ PetscErrorCode UnsteadySolver::transient_distance(Vec a, Vec b, double *distance
   // differential unknowns; the pressure is an algebraic unknown (as IDA's suppressalg)
   const physics::EquationSet &eq = res_->equations();
   const int nv = res_->nv();
-  const PetscScalar *x, *y;
+  const PetscScalar *x, *y = nullptr;
   PetscCall(VecGetArrayRead(a, &x));
-  PetscCall(VecGetArrayRead(b, &y));
+  if (b) PetscCall(VecGetArrayRead(b, &y));
   double sum = 0;
   for (PetscInt c = 0; c < res_->mesh().n_owned_cells; ++c)
     for (int k = 0; k < nv; ++k)
-      if (eq.transient(k)) sum += (x[c * nv + k] - y[c * nv + k]) * (x[c * nv + k] - y[c * nv + k]);
+      if (eq.transient(k)) {
+        const double d = x[c * nv + k] - (y ? y[c * nv + k] : 0.0);
+        sum += d * d;
+      }
   PetscCall(VecRestoreArrayRead(a, &x));
-  PetscCall(VecRestoreArrayRead(b, &y));
+  if (b) PetscCall(VecRestoreArrayRead(b, &y));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, res_->mesh().comm));
   *distance = std::sqrt(sum);
   PetscFunctionReturn(0);
@@ -294,6 +306,9 @@ PetscErrorCode UnsteadySolver::solve_step(SNES snes, double dt, const BdfCoeffic
     double distance;
     PetscCall(transient_distance(w_new_, w_pred_, &distance));
     report->truncation_error = truncation_factor_ * distance;
+    double norm;
+    PetscCall(transient_distance(w_new_, nullptr, &norm));
+    report->relative_error = report->truncation_error / std::max(norm, 1e-300);
   }
   if (reason == SNES_DIVERGED_LINE_SEARCH && !report->residual_history.empty()) {
     PetscReal atol, rtol, stol;
@@ -345,7 +360,7 @@ PetscErrorCode UnsteadySolver::fall_back(double dt, const BdfCoefficients &bdf,
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode UnsteadySolver::advance(double dt, StepReport *report) {
+PetscErrorCode UnsteadySolver::advance(double dt, StepReport *report, double max_relative_error) {
   PetscFunctionBeginUser;
   const double start = MPI_Wtime();
   *report = StepReport();
@@ -374,8 +389,9 @@ PetscErrorCode UnsteadySolver::advance(double dt, StepReport *report) {
     report->initial_residual = report->residual_history.front();
     report->final_residual = report->residual_history.back();
   }
-  if (report->converged) {
-    pc_setup_a0_ = report->preconditioner_setup ? bdf.a0 : pc_setup_a0_;
+  if (report->converged) pc_setup_a0_ = report->preconditioner_setup ? bdf.a0 : pc_setup_a0_;
+  report->rejected = report->converged && report->relative_error > max_relative_error;
+  if (report->converged && !report->rejected) {
     PetscCall(VecCopy(w_prev_, w_prev2_));
     dt_prev2_ = dt_prev_;
     PetscCall(VecCopy(w_, w_prev_));

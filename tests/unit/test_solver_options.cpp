@@ -15,8 +15,11 @@ TEST_CASE("solver options: defaults equal the structs'", "[config]") {
   const TimeOptions t0, t = time_options().get(cfg);
   CHECK(t.mode == t0.mode);
   CHECK(t.scheme == t0.scheme);
-  CHECK(t.dt == t0.dt);
+  CHECK((t.dt.automatic == t0.dt.automatic && t.dt.value == t0.dt.value));
   CHECK(t.t_end == t0.t_end);
+  CHECK(t.tolerance == t0.tolerance);
+  CHECK((t.dt_initial.automatic == t0.dt_initial.automatic &&
+         t.dt_initial.value == t0.dt_initial.value));
   CHECK(t.statistics_start == t0.statistics_start);
   const SolverOptions s0, s = solver_options().get(cfg);
   CHECK(s.max_iterations == s0.max_iterations);
@@ -51,7 +54,17 @@ output: {probes: [[0.5, 0.25]]}
   const TimeOptions t = time_options().get(cfg);
   CHECK(t.unsteady());
   CHECK(t.scheme == TimeScheme::Bdf1);
-  CHECK((t.dt == 0.5 && t.t_end == 3 && t.statistics_start == 1));
+  CHECK((!t.adaptive() && t.dt.value == 0.5 && t.t_end == 3 && t.statistics_start == 1));
+  CHECK(t.first_dt() == 0.5);
+  // dt auto: the tolerance and the first steps' size (auto: 1e-4 t_end)
+  config::CaseConfig adaptive;
+  REQUIRE(test::load_case(test::kMinimalCase, &adaptive,
+                          {"time.dt=auto", "time.t_end=2", "time.tolerance=1e-4"}) == "");
+  const TimeOptions a = time_options().get(adaptive);
+  CHECK((a.adaptive() && a.tolerance == 1e-4 && a.first_dt() == 2e-4));
+  REQUIRE(test::load_case(test::kMinimalCase, &adaptive,
+                          {"time.dt=auto", "time.dt_initial=0.003"}) == "");
+  CHECK(time_options().get(adaptive).first_dt() == 0.003);
   const SolverOptions s = solver_options().get(cfg);
   CHECK((s.max_iterations == 4 && s.rtol == 1e-3 && s.atol == 1e-4));
   CHECK((s.cfl_initial == 2 && s.cfl_max == 100));
@@ -73,7 +86,9 @@ output: {probes: [[0.5, 0.25]]}
   CHECK_THAT(test::load_case(test::kMinimalCase, &cfg, {"time.scheme=bdf3"}),
              Catch::Contains("'time.scheme'") && Catch::Contains("one of {bdf1, bdf2}"));
   CHECK_THAT(test::load_case(test::kMinimalCase, &cfg, {"time.dt=0"}),
-             Catch::Contains("'time.dt'") && Catch::Contains("> 0"));
+             Catch::Contains("'time.dt'") && Catch::Contains("auto or a number > 0"));
+  CHECK_THAT(test::load_case(test::kMinimalCase, &cfg, {"time.dt=automatic"}),
+             Catch::Contains("'time.dt'") && Catch::Contains("auto or a number > 0"));
   CHECK_THAT(test::load_case(test::kMinimalCase, &cfg, {"solver.max_iterations=0"}),
              Catch::Contains("'solver.max_iterations'") && Catch::Contains(">= 1"));
   CHECK_THAT(test::load_case(std::string(test::kMinimalCase) + "solver: {linear: lu}\n", &cfg),

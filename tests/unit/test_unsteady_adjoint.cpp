@@ -79,9 +79,11 @@ void make(Setup *s, const std::vector<std::string> &overrides = {},
   REQUIRE(VecRestoreArray(s->w0, &a) == 0);
 }
 
-double forward(Setup &s, Vec w0) {
+/// J of a forward run from w0 (with `sizes`: those steps, UnsteadyAdjoint::set_step_sizes).
+double forward(Setup &s, Vec w0, const std::vector<double> &sizes = {}) {
   adjoint::UnsteadyAdjoint ua;
   REQUIRE(ua.setup(s.res, s.cfg) == 0);
+  ua.set_step_sizes(sizes);
   adjoint::UnsteadyAdjointOptions o;
   o.forward_only = true;
   adjoint::UnsteadyAdjointResult r;
@@ -177,14 +179,14 @@ std::vector<ParameterCase> parameter_cases(Setup &s, bool frequency) {
   return cases;
 }
 
-/// Central difference (J(value + h) - J(value - h)) / 2h of the forward objective, h = 1e-3 value;
-/// the parameter is restored.
-double central_difference(Setup &s, const ParameterCase &c) {
+/// Central difference (J(value + h) - J(value - h)) / 2h of the forward objective, h = 1e-3 value
+/// (with `sizes`: of runs with those steps); the parameter is restored.
+double central_difference(Setup &s, const ParameterCase &c, const std::vector<double> &sizes = {}) {
   const double h = 1e-3 * c.value;
   c.set(c.value + h);
-  const double Jp = forward(s, s.w0);
+  const double Jp = forward(s, s.w0, sizes);
   c.set(c.value - h);
-  const double Jm = forward(s, s.w0);
+  const double Jm = forward(s, s.w0, sizes);
   c.set(c.value);
   return (Jp - Jm) / (2 * h);
 }
@@ -358,6 +360,42 @@ TEST_CASE(
     VecDestroy(&w);
     check_rates(rem);
   }
+}
+
+TEST_CASE("unsteady adjoint with time.dt auto: the controller's steps replayed by revolve and by "
+          "the finite differences",
+          "[unsteady-adjoint][step-size][mpi]") {
+  // from the uniform initial state the steps grow as the start's transient decays; the gradient
+  // is that of the recorded step sequence: revolve's recomputations repeat it, and the finite
+  // differences (central, 1e-3 relative) run with it fixed
+  Setup s;
+  make(&s, {"time.dt=auto", "time.tolerance=1e-3", "time.dt_initial=0.002"});
+  adjoint::UnsteadyAdjointResult all, rev;
+  gradient(s, adjoint::AdjointSchedule::StoreAll, 0, &all);
+  REQUIRE(all.step_sizes.size() == static_cast<std::size_t>(all.steps));
+  double t = 0, dt_min = 1, dt_max = 0;
+  for (double h : all.step_sizes)
+    t += h, dt_min = std::min(dt_min, h), dt_max = std::max(dt_max, h);
+  CAPTURE(all.steps, dt_min, dt_max, all.J);
+  REQUIRE(t == Approx(0.1).epsilon(1e-12));
+  REQUIRE(dt_max >= 3 * dt_min);
+  REQUIRE(all.times.back() == Approx(0.1).epsilon(1e-12));
+  gradient(s, adjoint::AdjointSchedule::Revolve, 2, &rev);
+  REQUIRE(rev.recomputed > 0);
+  // (the controller's second forward run decides as the first: its error estimates agree to the
+  // Newton tolerance, so the steps agree to about that on 2 ranks, and exactly on 1)
+  REQUIRE(rev.step_sizes.size() == all.step_sizes.size());
+  for (std::size_t k = 0; k < all.step_sizes.size(); ++k)
+    REQUIRE(rev.step_sizes[k] == Approx(all.step_sizes[k]).epsilon(1e-8));
+  REQUIRE(rev.J == Approx(all.J).epsilon(1e-9));
+  check_same_gradients(all, rev, 1e-7, 1e-10);
+  for (const auto &c : parameter_cases(s, true)) {
+    const double fd = central_difference(s, c, all.step_sizes), adj = gradient_of(all, c.name);
+    CAPTURE(c.name, adj, fd);
+    REQUIRE(std::abs(adj - fd) <= 1e-6 * std::abs(fd));
+  }
+  // the objective without the replay takes its own steps again: the same ones (deterministic)
+  REQUIRE(forward(s, s.w0) == Approx(all.J).epsilon(1e-9));
 }
 
 TEST_CASE("unsteady adjoint: store-all and revolve give the same gradient",

@@ -27,23 +27,44 @@ struct TimeLevel {
   double time = 0, dt = 0, dt_prev = 0; ///< t^n, dt_n (to t^n), dt_{n-1}
 };
 
+/// The steps of a forward run: the sizes given (a fixed step, or a recorded sequence replayed),
+/// or, with `sizes` empty, the solver's step-size controller (time.dt auto,
+/// solver/step_size.hpp) until t_end.
+struct StepSchedule {
+  std::vector<double> sizes;
+  double t_end = 0;
+  bool controlled() const { return sizes.empty(); }
+};
+
 class Trajectory {
 public:
   virtual ~Trajectory() = default;
-  /// Runs the forward from the solver's current state (level 0) for `steps` steps of `dt`;
-  /// on_step(level) is called after each step with the solver at that level.  Collective.
+  /// Runs the forward from the solver's current state (level 0) with the steps of `schedule`;
+  /// on_step(level) is called after each step with the solver at that level.  The sizes taken
+  /// are recorded (step_sizes()); recomputations repeat them.  Collective.
   virtual PetscErrorCode
-  forward(long steps, double dt,
+  forward(const StepSchedule &schedule,
           const std::function<PetscErrorCode(const TimeLevel &)> &on_step) = 0;
   /// w^n, w^{n-1} and the times of level n into w, w_prev.  Collective.
   virtual PetscErrorCode get(long n, Vec w, Vec w_prev, TimeLevel *level) = 0;
   long recomputed_steps() const { return recomputed_; }
   long snapshots_used() const { return max_snapshots_; }
   double bytes_written() const { return bytes_; }
+  /// The sizes of the forward's steps, dt_1 ... dt_N.
+  const std::vector<double> &step_sizes() const { return sizes_; }
 
 protected:
+  /// Step k + 1 of `schedule` (k steps taken): *done when it has none left, else the solver
+  /// advanced (an error if the step does not converge) and *level the new level.  Collective.
+  PetscErrorCode step(solver::UnsteadySolver &solver, const StepSchedule &schedule, long k,
+                      bool *done, TimeLevel *level);
+  /// The steps left after k (an estimate for a controlled schedule: the time left over the
+  /// proposed step).
+  long steps_left(const solver::UnsteadySolver &solver, const StepSchedule &schedule, long k) const;
+
   long recomputed_ = 0, max_snapshots_ = 0;
   double bytes_ = 0;
+  std::vector<double> sizes_;
 };
 
 /// Every level in `directory`, a scratch folder of the trajectory's own: each rank writes its part

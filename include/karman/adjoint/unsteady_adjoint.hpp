@@ -50,11 +50,20 @@ constexpr double kAdjointMaxStepRtol = 1e-8;
 /// as a forcing frequency changes (each ripple of the uniform mean puts a local minimum into an
 /// optimization over the frequency).
 double window_weight(long n, long steps, double dt, double t0, double t1, WindowWeighting w);
+/// The same for levels at any times t^0 < t^1 < ... < t^N (`times`, variable steps): the levels
+/// with t^n in [t0, t1] weighted by their trapezoidal widths (t^{n+1} - t^{n-1}) / 2 (half a step
+/// at the window's ends), times sin^2(pi (t^n - t_first) / span) for Hann, normalized to sum 1;
+/// for equal steps the values of window_weight (to round-off).  Index n = 0..N (q_0 = 0).
+std::vector<double> window_weights(const std::vector<double> &times, double t0, double t1,
+                                   WindowWeighting w);
 
 struct UnsteadyAdjointResult {
   double J = 0;
   std::vector<ParameterGradient> parameters; ///< constant parameters and time-function parameters
   std::vector<double> times;                 ///< t^n of level n (index n - 1)
+  /// dt_n of level n (index n - 1): the forward's steps (time.dt auto: the controller's), which
+  /// set_step_sizes() makes later runs repeat
+  std::vector<double> step_sizes;
   /// Per level n (index n - 1): the derivative of J with respect to each time-dependent
   /// parameter's value at t^n.
   std::map<std::string, std::vector<double>> control;
@@ -98,7 +107,12 @@ public:
   /// other sections are not read).  Collective.
   PetscErrorCode add_objective(const config::CaseConfig &objective);
   std::size_t objectives() const { return goals_.size(); }
-  /// Forward from w0 (t = 0) for time.t_end / time.dt steps (run_forward), then the backward
+  /// Later runs take these steps (a result's step_sizes) instead of time.dt or the step-size
+  /// controller: with time.dt auto, finite differences of J and the gradient then belong to the
+  /// same step sequence.  Empty: time.dt again.
+  void set_step_sizes(std::vector<double> sizes) { replay_ = std::move(sizes); }
+  /// Forward from w0 (t = 0) for time.t_end / time.dt steps (time.dt auto: the step-size
+  /// controller's steps to time.t_end; set_step_sizes: those) (run_forward), then the backward
   /// sweep n = N..1 (solve_level), dJ/dw^0 and the chaining to the time functions'
   /// parameters.  The result of the first objective.  Collective.
   PetscErrorCode run(Vec w0, const UnsteadyAdjointOptions &options, UnsteadyAdjointResult *result);
@@ -124,12 +138,18 @@ private:
     // (J_s^n - m)^2))
     std::vector<double> values;
     double mean = 0, spread = 0;
+    std::vector<double> q; ///< q_n, n = 0..N (set_weights)
   };
 
   /// The objective section of cfg as a Goal.  Collective.
   PetscErrorCode parse_goal(const config::CaseConfig &cfg, Goal *g) const;
-  /// q_n: the weight of level n in objective g (window_weight, or the final time).
-  double weight(const Goal &g, long n) const;
+  /// q_n: the weight of level n in objective g (set_weights).
+  double weight(const Goal &g, long n) const { return g.q[static_cast<std::size_t>(n)]; }
+  /// Every goal's q_n for the levels' times t^0..t^N (steps_ = N): window_weight for time.dt's
+  /// equal steps, window_weights for others; 1 at level N for a final-time objective.
+  void set_weights(const std::vector<double> &times);
+  /// The forward's steps are chosen by the step-size controller (time.dt auto, no replay).
+  bool controlled() const { return adaptive_ && replay_.empty(); }
   /// dJ/dJ_s(w^n): q_n (average, final), q_n J_s^n / S (rms), q_n (J_s^n - m) / S (std).
   double adjoint_weight(const Goal &g, long n) const;
   /// The forward run from w0 with the solver ts, storing the trajectory (o.schedule) into *traj:
@@ -197,7 +217,9 @@ private:
   const config::CaseConfig *cfg_ = nullptr;
   std::vector<Goal> goals_; ///< the case's objective first
   double t_end_ = 0, dt_ = 0;
-  long steps_ = 0;
+  long steps_ = 0; ///< time.dt auto: known after the forward run
+  bool adaptive_ = false;
+  std::vector<double> replay_; ///< set_step_sizes
 };
 
 } // namespace karman::adjoint

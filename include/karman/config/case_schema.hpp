@@ -19,16 +19,17 @@
 namespace karman::config {
 
 enum class KeyType {
-  Real,         ///< a number
-  Integer,      ///< an integer
-  Bool,         ///< true/false
-  String,       ///< free text
-  Choice,       ///< one of `choices`
-  Path,         ///< a file name, relative to the case file's folder
-  RealVector,   ///< a list of 2 or 3 numbers (one per space dimension)
-  RealList,     ///< a list of numbers of any length
-  NameList,     ///< a list of names (e.g. boundary names)
-  PointList,    ///< a list of points, each a list of 2 or 3 numbers
+  Real,       ///< a number
+  RealOrAuto, ///< a number, or the word auto (e.g. time.dt: a fixed step, or chosen by the solver)
+  Integer,    ///< an integer
+  Bool,       ///< true/false
+  String,     ///< free text
+  Choice,     ///< one of `choices`
+  Path,       ///< a file name, relative to the case file's folder
+  RealVector, ///< a list of 2 or 3 numbers (one per space dimension)
+  RealList,   ///< a list of numbers of any length
+  NameList,   ///< a list of names (e.g. boundary names)
+  PointList,  ///< a list of points, each a list of 2 or 3 numbers
   TimeFunction, ///< a number, or {type: sine|table|steps, ...} (physics/time_function.hpp)
   RealTable,    ///< a list of lists of numbers
   TermList      ///< a list of maps, each with the keys of the section itself (objective terms)
@@ -65,6 +66,8 @@ struct SectionSpec {
 namespace key {
 KeySpec real(std::string name, std::string def, std::string help);
 KeySpec positive(std::string name, std::string def, std::string help);
+/// A number > 0, or the word `auto`.
+KeySpec positive_or_auto(std::string name, std::string def, std::string help);
 KeySpec nonnegative(std::string name, std::string def, std::string help);
 KeySpec bounded(std::string name, std::string def, std::string help, double min, double max);
 KeySpec integer(std::string name, std::string def, std::string help, double min,

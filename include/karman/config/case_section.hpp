@@ -16,6 +16,12 @@
 
 namespace karman::config {
 
+/// The value of a RealOrAuto key: a number, or `auto` (value 0).
+struct RealOrAuto {
+  bool automatic = false;
+  double value = 0;
+};
+
 /// Typed read access to one validated section (or one boundary's parameters).
 class Section {
 public:
@@ -24,6 +30,7 @@ public:
       : node_(std::move(node)), spec_(spec), label_(std::move(label)) {}
 
   double real(const std::string &key) const;
+  RealOrAuto real_or_auto(const std::string &key) const;
   long integer(const std::string &key) const;
   bool flag(const std::string &key) const;
   std::string text(const std::string &key) const;

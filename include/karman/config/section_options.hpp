@@ -5,11 +5,11 @@
 //           .key(key::positive("density", "1.0", "density rho"), &FluidOptions::density);
 // and gets from it both the schema's keys (declare(), spec()) and the parsed struct (read()).
 // Code downstream reads the struct: a mistyped member does not compile, and the key's name is
-// written in one place only.  The member's type picks the reader: double (Real), long (Integer),
-// bool (Bool), std::string (String, Choice, Path), Vec3<double> (RealVector), std::vector<double>
-// (RealList), std::vector<std::string> (NameList), std::vector<Vec3<double>> (PointList),
-// physics::TimeFunction (TimeFunction, files read collectively), std::vector<std::vector<double>>
-// (RealTable).
+// written in one place only.  The member's type picks the reader: double (Real), RealOrAuto
+// (RealOrAuto), long (Integer), bool (Bool), std::string (String, Choice, Path), Vec3<double>
+// (RealVector), std::vector<double> (RealList), std::vector<std::string> (NameList),
+// std::vector<Vec3<double>> (PointList), physics::TimeFunction (TimeFunction, files read
+// collectively), std::vector<std::vector<double>> (RealTable).
 #pragma once
 
 #include "karman/config/case_config.hpp"
@@ -28,6 +28,11 @@ namespace detail {
 inline PetscErrorCode read_key(const Section &s, const std::string &k, MPI_Comm,
                                const std::string &, double *v) {
   *v = s.real(k);
+  return 0;
+}
+inline PetscErrorCode read_key(const Section &s, const std::string &k, MPI_Comm,
+                               const std::string &, RealOrAuto *v) {
+  *v = s.real_or_auto(k);
   return 0;
 }
 inline PetscErrorCode read_key(const Section &s, const std::string &k, MPI_Comm,

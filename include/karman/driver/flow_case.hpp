@@ -70,7 +70,9 @@ struct UnsteadySolution {
   long newton_iterations = 0, linear_iterations = 0, preconditioner_setups = 0;
   long linear_fallbacks = 0; ///< steps solved by solver.linear auto's LU (solver::StepReport)
   long truncation_stops = 0; ///< steps stopped at the truncation error (solver.tolerances forward)
-  double wall_time = 0;      ///< sum of the steps' wall times [s]
+  long rejected_steps = 0;   ///< time.dt auto: tries repeated with a smaller step
+  double min_dt = 0, max_dt = 0; ///< the smallest and largest step taken
+  double wall_time = 0;          ///< sum of the steps' wall times [s]
   /// sums of the steps' time split (solver::StepReport) [s]
   double residual_time = 0, jacobian_time = 0, pc_setup_time = 0, linear_solve_time = 0;
 };
@@ -116,8 +118,9 @@ public:
                                 solver::FlowMonitors::Values *values,
                                 solver::StepPurpose purpose = solver::StepPurpose::Gradient);
   /// Steps `ts` (set up on this case's residual, its state set) until t_end; the last step is
-  /// shortened to end on t_end.  A step that does not converge stops the stepping with
-  /// solution->converged false (ts keeps the last good state; no error).  Collective.
+  /// shortened to end on t_end (time.dt auto: the controller's steps, solver/step_size.hpp).  A
+  /// step that does not converge stops the stepping with solution->converged false (ts keeps the
+  /// last good state; no error).  Collective.
   PetscErrorCode advance_to(solver::UnsteadySolver &ts, double t_end, const StepObserver &observer,
                             UnsteadySolution *solution);
   /// Objective, adjoint and gradient (the parameters of adjoint.parameters, and dJ/dX) of the
@@ -144,7 +147,8 @@ public:
 
   /// The values at time levels 1..`levels` of boundary parameter `name` (a ParameterRegistry
   /// name of a rotation rate, inlet speed or jet amplitude: the ones a time function gives).
-  /// An unknown name, or one that is not such a parameter, is an error listing those that are.
+  /// An unknown name, or one that is not such a parameter, is an error listing those that are;
+  /// so is time.dt auto (the levels' times are not known before the run).
   PetscErrorCode parameter_steps(const std::string &name, long levels,
                                  std::vector<double> *values) const;
   /// Makes parameter `name` (as above) a per-step time function (physics::TimeFunction::steps):

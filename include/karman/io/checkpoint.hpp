@@ -4,7 +4,8 @@
 // the next segment), holding one record per checkpoint step:
 //   /state     [R][N nv]  w^n in serial cell order (natural_layout.hpp)
 //   /previous  [R][N nv]  w^{n-1}, the BDF2 history
-//   /info      [R][4]     step n, time t^n, dt_{n-1} (the step to t^n), dt_{n-2}
+//   /info      [R][4]     step n, time t^n, dt_{n-1} (the step to t^n), and with time.dt auto
+//                         the step-size controller's next step (0 otherwise)
 //   /checksum  [R]        64-bit FNV-1a of the record's state, previous and info
 //   attributes: format "karman-checkpoint", version, mesh_hash, case_hash, cells, nv, fields
 //               (the equation set's signature, physics::EquationSet::signature(); files of
@@ -33,7 +34,8 @@ struct CheckpointRecord {
   std::string file;
   long long index = -1; ///< record index in the file
   long step = 0;
-  double time = 0, dt = 0, dt_prev = 0;
+  double time = 0, dt = 0;
+  double next_dt = 0;    ///< time.dt auto: the controller's next step (0: a fixed-step run)
   std::string case_hash; ///< of the case that wrote the file
   std::string case_keys; ///< its CaseConfig::problem_keys() text ("" in files of older versions)
 };
@@ -52,7 +54,7 @@ public:
                       const physics::EquationSet &eq, const std::string &case_keys = "");
   /// Appends a record with w^n = w and w^{n-1} = w_prev (owned order, nv values per cell).
   /// Returns the seconds spent and the bytes of the record.  Collective.
-  PetscErrorCode write(long step, double time, double dt, double dt_prev, Vec w, Vec w_prev,
+  PetscErrorCode write(long step, double time, double dt, double next_dt, Vec w, Vec w_prev,
                        double *seconds, double *bytes);
   PetscErrorCode close();
   const std::string &path() const { return path_; }

@@ -184,8 +184,12 @@ private:
   ControlRecord last_;
   Vec w0_ = nullptr, w_ = nullptr;
   bool unsteady_ = false;
-  long steps_ = 0;
+  long steps_ = 0; ///< time.dt auto: 0
   double dt_ = 0;
+  /// time.dt auto: the steps of the first evaluation, which the later ones repeat (so that the
+  /// finite differences of verify and the gradient belong to one step sequence)
+  bool adaptive_ = false;
+  std::vector<double> step_sizes_;
   std::string control_omega_; ///< boundaries.WALL.omega of objective.control_wall ("": none)
   long evaluations_ = 0;
   FaultHook fault_;

@@ -36,9 +36,12 @@
 #include "karman/discretization/flow_residual.hpp"
 #include "karman/solver/linear_solver.hpp"
 #include "karman/solver/solver_options.hpp"
+#include "karman/solver/step_size.hpp"
 
 #include <petscsnes.h>
 
+#include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -85,6 +88,12 @@ struct StepReport {
   /// forward)
   double truncation_error = 0;
   bool truncation_stop = false;
+  /// truncation_error / ||w^{n+1}||_2 over the same unknowns (negative: no estimate)
+  double relative_error = -1;
+  /// advance(): the step was rejected (relative_error above the limit; the state stays at t^n);
+  /// advance_controlled(): the rejected tries before this accepted step
+  bool rejected = false;
+  int rejected_tries = 0;
   /// solved with auto's LU after the multigrid failed (iterative_reason: the multigrid's reason)
   bool linear_fallback = false;
   std::string iterative_reason;
@@ -130,12 +139,18 @@ public:
     pc_reuse_.request_setup();
     dt_prev2_ = 0;
   }
+  /// time.dt auto: the step-size controller (solver/step_size.hpp) that advance_controlled()
+  /// uses and checkpoints save; null for fixed steps.
+  StepSizeController *step_control() const { return control_.get(); }
   /// Preconditioner set-ups so far.
   long preconditioner_setups() const { return pc_reuse_.setups(); }
 
   /// Advances one step of size dt (boundary values evaluated at t^{n+1}).  On failure the
-  /// state is left at t^n and report->converged is false.  Collective.
-  PetscErrorCode advance(double dt, StepReport *report);
+  /// state is left at t^n and report->converged is false.  A converged step whose relative
+  /// error estimate exceeds max_relative_error is not committed either (report->rejected; the
+  /// step-size control, solver/step_size.hpp).  Collective.
+  PetscErrorCode advance(double dt, StepReport *report,
+                         double max_relative_error = std::numeric_limits<double>::infinity());
 
 private:
   static PetscErrorCode form_function(SNES, Vec w, Vec R, void *ctx);
@@ -147,7 +162,8 @@ private:
   PetscErrorCode set_convergence_test(SNES snes);
   /// The truncation stop of forward tolerances (NewtonStop).
   PetscErrorCode truncation_stop(SNES snes, bool *stop);
-  /// ||a - b||_2 over the transient unknowns (the rows with a time derivative).  Collective.
+  /// ||a - b||_2 over the transient unknowns (the rows with a time derivative; b null: ||a||).
+  /// Collective.
   PetscErrorCode transient_distance(Vec a, Vec b, double *distance) const;
 
 public:
@@ -156,6 +172,7 @@ public:
 
 private:
   discretization::FlowResidual *res_ = nullptr;
+  std::unique_ptr<StepSizeController> control_;
   SNES snes_ = nullptr;
   SNES fallback_ = nullptr; ///< auto's LU (created at the first fallback)
   bool may_fall_back_ = false;
