@@ -21,20 +21,27 @@ const SectionOptions<TimeOptions> &time_options() {
                   &TimeOptions::scheme, {{"bdf1", TimeScheme::Bdf1}, {"bdf2", TimeScheme::Bdf2}})
           .key(positive_or_auto("dt", "0.01",
                                 "time step [s] (unsteady), or auto: variable BDF2 steps chosen so "
-                                "that each step's local truncation error estimate (relative to "
-                                "the state's norm) stays below time.tolerance; the adjoint "
-                                "replays the recorded steps"),
+                                "that each step's local truncation error estimate (its largest "
+                                "value relative to the largest velocity) stays below "
+                                "time.tolerance; the adjoint replays the recorded steps"),
                &TimeOptions::dt)
           .key(nonnegative("t_end", "1.0", "final time [s] (unsteady)"), &TimeOptions::t_end)
           .key(positive("tolerance", "1e-3",
-                        "dt auto: the largest local truncation error of a step, relative to the "
-                        "2-norm of the velocity (and scalar) unknowns; a step above it is "
-                        "repeated with a smaller dt"),
+                        "dt auto: the largest local truncation error of a step (over the "
+                        "velocity and scalar unknowns) relative to their largest value; a step "
+                        "above it is repeated with a smaller dt"),
                &TimeOptions::tolerance)
           .key(positive_or_auto("dt_initial", "auto",
                                 "dt auto: the size of the first steps [s] (before an error "
-                                "estimate exists); auto: 1e-4 t_end"),
+                                "estimate exists: the first three, whose extrapolation reaches "
+                                "back to the initial field); auto: 1e-3 t_end"),
                &TimeOptions::dt_initial)
+          .key(positive_or_auto("dt_min", "auto",
+                                "dt auto: the smallest step [s]; a step of this size is "
+                                "accepted whatever its error estimate (the start of an "
+                                "impulsively started flow is singular: its estimates would "
+                                "shrink the steps without end); auto: dt_initial / 10"),
+               &TimeOptions::dt_min)
           .key(nonnegative("statistics_start", "0.0",
                            "unsteady: start of the window for the force statistics and the "
                            "Strouhal number [s]"),

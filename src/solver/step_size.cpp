@@ -5,11 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace karman::solver {
 
-StepSizeController::StepSizeController(double tolerance, double initial)
-    : tolerance_(tolerance), proposal_(initial) {}
+StepSizeController::StepSizeController(double tolerance, double initial, double smallest)
+    : tolerance_(tolerance), proposal_(std::max(initial, smallest)), smallest_(smallest) {}
 
 double StepSizeController::next(double t, double t_end) const {
   const double left = t_end - t;
@@ -24,9 +25,14 @@ bool StepSizeController::judge(double dt, double error) {
   const double r = error / tolerance_;
   // L ~ dt^3: the step that would meet the tolerance, with a safety factor
   const double factor = r > 0 ? kSafety * std::pow(r, -1.0 / 3.0) : kMaxGrowth;
+  if (r > 1 && dt <= smallest_ * (1 + 1e-12)) { // at the floor: accepted as it is
+    ++at_floor_;
+    proposal_ = dt;
+    return true;
+  }
   if (r > 1) {
     ++rejected_;
-    proposal_ = dt * std::clamp(factor, kMaxShrink, kSafety);
+    proposal_ = std::max(smallest_, dt * std::clamp(factor, kMaxShrink, kSafety));
     return false;
   }
   // accepted (factor >= kSafety): grow where the error leaves room, else keep dt
@@ -45,11 +51,11 @@ PetscErrorCode advance_controlled(UnsteadySolver &ts, double t_end, StepReport *
   double wall = 0;
   while (true) {
     const double dt = control.next(ts.time(), t_end);
-    PetscCheck(dt >= StepSizeController::kMinFraction * t_end, comm, PETSC_ERR_NOT_CONVERGED,
-               "time.dt auto: the step size fell to %g at t = %g after %d rejected tries "
-               "(time.tolerance %g): the solution is not smooth enough for the tolerance",
-               dt, ts.time(), tries, control.tolerance());
-    PetscCall(ts.advance(dt, report, control.tolerance()));
+    // (at the floor nothing is rejected)
+    PetscCall(ts.advance(dt, report,
+                         dt <= control.smallest() * (1 + 1e-12)
+                             ? std::numeric_limits<double>::infinity()
+                             : control.tolerance()));
     newton += report->newton_iterations, linear += report->linear_iterations;
     wall += report->wall_time;
     if (!report->converged) break;

@@ -56,12 +56,12 @@ output: {probes: [[0.5, 0.25]]}
   CHECK(t.scheme == TimeScheme::Bdf1);
   CHECK((!t.adaptive() && t.dt.value == 0.5 && t.t_end == 3 && t.statistics_start == 1));
   CHECK(t.first_dt() == 0.5);
-  // dt auto: the tolerance and the first steps' size (auto: 1e-4 t_end)
+  // dt auto: the tolerance and the first steps' size (auto: 1e-3 t_end)
   config::CaseConfig adaptive;
   REQUIRE(test::load_case(test::kMinimalCase, &adaptive,
                           {"time.dt=auto", "time.t_end=2", "time.tolerance=1e-4"}) == "");
   const TimeOptions a = time_options().get(adaptive);
-  CHECK((a.adaptive() && a.tolerance == 1e-4 && a.first_dt() == 2e-4));
+  CHECK((a.adaptive() && a.tolerance == 1e-4 && a.first_dt() == 2e-3));
   REQUIRE(test::load_case(test::kMinimalCase, &adaptive,
                           {"time.dt=auto", "time.dt_initial=0.003"}) == "");
   CHECK(time_options().get(adaptive).first_dt() == 0.003);

@@ -16,7 +16,7 @@ using namespace karman;
 
 TEST_CASE("step-size controller: the steps end on t_end, errors above the tolerance are rejected",
           "[step-size]") {
-  solver::StepSizeController c(1e-3, 0.1);
+  solver::StepSizeController c(1e-3, 0.1, 0.005);
   // far from the end: the proposal; less than two proposals left: two halves; then the rest
   CHECK(c.next(0.0, 1.0) == 0.1);
   CHECK(c.next(0.85, 1.0) == Approx(0.075).epsilon(1e-14));
@@ -41,6 +41,13 @@ TEST_CASE("step-size controller: the steps end on t_end, errors above the tolera
   // in between: the factor 0.9 (1/27)^(-1/3) = 2.7 -> 2; 0.9 (0.2)^(-1/3) = 1.539
   CHECK(c.judge(0.04, 0.2e-3));
   CHECK(c.proposal() == Approx(0.04 * 0.9 * std::pow(0.2, -1.0 / 3.0)).epsilon(1e-12));
+  // not below the floor; a step at the floor is accepted whatever its error
+  CHECK_FALSE(c.judge(0.01, 1.0));
+  CHECK(c.proposal() == 0.005);
+  CHECK(c.judge(0.005, 1.0));
+  CHECK(c.proposal() == 0.005);
+  CHECK(c.at_floor() == 1);
+  CHECK(c.rejected() == 3);
 }
 
 namespace {
@@ -137,7 +144,7 @@ TEST_CASE("time.dt auto: every step meets the tolerance, the temporal error fall
     err.push_back(distance(u, ref));
     steps.push_back(static_cast<double>(reports.size()));
     CAPTURE(tol, reports.size(), estimated, rejected, dt_min, dt_max, err.back());
-    REQUIRE(estimated == static_cast<long>(reports.size()) - 2); // all but the first two
+    REQUIRE(estimated == static_cast<long>(reports.size()) - 3); // all but the first three
     REQUIRE(dt_max > 4 * dt_min); // the steps grew as the start's transient decayed
   }
   // tolerance / 8: steps x 2 (dt ~ tol^(1/3)), error / 4 (~ dt^2), within 30 %

@@ -25,16 +25,18 @@ struct TimeOptions {
   /// time.dt: a fixed step, or auto (error-controlled steps, solver/step_size.hpp)
   config::RealOrAuto dt{false, 0.01};
   double t_end = 1, statistics_start = 0;
-  /// dt auto: the local error tolerance per step and the first steps' size (auto: 1e-4 t_end)
+  /// dt auto: the local error tolerance per step and the first steps' size (auto: 1e-3 t_end)
   double tolerance = 1e-3;
-  config::RealOrAuto dt_initial{true, 0.0};
+  config::RealOrAuto dt_initial{true, 0.0}, dt_min{true, 0.0};
   bool unsteady() const { return mode == TimeMode::Unsteady; }
   bool adaptive() const { return dt.automatic; }
   /// The size of the first step: time.dt, or with dt auto time.dt_initial.
   double first_dt() const {
     if (!dt.automatic) return dt.value;
-    return dt_initial.automatic ? 1e-4 * t_end : dt_initial.value;
+    return dt_initial.automatic ? 1e-3 * t_end : dt_initial.value;
   }
+  /// dt auto: the smallest step (auto: first_dt() / 10); a step of this size is accepted
+  double smallest_dt() const { return dt_min.automatic ? 0.1 * first_dt() : dt_min.value; }
 };
 
 struct SolverOptions {

@@ -88,7 +88,8 @@ struct StepReport {
   /// forward)
   double truncation_error = 0;
   bool truncation_stop = false;
-  /// truncation_error / ||w^{n+1}||_2 over the same unknowns (negative: no estimate)
+  /// the step-size control's measure: max |c (w^{n+1} - w_pred)| / max |w^{n+1}| over the same
+  /// unknowns (negative: no estimate)
   double relative_error = -1;
   /// advance(): the step was rejected (relative_error above the limit; the state stays at t^n);
   /// advance_controlled(): the rejected tries before this accepted step
@@ -165,6 +166,8 @@ private:
   /// ||a - b||_2 over the transient unknowns (the rows with a time derivative; b null: ||a||).
   /// Collective.
   PetscErrorCode transient_distance(Vec a, Vec b, double *distance) const;
+  /// max |a - b| over the transient unknowns (b null: max |a|).  Collective.
+  PetscErrorCode transient_max(Vec a, Vec b, double *largest) const;
 
 public:
   /// auto: after this many steps solved by the LU fallback, the run keeps the LU.
