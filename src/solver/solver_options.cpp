@@ -26,7 +26,7 @@ const SectionOptions<TimeOptions> &time_options() {
                                 "time.tolerance; the adjoint replays the recorded steps"),
                &TimeOptions::dt)
           .key(nonnegative("t_end", "1.0", "final time [s] (unsteady)"), &TimeOptions::t_end)
-          .key(positive("tolerance", "1e-3",
+          .key(positive("tolerance", "4e-4",
                         "dt auto: the largest local truncation error of a step (over the "
                         "velocity and scalar unknowns) relative to their largest value; a step "
                         "above it is repeated with a smaller dt"),

@@ -17,7 +17,10 @@
 #     --accept-case-change it continues (two more steps) with a warning naming the key;
 #  7. with karman run's default forward tolerances (each step stopped at its truncation error),
 #     a run restarted from its checkpoint of step 12 repeats the uninterrupted run: steps 13-24
-#     equal to 1e-10.
+#     equal to 1e-10;
+#  8. time.dt auto (error-controlled steps): the run takes steps of several sizes and ends on
+#     t_end; restarted from its checkpoint of step 12 it repeats the uninterrupted run's steps
+#     (times to 1e-12: the checkpoint holds the controller's next step) and forces (1e-10).
 # usage: restart.sh KARMAN SOURCE_DIR WORK_DIR
 set -u
 karman=$1 src=$2 work=$3
@@ -161,5 +164,31 @@ assert s["step_tolerances"] == "forward" and s["truncation_stops"] > 0, (s["step
 print(f"forward tolerances ({s['truncation_stops']} of 24 steps stopped at the truncation error): "
       f"restarted at step 12, max relative difference {worst:.1e}")
 assert worst <= 1e-10, worst
+PY
+# time.dt auto: restarted from its checkpoint of step 12, the same steps and forces
+auto=("${fwd[@]}" --set time.dt=auto --set time.tolerance=1e-3 --set time.dt_initial=0.01)
+"$karman" run "$case" -o auto "${auto[@]}" > auto.log 2>&1 || { tail -5 auto.log; fail "dt auto run"; }
+t12=$(awk -F, '$1 == 12 {print $2}' auto/forces.csv)
+cp -r auto auto-restart
+keep_records_until auto-restart "$t12"
+"$karman" run "$case" -o auto-restart "${auto[@]}" --restart > auto-restart.log 2>&1 ||
+  { tail -5 auto-restart.log; fail "dt auto restart"; }
+grep -q "restart from .*step 12," auto-restart.log || { grep restart auto-restart.log; fail "dt auto: did not restart from step 12"; }
+/usr/bin/python3 - <<'PY' || exit 1
+import csv, json
+ref = list(csv.DictReader(open("auto/forces.csv")))
+got = list(csv.DictReader(open("auto-restart/forces.csv")))
+assert [r["step"] for r in got] == [r["step"] for r in ref], "steps"
+dts = sorted({round(float(r["dt"]), 12) for r in ref[1:]})
+s = json.load(open("auto/summary.json"))
+assert s["dt"] == "auto" and abs(float(ref[-1]["time"]) - 0.48) < 1e-12, (s["dt"], ref[-1]["time"])
+assert len(dts) >= 3, dts
+dt_worst = max(abs(float(a["time"]) - float(b["time"])) for a, b in zip(ref, got))
+worst = max(abs(float(a[k]) - float(b[k])) / max(abs(float(a[k])), 1e-3)
+            for a, b in zip(ref[13:], got[13:]) for k in ("cd", "cl", "delta_p"))
+print(f"dt auto: {len(ref) - 1} steps of {len(dts)} sizes {dts[0]:.3g}..{dts[-1]:.3g} "
+      f"({s['rejected_steps']} rejected); restarted at step 12: times within {dt_worst:.1e}, "
+      f"forces within {worst:.1e}")
+assert dt_worst <= 1e-12 and worst <= 1e-10, (dt_worst, worst)
 PY
 echo "all restart checks passed"

@@ -26,7 +26,7 @@ struct TimeOptions {
   config::RealOrAuto dt{false, 0.01};
   double t_end = 1, statistics_start = 0;
   /// dt auto: the local error tolerance per step and the first steps' size (auto: 1e-3 t_end)
-  double tolerance = 1e-3;
+  double tolerance = 4e-4;
   config::RealOrAuto dt_initial{true, 0.0}, dt_min{true, 0.0};
   bool unsteady() const { return mode == TimeMode::Unsteady; }
   bool adaptive() const { return dt.automatic; }
