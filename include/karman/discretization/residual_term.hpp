@@ -38,12 +38,14 @@ struct FaceView {
   bool boundary() const { return R == nullptr; }
 };
 
-/// One cell as the sources see it: its index, values and gradients, volume and centroid.
+/// One cell as the sources see it: its index, values and gradients, volume and centroid, and its
+/// centroid's distance to the nearest wall face (0 unless a term asks for it: wall_patches()).
 struct CellView {
   PetscInt c = -1;
   const physics::CellState<double> *s = nullptr;
   double volume = 0;
   Vec3<double> centroid;
+  double wall_distance = 0;
 };
 
 /// dQ/d(w_c) and dQ/d(G_c) of a cell source ([row][unknown][, gradient component]).
@@ -59,6 +61,8 @@ struct SourceBar {
   physics::CellState<double> s{}; ///< the cell's values and gradients
   double volume = 0;
   Vec3<double> centroid;
+  double wall_distance = 0; ///< (FlowResidual::wall_distance_reverse takes it to X)
+  double nu = 0;            ///< the viscosity
 };
 
 /// A differentiable parameter of a term: a plain value, or a time function (rotation rate, inlet
@@ -115,6 +119,10 @@ public:
   /// `parameter_bar` (one entry per parameters() entry).
   virtual void flux_reverse(const FaceView &face, const double *lambda, physics::FluxBar &bar,
                             double *parameter_bar) const = 0;
+
+  /// The mesh patches whose faces are the walls of the cell views' wall_distance (the flow's wall
+  /// patches for a turbulence model); empty (the default): the term reads no wall distance.
+  virtual std::vector<int> wall_patches() const { return {}; }
 
   /// True if the term has a cell source Q(w_c, G_c).
   virtual bool has_source() const { return false; }
