@@ -33,7 +33,9 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
   bcs_.classify(mesh, geom_);
   // the terms (the flow first: its kernels take p and u at unknowns 0..dim) and their fields
   terms_.clear();
-  terms_.push_back(std::make_unique<NavierStokesTerm>(mesh, geom_, bcs_, params_));
+  auto flow = std::make_unique<NavierStokesTerm>(mesh, geom_, bcs_, params_);
+  NavierStokesTerm *navier_stokes = flow.get();
+  terms_.push_back(std::move(flow));
   std::vector<physics::FieldSpec> fields;
   term_of_.clear();
   if (cfg.has_section("scalar")) { // a passive scalar carried by the flow
@@ -46,6 +48,8 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
     PetscCall(sa->setup(mesh, cfg, *terms_.front(), bcs_, params_));
     terms_.push_back(std::move(sa));
   }
+  for (const auto &t : terms_) // a turbulence model's eddy viscosity enters the viscous flux
+    if (t->provides_eddy_viscosity()) navier_stokes->use_eddy_viscosity(t.get());
   for (std::size_t t = 0; t < terms_.size(); ++t) {
     int first = 0;
     for (const auto &f : fields) first += f.components;

@@ -196,6 +196,27 @@ void SpalartAllmarasTerm::flux_reverse(const FaceView &face, const double *lambd
   }
 }
 
+FaceEddyViscosity SpalartAllmarasTerm::face_eddy_viscosity(const FaceView &face) const {
+  const double nu = fp_->nu;
+  FaceEddyViscosity t;
+  t.unknown = k();
+  // adds weight * nu_t(nu chi) to the value, its derivatives to *d_chi (if given) and dnu
+  auto add = [&](double chi, double weight, double *d_chi) {
+    const physics::SAScalarDerivative D = physics::sa_eddy_viscosity_dw(nu * chi, nu);
+    t.value += weight * D.value;
+    if (d_chi) *d_chi += weight * nu * D.d_nut;
+    t.dnu += weight * (chi * D.d_nut + D.d_nu);
+  };
+  if (!face.boundary()) {
+    add(face.L->w[k()], 0.5, &t.dL);
+    add(face.R->w[k()], 0.5, &t.dR);
+  } else if (face_type(face.f) == Face::Value)
+    add(face_value(face.f), 1.0, nullptr);
+  else
+    add(face.L->w[k()], 1.0, &t.dL);
+  return t;
+}
+
 namespace {
 
 /// The source's inputs at a cell: nu~, grad u and grad nu~ from chi (unknown k) and the velocity

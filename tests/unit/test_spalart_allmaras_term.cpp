@@ -8,7 +8,8 @@
 //    through the flow's volume flux and the face diffusion coefficient), flux_reverse and
 //    source_reverse against them, the geometry, volume, wall-distance and viscosity adjoints
 //    against differences, and every parameter's adjoint (term_check.hpp), with first- and
-//    second-order convection;
+//    second-order convection; the same for the flow's rows, whose viscous flux and stabilization
+//    take nu + nu_t,f (the columns of chi, the transposed stress);
 //  - the assembled Jacobian dR/dw against central differences of the residual for random
 //    directions (all unknowns, the flow's rows included), on 1 and 2 ranks ([mpi]);
 //  - move_to recomputes the wall distance (a translated mesh keeps it, a stretched one scales it).
@@ -204,6 +205,9 @@ TEST_CASE("SA term: derivatives and reverse mode on every face and cell equal di
     CHECK(negative > 0);
     CHECK(positive > negative);
     test::check_term(p, 1, w, false);
+    // the flow's rows with the eddy viscosity: their columns of chi (through nu_t,f in the viscous
+    // flux and the stabilization coefficient) and chi's adjoint in their reverse mode
+    test::check_term(p, 0, w, false);
     VecDestroy(&w);
   }
 }

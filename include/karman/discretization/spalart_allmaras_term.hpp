@@ -24,9 +24,10 @@
 //   symmetry (slip): no flux (F = 0, no diffusive flux)
 // Cell source: Q_c = -rho V sa_source(nu chi_c, nu, d_c, G_c^u, nu G_c^chi) / nu with d_c the
 // distance of the centroid to the nearest wall face (FlowResidual::wall_distance, recomputed by
-// move_to), whose adjoint goes to SourceBar::wall_distance.  The term has no parameters of its own
-// (the model's constants are not design variables); the viscosity nu enters everywhere (FluxBar::
-// nu, SourceBar::nu).  Tests: tests/unit/test_spalart_allmaras_term.cpp.
+// move_to), whose adjoint goes to SourceBar::wall_distance.  The flow's viscous flux takes the eddy
+// viscosity of each face from face_eddy_viscosity (navier_stokes_term.hpp).  The term has no
+// parameters of its own (the model's constants are not design variables); the viscosity nu enters
+// everywhere (FluxBar:: nu, SourceBar::nu).  Tests: tests/unit/test_spalart_allmaras_term.cpp.
 #pragma once
 
 #include "karman/config/case_config.hpp"
@@ -67,6 +68,11 @@ public:
   void flux_dw(const FaceView &face, physics::FluxJacobian &J) const override;
   void flux_reverse(const FaceView &face, const double *lambda, physics::FluxBar &bar,
                     double *parameter_bar) const override;
+
+  /// nu_t,f = (nu_t(nu chi_L) + nu_t(nu chi_R))/2 on interior faces, nu_t(nu chi_b) on faces with
+  /// a prescribed chi (0 on walls), nu_t(nu chi_L) on outflow and symmetry faces.
+  bool provides_eddy_viscosity() const override { return true; }
+  FaceEddyViscosity face_eddy_viscosity(const FaceView &face) const override;
 
   std::vector<int> wall_patches() const override { return walls_; }
   bool has_source() const override { return true; }
