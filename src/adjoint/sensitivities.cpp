@@ -22,6 +22,7 @@ void Sensitivities::reset(const FlowResidual &res) {
   term_offset.resize(res.terms().size());
   for (std::size_t t = 0; t < term_offset.size(); ++t) term_offset[t] = registry.term_offset(t);
   nu = 0;
+  wall_distance.assign(res.wall_distance().size(), 0.0);
 }
 
 namespace {
@@ -150,6 +151,8 @@ PetscErrorCode add_residual(const FlowResidual &res, const LocalState &state,
       }
       s.geom.cell_volume[c] += b.volume;
       s.geom.cell_centroid[c] += b.centroid;
+      s.nu += b.nu;
+      if (!s.wall_distance.empty()) s.wall_distance[c] += b.wall_distance;
     }
   if (res.pressure_pinned() && m.global_cell_offset == 0 && m.n_owned_cells > 0)
     s.wbar[0] += psi[0]; // R_0 = p_0
@@ -190,6 +193,15 @@ PetscErrorCode finish(const FlowResidual &res, const LocalState &state, Sensitiv
     if (registry.listed(i, time_dependent))
       gradient->parameters.push_back(
           {registry.spec(i).name, registry.value(res, i, state.level), global[i]});
+  // the wall distance -> the centroids and the wall vertices
+  std::vector<Vec3<double>> X_wall;
+  if (!res.wall_distance().empty()) {
+    PetscCheck(!deferred, m.comm, PETSC_ERR_SUP,
+               "adjoint: unsteady gradients through the wall distance of the turbulence model are "
+               "not implemented yet");
+    X_wall.assign(m.n_vertices, Vec3<double>());
+    PetscCall(res.wall_distance_reverse(s.wall_distance, &s.geom.cell_centroid, &X_wall));
+  }
   // geometry -> X
   if (deferred) {
     gradient->X.clear();
@@ -198,6 +210,7 @@ PetscErrorCode finish(const FlowResidual &res, const LocalState &state, Sensitiv
   }
   gradient->X.assign(m.n_vertices, Vec3<double>());
   geometry::geometry_reverse(m, res.coordinates(), s.geom, gradient->X);
+  for (std::size_t v = 0; v < X_wall.size(); ++v) gradient->X[v] += X_wall[v];
   PetscCall(mesh::sum_vertex_copies(m, gradient->X));
   PetscFunctionReturn(0);
 }

@@ -4,6 +4,7 @@
 #include "karman/discretization/flow_options.hpp"
 #include "karman/discretization/navier_stokes_term.hpp"
 #include "karman/discretization/scalar_term.hpp"
+#include "karman/discretization/spalart_allmaras_term.hpp"
 
 #include "karman/core/parallel.hpp"
 
@@ -32,7 +33,9 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
   bcs_.classify(mesh, geom_);
   // the terms (the flow first: its kernels take p and u at unknowns 0..dim) and their fields
   terms_.clear();
-  terms_.push_back(std::make_unique<NavierStokesTerm>(mesh, geom_, bcs_, params_));
+  auto flow = std::make_unique<NavierStokesTerm>(mesh, geom_, bcs_, params_);
+  NavierStokesTerm *navier_stokes = flow.get();
+  terms_.push_back(std::move(flow));
   std::vector<physics::FieldSpec> fields;
   term_of_.clear();
   if (cfg.has_section("scalar")) { // a passive scalar carried by the flow
@@ -40,6 +43,13 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
     PetscCall(scalar->setup(mesh, cfg, *terms_.front(), params_));
     terms_.push_back(std::move(scalar));
   }
+  if (cfg.has_section("turbulence")) { // the Spalart-Allmaras model
+    auto sa = std::make_unique<SpalartAllmarasTerm>();
+    PetscCall(sa->setup(mesh, cfg, *terms_.front(), bcs_, params_));
+    terms_.push_back(std::move(sa));
+  }
+  for (const auto &t : terms_) // a turbulence model's eddy viscosity enters the viscous flux
+    if (t->provides_eddy_viscosity()) navier_stokes->use_eddy_viscosity(t.get());
   for (std::size_t t = 0; t < terms_.size(); ++t) {
     int first = 0;
     for (const auto &f : fields) first += f.components;
@@ -102,6 +112,31 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
     }
   }
   PetscCall(create_state(&work_));
+  std::set<int> walls;
+  for (const auto &t : terms_)
+    for (int p : t->wall_patches()) walls.insert(p);
+  wall_patches_.assign(walls.begin(), walls.end());
+  if (!wall_patches_.empty()) PetscCall(wall_distance_.setup(mesh, wall_patches_));
+  PetscCall(compute_wall_distance());
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowResidual::compute_wall_distance() {
+  PetscFunctionBeginUser;
+  wall_d_.clear();
+  if (wall_patches_.empty()) PetscFunctionReturn(0);
+  const std::vector<Vec3<double>> points(geom_.cell_centroid.begin(),
+                                         geom_.cell_centroid.begin() + mesh_->n_cells);
+  PetscCall(wall_distance_.compute(X_, points, &wall_d_));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowResidual::wall_distance_reverse(const std::vector<double> &dbar,
+                                                   std::vector<Vec3<double>> *centroid_bar,
+                                                   std::vector<Vec3<double>> *Xbar) const {
+  PetscFunctionBeginUser;
+  if (wall_patches_.empty()) PetscFunctionReturn(0);
+  PetscCall(wall_distance_.reverse(dbar, centroid_bar, Xbar));
   PetscFunctionReturn(0);
 }
 
@@ -151,6 +186,7 @@ PetscErrorCode FlowResidual::move_to(const std::vector<Vec3<double>> &X, const c
   PetscCall(geometry::check_geometry(*mesh_, X_, geom_, context));
   parameters_changed(); // the boundary values depend on the face centroids and areas
   PetscCall(lsq_.build(*mesh_, geom_, prescribed_faces(), gradient_sets()));
+  PetscCall(compute_wall_distance()); // the cells' centroids and the walls moved
   PetscFunctionReturn(0);
 }
 
@@ -247,7 +283,8 @@ bool FlowResidual::has_sources() const {
 }
 
 CellView FlowResidual::cell_view(PetscInt c, const CellState<double> &s) const {
-  return CellView{c, &s, geom_.cell_volume[c], geom_.cell_centroid[c]};
+  return CellView{c, &s, geom_.cell_volume[c], geom_.cell_centroid[c],
+                  wall_d_.empty() ? 0.0 : wall_d_[c]};
 }
 
 void SourceJacobian::clear(int nv) {

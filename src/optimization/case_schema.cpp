@@ -7,6 +7,7 @@
 #include "karman/discretization/boundary_conditions.hpp"
 #include "karman/discretization/flow_options.hpp"
 #include "karman/discretization/scalar_term.hpp"
+#include "karman/discretization/spalart_allmaras_term.hpp"
 #include "karman/driver/output_options.hpp"
 #include "karman/mesh/mesh_options.hpp"
 #include "karman/optimization/optimization_options.hpp"
@@ -42,6 +43,7 @@ config::Schema make_schema() {
   discretization::reference_options().declare(s);
   discretization::initial_options().declare(s);
   discretization::declare_scalar(s);
+  discretization::declare_turbulence(s);
   solver::time_options().declare(s);
   solver::solver_options().declare(s);
   discretization::scheme_options().declare(s);

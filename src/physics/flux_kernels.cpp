@@ -414,4 +414,103 @@ void slip_flux_reverse(int dim, const CellState<double> &L, const FaceGeometry<d
   bar.xL -= db;
 }
 
+// --------------------------------------------------------------- variable viscosity
+
+namespace {
+
+/// dD/dnu of the stabilization coefficient D = c / (rho (U/|d| + nu/|d|^2)).
+double stabilization_dnu(double dist, const FluxParameters<double> &fp) {
+  const double D = stabilization_coefficient(dist, fp);
+  return -D * D * fp.rho / (fp.c_stab * dist * dist);
+}
+
+} // namespace
+
+void interior_flux_dnu(int dim, const CellState<double> &L, const CellState<double> &R,
+                       const FaceGeometry<double> &g, const FluxParameters<double> &fp,
+                       double *dM) {
+  const int nv = dim + 1;
+  double M[kMaxVars];
+  interior_flux(dim, L, R, g, fp, M);
+  const double F = M[0];
+  const Vec3<double> rL = g.xf - g.xL, rR = g.xf - g.xR, d = g.xR - g.xL;
+  const double alpha = dot(g.S, g.S) / dot(d, g.S);
+  const Vec3<double> kv = g.S - alpha * d;
+  double delta = R.w[0] - L.w[0];
+  for (int c = 0; c < 3; ++c) delta -= 0.5 * (L.g[0][c] + R.g[0][c]) * d[c];
+  const double dF = -stabilization_dnu(norm(d), fp) * alpha * delta;
+  const double e = fp.eps * fp.u_ref * norm(g.S);
+  const double a = std::sqrt(F * F + e * e), b = fp.upwind;
+  dM[0] = dF;
+  for (int m = 1; m < nv; ++m) {
+    const double fl = L.w[m] + L.g[m][0] * rL[0] + L.g[m][1] * rL[1] + L.g[m][2] * rL[2];
+    const double fr = R.w[m] + R.g[m][0] * rR[0] + R.g[m][1] * rR[1] + R.g[m][2] * rR[2];
+    double visc = alpha * (R.w[m] - L.w[m]);
+    for (int c = 0; c < 3; ++c) visc += 0.5 * (L.g[m][c] + R.g[m][c]) * kv[c];
+    dM[m] = fp.rho * (0.5 * (1 + b * F / a) * fl + 0.5 * (1 - b * F / a) * fr) * dF - fp.rho * visc;
+  }
+}
+
+void velocity_dirichlet_flux_dnu(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
+                                 const FluxParameters<double> &fp, const Vec3<double> &ub,
+                                 double *dM) {
+  FluxParameters<double> unit = fp; // visc is linear in nu: its value at nu = 1 is d visc/dnu
+  unit.nu = 1.0;
+  double pf;
+  Vec3<double> visc;
+  dirichlet_face_stress(dim, L, g, unit, ub, pf, visc);
+  dM[0] = 0;
+  for (int m = 1; m <= dim; ++m) dM[m] = -visc[m - 1];
+}
+
+void pressure_outlet_flux_dnu(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
+                              const FluxParameters<double> &fp, double pb, double *dM) {
+  const Vec3<double> d = g.xf - g.xL;
+  const double alpha = dot(g.S, g.S) / dot(d, g.S);
+  double delta = pb - L.w[0];
+  for (int c = 0; c < 3; ++c) delta -= L.g[0][c] * d[c];
+  const double dF = -stabilization_dnu(norm(d), fp) * alpha * delta;
+  dM[0] = dF;
+  for (int m = 1; m <= dim; ++m) {
+    double uf = L.w[m];
+    for (int c = 0; c < 3; ++c) uf += L.g[m][c] * d[c];
+    dM[m] = fp.rho * uf * dF;
+  }
+}
+
+void slip_flux_dnu(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
+                   const FluxParameters<double> &fp, double *dM) {
+  const Vec3<double> d = g.xf - g.xL;
+  const double A2 = dot(g.S, g.S), alpha = A2 / dot(d, g.S);
+  double un = 0;
+  for (int m = 1; m <= dim; ++m) un += L.w[m] * g.S[m - 1];
+  dM[0] = 0;
+  for (int m = 1; m <= dim; ++m) dM[m] = fp.rho * alpha * un * g.S[m - 1] / A2;
+}
+
+void stress_transpose_flux_dw(int dim, const FaceGeometry<double> &g, double mu, FluxJacobian &J) {
+  for (int i = 0; i < dim; ++i)
+    for (int j = 0; j < dim; ++j) {
+      J.dgL[1 + i][1 + j][i] -= 0.5 * mu * g.S[j];
+      J.dgR[1 + i][1 + j][i] -= 0.5 * mu * g.S[j];
+    }
+}
+
+void stress_transpose_flux_reverse(int dim, const CellState<double> &L, const CellState<double> &R,
+                                   const FaceGeometry<double> &g, double mu, const double *lambda,
+                                   FluxBar &bar, double *mu_bar) {
+  for (int i = 0; i < dim; ++i) {
+    const double l = lambda[1 + i];
+    double t = 0;
+    for (int j = 0; j < dim; ++j) {
+      const double gm = 0.5 * (L.g[1 + j][i] + R.g[1 + j][i]);
+      t += gm * g.S[j];
+      bar.L.g[1 + j][i] -= l * mu * 0.5 * g.S[j];
+      bar.R.g[1 + j][i] -= l * mu * 0.5 * g.S[j];
+      bar.S[j] -= l * mu * gm;
+    }
+    *mu_bar -= l * t;
+  }
+}
+
 } // namespace karman::physics

@@ -42,10 +42,11 @@ ScalarFluxDerivatives scalar_interior_flux_dw(int s, const CellState<double> &L,
                                               const CellState<double> &R,
                                               const FaceGeometry<double> &g,
                                               const FluxParameters<double> &fp, double kappa,
-                                              double F) {
+                                              double F, int order) {
+  const double rc = order > 1 ? 1.0 : 0.0; // the reconstruction's weight
   const V rL = g.xf - g.xL, rR = g.xf - g.xR, d = g.xR - g.xL;
-  const double fl = L.w[s] + dot(gradient_of(L, s), rL);
-  const double fr = R.w[s] + dot(gradient_of(R, s), rR);
+  const double fl = L.w[s] + rc * dot(gradient_of(L, s), rL);
+  const double fr = R.w[s] + rc * dot(gradient_of(R, s), rR);
   const double alpha = dot(g.S, g.S) / dot(d, g.S);
   const V kv = g.S - alpha * d;
   const double e = fp.eps * fp.u_ref * norm(g.S);
@@ -55,8 +56,8 @@ ScalarFluxDerivatives scalar_interior_flux_dw(int s, const CellState<double> &L,
   D.wL = rho * (bl + kappa * alpha);
   D.wR = rho * (br - kappa * alpha);
   for (int c = 0; c < 3; ++c) {
-    D.gL[c] = rho * (bl * rL[c] - 0.5 * kappa * kv[c]);
-    D.gR[c] = rho * (br * rR[c] - 0.5 * kappa * kv[c]);
+    D.gL[c] = rho * (bl * rc * rL[c] - 0.5 * kappa * kv[c]);
+    D.gR[c] = rho * (br * rc * rR[c] - 0.5 * kappa * kv[c]);
   }
   const double da = fp.upwind * F / sq; // da/dF
   D.F = rho * (0.5 * (1 + da) * fl + 0.5 * (1 - da) * fr);
@@ -68,16 +69,17 @@ ScalarFluxDerivatives scalar_interior_flux_dw(int s, const CellState<double> &L,
 ScalarFluxDerivatives scalar_value_flux_dw(int s, const CellState<double> &L,
                                            const FaceGeometry<double> &g,
                                            const FluxParameters<double> &fp, double kappa, double F,
-                                           double phi_b) {
+                                           double phi_b, int order) {
+  const double rc = order > 1 ? 1.0 : 0.0;
   const V d = g.xf - g.xL;
   const double alpha = dot(g.S, g.S) / dot(d, g.S);
   const V kv = g.S - alpha * d;
-  const double fl = L.w[s] + dot(gradient_of(L, s), d);
+  const double fl = L.w[s] + rc * dot(gradient_of(L, s), d);
   const double e = fp.eps * fp.u_ref * norm(g.S), sq = std::sqrt(F * F + e * e);
   const double a = fp.upwind * (sq - e), da = fp.upwind * F / sq;
   ScalarFluxDerivatives D;
   D.wL = fp.rho * (0.5 * (F + a) + kappa * alpha);
-  for (int c = 0; c < 3; ++c) D.gL[c] = fp.rho * (0.5 * (F + a) * d[c] - kappa * kv[c]);
+  for (int c = 0; c < 3; ++c) D.gL[c] = fp.rho * (0.5 * (F + a) * rc * d[c] - kappa * kv[c]);
   D.F = fp.rho * (0.5 * (1 + da) * fl + 0.5 * (1 - da) * phi_b);
   D.boundary = fp.rho * (0.5 * (F - a) - kappa * alpha);
   D.kappa = -fp.rho * diffusion(g.S, d, phi_b - L.w[s], gradient_of(L, s));
@@ -87,13 +89,14 @@ ScalarFluxDerivatives scalar_value_flux_dw(int s, const CellState<double> &L,
 ScalarFluxDerivatives scalar_gradient_flux_dw(int s, const CellState<double> &L,
                                               const FaceGeometry<double> &g,
                                               const FluxParameters<double> &fp, double F,
-                                              double flux) {
+                                              double flux, int order) {
   (void)flux;
+  const double rc = order > 1 ? 1.0 : 0.0;
   const V d = g.xf - g.xL;
   ScalarFluxDerivatives D;
   D.wL = fp.rho * F;
-  for (int c = 0; c < 3; ++c) D.gL[c] = fp.rho * F * d[c];
-  D.F = fp.rho * (L.w[s] + dot(gradient_of(L, s), d));
+  for (int c = 0; c < 3; ++c) D.gL[c] = fp.rho * F * rc * d[c];
+  D.F = fp.rho * (L.w[s] + rc * dot(gradient_of(L, s), d));
   D.boundary = -fp.rho * norm(g.S);
   return D;
 }
@@ -101,10 +104,11 @@ ScalarFluxDerivatives scalar_gradient_flux_dw(int s, const CellState<double> &L,
 void scalar_interior_flux_reverse(int s, const CellState<double> &L, const CellState<double> &R,
                                   const FaceGeometry<double> &g, const FluxParameters<double> &fp,
                                   double kappa, double F, double lambda, FluxBar &bar,
-                                  ScalarFluxBar &sbar) {
+                                  ScalarFluxBar &sbar, int order) {
+  const double rc = order > 1 ? 1.0 : 0.0;
   const V rL = g.xf - g.xL, rR = g.xf - g.xR, d = g.xR - g.xL;
   const V GL = gradient_of(L, s), GR = gradient_of(R, s);
-  const double fl = L.w[s] + dot(GL, rL), fr = R.w[s] + dot(GR, rR);
+  const double fl = L.w[s] + rc * dot(GL, rL), fr = R.w[s] + rc * dot(GR, rR);
   const double A = norm(g.S), e = fp.eps * fp.u_ref * A;
   const double sq = std::sqrt(F * F + e * e), a = fp.upwind * sq;
   const double rl = fp.rho * lambda;
@@ -112,11 +116,13 @@ void scalar_interior_flux_reverse(int s, const CellState<double> &L, const CellS
   const double fl_bar = rl * 0.5 * (F + a), fr_bar = rl * 0.5 * (F - a);
   bar.L.w[s] += fl_bar;
   bar.R.w[s] += fr_bar;
-  add_gradient(bar.L, s, fl_bar * rL);
-  add_gradient(bar.R, s, fr_bar * rR);
-  bar.xf += fl_bar * GL + fr_bar * GR;
-  bar.xL -= fl_bar * GL;
-  bar.xR -= fr_bar * GR;
+  if (order > 1) {
+    add_gradient(bar.L, s, fl_bar * rL);
+    add_gradient(bar.R, s, fr_bar * rR);
+    bar.xf += fl_bar * GL + fr_bar * GR;
+    bar.xL -= fl_bar * GL;
+    bar.xR -= fr_bar * GR;
+  }
   // the upwinding: a = b sqrt(F^2 + e^2), e = eps U_ref |S|
   const double a_bar = rl * 0.5 * (fl - fr);
   sbar.F += rl * 0.5 * (fl + fr) + a_bar * fp.upwind * F / sq;
@@ -153,18 +159,21 @@ void scalar_wall_gradient_reverse(int s, const CellState<double> &L, const FaceG
 
 void scalar_value_flux_reverse(int s, const CellState<double> &L, const FaceGeometry<double> &g,
                                const FluxParameters<double> &fp, double kappa, double F,
-                               double phi_b, double lambda, FluxBar &bar, ScalarFluxBar &sbar) {
-  const double rl = fp.rho * lambda;
+                               double phi_b, double lambda, FluxBar &bar, ScalarFluxBar &sbar,
+                               int order) {
+  const double rl = fp.rho * lambda, rc = order > 1 ? 1.0 : 0.0;
   const V d = g.xf - g.xL, G = gradient_of(L, s);
-  const double fl = L.w[s] + dot(G, d);
+  const double fl = L.w[s] + rc * dot(G, d);
   const double A = norm(g.S), e = fp.eps * fp.u_ref * A, sq = std::sqrt(F * F + e * e);
   const double a = fp.upwind * (sq - e);
   // the upwinded convection (F + a)/2 phi_L^f + (F - a)/2 phi_b
   const double fl_bar = rl * 0.5 * (F + a);
   bar.L.w[s] += fl_bar;
-  add_gradient(bar.L, s, fl_bar * d);
-  bar.xf += fl_bar * G;
-  bar.xL -= fl_bar * G;
+  if (order > 1) {
+    add_gradient(bar.L, s, fl_bar * d);
+    bar.xf += fl_bar * G;
+    bar.xL -= fl_bar * G;
+  }
   sbar.boundary += rl * 0.5 * (F - a);
   const double a_bar = rl * 0.5 * (fl - phi_b);
   sbar.F += rl * 0.5 * (fl + phi_b) + a_bar * fp.upwind * F / sq;
@@ -177,15 +186,17 @@ void scalar_value_flux_reverse(int s, const CellState<double> &L, const FaceGeom
 
 void scalar_gradient_flux_reverse(int s, const CellState<double> &L, const FaceGeometry<double> &g,
                                   const FluxParameters<double> &fp, double F, double flux,
-                                  double lambda, FluxBar &bar, ScalarFluxBar &sbar) {
+                                  double lambda, FluxBar &bar, ScalarFluxBar &sbar, int order) {
   const V d = g.xf - g.xL, G = gradient_of(L, s);
-  const double rl = fp.rho * lambda, A = norm(g.S);
+  const double rl = fp.rho * lambda, A = norm(g.S), rc = order > 1 ? 1.0 : 0.0;
   const double fl_bar = rl * F;
-  sbar.F += rl * (L.w[s] + dot(G, d));
+  sbar.F += rl * (L.w[s] + rc * dot(G, d));
   bar.L.w[s] += fl_bar;
-  add_gradient(bar.L, s, fl_bar * d);
-  bar.xf += fl_bar * G;
-  bar.xL -= fl_bar * G;
+  if (order > 1) {
+    add_gradient(bar.L, s, fl_bar * d);
+    bar.xf += fl_bar * G;
+    bar.xL -= fl_bar * G;
+  }
   sbar.boundary -= rl * A;
   bar.S -= (rl * flux / A) * g.S;
 }

@@ -6,7 +6,7 @@
 //    a scalar's flux reads the flow's volume flux);
 //  - flux_reverse (source_reverse) for random weights lambda on the term's rows: its cell adjoints
 //    equal lambda^T dM/d(w, G) of flux_dw, its geometry adjoints (S, x_f, x_L, x_R; V and x_c of a
-//    source) and viscosity adjoint equal central differences;
+//    source, and a source's wall distance) and viscosity adjoint equal central differences;
 //  - every parameter of the ParameterRegistry: the adjoint through flux_reverse's own parameter
 //    entries, its boundary-value adjoints (FluxBar::bv) passed to every term's boundary_reverse,
 //    and the viscosity equals central differences of sum_f lambda_f . M_f (+ sum_c lambda_c . Q_c,
@@ -252,6 +252,13 @@ inline void check_term(TermProblem &p, std::size_t t, Vec w, bool rotation) {
       CHECK(close(sbar.volume, central(cell.volume, 1e-9, q), std::abs(sbar.volume)));
       for (int i = 0; i < 3; ++i)
         CHECK(close(sbar.centroid[i], central(cell.centroid[i], 1e-7, q), 0.0));
+      CAPTURE(cell.wall_distance, sbar.wall_distance);
+      CHECK(close(sbar.wall_distance,
+                  central(cell.wall_distance, 1e-7 * std::max(cell.wall_distance, 1e-3), q),
+                  std::abs(sbar.wall_distance)));
+      CHECK(close(sbar.nu, central(res.parameters().nu, 1e-5 * res.parameters().nu, q),
+                  std::abs(sbar.nu)));
+      parameter_bar[registry.viscosity()] += sbar.nu;
     }
 
   // the parameters: differences of Phi = sum lambda . M + sum lambda_c . Q + sum r omega at the

@@ -146,6 +146,107 @@ TEST_CASE("flux kernel derivatives equal complex step", "[kernels]") {
     }
 }
 
+TEST_CASE("flux kernels: dM/dnu and the transposed stress equal complex step", "[kernels]") {
+  // the viscosity of a face varies with an eddy viscosity: dM/dnu of every kind of face, and the
+  // transposed stress -mu ((grad u)^T)_f S of interior faces (its _dw and _reverse)
+  for (int dim = 2; dim <= 3; ++dim)
+    for (unsigned seed = 1; seed <= 5; ++seed) {
+      CAPTURE(dim, seed);
+      const Sample s = random_sample(dim, seed, seed >= 4 ? 1e-4 : 1.0);
+      const auto g = lift(s.g);
+      auto p = lift(s.p);
+      p.nu += cplx(0, h);
+      const CellState<cplx> L = lift<cplx>(s.L), R = lift<cplx>(s.R);
+      const Vec3<cplx> ub(s.ub[0], s.ub[1], s.ub[2]);
+      const int nv = dim + 1;
+      for (int kind = 0; kind < 4; ++kind) {
+        cplx M[kMaxVars];
+        double dM[kMaxVars];
+        if (kind == 0) {
+          interior_flux(dim, L, R, g, p, M);
+          interior_flux_dnu(dim, s.L, s.R, s.g, s.p, dM);
+        } else if (kind == 1) {
+          velocity_dirichlet_flux(dim, L, g, p, ub, M);
+          velocity_dirichlet_flux_dnu(dim, s.L, s.g, s.p, s.ub, dM);
+        } else if (kind == 2) {
+          pressure_outlet_flux(dim, L, g, p, cplx(s.pb), M);
+          pressure_outlet_flux_dnu(dim, s.L, s.g, s.p, s.pb, dM);
+        } else {
+          slip_flux(dim, L, g, p, M);
+          slip_flux_dnu(dim, s.L, s.g, s.p, dM);
+        }
+        for (int e = 0; e < nv; ++e) {
+          CAPTURE(kind, e, M[e].imag() / h, dM[e]);
+          CHECK(std::abs(M[e].imag() / h - dM[e]) <= 1e-12 * (1 + std::abs(dM[e])));
+        }
+      }
+      // the transposed stress: derivatives (gradient columns)
+      const double mu = 0.037;
+      FluxJacobian J;
+      J.clear(nv);
+      stress_transpose_flux_dw(dim, s.g, mu, J);
+      compare(
+          dim, s,
+          [&](const auto &Lc, const auto &Rc, cplx *M) {
+            for (int e = 0; e < kMaxVars; ++e) M[e] = 0;
+            stress_transpose_flux(dim, Lc, Rc, g, cplx(mu), M);
+          },
+          J, true);
+      // its reverse for weights lambda: every gradient entry, S and mu against complex step
+      const double lambda[kMaxVars] = {0, 0.7, -0.4, 0.9, 0, 0};
+      FluxBar bar;
+      double mu_bar = 0;
+      stress_transpose_flux_reverse(dim, s.L, s.R, s.g, mu, lambda, bar, &mu_bar);
+      auto weighted = [&](const CellState<cplx> &Lc, const CellState<cplx> &Rc,
+                          const FaceGeometry<cplx> &gc, cplx m) {
+        cplx M[kMaxVars] = {};
+        stress_transpose_flux(dim, Lc, Rc, gc, m, M);
+        cplx w = 0;
+        for (int e = 1; e < nv; ++e) w += lambda[e] * M[e];
+        return w.imag() / h;
+      };
+      CHECK(std::abs(weighted(lift<cplx>(s.L), lift<cplx>(s.R), lift(s.g), cplx(mu, h)) - mu_bar) <=
+            1e-12 * (1 + std::abs(mu_bar)));
+      for (int k = 1; k < nv; ++k)
+        for (int c = 0; c < dim; ++c) {
+          CellState<cplx> Lc = lift<cplx>(s.L), Rc = lift<cplx>(s.R);
+          Lc.g[k][c] += cplx(0, h);
+          CHECK(std::abs(weighted(Lc, lift<cplx>(s.R), lift(s.g), cplx(mu)) - bar.L.g[k][c]) <=
+                1e-12);
+          Rc.g[k][c] += cplx(0, h);
+          CHECK(std::abs(weighted(lift<cplx>(s.L), Rc, lift(s.g), cplx(mu)) - bar.R.g[k][c]) <=
+                1e-12);
+        }
+      for (int c = 0; c < dim; ++c) {
+        FaceGeometry<cplx> gc = lift(s.g);
+        gc.S[c] += cplx(0, h);
+        CHECK(std::abs(weighted(lift<cplx>(s.L), lift<cplx>(s.R), gc, cplx(mu)) - bar.S[c]) <=
+              1e-12);
+      }
+    }
+}
+
+TEST_CASE("the transposed stress of a linear velocity field is mu A^T S", "[kernels]") {
+  // u = A x: grad u = A in both cells, so -mu ((grad u)^T)_f S = -mu A^T S exactly; with the
+  // Laplacian part mu A S of the viscous flux that makes the full stress mu (A + A^T) S
+  const double A[3][3] = {{0.3, -1.2, 0.5}, {0.7, -0.3, 0.2}, {-0.4, 0.9, 0.0}};
+  for (int dim = 2; dim <= 3; ++dim) {
+    const Sample s = random_sample(dim, 3);
+    CellState<double> L = s.L, R = s.R;
+    for (int i = 0; i < dim; ++i)
+      for (int j = 0; j < dim; ++j) L.g[1 + i][j] = R.g[1 + i][j] = A[i][j];
+    double M[kMaxVars] = {};
+    const double mu = 0.05;
+    stress_transpose_flux(dim, L, R, s.g, mu, M);
+    for (int i = 0; i < dim; ++i) {
+      double expected = 0;
+      for (int j = 0; j < dim; ++j) expected -= mu * A[j][i] * s.g.S[j];
+      CHECK(M[1 + i] == Approx(expected).epsilon(1e-14));
+    }
+    CHECK(M[0] == 0.0);
+  }
+}
+
 TEST_CASE("interior flux is exact for a uniform flow with linear pressure", "[kernels]") {
   // u = U (constant), p = a + b . x: the stabilization vanishes, F = U . S, the momentum
   // flux is rho (U . S) U + p(x_f) S up to the smoothing of |F|

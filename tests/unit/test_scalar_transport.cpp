@@ -2,7 +2,8 @@
 // reverse mode (*_reverse) of every face flux, the wall gradient and the cell source against
 // complex step, every input (the scalar's values and gradients, the flow's volume flux F, the
 // boundary value or flux, kappa, the face geometry S, x_f, x_L, x_R), 2D and 3D, upwind and
-// blended convection, inflow and outflow faces.  Also: the interior flux is conservative in the
+// blended convection, first-order (cell values) and linear reconstruction, inflow and outflow
+// faces.  Also: the interior flux is conservative in the
 // sense that a uniform phi with F = 0 gives no flux, and a linear phi's diffusive flux is exact.
 #include "karman/physics/scalar_transport.hpp"
 
@@ -40,7 +41,8 @@ enum Index {
 
 enum class Kind { Interior, Value, Gradient, WallGradient, Source };
 
-template <typename T> T evaluate(Kind kind, int dim, const T *x, const FluxParameters<T> &fp) {
+template <typename T>
+T evaluate(Kind kind, int dim, const T *x, const FluxParameters<T> &fp, int order) {
   CellState<T> L{}, R{};
   L.w[kS] = x[PL], R.w[kS] = x[PR];
   for (int c = 0; c < dim; ++c) L.g[kS][c] = x[GL + c], R.g[kS][c] = x[GR + c];
@@ -49,11 +51,11 @@ template <typename T> T evaluate(Kind kind, int dim, const T *x, const FluxParam
     g.S[c] = x[S + c], g.xf[c] = x[XF + c], g.xL[c] = x[XL + c], g.xR[c] = x[XR + c];
   switch (kind) {
   case Kind::Interior:
-    return scalar_interior_flux(kS, L, R, g, fp, x[K], x[F]);
+    return scalar_interior_flux(kS, L, R, g, fp, x[K], x[F], order);
   case Kind::Value:
-    return scalar_value_flux(kS, L, g, fp, x[K], x[F], x[B]);
+    return scalar_value_flux(kS, L, g, fp, x[K], x[F], x[B], order);
   case Kind::Gradient:
-    return scalar_gradient_flux(kS, L, g, fp, x[F], x[B]);
+    return scalar_gradient_flux(kS, L, g, fp, x[F], x[B], order);
   case Kind::WallGradient:
     return scalar_wall_gradient(kS, L, g, x[B]);
   case Kind::Source: // volume x[K], decay x[F], source x[B]
@@ -65,9 +67,10 @@ template <typename T> T evaluate(Kind kind, int dim, const T *x, const FluxParam
 struct Sample {
   double x[N] = {};
   FluxParameters<double> fp;
+  int order = 2; ///< 1: first-order upwind convection (cell values)
 };
 
-Sample random_sample(int dim, unsigned seed, double volume_flux) {
+Sample random_sample(int dim, unsigned seed, double volume_flux, int order = 2) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<double> u(-1, 1);
   Sample s;
@@ -84,6 +87,7 @@ Sample random_sample(int dim, unsigned seed, double volume_flux) {
   if (dim == 3) s.x[XR + 2] = 0.3 * u(gen), s.x[S + 2] = 0.2 * u(gen);
   s.fp.rho = 1.3, s.fp.u_ref = 0.7, s.fp.eps = 1e-3;
   s.fp.upwind = seed % 2 == 1 ? 1.0 : 0.35;
+  s.order = order;
   return s;
 }
 
@@ -94,7 +98,7 @@ double complex_step(Kind kind, int dim, const Sample &s, int i) {
   x[i] += cplx(0, h);
   FluxParameters<cplx> fp;
   fp.rho = s.fp.rho, fp.u_ref = s.fp.u_ref, fp.eps = s.fp.eps, fp.upwind = s.fp.upwind;
-  return evaluate(kind, dim, x, fp).imag() / h;
+  return evaluate(kind, dim, x, fp, s.order).imag() / h;
 }
 
 CellState<double> cell(int dim, const double *x, int w, int g) {
@@ -117,11 +121,11 @@ std::vector<double> hand_dw(Kind kind, int dim, const Sample &s) {
   const FaceGeometry<double> g = geometry(dim, s.x);
   ScalarFluxDerivatives D;
   if (kind == Kind::Interior)
-    D = scalar_interior_flux_dw(kS, L, R, g, s.fp, s.x[K], s.x[F]);
+    D = scalar_interior_flux_dw(kS, L, R, g, s.fp, s.x[K], s.x[F], s.order);
   else if (kind == Kind::Value)
-    D = scalar_value_flux_dw(kS, L, g, s.fp, s.x[K], s.x[F], s.x[B]);
+    D = scalar_value_flux_dw(kS, L, g, s.fp, s.x[K], s.x[F], s.x[B], s.order);
   else
-    D = scalar_gradient_flux_dw(kS, L, g, s.fp, s.x[F], s.x[B]);
+    D = scalar_gradient_flux_dw(kS, L, g, s.fp, s.x[F], s.x[B], s.order);
   std::vector<double> d(N, std::nan(""));
   d[PL] = D.wL, d[PR] = D.wR, d[F] = D.F, d[B] = D.boundary, d[K] = D.kappa;
   for (int c = 0; c < dim; ++c) d[GL + c] = D.gL[c], d[GR + c] = D.gR[c];
@@ -134,11 +138,11 @@ std::vector<double> hand_reverse(Kind kind, int dim, const Sample &s, double lam
   FluxBar b;
   ScalarFluxBar sb;
   if (kind == Kind::Interior)
-    scalar_interior_flux_reverse(kS, L, R, g, s.fp, s.x[K], s.x[F], lambda, b, sb);
+    scalar_interior_flux_reverse(kS, L, R, g, s.fp, s.x[K], s.x[F], lambda, b, sb, s.order);
   else if (kind == Kind::Value)
-    scalar_value_flux_reverse(kS, L, g, s.fp, s.x[K], s.x[F], s.x[B], lambda, b, sb);
+    scalar_value_flux_reverse(kS, L, g, s.fp, s.x[K], s.x[F], s.x[B], lambda, b, sb, s.order);
   else if (kind == Kind::Gradient)
-    scalar_gradient_flux_reverse(kS, L, g, s.fp, s.x[F], s.x[B], lambda, b, sb);
+    scalar_gradient_flux_reverse(kS, L, g, s.fp, s.x[F], s.x[B], lambda, b, sb, s.order);
   else
     scalar_wall_gradient_reverse(kS, L, g, s.x[B], lambda, b, sb);
   std::vector<double> d(N, 0.0);
@@ -172,11 +176,27 @@ TEST_CASE("scalar face fluxes: derivatives and reverse mode equal complex step",
           "[scalar][kernels]") {
   for (int dim : {2, 3})
     for (unsigned seed = 1; seed <= 4; ++seed)
-      for (double flux : {0.6, -0.45, 0.0}) { // outflow, inflow, a wall
-        const Sample s = random_sample(dim, seed, flux);
-        for (Kind kind : {Kind::Interior, Kind::Value, Kind::Gradient, Kind::WallGradient})
-          check(kind, dim, s);
-      }
+      for (double flux : {0.6, -0.45, 0.0}) // outflow, inflow, a wall
+        for (int order : {2, 1}) {          // linear reconstruction, first-order upwind
+          const Sample s = random_sample(dim, seed, flux, order);
+          for (Kind kind : {Kind::Interior, Kind::Value, Kind::Gradient, Kind::WallGradient})
+            check(kind, dim, s);
+        }
+}
+
+TEST_CASE("scalar face fluxes: first order convects the cell values", "[scalar][kernels]") {
+  // a uniform phi with arbitrary gradients, no diffusion: order 1 convects the cell values,
+  // (F + a)/2 phi + (F - a)/2 phi = F phi exactly; order 2 the reconstructions, which differ
+  Sample s = random_sample(2, 1, 0.6, 1);
+  CellState<double> L{}, R{};
+  L.w[kS] = R.w[kS] = 0.8;
+  L.g[kS][0] = 3.0, R.g[kS][1] = -2.0;
+  FaceGeometry<double> g;
+  g.xL = Vec3<double>(0, 0, 0), g.xR = Vec3<double>(1, 0, 0), g.xf = Vec3<double>(0.5, 0, 0);
+  g.S = Vec3<double>(0.7, 0, 0);
+  CHECK(scalar_interior_flux(kS, L, R, g, s.fp, 0.0, 0.6, 1) == Approx(s.fp.rho * 0.6 * 0.8));
+  CHECK(scalar_interior_flux(kS, L, R, g, s.fp, 0.0, 0.6, 2) != Approx(s.fp.rho * 0.6 * 0.8));
+  CHECK(scalar_gradient_flux(kS, L, g, s.fp, 0.6, 0.0, 1) == Approx(s.fp.rho * 0.6 * 0.8));
 }
 
 TEST_CASE("scalar source: derivative and reverse mode", "[scalar][kernels]") {

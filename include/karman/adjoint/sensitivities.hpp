@@ -34,6 +34,9 @@ struct Sensitivities {
   std::vector<double> parameters; ///< per ParameterRegistry parameter (the terms' own)
   std::vector<int> term_offset;   ///< the registry index of each residual term's first parameter
   double nu = 0;                  ///< viscosity
+  /// per local cell: the adjoint of its wall distance (FlowResidual::wall_distance; empty if no
+  /// term reads it)
+  std::vector<double> wall_distance;
 
   void reset(const discretization::FlowResidual &res);
   /// Adds the adjoints of one face's flux (every term's) at `state` for the weights lambda (nv

@@ -26,6 +26,7 @@
 #include "karman/discretization/flow_options.hpp"
 #include "karman/discretization/lsq_gradient.hpp"
 #include "karman/discretization/residual_term.hpp"
+#include "karman/geometry/wall_distance.hpp"
 #include "karman/physics/flux_kernels.hpp"
 
 #include <petscmat.h>
@@ -156,6 +157,16 @@ public:
   bool has_sources() const;
   /// What a cell source sees of local cell c with state s.
   CellView cell_view(PetscInt c, const physics::CellState<double> &s) const;
+  /// Per local cell, the distance of its centroid to the nearest face of the terms' wall patches
+  /// (ResidualTerm::wall_patches; empty if no term reads it), at the current coordinates (setup
+  /// and move_to compute it).
+  const std::vector<double> &wall_distance() const { return wall_d_; }
+  /// Reverse of wall_distance() for the adjoints dbar (one per local cell, SourceBar::
+  /// wall_distance): centroid_bar[c] += dbar[c] dd_c/dx_c, Xbar[v] += sum_c dbar[c] dd_c/dX_v for
+  /// the wall vertices (on the rank that owns v).  Collective.
+  PetscErrorCode wall_distance_reverse(const std::vector<double> &dbar,
+                                       std::vector<Vec3<double>> *centroid_bar,
+                                       std::vector<Vec3<double>> *Xbar) const;
   /// The prescribed boundary value of unknown k on flux face f (its term's), at the level of the
   /// last boundary_data() (a reader of a LocalState calls boundary_data(state.level) first).
   double boundary_value(PetscInt f, int k) const { return bvalues_[f * eq_.nv() + k]; }
@@ -163,6 +174,8 @@ public:
   bool pressure_pinned() const { return !bcs_.pressure_level_fixed(); }
 
 private:
+  /// Computes wall_d_ at the current geometry (if a term reads it).  Collective.
+  PetscErrorCode compute_wall_distance();
   /// The least-squares gradient set of each unknown: its field's.
   std::vector<int> gradient_sets() const;
   /// Every field's prescribed faces (the terms'), in equation-set order.
@@ -187,10 +200,13 @@ private:
   physics::FluxParameters<double> params_;
   ReferenceOptions reference_;
   std::vector<std::unique_ptr<ResidualTerm>> terms_;
-  std::vector<int> term_of_;            ///< per unknown: its term
-  mutable std::vector<double> bvalues_; ///< nv prescribed boundary values per flux face
-  Vec work_ = nullptr;                  ///< ghosted work vector of local_state()
-  mutable LocalState scratch_;          ///< the local state inside residual() and jacobian()
+  std::vector<int> wall_patches_;        ///< the terms' wall patches (sorted, distinct)
+  geometry::WallDistance wall_distance_; ///< the distance to them (if any)
+  std::vector<double> wall_d_;           ///< per local cell
+  std::vector<int> term_of_;             ///< per unknown: its term
+  mutable std::vector<double> bvalues_;  ///< nv prescribed boundary values per flux face
+  Vec work_ = nullptr;                   ///< ghosted work vector of local_state()
+  mutable LocalState scratch_;           ///< the local state inside residual() and jacobian()
   /// Block sparsity of the owned rows: sorted local column cells, and for each entry where its
   /// block is stored in a matrix of create_jacobian: k >= 0 the k-th block of the row among the
   /// owned columns (the diagonal part), -1 - k the k-th among the other ranks' columns (sorted by

@@ -7,6 +7,16 @@
 // parameters.  Its parameters are those of the boundary units (flow_boundaries.hpp), patch by
 // patch in mesh order, named boundaries.<patch>.<key>; patches with a custom velocity (tests)
 // have none.
+//
+// With a turbulence model (a later term with provides_eddy_viscosity, wired by FlowResidual::setup
+// through use_eddy_viscosity) each face's viscosity is nu + nu_t,f (the model's face value, 0 on
+// walls): the kernels run with it (viscous flux and the pressure-stabilization coefficient D),
+// interior faces add the transposed stress of (nu + nu_t)(grad u + grad u^T)
+// (physics::stress_transpose_flux), and the chain rule through nu_t,f gives the Jacobian's columns
+// of the model's unknown in the flow's rows (dM/dnu from the *_dnu kernels) and the reverse mode's
+// adjoint of that unknown.  On walls nu_t,f = 0, so the wall shear stress of forces and
+// objectives (physics::dirichlet_face_stress with nu) is the flux's.  Without a model the fluxes
+// are the laminar ones, unchanged.
 #pragma once
 
 #include "karman/discretization/boundary_conditions.hpp"
@@ -41,17 +51,27 @@ public:
                     double *parameter_bar) const override;
 
   std::vector<TermParameter> parameters() const override;
+  /// The turbulence model whose eddy viscosity enters the viscous flux (a term placed after this
+  /// one; null: laminar).  Set by FlowResidual::setup once the terms exist.
+  void use_eddy_viscosity(const ResidualTerm *model) { model_ = model; }
   void boundary_reverse(PetscInt f, const BoundaryDataBar &bar, double *parameter_bar,
                         Vec3<double> *xf_bar, Vec3<double> *S_bar) const override;
 
 private:
   /// The index of patch p's first parameter in parameters().
   int parameter_offset(int patch) const;
+  /// The fluid and scheme parameters of `face`: fp_ with nu + nu_t,f (t: the model's face value)
+  /// with a turbulence model, fp_ itself without.
+  physics::FluxParameters<double> face_parameters(const FaceView &face, FaceEddyViscosity *t) const;
+  /// The laminar-form kernels of the face's kind with the parameters fp.
+  void kernel_flux(const FaceView &face, const physics::FluxParameters<double> &fp,
+                   double *M) const;
 
   const mesh::Mesh *mesh_;
   const geometry::Geometry<double> *geom_;
   BoundaryConditions *bcs_;
   const physics::FluxParameters<double> *fp_;
+  const ResidualTerm *model_ = nullptr;
 };
 
 } // namespace karman::discretization

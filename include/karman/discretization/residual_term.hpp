@@ -14,7 +14,10 @@
 // Terms are called in the order of their fields (the flow first).  A term whose flux depends on
 // an earlier term's flux (a scalar on the flow's volume flux) reads that term's rows: in flux()
 // M, in flux_dw() J hold the earlier terms' rows already; its flux_reverse() passes the
-// adjoint of that flux to the earlier term's flux_reverse (which writes to bar only).
+// adjoint of that flux to the earlier term's flux_reverse (which writes to bar only).  A turbulence
+// model is the one exception in the other direction: the flow's viscous flux reads its eddy
+// viscosity (provides_eddy_viscosity, face_eddy_viscosity: values and derivatives per face), see
+// navier_stokes_term.hpp and ARCHITECTURE.md.
 #pragma once
 
 #include "karman/core/vec3.hpp"
@@ -38,12 +41,14 @@ struct FaceView {
   bool boundary() const { return R == nullptr; }
 };
 
-/// One cell as the sources see it: its index, values and gradients, volume and centroid.
+/// One cell as the sources see it: its index, values and gradients, volume and centroid, and its
+/// centroid's distance to the nearest wall face (0 unless a term asks for it: wall_patches()).
 struct CellView {
   PetscInt c = -1;
   const physics::CellState<double> *s = nullptr;
   double volume = 0;
   Vec3<double> centroid;
+  double wall_distance = 0;
 };
 
 /// dQ/d(w_c) and dQ/d(G_c) of a cell source ([row][unknown][, gradient component]).
@@ -59,6 +64,8 @@ struct SourceBar {
   physics::CellState<double> s{}; ///< the cell's values and gradients
   double volume = 0;
   Vec3<double> centroid;
+  double wall_distance = 0; ///< (FlowResidual::wall_distance_reverse takes it to X)
+  double nu = 0;            ///< the viscosity
 };
 
 /// A differentiable parameter of a term: a plain value, or a time function (rotation rate, inlet
@@ -76,6 +83,15 @@ struct TermParameter {
   }
   /// Given by a time function that is not constant: a value per time level, none in general.
   bool time_dependent() const { return function && !function->is_constant(); }
+};
+
+/// The eddy viscosity of a face as a turbulence model gives it to the flow's viscous flux, with its
+/// derivatives: to the value of the model's unknown `unknown` in the face's cells (L, R) and to
+/// the viscosity nu.
+struct FaceEddyViscosity {
+  double value = 0;
+  int unknown = -1;
+  double dL = 0, dR = 0, dnu = 0;
 };
 
 /// The adjoint of a face's boundary data: the prescribed value of every unknown (nv values) and
@@ -115,6 +131,15 @@ public:
   /// `parameter_bar` (one entry per parameters() entry).
   virtual void flux_reverse(const FaceView &face, const double *lambda, physics::FluxBar &bar,
                             double *parameter_bar) const = 0;
+
+  /// True for a turbulence model: the flow's viscous flux reads face_eddy_viscosity.
+  virtual bool provides_eddy_viscosity() const { return false; }
+  /// The eddy viscosity nu_t of `face` (0 on walls) and its derivatives.
+  virtual FaceEddyViscosity face_eddy_viscosity(const FaceView &) const { return {}; }
+
+  /// The mesh patches whose faces are the walls of the cell views' wall_distance (the flow's wall
+  /// patches for a turbulence model); empty (the default): the term reads no wall distance.
+  virtual std::vector<int> wall_patches() const { return {}; }
 
   /// True if the term has a cell source Q(w_c, G_c).
   virtual bool has_source() const { return false; }

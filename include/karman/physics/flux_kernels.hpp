@@ -214,6 +214,46 @@ void slip_flux(int dim, const CellState<T> &L, const FaceGeometry<T> &g,
 void slip_flux_dw(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
                   const FluxParameters<double> &fp, FluxJacobian &J);
 
+// ----------------------------------------------------- variable viscosity (turbulence models)
+// With an eddy viscosity the viscosity of a face, nu_f = nu + nu_t,f, varies from face to face:
+// the kernels above are called with fp.nu = nu_f, and the chain rule through nu_t,f needs dM/dnu
+// (the *_dnu functions, nv values: M depends on nu through mu = rho nu in the viscous flux and
+// through the stabilization coefficient D in F, which the convection carries on).  The full
+// stress (nu + nu_t)(grad u + grad u^T) adds on interior faces the transposed part
+//   M_u -= mu ((grad u)^T)_f S,   (((grad u)^T)_f S)_i = sum_j [(G_L + G_R)/2]_{u_j, i} S_j
+// (stress_transpose_flux), which the constant-viscosity flux omits: its cell sums vanish for
+// div u = 0 and constant nu.  It is not added on boundary faces: on a no-slip wall
+// (grad u)^T n = 0 for div u = 0 (a rotating wall's part is rotating_wall_traction), inlets and
+// far fields carry near-uniform flow, outlets are do-nothing.
+
+/// dM/dnu of interior_flux (nv values).
+void interior_flux_dnu(int dim, const CellState<double> &L, const CellState<double> &R,
+                       const FaceGeometry<double> &g, const FluxParameters<double> &fp, double *dM);
+/// dM/dnu of velocity_dirichlet_flux.
+void velocity_dirichlet_flux_dnu(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
+                                 const FluxParameters<double> &fp, const Vec3<double> &ub,
+                                 double *dM);
+/// dM/dnu of pressure_outlet_flux.
+void pressure_outlet_flux_dnu(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
+                              const FluxParameters<double> &fp, double pb, double *dM);
+/// dM/dnu of slip_flux.
+void slip_flux_dnu(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
+                   const FluxParameters<double> &fp, double *dM);
+
+/// Adds the transposed stress -mu ((grad u)^T)_f S of an interior face to the momentum rows of M.
+template <typename T>
+void stress_transpose_flux(int dim, const CellState<T> &L, const CellState<T> &R,
+                           const FaceGeometry<T> &g, const T &mu, T *M) {
+  for (int i = 0; i < dim; ++i) {
+    T t = T(0);
+    for (int j = 0; j < dim; ++j) t += T(0.5) * (L.g[1 + j][i] + R.g[1 + j][i]) * g.S[j];
+    M[1 + i] -= mu * t;
+  }
+}
+
+/// Adds the derivatives of stress_transpose_flux to J (gradient columns only; it is linear).
+void stress_transpose_flux_dw(int dim, const FaceGeometry<double> &g, double mu, FluxJacobian &J);
+
 // ------------------------------------------------------------------------ reverse mode
 // For the scalar lambda . M of a face flux, the adjoints of every input: cell values and
 // gradients, geometry (S, x_f, x_L, x_R), boundary data (u_b, p_b) and the viscosity.
@@ -245,5 +285,10 @@ void pressure_outlet_flux_reverse(int dim, const CellState<double> &L,
                                   double pb, const double *lambda, FluxBar &bar);
 void slip_flux_reverse(int dim, const CellState<double> &L, const FaceGeometry<double> &g,
                        const FluxParameters<double> &fp, const double *lambda, FluxBar &bar);
+/// Reverse of stress_transpose_flux: the gradients' and S's adjoints to bar, mu's to *mu_bar
+/// (accumulated).
+void stress_transpose_flux_reverse(int dim, const CellState<double> &L, const CellState<double> &R,
+                                   const FaceGeometry<double> &g, double mu, const double *lambda,
+                                   FluxBar &bar, double *mu_bar);
 
 } // namespace karman::physics

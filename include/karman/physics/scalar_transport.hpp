@@ -19,7 +19,9 @@
 //   gradient   M = rho [ F phi_L^f - g A ]       (prescribed diffusive flux g = kappa dphi/dn
 //              into the fluid per unit area: a wall heat flux q_w / (rho c_p); g = 0 is an
 //              adiabatic wall, or the outflow condition on a pressure outlet)
-// with phi_X^f = phi_X + G_X . (x_f - x_X), d = x_R - x_L (x_f - x_L on the boundary),
+// with phi_X^f = phi_X + G_X . (x_f - x_X) (`order` 2, the default; `order` 1: phi_X^f = phi_X,
+// first-order upwind convection, as the TMR reference runs of the Spalart-Allmaras variable; the
+// diffusion keeps its non-orthogonal correction), d = x_R - x_L (x_f - x_L on the boundary),
 // alpha = S.S / d.S, k = S - alpha d as in the momentum equations' viscous flux.
 // Cell source (volume V):  Q = rho V (k phi - q)   (R_c = sum_f sigma M_f + Q_c).
 //
@@ -49,10 +51,13 @@ struct ScalarFluxBar {
 template <typename T>
 T scalar_interior_flux(int s, const CellState<T> &L, const CellState<T> &R,
                        const FaceGeometry<T> &g, const FluxParameters<T> &fp, const T &kappa,
-                       const T &F) {
+                       const T &F, int order = 2) {
   const Vec3<T> rL = g.xf - g.xL, rR = g.xf - g.xR, d = g.xR - g.xL;
-  const T fl = L.w[s] + dot(Vec3<T>(L.g[s][0], L.g[s][1], L.g[s][2]), rL);
-  const T fr = R.w[s] + dot(Vec3<T>(R.g[s][0], R.g[s][1], R.g[s][2]), rR);
+  T fl = L.w[s], fr = R.w[s];
+  if (order > 1) {
+    fl += dot(Vec3<T>(L.g[s][0], L.g[s][1], L.g[s][2]), rL);
+    fr += dot(Vec3<T>(R.g[s][0], R.g[s][1], R.g[s][2]), rR);
+  }
   const T alpha = dot(g.S, g.S) / dot(d, g.S);
   const Vec3<T> kv = g.S - alpha * d;
   T diff = alpha * (R.w[s] - L.w[s]);
@@ -64,13 +69,15 @@ T scalar_interior_flux(int s, const CellState<T> &L, const CellState<T> &R,
 
 template <typename T>
 T scalar_value_flux(int s, const CellState<T> &L, const FaceGeometry<T> &g,
-                    const FluxParameters<T> &fp, const T &kappa, const T &F, const T &phi_b) {
+                    const FluxParameters<T> &fp, const T &kappa, const T &F, const T &phi_b,
+                    int order = 2) {
   const Vec3<T> d = g.xf - g.xL;
   const T alpha = dot(g.S, g.S) / dot(d, g.S);
   const Vec3<T> kv = g.S - alpha * d;
   T diff = alpha * (phi_b - L.w[s]);
   for (int c = 0; c < 3; ++c) diff += L.g[s][c] * kv[c];
-  const T fl = L.w[s] + dot(Vec3<T>(L.g[s][0], L.g[s][1], L.g[s][2]), d);
+  T fl = L.w[s];
+  if (order > 1) fl += dot(Vec3<T>(L.g[s][0], L.g[s][1], L.g[s][2]), d);
   const T e = fp.eps * fp.u_ref * norm(g.S);
   const T a = fp.upwind * (sqrt_of(F * F + e * e) - e);
   return fp.rho * (T(0.5) * (F + a) * fl + T(0.5) * (F - a) * phi_b - kappa * diff);
@@ -90,9 +97,10 @@ T scalar_wall_gradient(int s, const CellState<T> &L, const FaceGeometry<T> &g, c
 
 template <typename T>
 T scalar_gradient_flux(int s, const CellState<T> &L, const FaceGeometry<T> &g,
-                       const FluxParameters<T> &fp, const T &F, const T &flux) {
+                       const FluxParameters<T> &fp, const T &F, const T &flux, int order = 2) {
   const Vec3<T> d = g.xf - g.xL;
-  const T fl = L.w[s] + dot(Vec3<T>(L.g[s][0], L.g[s][1], L.g[s][2]), d);
+  T fl = L.w[s];
+  if (order > 1) fl += dot(Vec3<T>(L.g[s][0], L.g[s][1], L.g[s][2]), d);
   return fp.rho * (F * fl - flux * norm(g.S));
 }
 
@@ -106,28 +114,29 @@ ScalarFluxDerivatives scalar_interior_flux_dw(int s, const CellState<double> &L,
                                               const CellState<double> &R,
                                               const FaceGeometry<double> &g,
                                               const FluxParameters<double> &fp, double kappa,
-                                              double F);
+                                              double F, int order = 2);
 ScalarFluxDerivatives scalar_value_flux_dw(int s, const CellState<double> &L,
                                            const FaceGeometry<double> &g,
                                            const FluxParameters<double> &fp, double kappa, double F,
-                                           double phi_b);
+                                           double phi_b, int order = 2);
 ScalarFluxDerivatives scalar_gradient_flux_dw(int s, const CellState<double> &L,
                                               const FaceGeometry<double> &g,
                                               const FluxParameters<double> &fp, double F,
-                                              double flux);
+                                              double flux, int order = 2);
 
 void scalar_interior_flux_reverse(int s, const CellState<double> &L, const CellState<double> &R,
                                   const FaceGeometry<double> &g, const FluxParameters<double> &fp,
                                   double kappa, double F, double lambda, FluxBar &bar,
-                                  ScalarFluxBar &sbar);
+                                  ScalarFluxBar &sbar, int order = 2);
 void scalar_value_flux_reverse(int s, const CellState<double> &L, const FaceGeometry<double> &g,
                                const FluxParameters<double> &fp, double kappa, double F,
-                               double phi_b, double lambda, FluxBar &bar, ScalarFluxBar &sbar);
+                               double phi_b, double lambda, FluxBar &bar, ScalarFluxBar &sbar,
+                               int order = 2);
 /// Reverse of scalar_wall_gradient (sbar.boundary: phi_b's adjoint).
 void scalar_wall_gradient_reverse(int s, const CellState<double> &L, const FaceGeometry<double> &g,
                                   double phi_b, double lambda, FluxBar &bar, ScalarFluxBar &sbar);
 void scalar_gradient_flux_reverse(int s, const CellState<double> &L, const FaceGeometry<double> &g,
                                   const FluxParameters<double> &fp, double F, double flux,
-                                  double lambda, FluxBar &bar, ScalarFluxBar &sbar);
+                                  double lambda, FluxBar &bar, ScalarFluxBar &sbar, int order = 2);
 
 } // namespace karman::physics
