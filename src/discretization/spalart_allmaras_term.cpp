@@ -132,7 +132,7 @@ void SpalartAllmarasTerm::flux(const FaceView &face, double *M) const {
 void SpalartAllmarasTerm::flux_dw(const FaceView &face, physics::FluxJacobian &J) const {
   // M = M(chi, F(w), kappa(chi_f)): dM/dw = dM/dF dF/dw (the flow's row of F, already in J) +
   // dM/dchi + dM/dkappa dkappa/dchi
-  double M[physics::kMaxVars];
+  double M[physics::kMaxVars] = {};
   flow_->flux(face, M);
   const double F = M[flow_->first_unknown()];
   double kappa, dk, dknu;

@@ -109,7 +109,7 @@ keep_records_until newdt 0.24
 opts_newdt=("${opts[@]}" --set time.dt=0.01)
 "$karman" run "$case" -o newdt "${opts_newdt[@]}" --restart > newdt.log 2>&1 || { tail -5 newdt.log; fail "restart with dt 0.01"; }
 grep -q "restart from .*step 12, t = 0.24" newdt.log || { grep restart newdt.log; fail "did not restart from step 12"; }
-grep -q "dt 0.01, t = 0.24 -> 0.48 (24 steps)" newdt.log || { grep unsteady newdt.log; fail "wrong step count announced"; }
+grep -q "t = 0.24 -> 0.48, dt 0.01 (24 steps)" newdt.log || { grep unsteady newdt.log; fail "wrong step count announced"; }
 /usr/bin/python3 - <<'PY' || exit 1
 import csv, json
 ref = list(csv.DictReader(open("ref/forces.csv")))
