@@ -60,8 +60,9 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
              "%s: time.dt: auto controls the error estimate of BDF2 steps; use time.scheme: bdf2 "
              "or a fixed time.dt",
              cfg.file().c_str());
-  control_.reset(time.adaptive() ? new StepSizeController(time.tolerance, time.first_dt(), time.smallest_dt())
-                                 : nullptr);
+  control_.reset(time.adaptive()
+                     ? new StepSizeController(time.tolerance, time.first_dt(), time.smallest_dt())
+                     : nullptr);
   forward_ = s.tolerances == StepTolerances::Forward ||
              (s.tolerances == StepTolerances::Auto && purpose == StepPurpose::ForwardOnly);
   // iterative: J in blocks, multigrid on the compact matrix; direct: LU of the exact or the

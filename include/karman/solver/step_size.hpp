@@ -18,9 +18,9 @@
 // exactly on t_end: a step that would pass it is shortened, and where less than two proposed
 // steps remain the rest is split in two equal halves (no sliver of a step at the end).
 //
-// advance_controlled() repeats rejected steps until one is accepted.  The sequence of accepted steps is what the adjoint replays
-// (adjoint/trajectory.hpp: StepSchedule), so that its gradient is the exact derivative of the run
-// with that sequence.
+// advance_controlled() repeats rejected steps until one is accepted.  The sequence of accepted
+// steps is what the adjoint replays (adjoint/trajectory.hpp: StepSchedule), so that its gradient is
+// the exact derivative of the run with that sequence.
 #pragma once
 
 #include <petscsys.h>
