@@ -2,6 +2,7 @@
 #include "karman/solver/unsteady_solver.hpp"
 
 #include "karman/core/logger.hpp"
+#include "karman/discretization/parameters.hpp"
 #include "karman/solver/linear_solver.hpp"
 #include "karman/solver/step_size.hpp"
 
@@ -60,6 +61,17 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
              "%s: time.dt: auto controls the error estimate of BDF2 steps; use time.scheme: bdf2 "
              "or a fixed time.dt",
              cfg.file().c_str());
+  if (time.adaptive()) { // (values per time level: the levels' times are known after the run)
+    const discretization::ParameterRegistry reg(residual);
+    for (std::size_t i = 0; i < reg.size(); ++i) {
+      const physics::TimeFunction *f = reg.time_function(residual, i);
+      PetscCheck(!f || f->kind() != physics::TimeFunction::Kind::Steps, residual.mesh().comm,
+                 PETSC_ERR_USER_INPUT,
+                 "%s: %s has values per time step (type: steps), which need a fixed time.dt: "
+                 "with time.dt: auto the steps' times are known only after the run",
+                 cfg.file().c_str(), reg.spec(i).name.c_str());
+    }
+  }
   control_.reset(time.adaptive()
                      ? new StepSizeController(time.tolerance, time.first_dt(), time.smallest_dt())
                      : nullptr);
@@ -153,7 +165,7 @@ PetscErrorCode UnsteadySolver::set_convergence_test(SNES snes) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode UnsteadySolver::transient_distance(Vec a, Vec b, double *distance) const {
+PetscErrorCode UnsteadySolver::transient_norm(Vec a, Vec b, bool largest, double *norm) const {
   PetscFunctionBeginUser;
   // the rows with a time derivative only: the truncation error of BDF2 is that of the
   // differential unknowns; the pressure is an algebraic unknown (as IDA's suppressalg)
@@ -162,35 +174,18 @@ PetscErrorCode UnsteadySolver::transient_distance(Vec a, Vec b, double *distance
   const PetscScalar *x, *y = nullptr;
   PetscCall(VecGetArrayRead(a, &x));
   if (b) PetscCall(VecGetArrayRead(b, &y));
-  double sum = 0;
+  double v = 0;
   for (PetscInt c = 0; c < res_->mesh().n_owned_cells; ++c)
     for (int k = 0; k < nv; ++k)
       if (eq.transient(k)) {
         const double d = x[c * nv + k] - (y ? y[c * nv + k] : 0.0);
-        sum += d * d;
+        v = largest ? std::max(v, std::abs(d)) : v + d * d;
       }
   PetscCall(VecRestoreArrayRead(a, &x));
   if (b) PetscCall(VecRestoreArrayRead(b, &y));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, res_->mesh().comm));
-  *distance = std::sqrt(sum);
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode UnsteadySolver::transient_max(Vec a, Vec b, double *largest) const {
-  PetscFunctionBeginUser;
-  const physics::EquationSet &eq = res_->equations();
-  const int nv = res_->nv();
-  const PetscScalar *x, *y = nullptr;
-  PetscCall(VecGetArrayRead(a, &x));
-  if (b) PetscCall(VecGetArrayRead(b, &y));
-  double m = 0;
-  for (PetscInt c = 0; c < res_->mesh().n_owned_cells; ++c)
-    for (int k = 0; k < nv; ++k)
-      if (eq.transient(k)) m = std::max(m, std::abs(x[c * nv + k] - (y ? y[c * nv + k] : 0.0)));
-  PetscCall(VecRestoreArrayRead(a, &x));
-  if (b) PetscCall(VecRestoreArrayRead(b, &y));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &m, 1, MPI_DOUBLE, MPI_MAX, res_->mesh().comm));
-  *largest = m;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, largest ? MPI_MAX : MPI_SUM,
+                             res_->mesh().comm));
+  *norm = largest ? v : std::sqrt(v);
   PetscFunctionReturn(0);
 }
 
@@ -206,8 +201,8 @@ PetscErrorCode UnsteadySolver::truncation_stop(SNES snes, bool *stop) {
   Vec w;
   double correction, distance;
   PetscCall(SNESGetSolution(snes, &w));
-  PetscCall(transient_distance(w, w_last_, &correction));
-  PetscCall(transient_distance(w, w_pred_, &distance));
+  PetscCall(transient_norm(w, w_last_, false, &correction));
+  PetscCall(transient_norm(w, w_pred_, false, &distance));
   PetscCall(VecCopy(w, w_last_));
   *stop = contraction < 1 &&
           contraction * correction <= kTruncationFraction * truncation_factor_ * distance;
@@ -323,7 +318,7 @@ PetscErrorCode UnsteadySolver::solve_step(SNES snes, double dt, const BdfCoeffic
   report->reason = report->truncation_stop ? kConvergedTruncation : SNESConvergedReasons[reason];
   if (quadratic_guess_) {
     double distance;
-    PetscCall(transient_distance(w_new_, w_pred_, &distance));
+    PetscCall(transient_norm(w_new_, w_pred_, false, &distance));
     report->truncation_error = truncation_factor_ * distance;
   }
   // the step-size control's measure: the largest error of an unknown against the largest
@@ -334,8 +329,8 @@ PetscErrorCode UnsteadySolver::solve_step(SNES snes, double dt, const BdfCoeffic
   // no truncation error (a step size chosen from it would be needlessly small)
   if (quadratic_guess_ && step_ >= 3) {
     double largest_error, largest;
-    PetscCall(transient_max(w_new_, w_pred_, &largest_error));
-    PetscCall(transient_max(w_new_, nullptr, &largest));
+    PetscCall(transient_norm(w_new_, w_pred_, true, &largest_error));
+    PetscCall(transient_norm(w_new_, nullptr, true, &largest));
     report->relative_error = truncation_factor_ * largest_error / std::max(largest, 1e-300);
   }
   if (reason == SNES_DIVERGED_LINE_SEARCH && !report->residual_history.empty()) {

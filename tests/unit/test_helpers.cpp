@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 
 namespace karman::test {
@@ -107,6 +108,36 @@ double relative_difference(Vec a, Vec b, NormType type) {
   VecNorm(b, type, &nb);
   VecDestroy(&d);
   return nd / nb;
+}
+
+Vec3<double> TaylorGreen::velocity(const Vec3<double> &x, double t) {
+  const double F = std::exp(-2 * M_PI * M_PI * nu * t);
+  return Vec3<double>(-std::cos(M_PI * x[0]) * std::sin(M_PI * x[1]) * F,
+                      std::sin(M_PI * x[0]) * std::cos(M_PI * x[1]) * F, 0.0);
+}
+
+void TaylorGreen::setup(const std::vector<std::string> &overrides) {
+  const std::string yaml =
+      "mesh: {file: x.geo}\nfluid: {viscosity: 0.05}\ntime: {mode: unsteady, scheme: bdf2}\n"
+      "solver: {rtol: 1e-12, atol: 1e-14}\nboundaries:\n  left: {type: wall}\n  right: {type: "
+      "wall}\n  bottom: {type: wall}\n  top: {type: wall}\n";
+  clear_error();
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "tg.yaml", "/", overrides,
+                                        optimization::case_schema(), cfg) == 0);
+  load(PETSC_COMM_WORLD, "square-mixed.geo", 0, 2, {"left", "right", "bottom", "top"}, &mesh);
+  REQUIRE(res.setup(mesh, cfg) == 0);
+  for (std::size_t p = 0; p < res.boundary_conditions().n_patches(); ++p)
+    res.boundary_conditions().patch(static_cast<int>(p)).custom_velocity = velocity;
+}
+
+void TaylorGreen::initial_state(Vec w) const {
+  PetscScalar *a;
+  REQUIRE(VecGetArray(w, &a) == 0);
+  for (PetscInt c = 0; c < mesh.n_owned_cells; ++c) {
+    const Vec3<double> u = velocity(res.geometry().cell_centroid[c], 0.0);
+    a[3 * c] = 0, a[3 * c + 1] = u[0], a[3 * c + 2] = u[1];
+  }
+  REQUIRE(VecRestoreArray(w, &a) == 0);
 }
 
 } // namespace karman::test

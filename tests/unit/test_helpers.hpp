@@ -1,6 +1,8 @@
 // Helpers shared by the tests: meshing small test geometries and loading them.
 #pragma once
 
+#include "karman/config/case_config.hpp"
+#include "karman/discretization/flow_residual.hpp"
 #include "karman/mesh/mesh.hpp"
 
 #include <initializer_list>
@@ -62,5 +64,21 @@ double relative_difference(Vec a, Vec b, NormType type = NORM_INFINITY);
 inline double serial_value(PetscInt gid, int comp) {
   return 0.25 * gid + comp;
 }
+
+/// The Taylor-Green vortex of the unsteady tests: u = -cos(pi x) sin(pi y) F, v = sin(pi x)
+/// cos(pi y) F, F = exp(-2 pi^2 nu t), nu 0.05, an exact Navier-Stokes solution, in the unit square
+/// (square-mixed.geo, level 0: h = 1/8) with the exact velocity on its walls; BDF2, Newton to
+/// rtol 1e-12.
+struct TaylorGreen {
+  static constexpr double nu = 0.05;
+  config::CaseConfig cfg;
+  mesh::Mesh mesh;
+  discretization::FlowResidual res;
+  static Vec3<double> velocity(const Vec3<double> &x, double t);
+  /// Loads the case (with `overrides`) and the mesh, sets the walls' velocity.  Collective.
+  void setup(const std::vector<std::string> &overrides = {});
+  /// w = the exact field at t = 0 (pressure 0).
+  void initial_state(Vec w) const;
+};
 
 } // namespace karman::test

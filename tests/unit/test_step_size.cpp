@@ -52,43 +52,24 @@ TEST_CASE("step-size controller: the steps end on t_end, errors above the tolera
 
 namespace {
 
-/// The Taylor-Green vortex of test_unsteady_solver.cpp (nu 0.05, Dirichlet box, level 0 of the
-/// mixed square), with `overrides`; its steps to T by advance_controlled (or fixed dt when
-/// dt > 0); the final state's velocities and the step reports.
+/// The Taylor-Green vortex (test::TaylorGreen) with the direct LU and `overrides`: its steps to
+/// T by advance_controlled (or fixed steps dt > 0); the final state's velocities and the step
+/// reports.
 void taylor_green(const std::vector<std::string> &overrides, double T, double dt,
                   std::vector<double> *u, std::vector<solver::StepReport> *reports) {
-  const double nu = 0.05;
-  auto exact = [&](const Vec3<double> &x, double t) {
-    const double F = std::exp(-2 * M_PI * M_PI * nu * t);
-    return Vec3<double>(-std::cos(M_PI * x[0]) * std::sin(M_PI * x[1]) * F,
-                        std::sin(M_PI * x[0]) * std::cos(M_PI * x[1]) * F, 0.0);
-  };
-  const std::string yaml =
-      "mesh: {file: x.geo}\nfluid: {viscosity: 0.05}\ntime: {mode: unsteady, scheme: bdf2}\n"
-      "solver: {rtol: 1e-12, atol: 1e-14, linear: direct}\nboundaries:\n  left: {type: wall}\n"
-      "  right: {type: wall}\n  bottom: {type: wall}\n  top: {type: wall}\n";
-  clear_error();
-  config::CaseConfig cfg;
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "tg.yaml", "/", overrides,
-                                        optimization::case_schema(), cfg) == 0);
-  mesh::Mesh m;
-  test::load(PETSC_COMM_WORLD, "square-mixed.geo", 0, 2, {"left", "right", "bottom", "top"}, &m);
-  discretization::FlowResidual res;
-  REQUIRE(res.setup(m, cfg) == 0);
-  for (std::size_t p = 0; p < res.boundary_conditions().n_patches(); ++p)
-    res.boundary_conditions().patch(static_cast<int>(p)).custom_velocity = exact;
+  test::TaylorGreen tg;
+  std::vector<std::string> settings{"solver.linear=direct"};
+  settings.insert(settings.end(), overrides.begin(), overrides.end());
+  tg.setup(settings);
+  discretization::FlowResidual &res = tg.res;
+  const mesh::Mesh &m = tg.mesh;
+  const config::CaseConfig &cfg = tg.cfg;
   solver::UnsteadySolver ts;
   REQUIRE(ts.setup(res, cfg) == 0);
   REQUIRE((ts.step_control() != nullptr) == (dt == 0));
   Vec w;
   REQUIRE(res.create_state(&w) == 0);
-  PetscScalar *a;
-  REQUIRE(VecGetArray(w, &a) == 0);
-  for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
-    const Vec3<double> v = exact(res.geometry().cell_centroid[c], 0.0);
-    a[3 * c] = 0, a[3 * c + 1] = v[0], a[3 * c + 2] = v[1];
-  }
-  REQUIRE(VecRestoreArray(w, &a) == 0);
+  tg.initial_state(w);
   REQUIRE(ts.set_state(w, w, 0, 0.0, 0.0) == 0);
   VecDestroy(&w);
   while (ts.time() < T - 1e-12) {

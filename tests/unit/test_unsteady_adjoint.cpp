@@ -398,6 +398,19 @@ TEST_CASE("unsteady adjoint with time.dt auto: the controller's steps replayed b
   REQUIRE(forward(s, s.w0) == Approx(all.J).epsilon(1e-9));
 }
 
+TEST_CASE("time.dt auto refuses values per time step (type: steps) naming the parameter",
+          "[unsteady-adjoint][step-size]") {
+  Setup s;
+  make(&s, {"time.dt=auto"});
+  cylinder_omega(s.res) = physics::TimeFunction::steps({0.0, 0.1, 0.2});
+  solver::UnsteadySolver ts;
+  clear_error();
+  REQUIRE(ts.setup(s.res, s.cfg) != 0);
+  CHECK_THAT(last_error_message(), Catch::Contains("ua.yaml: boundaries.cylinder.omega has values "
+                                                   "per time step (type: steps)") &&
+                                       Catch::Contains("fixed time.dt"));
+}
+
 TEST_CASE("unsteady adjoint: store-all and revolve give the same gradient",
           "[unsteady-adjoint][mpi]") {
   Setup s;

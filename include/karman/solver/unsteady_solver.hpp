@@ -163,11 +163,9 @@ private:
   PetscErrorCode set_convergence_test(SNES snes);
   /// The truncation stop of forward tolerances (NewtonStop).
   PetscErrorCode truncation_stop(SNES snes, bool *stop);
-  /// ||a - b||_2 over the transient unknowns (the rows with a time derivative; b null: ||a||).
-  /// Collective.
-  PetscErrorCode transient_distance(Vec a, Vec b, double *distance) const;
-  /// max |a - b| over the transient unknowns (b null: max |a|).  Collective.
-  PetscErrorCode transient_max(Vec a, Vec b, double *largest) const;
+  /// ||a - b||_2 (largest: max |a - b|) over the transient unknowns (the rows with a time
+  /// derivative; b null: of a).  Collective.
+  PetscErrorCode transient_norm(Vec a, Vec b, bool largest, double *norm) const;
 
 public:
   /// auto: after this many steps solved by the LU fallback, the run keeps the LU.
