@@ -1,5 +1,6 @@
 // The objectives of the unsteady adjoint in time: the window weights q_n (uniform: the trapezoidal
-// rule over the levels in the window, Hann: 2/M sin^2, a single level: 1, none outside), and the
+// rule over the levels in the window, Hann: 2/M sin^2, a single level: 1, none outside; over
+// variable steps: window_weights), and the
 // set-up's refusals (a run that is not a multiple of dt, an empty window, a control cost without a
 // rotating wall) with messages naming the file and the key.
 #include "karman/adjoint/unsteady_adjoint.hpp"
@@ -39,6 +40,42 @@ TEST_CASE("window_weight: trapezoidal and Hann weights of the levels in the wind
   // a window past the run ends at the last level; level 0 (the initial state) never counts
   CHECK(window_weight(10, 10, 0.1, 0.8, 2.0, WindowWeighting::Uniform) == 0.25);
   CHECK(window_weight(0, 10, 0.1, 0.0, 0.5, WindowWeighting::Uniform) == 0.0);
+}
+
+TEST_CASE("window_weights (variable steps): equal steps give window_weight's, uneven ones the "
+          "trapezoidal rule",
+          "[adjoint][step-size]") {
+  // equal steps: the same weights as window_weight, uniform and Hann
+  std::vector<double> times;
+  for (int n = 0; n <= 10; ++n) times.push_back(0.1 * n);
+  for (const auto w : {WindowWeighting::Uniform, WindowWeighting::Hann}) {
+    const std::vector<double> q = adjoint::window_weights(times, 0.2, 0.5, w);
+    REQUIRE(q.size() == 11);
+    for (long n = 0; n <= 10; ++n) {
+      CAPTURE(n);
+      CHECK(q[n] == Approx(window_weight(n, 10, 0.1, 0.2, 0.5, w)).margin(1e-15));
+    }
+  }
+  // uneven steps: sum 1, none outside [t0, t1], and the uniform weights integrate a linear
+  // function exactly (the trapezoidal rule: its mean over [t_first, t_last])
+  times = {0.0, 0.05, 0.07, 0.2, 0.26, 0.4, 0.43, 0.6, 0.9};
+  const std::vector<double> q = adjoint::window_weights(times, 0.06, 0.6, WindowWeighting::Uniform);
+  double sum = 0, mean = 0;
+  for (std::size_t n = 0; n < times.size(); ++n) {
+    sum += q[n];
+    mean += q[n] * (3 * times[n] - 1);
+    if (times[n] < 0.06 || times[n] > 0.6) CHECK(q[n] == 0.0);
+  }
+  CHECK(sum == Approx(1.0).epsilon(1e-14));
+  CHECK(mean == Approx(3 * 0.5 * (0.07 + 0.6) - 1).margin(1e-14));
+  // Hann on uneven steps: sum 1, zero at both ends of the window, positive inside
+  const std::vector<double> h = adjoint::window_weights(times, 0.06, 0.6, WindowWeighting::Hann);
+  sum = 0;
+  for (double v : h) sum += v;
+  CHECK(sum == Approx(1.0).epsilon(1e-14));
+  CHECK(h[2] == Approx(0.0).margin(1e-15));
+  CHECK(h[7] == Approx(0.0).margin(1e-15));
+  for (int n = 3; n <= 6; ++n) CHECK(h[n] > 0);
 }
 
 TEST_CASE("unsteady adjoint set-up: bad runs and objectives are refused naming the key",
