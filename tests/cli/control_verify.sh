@@ -14,6 +14,8 @@
 #    the default 1e-10 the r.m.s. lift's smallest per-step components were 1e-7 apart, measured);
 #  - a steady case (tests/data/control-steady.yaml: viscosity, inflow speed and rotation rate as
 #    parameter variables, drag with a lift constraint) passes the same checks on 1 and 2 ranks;
+#  - with time.dt auto (a time-function and a parameter entry, the lift constraint) the finite
+#    differences, run with the first evaluation's steps, match the gradient within 1e-6;
 #  - bad input is refused with one error line naming the file and the key: a time-function variable
 #    on a constant function, an unknown parameter, lower > upper, a window outside the run, a
 #    parameter of the function that it does not have, an r.m.s. constraint over one level.
@@ -112,4 +114,22 @@ refuse count 's/lower: \[1.0\], upper: \[2.0\]/lower: [1.0, 1.0], upper: [2.0]/'
   "'design[1].lower' has 2 values; expected 1 (for all) or 8 (one per variable)"
 refuse spread 's/time: std, window: \[0.08, 0.16\]/time: std, window: [0.15, 0.16]/' \
   "objective.time std: the objective 1 * lift is constant over the window, where its square root has no derivative"
+# time.dt auto: the first evaluation chooses the steps, the perturbed ones repeat them (so that the
+# differences and the gradient belong to one step sequence); a time-function and a parameter entry
+# with a lift constraint (per-step entries and the control power need a fixed dt)
+sed -e 's|file: control-cylinder.geo|file: '"$src"'/tests/data/control-cylinder.geo|' \
+  -e 's|time: {mode: unsteady, dt: 0.02, t_end: 0.16}|time: {mode: unsteady, dt: auto, tolerance: 1.0e-3, dt_initial: 0.002, t_end: 0.16}|' \
+  -e '/type: per-step/d' -e '/type: control-power/d' -e '/time: std/d' "$case" > auto.yaml
+"$karman" verify auto.yaml -o auto "${opts[@]}" --set adjoint.rtol=1e-12 > auto.log 2>&1 ||
+  { grep -E "FAILED|error" auto.log | head -20; fail "verify with time.dt auto"; }
+grep -q "time.dt auto: [0-9]* steps chosen by the first evaluation; the later ones repeat them" auto.log ||
+  fail "dt auto: no fixed step sequence announced"
+/usr/bin/python3 - <<'PY' || exit 1
+import json
+v = json.load(open("auto/verify.json"))
+assert v["failures"] == 0, v["failures"]
+worst = max(c["relative_difference"] for fs in v["design"].values() for c in fs.values())
+assert worst <= 1e-6, worst
+print(f"dt auto: {len(v['design'])} variables by FD with the first evaluation's steps, worst {worst:.1e}")
+PY
 echo "control_verify: all checks passed"
