@@ -49,7 +49,7 @@ PetscErrorCode UnsteadyAdjoint::run_forward(Vec w0, const UnsteadyAdjointOptions
   const auto needed = [&](const Goal &g, const TimeLevel &l) {
     if (!controlled()) return weight(g, l.step) != 0;
     if (g.statistic == Statistic::Final) return l.time >= t_end_ - 1e-9 * l.dt;
-    return l.time >= g.t0 - 1e-9 * l.dt && l.time <= g.t1 + 1e-9 * l.dt;
+    return in_window(l.time, l.dt, g.t0, g.t1);
   };
   const std::function<PetscErrorCode(const TimeLevel &)> on_step =
       [&](const TimeLevel &l) -> PetscErrorCode {

@@ -91,12 +91,9 @@ std::vector<double> window_weights(const std::vector<double> &times, double t0, 
                                    WindowWeighting w) {
   const std::size_t N = times.size() - 1;
   std::vector<double> q(times.size(), 0.0);
-  // a level on the window's edge belongs to it (to 1e-9 of the largest step)
-  double eps = 0;
-  for (std::size_t n = 1; n <= N; ++n) eps = std::max(eps, 1e-9 * (times[n] - times[n - 1]));
   std::size_t first = 0, last = 0;
   for (std::size_t n = 1; n <= N; ++n)
-    if (times[n] >= t0 - eps && times[n] <= t1 + eps) {
+    if (in_window(times[n], times[n] - times[n - 1], t0, t1)) {
       if (first == 0) first = n;
       last = n;
     }

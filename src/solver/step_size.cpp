@@ -20,20 +20,24 @@ double StepSizeController::next(double t, double t_end) const {
   return proposal_;
 }
 
+double StepSizeController::limit(double dt) const {
+  return dt <= smallest_ * (1 + 1e-12) ? std::numeric_limits<double>::infinity() : tolerance_;
+}
+
 bool StepSizeController::judge(double dt, double error) {
   if (error < 0) return true; // no estimate: the proposal stays
   const double r = error / tolerance_;
   // L ~ dt^3: the step that would meet the tolerance, with a safety factor
   const double factor = r > 0 ? kSafety * std::pow(r, -1.0 / 3.0) : kMaxGrowth;
-  if (r > 1 && dt <= smallest_ * (1 + 1e-12)) { // at the floor: accepted as it is
-    ++at_floor_;
-    proposal_ = dt;
-    return true;
-  }
-  if (r > 1) {
+  if (error > limit(dt)) {
     ++rejected_;
     proposal_ = std::max(smallest_, dt * std::clamp(factor, kMaxShrink, kSafety));
     return false;
+  }
+  if (r > 1) { // at the floor: accepted as it is
+    ++at_floor_;
+    proposal_ = dt;
+    return true;
   }
   // accepted (factor >= kSafety): grow where the error leaves room, else keep dt
   const double f = std::min(kMaxGrowth, factor);
@@ -51,11 +55,7 @@ PetscErrorCode advance_controlled(UnsteadySolver &ts, double t_end, StepReport *
   double wall = 0;
   while (true) {
     const double dt = control.next(ts.time(), t_end);
-    // (at the floor nothing is rejected)
-    PetscCall(ts.advance(dt, report,
-                         dt <= control.smallest() * (1 + 1e-12)
-                             ? std::numeric_limits<double>::infinity()
-                             : control.tolerance()));
+    PetscCall(ts.advance(dt, report, control.limit(dt)));
     newton += report->newton_iterations, linear += report->linear_iterations;
     wall += report->wall_time;
     if (!report->converged) break;

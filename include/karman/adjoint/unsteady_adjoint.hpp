@@ -50,10 +50,16 @@ constexpr double kAdjointMaxStepRtol = 1e-8;
 /// as a forcing frequency changes (each ripple of the uniform mean puts a local minimum into an
 /// optimization over the frequency).
 double window_weight(long n, long steps, double dt, double t0, double t1, WindowWeighting w);
+/// Level time t, reached by a step dt, lies in the window [t0, t1] (to 1e-9 dt at its edges): the
+/// membership that window_weights uses, and the forward run of time.dt auto before the weights
+/// are known.
+inline bool in_window(double t, double dt, double t0, double t1) {
+  return t >= t0 - 1e-9 * dt && t <= t1 + 1e-9 * dt;
+}
 /// The same for levels at any times t^0 < t^1 < ... < t^N (`times`, variable steps): the levels
-/// with t^n in [t0, t1] weighted by their trapezoidal widths (t^{n+1} - t^{n-1}) / 2 (half a step
-/// at the window's ends), times sin^2(pi (t^n - t_first) / span) for Hann, normalized to sum 1;
-/// for equal steps the values of window_weight (to round-off).  Index n = 0..N (q_0 = 0).
+/// with t^n in [t0, t1] (in_window) weighted by their trapezoidal widths (t^{n+1} - t^{n-1}) / 2
+/// (half a step at the window's ends), times sin^2(pi (t^n - t_first) / span) for Hann, normalized
+/// to sum 1; for equal steps the values of window_weight (to round-off).  Index n = 0..N (q_0 = 0).
 std::vector<double> window_weights(const std::vector<double> &times, double t0, double t1,
                                    WindowWeighting w);
 

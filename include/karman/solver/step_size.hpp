@@ -38,12 +38,14 @@ public:
 
   /// The size of the next step from time t toward t_end (the proposal, fitted to t_end).
   double next(double t, double t_end) const;
+  /// The largest error a step of size dt may have: the tolerance, or none at the floor (the
+  /// limit UnsteadySolver::advance commits below, and judge() accepts).
+  double limit(double dt) const;
   /// A step of size dt ended with relative error estimate `error` (negative: none): whether it is
   /// accepted; updates the proposal either way.
   bool judge(double dt, double error);
   /// The relative error above which judge() rejects (time.tolerance).
   double tolerance() const { return tolerance_; }
-  double smallest() const { return smallest_; }
   double proposal() const { return proposal_; }
   /// Continues with this proposal (a restart: the one saved with the checkpoint).
   void set_proposal(double dt) { proposal_ = dt; }
