@@ -19,6 +19,7 @@ ranks=${2:-2}
 repeats=${3:-1}
 [ -x build/release/karman ] || bash scripts/build.sh
 . scripts/mpi-env.sh
+. scripts/bench-lib.sh
 out=results/bench-auto
 mkdir -p "$out"
 karman=$root/build/release/karman
@@ -42,18 +43,7 @@ cases=(
 filter=${BENCH_CASES:-.}
 touch "$out/runs.csv"
 # the spin-ups the controlled cases start from (initial.file in their case files)
-for c in cylinder-rotary-control neural-control; do
-  init=$(/usr/bin/python3 -c "
-import os, yaml
-f = yaml.safe_load(open('cases/$c/case.yaml'))['initial']['file']
-print(os.path.normpath(os.path.join('cases/$c', f)))")
-  [ -f "$init" ] && continue
-  dt=$(/usr/bin/python3 -c "import yaml; print(yaml.safe_load(open('cases/$c/spinup.yaml'))['time']['dt'])")
-  echo "bench-auto: spin-up of $c into $(dirname "$init")"
-  mpirun -n "$ranks" "$karman" run "cases/$c/spinup.yaml" -o "$(dirname "$init")" --set output.vtk=false \
-    --set time.t_end="$(/usr/bin/python3 -c "print($dt * $steps)")" --set time.statistics_start=0 \
-    > "$out/spinup-$c.log" 2>&1 || { tail -5 "$out/spinup-$c.log"; exit 1; }
-done
+spin_up_controlled_cases bench-auto "$karman" "$ranks" "$steps" "$out"
 for rep in $(seq "$repeats"); do
   for entry in "${cases[@]}"; do
     IFS='|' read -r name cmd file kind <<< "$entry"

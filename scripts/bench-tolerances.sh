@@ -16,24 +16,14 @@ cd "$root"
 steps=${1:-100} ranks=${2:-2} repeats=${3:-2}
 [ -x build/release/karman ] || bash scripts/build.sh
 . scripts/mpi-env.sh
+. scripts/bench-lib.sh
 karman=build/release/karman
 out=results/bench-tolerances
 mkdir -p "$out"
 cases=(dfg-2d2/case.yaml cylinder-identification/truth.yaml cylinder-rotary-control/spinup.yaml
   cylinder-rotary-control/case.yaml cylinder-rotary-optimization/spinup.yaml
   neural-control/spinup.yaml neural-control/case.yaml)
-for c in cylinder-rotary-control neural-control; do
-  init=$(/usr/bin/python3 -c "
-import os, yaml
-f = yaml.safe_load(open('cases/$c/case.yaml'))['initial']['file']
-print(os.path.normpath(os.path.join('cases/$c', f)))")
-  [ -f "$init" ] && continue
-  dt=$(/usr/bin/python3 -c "import yaml; print(yaml.safe_load(open('cases/$c/spinup.yaml'))['time']['dt'])")
-  echo "bench-tolerances: spin-up of $c into $(dirname "$init")"
-  mpirun -n "$ranks" "$karman" run "cases/$c/spinup.yaml" -o "$(dirname "$init")" --set output.vtk=false \
-    --set time.t_end="$(/usr/bin/python3 -c "print($dt * $steps)")" --set time.statistics_start=0 \
-    > "$out/spinup-$c.log" 2>&1 || { tail -5 "$out/spinup-$c.log"; exit 1; }
-done
+spin_up_controlled_cases bench-tolerances "$karman" "$ranks" "$steps" "$out"
 expert=(--set solver.rtol=1e-2 --set solver.linear_rtol=1e-2 --set solver.refactor_iterations=14
   --set solver.tolerances=converged)
 : > "$out/runs.csv"

@@ -45,8 +45,7 @@ PetscErrorCode Trajectory::step(solver::UnsteadySolver &solver, const StepSchedu
   const double dt_prev = solver.previous_dt();
   solver::StepReport r;
   if (schedule.controlled()) {
-    const solver::StepSizeController *control = solver.step_control();
-    *done = !(solver.time() < schedule.t_end - 1e-9 * (control ? control->proposal() : 0.0));
+    *done = solver::reached_end(solver, schedule.t_end, 0.0);
     if (*done) PetscFunctionReturn(0);
     PetscCall(solver::advance_controlled(solver, schedule.t_end, &r));
   } else {

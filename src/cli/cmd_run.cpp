@@ -463,7 +463,7 @@ PetscErrorCode run_unsteady(const CliArgs &args, FlowCase &fc) {
     series.push_back({r.step, r.time, v.cd, v.cl, v.dp});
     // the time left at the rate so far (a restart with a new time.dt: its steps count anew)
     PetscCall(log_step(comm, r, v, wall / std::max(r.time - t_first, 1e-300) * (t_end - r.time)));
-    const bool last_step = !(ts.time() < t_end - 1e-9 * r.dt);
+    const bool last_step = solver::reached_end(ts, t_end, r.dt);
     if (r.step % vtk_every == 0 || last_step) PetscCall(writer.write_vtk(res, state, r.time));
     if (ck_every > 0 && (r.step % ck_every == 0 || last_step)) {
       double s, b;

@@ -224,7 +224,7 @@ PetscErrorCode FlowCase::advance_to(solver::UnsteadySolver &ts, double t_end,
   const solver::StepSizeController *control = ts.step_control();
   *solution = UnsteadySolution();
   LocalState state;
-  while (ts.time() < t_end - 1e-9 * (control ? control->proposal() : dt)) {
+  while (!solver::reached_end(ts, t_end, dt)) {
     solver::StepReport r;
     if (control)
       PetscCall(solver::advance_controlled(ts, t_end, &r));

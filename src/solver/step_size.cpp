@@ -69,4 +69,9 @@ PetscErrorCode advance_controlled(UnsteadySolver &ts, double t_end, StepReport *
   PetscFunctionReturn(0);
 }
 
+bool reached_end(const UnsteadySolver &ts, double t_end, double dt) {
+  const StepSizeController *control = ts.step_control();
+  return !(ts.time() < t_end - 1e-9 * (control ? control->proposal() : dt));
+}
+
 } // namespace karman::solver

@@ -132,7 +132,13 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
                             : 1.0;
   const int threshold = std::max(
       1, static_cast<int>(std::lround(static_cast<double>(s.refactor_iterations) * digits)));
-  pc_reuse_ = PreconditionerReuse(threshold, kReuseGrowth, reuse);
+  // forward tolerances compare with the fewest iterations since the set-up, not the first: a
+  // set-up at a step converged to solver.rtol (the first steps, those after a restart point) has
+  // a first solve far from the later one-iteration steps' (an impulsive start: 100 and more
+  // iterations against 20-40), and a limit from it kept a worn preconditioner for the whole run
+  pc_reuse_ = PreconditionerReuse(threshold, kReuseGrowth, reuse,
+                                  forward_ ? PreconditionerReuse::Reference::Fewest
+                                           : PreconditionerReuse::Reference::First);
   pc_setup_a0_ = 0;
   PetscCheck(reuse || method == LinearMethod::Direct, residual.mesh().comm, PETSC_ERR_USER_INPUT,
              "%s: -ksp_type preonly would apply one multigrid cycle as the inverse of each "
@@ -186,6 +192,37 @@ PetscErrorCode UnsteadySolver::transient_norm(Vec a, Vec b, bool largest, double
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, largest ? MPI_MAX : MPI_SUM,
                              res_->mesh().comm));
   *norm = largest ? v : std::sqrt(v);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadySolver::linear_algebraic_guess(double dt) {
+  PetscFunctionBeginUser;
+  // the algebraic unknowns (the pressure) of the initial guess: the line through the last two
+  // levels, w^n + r (w^n - w^{n-1}) with r = dt / dt_{n-1}.  The pressure has no time derivative:
+  // the error a step stopped early (forward tolerances) leaves in it is not damped by the time
+  // discretization but fed into the next guess.  If each step leaves a fraction k of its guess's
+  // error, the errors e_{n+1} = k (3 e_n - 3 e_{n-1} + e_{n-2}) of the quadratic grow unless
+  // -1/7 < k < 1/2; those of the line, k (2 e_n - e_{n-1}), for -1/3 < k < 1.  After an
+  // impulsive start the quadratic made the forces swing from step to step (c_D -15 ... 11
+  // against 1.59 converged).  The transient unknowns keep the quadratic (the truncation error
+  // estimate needs it, and their errors are damped by the time derivative)
+  const physics::EquationSet &eq = res_->equations();
+  const int nv = res_->nv();
+  const double r = dt / dt_prev_;
+  PetscScalar *g;
+  const PetscScalar *a, *b;
+  PetscCall(VecGetArray(w_new_, &g));
+  PetscCall(VecGetArrayRead(w_, &a));
+  PetscCall(VecGetArrayRead(w_prev_, &b));
+  for (PetscInt c = 0; c < res_->mesh().n_owned_cells; ++c)
+    for (int k = 0; k < nv; ++k)
+      if (!eq.transient(k)) {
+        const PetscInt i = c * nv + k;
+        g[i] = (1 + r) * a[i] - r * b[i];
+      }
+  PetscCall(VecRestoreArray(w_new_, &g));
+  PetscCall(VecRestoreArrayRead(w_, &a));
+  PetscCall(VecRestoreArrayRead(w_prev_, &b));
   PetscFunctionReturn(0);
 }
 
@@ -280,7 +317,7 @@ PetscErrorCode UnsteadySolver::solve_step(SNES snes, double dt, const BdfCoeffic
   // initial guess: the polynomial through the last three levels (or two) at t^{n+1}; with
   // h = dt, h1 = dt_{n-1}, h2 = dt_{n-2} the Lagrange weights of w^n, w^{n-1}, w^{n-2} (3, -3, 1
   // for equal steps).  Its error is O(dt^3) instead of the linear guess's O(dt^2), so the first
-  // Newton iteration lands closer.
+  // Newton iteration lands closer.  The pressure then takes the line (linear_algebraic_guess).
   PetscCall(VecCopy(w_, w_new_));
   quadratic_guess_ = dt_prev2_ > 0 && bdf.a2 != 0;
   if (dt_prev2_ > 0) { // (then w^{n-1} and dt_prev_ are known too)
@@ -289,6 +326,7 @@ PetscErrorCode UnsteadySolver::solve_step(SNES snes, double dt, const BdfCoeffic
     const double c1 = -h * (h + h1 + h2) / (h1 * h2);
     const double c2 = h * (h + h1) / ((h1 + h2) * h2);
     PetscCall(VecAXPBYPCZ(w_new_, c1, c2, cn, w_prev_, w_prev2_));
+    PetscCall(linear_algebraic_guess(dt));
   } else if (step_ > 0 && dt_prev_ > 0) {
     PetscCall(VecAXPY(w_new_, dt / dt_prev_, w_));
     PetscCall(VecAXPY(w_new_, -dt / dt_prev_, w_prev_));

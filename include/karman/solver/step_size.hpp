@@ -68,4 +68,8 @@ private:
 /// step is returned as it is (report->converged false, the solver at t^n).  Collective.
 PetscErrorCode advance_controlled(UnsteadySolver &ts, double t_end, StepReport *report);
 
+/// Whether ts has reached t_end: its time within 1e-9 of a step below it, the step being the
+/// controller's proposal (time.dt auto) or dt (fixed steps).  Every loop toward t_end asks this.
+bool reached_end(const UnsteadySolver &ts, double t_end, double dt);
+
 } // namespace karman::solver

@@ -161,6 +161,9 @@ private:
   PetscErrorCode fall_back(double dt, const BdfCoefficients &bdf, StepReport *report);
   /// Installs the convergence test (residual history, truncation stop) on snes.
   PetscErrorCode set_convergence_test(SNES snes);
+  /// Replaces the algebraic unknowns (pressure) of the quadratic initial guess in w_new_ by
+  /// the line through w_ and w_prev_ at the new level (dt: the step).
+  PetscErrorCode linear_algebraic_guess(double dt);
   /// The truncation stop of forward tolerances (NewtonStop).
   PetscErrorCode truncation_stop(SNES snes, bool *stop);
   /// ||a - b||_2 (largest: max |a - b|) over the transient unknowns (the rows with a time
