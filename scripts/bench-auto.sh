@@ -99,7 +99,13 @@ lines = [f"solver.linear auto against direct and iterative ({datetime.date.today
          f"{os.cpu_count()} cores, {ranks} ranks; unsteady cases {steps} steps from their initial "
          f"condition; median wall time of the whole process over the repeats)", "", head,
          "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
-rows = [["case", "cells", "direct_s", "iterative_s", "auto_s", "auto_fallbacks", "auto_over_faster"]]
+rows = [["case", "cells", "direct_s", "iterative_s", "auto_s", "auto_fallbacks", "auto_over_faster",
+         "direct_mib", "iterative_mib", "auto_mib"]]
+# the rows of cases not in this folder's runs (results/bench-auto/ is not committed: a partial
+# re-run on a fresh clone) are kept from the committed table
+kept = []
+if os.path.exists(f"{out}.csv"):
+    kept = [r for r in csv.DictReader(open(f"{out}.csv")) if r["case"] not in names]
 for n in names:
     t = {}
     m = {}
@@ -118,7 +124,21 @@ for n in names:
                  f"{ratio:.2f} |" if ratio else f"| {n} | {meta[n]} | {fmt(t['direct'])} | {fmt(t['iterative'])} | "
                  f"{fmt(t['auto'])} | {choice} | - |")
     lines[-1] += " " + " / ".join(f"{m[l]:.0f}" if m[l] else "-" for l in ("direct", "iterative", "auto")) + " |"
-    rows.append([n, meta[n], t["direct"], t["iterative"], t["auto"], note["auto"], ratio])
+    rows.append([n, meta[n], t["direct"], t["iterative"], t["auto"], note["auto"], ratio,
+                 m["direct"], m["iterative"], m["auto"]])
+num = lambda v: float(v) if v not in ("", None) else None
+for r in kept:
+    t = {l: num(r[f"{l}_s"]) for l in ("direct", "iterative", "auto")}
+    fb = int(r["auto_fallbacks"] or 0)
+    ratio = num(r["auto_over_faster"])
+    mem = " / ".join(f"{num(r.get(f'{l}_mib')):.0f}" if num(r.get(f"{l}_mib")) else "-"
+                     for l in ("direct", "iterative", "auto"))
+    fmt = lambda v: f"{v:.1f}" if v is not None else "failed"
+    choice = "iterative" + (f", LU fallback x{fb}" if fb else "")
+    lines.append(f"| {r['case']} | {r['cells']} | {fmt(t['direct'])} | {fmt(t['iterative'])} | "
+                 f"{fmt(t['auto'])} | {choice} | {f'{ratio:.2f}' if ratio else '-'} | {mem} |")
+    rows.append([r["case"], r["cells"], t["direct"], t["iterative"], t["auto"], fb, ratio,
+                 r.get("direct_mib"), r.get("iterative_mib"), r.get("auto_mib")])
 open(f"{out}.md", "w").write("\n".join(lines) + "\n")
 with open(f"{out}.csv", "w", newline="") as f:
     csv.writer(f).writerows(rows)

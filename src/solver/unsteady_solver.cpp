@@ -49,6 +49,17 @@ UnsteadySolver::~UnsteadySolver() {
     if (*v) VecDestroy(v);
 }
 
+namespace {
+/// What a time step's preconditioner reuse compares with: forward tolerances, the fewest
+/// iterations since the set-up; a set-up at a step converged to solver.rtol (the first ones, those
+/// after a restart point) has a first solve far from the later one-iteration steps' (an impulsive
+/// start: 100 and more iterations against 20-40), and a limit from it kept a worn multigrid for
+/// the whole run (the rotary cylinder's spin-up: 41 iterations per step instead of 34).
+PreconditionerReuse::Reference reuse_reference(bool forward) {
+  return forward ? PreconditionerReuse::Reference::Fewest : PreconditionerReuse::Reference::First;
+}
+} // namespace
+
 PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
                                      const config::CaseConfig &cfg, StepPurpose purpose) {
   PetscFunctionBeginUser;
@@ -105,8 +116,8 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
   PetscCall(SNESGetKSP(snes_, &ksp));
   PetscCall(SNESSetFromOptions(snes_));
   PetscCall(set_convergence_test(snes_));
-  // forward tolerances: every linear solve to 1e-2 (inexact Newton: the steps that converge to
-  // solver.rtol, the first and those after a restart point, take a few more Newton iterations)
+  // forward tolerances: every linear solve to 1e-2 (the steps converged to solver.rtol, the
+  // first and those after a restart point, take a few more Newton iterations)
   PetscReal atol, dtol;
   PetscInt maxit;
   PetscCall(KSPGetTolerances(ksp, &linear_rtol_, &atol, &dtol, &maxit));
@@ -132,13 +143,7 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
                             : 1.0;
   const int threshold = std::max(
       1, static_cast<int>(std::lround(static_cast<double>(s.refactor_iterations) * digits)));
-  // forward tolerances compare with the fewest iterations since the set-up, not the first: a
-  // set-up at a step converged to solver.rtol (the first steps, those after a restart point) has
-  // a first solve far from the later one-iteration steps' (an impulsive start: 100 and more
-  // iterations against 20-40), and a limit from it kept a worn preconditioner for the whole run
-  pc_reuse_ = PreconditionerReuse(threshold, kReuseGrowth, reuse,
-                                  forward_ ? PreconditionerReuse::Reference::Fewest
-                                           : PreconditionerReuse::Reference::First);
+  pc_reuse_ = PreconditionerReuse(threshold, kReuseGrowth, reuse, reuse_reference(forward_));
   pc_setup_a0_ = 0;
   PetscCheck(reuse || method == LinearMethod::Direct, residual.mesh().comm, PETSC_ERR_USER_INPUT,
              "%s: -ksp_type preonly would apply one multigrid cycle as the inverse of each "
