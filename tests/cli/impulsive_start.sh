@@ -4,8 +4,9 @@
 # field that solves neither continuity nor the wall condition), 30 steps on 2 ranks, with the
 # default forward tolerances (each step stops once its Newton error is below 1/10 of its
 # truncation error) and with converged steps.  From t = 0.5 on, c_D of every step agrees with
-# the converged run's to 1 % (0.22 % measured, 0.56 % with the first solve after a set-up as the reuse reference; the first steps' truncation errors are large, so
-# they are not compared).  With the pressure's initial guess extrapolated quadratically the
+# the converged run's to 1 % (0.22 % measured; 0.56 % with the first solve after a set-up as the
+# preconditioner reuse's reference; the first steps' truncation errors are large, so they are
+# not compared).  With the pressure's initial guess extrapolated quadratically the
 # stopped steps' pressure errors grew from step to step: c_D swung between -15 and 11 against
 # 1.59 (UnsteadySolver::linear_algebraic_guess).
 # usage: impulsive_start.sh KARMAN SOURCE_DIR WORK_DIR
