@@ -143,6 +143,10 @@ PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSy
     PetscCall(KSPSetType(ksp, direct_type));
     PetscCall(PCSetType(pc, PCLU));
     PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+    // a Krylov method around the LU (of the compact matrix) is right-preconditioned too: left,
+    // its tolerance bounded the preconditioned residual only, and with forward tolerances' 1e-2
+    // DFG 2D-2's first step got directions along which the line search failed (|R| 0.176)
+    if (std::string(direct_type) != KSPPREONLY) PetscCall(KSPSetPCSide(ksp, PC_RIGHT));
     PetscFunctionReturn(0);
   }
   // GMRES, right-preconditioned: its tolerance applies to the true residual
