@@ -19,6 +19,7 @@
 #include "karman/core/error.hpp"
 #include "karman/driver/flow_case.hpp"
 #include "karman/geometry/mesh_quality.hpp"
+#include "karman/io/state_fields.hpp"
 #include "karman/optimization/case_schema.hpp"
 #include "karman/solver/jacobian_free.hpp"
 #include "karman/solver/linear_solver.hpp"
@@ -454,8 +455,8 @@ PetscErrorCode linear_study(driver::FlowCase &fc, Vec w) {
   PetscCall(KSPCreate(comm, &ksp));
   PetscCall(KSPSetOptionsPrefix(ksp, "diag_"));
   PetscCall(solver::set_linear_solver_defaults(ksp, solver::LinearMethod::Iterative,
-                                               solver::LinearSystems::Steady, res.mesh().dim,
-                                               KSPPREONLY));
+                                               solver::LinearSystems::Steady,
+                                               solver::mesh_kind(res.mesh()), KSPPREONLY));
   PetscCall(KSPSetOperators(ksp, A, P));
   PetscCall(KSPSetTolerances(ksp, rtol, 1e-50, PETSC_DEFAULT, maxit));
   std::vector<PetscReal> hist(maxit + 2);
@@ -497,6 +498,153 @@ PetscErrorCode linear_study(driver::FlowCase &fc, Vec w) {
   PetscFunctionReturn(0);
 }
 
+// newton: the undamped Newton direction d = -J^-1 R (LU, no shift) at the state, |d|, and
+// |R(w + a d)| / |R(w)| for a = 1, 1/2, ... 1e-6 (a descent direction gives 1 - a for small a);
+// then inverse iteration on J^T J (LU of J) for the smallest singular value and where its
+// right singular vector lives (pressure / velocity share, the cells of largest entries)
+PetscErrorCode newton_study(driver::FlowCase &fc, Vec w) {
+  PetscFunctionBeginUser;
+  discretization::FlowResidual &res = fc.residual();
+  const MPI_Comm comm = res.mesh().comm;
+  Mat J;
+  PetscCall(res.create_jacobian(&J));
+  PetscCall(res.jacobian(discretization::kSteady, w, J, nullptr));
+  KSP ksp;
+  PetscCall(KSPCreate(comm, &ksp));
+  PetscCall(KSPSetOperators(ksp, J, J));
+  PetscCall(KSPSetType(ksp, KSPPREONLY));
+  PC pc;
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, PCLU));
+  PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+  PetscCall(KSPSetUp(ksp));
+  Vec r, d, wt, rt;
+  PetscCall(VecDuplicate(w, &r));
+  PetscCall(VecDuplicate(w, &d));
+  PetscCall(VecDuplicate(w, &wt));
+  PetscCall(VecDuplicate(w, &rt));
+  PetscCall(res.residual(discretization::kSteady, w, r));
+  const double r0 = norm2(r);
+  PetscCall(KSPSolve(ksp, r, d));
+  PetscCall(VecScale(d, -1.0));
+  PetscReal dinf, winf;
+  PetscCall(VecNorm(d, NORM_INFINITY, &dinf));
+  PetscCall(VecNorm(w, NORM_INFINITY, &winf));
+  PetscCall(PetscPrintf(comm,
+                        "== Newton direction: |R| %.4e, |d|_2 %.4e, |d|_inf %.4e (|w|_inf %.4e)\n",
+                        r0, norm2(d), dinf, winf));
+  for (double a = 1; a > 1e-7; a *= 0.1) {
+    PetscCall(VecWAXPY(wt, a, d, w));
+    PetscCall(res.residual(discretization::kSteady, wt, rt));
+    PetscCall(PetscPrintf(comm, "   a %.0e: |R(w + a d)| / |R| %.8f (1 - a %.8f)\n", a,
+                          norm2(rt) / r0, 1 - a));
+  }
+  // inverse iteration on (J^T J)^-1
+  Vec x, y;
+  PetscCall(VecDuplicate(w, &x));
+  PetscCall(VecDuplicate(w, &y));
+  PetscCall(VecSetRandom(x, nullptr));
+  PetscCall(VecNormalize(x, nullptr));
+  double sigma = 0;
+  for (int it = 0; it < 40; ++it) {
+    PetscCall(KSPSolveTranspose(ksp, x, y)); // y = J^-T x
+    PetscCall(KSPSolve(ksp, y, x));          // x = J^-1 J^-T x
+    PetscReal nx;
+    PetscCall(VecNormalize(x, &nx));
+    sigma = 1.0 / std::sqrt(nx);
+  }
+  PetscCall(MatMult(J, x, y));
+  const int nv = res.nv();
+  const PetscInt n = res.mesh().n_owned_cells;
+  const std::vector<double> pn = cell_norms(x, nv, n, 0, 1), un = cell_norms(x, nv, n, 1, nv - 1);
+  double ps = 0, us = 0;
+  for (PetscInt c = 0; c < n; ++c) ps += pn[c] * pn[c], us += un[c] * un[c];
+  MPI_Allreduce(MPI_IN_PLACE, &ps, 1, MPI_DOUBLE, MPI_SUM, comm);
+  MPI_Allreduce(MPI_IN_PLACE, &us, 1, MPI_DOUBLE, MPI_SUM, comm);
+  PetscCall(PetscPrintf(
+      comm,
+      "== smallest singular value of J (inverse iteration, 40 steps): %.4e (|J x| %.4e); largest "
+      "|J| row sum scale: see jac; mode: pressure share %.3f, velocity share %.3f\n",
+      sigma, norm2(y), ps, us));
+  // the mode's overlap with the residual
+  PetscScalar rx;
+  PetscCall(VecDot(r, y, &rx));
+  PetscCall(PetscPrintf(comm, "   (J x, R) / (|J x| |R|) = %.4e\n", rx / (norm2(y) * r0)));
+  std::vector<std::pair<double, PetscInt>> top;
+  for (PetscInt c = 0; c < n; ++c) top.push_back({pn[c] * pn[c] + un[c] * un[c], c});
+  std::sort(top.rbegin(), top.rend());
+  const auto &cen = res.geometry().cell_centroid;
+  for (int k = 0; k < 8 && k < (int)top.size(); ++k) {
+    const PetscInt c = top[k].second;
+    PetscCall(PetscSynchronizedPrintf(
+        comm, "   cell %d |x_c| %.3e (p %.3e, u %.3e) at (%.3f %.3f %.3f)\n", int(c),
+        std::sqrt(top[k].first), pn[c], un[c], cen[c][0], cen[c][1], cen[c][2]));
+  }
+  PetscCall(PetscSynchronizedFlush(comm, PETSC_STDOUT));
+  PetscCall(KSPDestroy(&ksp));
+  for (Vec *v : {&r, &d, &wt, &rt, &x, &y}) PetscCall(VecDestroy(v));
+  PetscCall(MatDestroy(&J));
+  PetscFunctionReturn(0);
+}
+
+// compare: the difference of the state and the state in -diag_compare FILE, per field and where
+PetscErrorCode compare_study(driver::FlowCase &fc, Vec w) {
+  PetscFunctionBeginUser;
+  discretization::FlowResidual &res = fc.residual();
+  const MPI_Comm comm = res.mesh().comm;
+  char path[PETSC_MAX_PATH_LEN] = "";
+  PetscCall(PetscOptionsGetString(nullptr, nullptr, "-diag_compare", path, sizeof(path), nullptr));
+  Vec v, r;
+  PetscCall(VecDuplicate(w, &v));
+  PetscCall(VecDuplicate(w, &r));
+  PetscCall(io::read_state_h5(res.mesh(), res.equations(), path, v));
+  PetscCall(res.residual(discretization::kSteady, v, r));
+  PetscCall(PetscPrintf(comm, "== compare with %s: its |R| %.4e\n", path, norm2(r)));
+  {
+    const PetscScalar *a, *b;
+    PetscCall(VecGetArrayRead(w, &a));
+    PetscCall(VecGetArrayRead(v, &b));
+    const int nv = res.nv();
+    for (PetscInt c : {2289, 3158, 7403, 10998, 1822, 9272})
+      if (c < res.mesh().n_owned_cells)
+        PetscCall(PetscSynchronizedPrintf(
+            comm, "   cell %d: this (%.4f %.4f %.4f %.4f), other (%.4f %.4f %.4f %.4f)\n", int(c),
+            a[c * nv], a[c * nv + 1], a[c * nv + 2], a[c * nv + 3], b[c * nv], b[c * nv + 1],
+            b[c * nv + 2], b[c * nv + 3]));
+    PetscCall(PetscSynchronizedFlush(comm, PETSC_STDOUT));
+    PetscCall(VecRestoreArrayRead(w, &a));
+    PetscCall(VecRestoreArrayRead(v, &b));
+  }
+  PetscCall(VecAXPY(v, -1.0, w));
+  const int nv = res.nv();
+  const PetscInt n = res.mesh().n_owned_cells;
+  const std::vector<double> pn = cell_norms(v, nv, n, 0, 1), un = cell_norms(v, nv, n, 1, nv - 1);
+  double ps = 0, us = 0, pm = 0, um = 0;
+  for (PetscInt c = 0; c < n; ++c)
+    ps += pn[c] * pn[c], us += un[c] * un[c], pm = std::max(pm, pn[c]), um = std::max(um, un[c]);
+  MPI_Allreduce(MPI_IN_PLACE, &ps, 1, MPI_DOUBLE, MPI_SUM, comm);
+  MPI_Allreduce(MPI_IN_PLACE, &us, 1, MPI_DOUBLE, MPI_SUM, comm);
+  MPI_Allreduce(MPI_IN_PLACE, &pm, 1, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(MPI_IN_PLACE, &um, 1, MPI_DOUBLE, MPI_MAX, comm);
+  PetscCall(PetscPrintf(
+      comm, "   difference: pressure |.|_2 %.4e max %.4e; velocity |.|_2 %.4e max %.4e\n",
+      std::sqrt(ps), pm, std::sqrt(us), um));
+  std::vector<std::pair<double, PetscInt>> top;
+  for (PetscInt c = 0; c < n; ++c) top.push_back({pn[c] * pn[c] + un[c] * un[c], c});
+  std::sort(top.rbegin(), top.rend());
+  const auto &cen = res.geometry().cell_centroid;
+  for (int k = 0; k < 10 && k < (int)top.size(); ++k) {
+    const PetscInt c = top[k].second;
+    PetscCall(PetscSynchronizedPrintf(comm, "   cell %d (p %.3e, u %.3e) at (%.3f %.3f %.3f)\n",
+                                      int(c), pn[c], un[c], cen[c][0], cen[c][1], cen[c][2]));
+  }
+  PetscCall(PetscSynchronizedFlush(comm, PETSC_STDOUT));
+  report_distribution(gather(comm, cell_rows(res, r, v)), "state difference per cell", true);
+  PetscCall(VecDestroy(&v));
+  PetscCall(VecDestroy(&r));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode run(int argc, char **argv) {
   PetscFunctionBeginUser;
   std::vector<std::string> overrides;
@@ -519,6 +667,8 @@ PetscErrorCode run(int argc, char **argv) {
   if (m.find("res") != std::string::npos) PetscCall(residual_distribution(fc, w));
   if (m.find("jac") != std::string::npos) PetscCall(check_jacobian(fc, w));
   if (m.find("ksp") != std::string::npos) PetscCall(linear_study(fc, w));
+  if (m.find("newton") != std::string::npos) PetscCall(newton_study(fc, w));
+  if (m.find("compare") != std::string::npos) PetscCall(compare_study(fc, w));
   PetscCall(VecDestroy(&w));
   PetscFunctionReturn(0);
 }

@@ -234,8 +234,8 @@ PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels
                                      static_cast<PetscInt>(adj.level_max_iterations)};
   s->tolerances = tol;
   PetscCall(solver::create_linear_solver(res.mesh().comm, solver::LinearSolverRole::Adjoint, method,
-                                         solver::LinearSystems::TimeStepping, res.mesh().dim,
-                                         KSPGMRES, tol, &s->ksp));
+                                         solver::LinearSystems::TimeStepping,
+                                         solver::mesh_kind(res.mesh()), KSPGMRES, tol, &s->ksp));
   // reuse only makes sense with a Krylov method around the preconditioner: with -adj_ksp_type
   // preonly an earlier level's factors would be applied as if they were this level's inverse
   KSPType type;
@@ -444,7 +444,8 @@ PetscErrorCode UnsteadyAdjoint::solve_level_direct(long n, Sweep &s, Adjoint &a,
   if (!s.fallback)
     PetscCall(solver::create_linear_solver(
         m.comm, solver::LinearSolverRole::AdjointFallback, solver::LinearMethod::Direct,
-        solver::LinearSystems::TimeStepping, m.dim, KSPGMRES, s.tolerances, &s.fallback));
+        solver::LinearSystems::TimeStepping, solver::mesh_kind(m), KSPGMRES, s.tolerances,
+        &s.fallback));
   // GMRES on J^T around the LU of this level's compact matrix (the multigrid's P may be older)
   PetscCall(res_->jacobian(s.state, s.P, &s.shift, true));
   PetscCall(KSPSetOperators(s.fallback, s.J, s.P));

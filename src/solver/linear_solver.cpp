@@ -124,6 +124,69 @@ PetscErrorCode set_default_option(const char *prefix, const char *name, const ch
   PetscFunctionReturn(0);
 }
 
+// The multigrid's level smoothers (Richardson / block Jacobi ILU) for `steady` systems or time
+// steps on a mesh of `kind`, as options under `prefix` (set_default_option)
+PetscErrorCode set_smoother_defaults(const char *prefix, bool steady, const MeshKind &kind) {
+  PetscFunctionBeginUser;
+  const int dim = kind.dim;
+  PetscCall(set_default_option(prefix, "mg_levels_ksp_type", "richardson"));
+  // steady systems: the sweeps damped, by 0.6 in 2D and 0.8 in 3D.  Undamped, the W-cycles' ILU(0)
+  // sweeps diverge on the Jacobians of a pseudo-time step past CFL ~20-100 at Re 40 and more:
+  // GMRES then hits its 200 iterations at every Newton step and the steady solve fails
+  // (cylinder-unbounded and shape-min-drag re40 at Re 40, naca0012-laminar on levels 1 and 2; 1
+  // and 2 ranks), and the adjoints of those states stop at 1000 iterations.  Damped by 0.6 they
+  // converge (2 ranks: 0.7, 1.4 and 3.2 s, LU 1.1, 2.6 and 5.0 s; naca0012-laminar level 2 in 20
+  // s); 0.8 still failed on naca0012-laminar, and DFG 2D-1 (Re 20) takes 8.8 instead of 8.0 s on
+  // level 2.  DFG 3D-1Z (Re 20, ILU(0)): on level 0 undamped sweeps stalled one Newton step at 200
+  // iterations (7.9 s), 0.8 takes 3.2 s; level 2 forward / adjoint 24.8 / 11.6 s with 0.8, 25.1 /
+  // 13.4 s with 0.6, 30.5 / 11.5 s undamped.  (GMRES(2) smoothers inside FGMRES converge too, DFG
+  // 2D-1 level 2 11.3 s.)  Time steps (kaskade, one sweep after the exact coarse correction) keep 1
+  PetscCall(set_default_option(prefix, "mg_levels_ksp_richardson_scale",
+                               steady ? (dim == 3 ? "0.8" : "0.6") : "1"));
+  // time steps and the unsteady adjoint's levels: the coarse correction first, then one sweep
+  // (PCMG's kaskade cycle), with ILU(1) in 2D; steady systems: W(2,2) cycles with ILU(0).  DFG
+  // 2D-2 level 1 on 2 ranks: a forward-only run (dt 0.0085, tolerances 1e-2, to t = 2) 16.1-16.7
+  // instead of 19.2-19.6 s (V(1,1), ILU(0), natural ordering); 40 converged steps from rest and
+  // their store-all adjoint 15.7 / 5.1-5.3 s (linear solves of the sweep) instead of 17.2 /
+  // 6.1-6.3 s.  3D (DFG 3D-1Z level 0, dt 0.05) kaskade 18.9 instead of 20.5 s; ILU(1) did not
+  // help there (19.5 s, 5 % more memory)
+  PetscCall(set_default_option(prefix, "mg_levels_ksp_max_it", steady ? "2" : "1"));
+  // (always set: a steady solver after an unsteady one, same prefix, must not inherit kaskade)
+  PetscCall(set_default_option(prefix, "pc_mg_type", steady ? "multiplicative" : "kaskade"));
+  PetscCall(set_default_option(prefix, "mg_levels_pc_type", "bjacobi"));
+  PetscCall(set_default_option(prefix, "mg_levels_sub_pc_type", "ilu"));
+  // steady systems on meshes with tetrahedra: ILU(1) in the cells' own order, only zero pivots
+  // shifted (issue 42, results/tet-diagnosis.md section 6).  P's ILU(0) on tetrahedra meets
+  // non-positive pivots, and the positive-definite shift below then shifts the whole diagonal:
+  // the smoother becomes so weak that the multigrid is worse than block Jacobi ILU(0) without it
+  // (the Gmsh tetrahedral DFG 3D-1Z, 31 840 cells, final Jacobian, 2 ranks: 80 GMRES iterations
+  // per decade; unshifted ILU(0) 28, unshifted ILU(1) 8.5).  Reverse Cuthill-McKee made the
+  // unshifted ILU(1) of one rank's whole block unstable (136 per decade at rest, CFL 10; natural
+  // order 8.2).  Steady solve from rest: 26 -> 12 Newton steps, 170 -> 17.5 s (2 ranks), 21 ->
+  // 10 steps, 186 -> 17.5 s (1 rank); the steady adjoint converges in 117 iterations instead of
+  // falling back to the LU after 1000.  The hexahedral/prism meshes keep the settings below:
+  // there the unshifted ILU from rest fails on 1 rank and ILU(1) costs more than it gains
+  const bool tetrahedral_steady = kind.tetrahedra && steady;
+  PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_levels",
+                               (!steady && dim == 2) || tetrahedral_steady ? "1" : "0"));
+  // reverse Cuthill-McKee ordering of each rank's block before its ILU: fewer iterations than
+  // the mesh's own cell order (DFG 2D-2 level 0, 40 steps: 89.6 instead of 92.5 GMRES iterations
+  // per step; steady DFG 2D-1 level 2, 2 ranks: 8.0 instead of 8.75 s)
+  PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_mat_ordering_type",
+                               tetrahedral_steady ? "natural" : "rcm"));
+  // a pivot that is not positive restarts the ILU with the diagonal shifted (Manteuffel) until all
+  // are; a factorization without one is untouched.  Steady Jacobians at rest (Stokes-like: the
+  // momentum diagonal only viscous plus the pseudo-time shift, the Rhie-Chow pressure block small)
+  // met negative pivots: the unstable ILU(0) made GMRES lose orthogonality (DIVERGED_BREAKDOWN),
+  // the Newton steps went nowhere, and with "nonzero" (zero pivots only) DFG 3D-1Z level 0 failed
+  // on 1 rank (DIVERGED_LOCAL_MIN after 1 Newton step; 7 steps, 5.8 s now; on 2 ranks 9 -> 7
+  // steps) and so did DFG 2D-1 level 0 at Re 10 with moving walls from rest (DIVERGED_LINE_SEARCH
+  // after 36 steps; 7 now, LU 10).  The other steady cases and all time steps: the same iterations
+  PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_shift_type",
+                               tetrahedral_steady ? "nonzero" : "positive_definite"));
+  PetscFunctionReturn(0);
+}
+
 } // namespace
 
 PetscErrorCode set_process_defaults() {
@@ -134,9 +197,22 @@ PetscErrorCode set_process_defaults() {
   PetscFunctionReturn(0);
 }
 
+MeshKind mesh_kind(const mesh::Mesh &mesh) {
+  MeshKind kind;
+  kind.dim = mesh.dim;
+  int tets = 0;
+  if (mesh.dim == 3)
+    for (PetscInt c = 0; c < mesh.n_owned_cells && !tets; ++c)
+      tets = mesh.cell_face_ptr[c + 1] - mesh.cell_face_ptr[c] == 4;
+  MPI_Allreduce(MPI_IN_PLACE, &tets, 1, MPI_INT, MPI_MAX, mesh.comm);
+  kind.tetrahedra = tets != 0;
+  return kind;
+}
+
 PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSystems systems,
-                                          int dim, KSPType direct_type) {
+                                          const MeshKind &kind, KSPType direct_type) {
   PetscFunctionBeginUser;
+  const int dim = kind.dim;
   PC pc;
   PetscCall(KSPGetPC(ksp, &pc));
   if (method == LinearMethod::Direct) {
@@ -181,47 +257,7 @@ PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSy
   // 2.80 s; NACA 0012 level 1: 0.95 instead of 1.11 s), so both keep W-cycles
   const bool v_cycle = !steady || (systems == LinearSystems::SteadyAdjoint && dim == 3);
   PetscCall(set_default_option(prefix, "pc_mg_cycle_type", v_cycle ? "v" : "w"));
-  PetscCall(set_default_option(prefix, "mg_levels_ksp_type", "richardson"));
-  // steady systems: the sweeps damped, by 0.6 in 2D and 0.8 in 3D.  Undamped, the W-cycles' ILU(0)
-  // sweeps diverge on the Jacobians of a pseudo-time step past CFL ~20-100 at Re 40 and more:
-  // GMRES then hits its 200 iterations at every Newton step and the steady solve fails
-  // (cylinder-unbounded and shape-min-drag re40 at Re 40, naca0012-laminar on levels 1 and 2; 1
-  // and 2 ranks), and the adjoints of those states stop at 1000 iterations.  Damped by 0.6 they
-  // converge (2 ranks: 0.7, 1.4 and 3.2 s, LU 1.1, 2.6 and 5.0 s; naca0012-laminar level 2 in 20
-  // s); 0.8 still failed on naca0012-laminar, and DFG 2D-1 (Re 20) takes 8.8 instead of 8.0 s on
-  // level 2.  DFG 3D-1Z (Re 20, ILU(0)): on level 0 undamped sweeps stalled one Newton step at 200
-  // iterations (7.9 s), 0.8 takes 3.2 s; level 2 forward / adjoint 24.8 / 11.6 s with 0.8, 25.1 /
-  // 13.4 s with 0.6, 30.5 / 11.5 s undamped.  (GMRES(2) smoothers inside FGMRES converge too, DFG
-  // 2D-1 level 2 11.3 s.)  Time steps (kaskade, one sweep after the exact coarse correction) keep 1
-  PetscCall(set_default_option(prefix, "mg_levels_ksp_richardson_scale",
-                               steady ? (dim == 3 ? "0.8" : "0.6") : "1"));
-  // time steps and the unsteady adjoint's levels: the coarse correction first, then one sweep
-  // (PCMG's kaskade cycle), with ILU(1) in 2D; steady systems: W(2,2) cycles with ILU(0).  DFG
-  // 2D-2 level 1 on 2 ranks: a forward-only run (dt 0.0085, tolerances 1e-2, to t = 2) 16.1-16.7
-  // instead of 19.2-19.6 s (V(1,1), ILU(0), natural ordering); 40 converged steps from rest and
-  // their store-all adjoint 15.7 / 5.1-5.3 s (linear solves of the sweep) instead of 17.2 /
-  // 6.1-6.3 s.  3D (DFG 3D-1Z level 0, dt 0.05) kaskade 18.9 instead of 20.5 s; ILU(1) did not
-  // help there (19.5 s, 5 % more memory)
-  PetscCall(set_default_option(prefix, "mg_levels_ksp_max_it", steady ? "2" : "1"));
-  // (always set: a steady solver after an unsteady one, same prefix, must not inherit kaskade)
-  PetscCall(set_default_option(prefix, "pc_mg_type", steady ? "multiplicative" : "kaskade"));
-  PetscCall(set_default_option(prefix, "mg_levels_pc_type", "bjacobi"));
-  PetscCall(set_default_option(prefix, "mg_levels_sub_pc_type", "ilu"));
-  PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_levels",
-                               !steady && dim == 2 ? "1" : "0"));
-  // reverse Cuthill-McKee ordering of each rank's block before its ILU: fewer iterations than
-  // the mesh's own cell order (DFG 2D-2 level 0, 40 steps: 89.6 instead of 92.5 GMRES iterations
-  // per step; steady DFG 2D-1 level 2, 2 ranks: 8.0 instead of 8.75 s)
-  PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_mat_ordering_type", "rcm"));
-  // a pivot that is not positive restarts the ILU with the diagonal shifted (Manteuffel) until all
-  // are; a factorization without one is untouched.  Steady Jacobians at rest (Stokes-like: the
-  // momentum diagonal only viscous plus the pseudo-time shift, the Rhie-Chow pressure block small)
-  // met negative pivots: the unstable ILU(0) made GMRES lose orthogonality (DIVERGED_BREAKDOWN),
-  // the Newton steps went nowhere, and with "nonzero" (zero pivots only) DFG 3D-1Z level 0 failed
-  // on 1 rank (DIVERGED_LOCAL_MIN after 1 Newton step; 7 steps, 5.8 s now; on 2 ranks 9 -> 7
-  // steps) and so did DFG 2D-1 level 0 at Re 10 with moving walls from rest (DIVERGED_LINE_SEARCH
-  // after 36 steps; 7 now, LU 10).  The other steady cases and all time steps: the same iterations
-  PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_shift_type", "positive_definite"));
+  PetscCall(set_smoother_defaults(prefix, steady, kind));
   // the coarsest level's LU (GAMG gathers that level on one rank; the others wait for its
   // triangular solves in every cycle): quotient minimum degree ordering instead of PETSc's nested
   // dissection, about 40 % fewer nonzeros in the factor.  DFG 2D-2 time steps, 2 ranks: level 0
@@ -237,12 +273,12 @@ PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSy
 }
 
 PetscErrorCode create_linear_solver(MPI_Comm comm, LinearSolverRole role, LinearMethod method,
-                                    LinearSystems systems, int dim, KSPType direct_type,
-                                    const LinearTolerances &tol, KSP *ksp) {
+                                    LinearSystems systems, const MeshKind &kind,
+                                    KSPType direct_type, const LinearTolerances &tol, KSP *ksp) {
   PetscFunctionBeginUser;
   PetscCall(KSPCreate(comm, ksp));
   if (const char *prefix = options_prefix(role)) PetscCall(KSPSetOptionsPrefix(*ksp, prefix));
-  PetscCall(set_linear_solver_defaults(*ksp, method, systems, dim, direct_type));
+  PetscCall(set_linear_solver_defaults(*ksp, method, systems, kind, direct_type));
   PetscCall(KSPSetTolerances(*ksp, tol.rtol, tol.atol, PETSC_DEFAULT, tol.max_iterations));
   PetscCall(KSPSetFromOptions(*ksp));
   PetscFunctionReturn(0);
@@ -251,7 +287,7 @@ PetscErrorCode create_linear_solver(MPI_Comm comm, LinearSolverRole role, Linear
 PetscErrorCode create_newton(MPI_Comm comm, const SolverOptions &s, Vec r, Mat J, Mat P,
                              PetscErrorCode (*function)(SNES, Vec, Vec, void *),
                              PetscErrorCode (*jacobian)(SNES, Vec, Mat, Mat, void *), void *ctx,
-                             LinearMethod method, LinearSystems systems, int dim,
+                             LinearMethod method, LinearSystems systems, const MeshKind &kind,
                              KSPType direct_type, SNES *snes, const LinearTolerances *linear) {
   PetscFunctionBeginUser;
   PetscCall(SNESCreate(comm, snes));
@@ -265,7 +301,7 @@ PetscErrorCode create_newton(MPI_Comm comm, const SolverOptions &s, Vec r, Mat J
   PetscCall(SNESLineSearchSetType(ls, SNESLINESEARCHBT));
   KSP ksp;
   PetscCall(SNESGetKSP(*snes, &ksp));
-  PetscCall(set_linear_solver_defaults(ksp, method, systems, dim, direct_type));
+  PetscCall(set_linear_solver_defaults(ksp, method, systems, kind, direct_type));
   if (linear)
     PetscCall(
         KSPSetTolerances(ksp, linear->rtol, linear->atol, PETSC_DEFAULT, linear->max_iterations));

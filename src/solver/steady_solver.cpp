@@ -57,7 +57,7 @@ PetscErrorCode SteadySolver::create_snes(LinearMethod method, LinearSolverRole r
                                   static_cast<PetscInt>(s.linear_max_iterations)};
     PetscCall(create_newton(residual.mesh().comm, s, r_, jacobian_free_.matrix(), P_, form_function,
                             form_jacobian, this, LinearMethod::Iterative, LinearSystems::Steady,
-                            residual.mesh().dim, KSPPREONLY, snes, &linear));
+                            mesh_kind(residual.mesh()), KSPPREONLY, snes, &linear));
     PetscCall(SNESKSPSetUseEW(*snes, PETSC_TRUE));
     PetscCall(SNESKSPSetParametersEW(*snes, PETSC_DEFAULT, 0.1, 0.1, PETSC_DEFAULT, PETSC_DEFAULT,
                                      PETSC_DEFAULT, PETSC_DEFAULT));
@@ -65,7 +65,7 @@ PetscErrorCode SteadySolver::create_snes(LinearMethod method, LinearSolverRole r
   } else {
     PetscCall(residual.create_jacobian(&J_));
     PetscCall(create_newton(residual.mesh().comm, s, r_, J_, J_, form_function, form_jacobian, this,
-                            LinearMethod::Direct, LinearSystems::Steady, residual.mesh().dim,
+                            LinearMethod::Direct, LinearSystems::Steady, mesh_kind(residual.mesh()),
                             KSPPREONLY, snes));
   }
   if (const char *prefix = options_prefix(role)) PetscCall(SNESSetOptionsPrefix(*snes, prefix));

@@ -111,7 +111,7 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
                                 static_cast<PetscInt>(s.linear_max_iterations)};
   PetscCall(create_newton(residual.mesh().comm, s, r_, J_, P_ ? P_ : J_, form_function,
                           form_jacobian, this, method, LinearSystems::TimeStepping,
-                          residual.mesh().dim, KSPGMRES, &snes_, &linear));
+                          mesh_kind(residual.mesh()), KSPGMRES, &snes_, &linear));
   KSP ksp;
   PetscCall(SNESGetKSP(snes_, &ksp));
   PetscCall(SNESSetFromOptions(snes_));
@@ -406,7 +406,7 @@ PetscErrorCode UnsteadySolver::fall_back(double dt, const BdfCoefficients &bdf,
                                   static_cast<PetscInt>(options_.linear_max_iterations)};
     PetscCall(create_newton(residual.mesh().comm, options_, r_, J_, P_, form_function,
                             form_jacobian, this, LinearMethod::Direct, LinearSystems::TimeStepping,
-                            residual.mesh().dim, KSPGMRES, &fallback_, &linear));
+                            mesh_kind(residual.mesh()), KSPGMRES, &fallback_, &linear));
     PetscCall(SNESSetOptionsPrefix(fallback_, options_prefix(LinearSolverRole::NewtonFallback)));
     PetscCall(SNESSetFromOptions(fallback_));
     PetscCall(set_convergence_test(fallback_));

@@ -100,6 +100,16 @@ enum class LinearSystems {
   TimeStepping
 };
 
+/// What the multigrid's defaults take from the mesh (linear_solver.cpp): its dimension, and
+/// whether it has tetrahedra (their steady systems get other smoothers).
+struct MeshKind {
+  int dim = 2;
+  bool tetrahedra = false; ///< a 3D mesh with at least one tetrahedron (on any rank)
+};
+
+/// The kind of `mesh`.  Collective.
+MeshKind mesh_kind(const mesh::Mesh &mesh);
+
 /// The linear solver of a case (the case key solver.linear, resolved by linear_choice).
 struct LinearChoice {
   LinearMethod method = LinearMethod::Iterative;
@@ -154,27 +164,28 @@ PetscErrorCode announce_fallback(const mesh::Mesh &mesh, const char *what, const
 
 /// Sets karman's defaults on ksp, before KSPSetFromOptions (or SNESSetFromOptions) so that PETSc
 /// options override them: Direct: KSP `direct_type` preconditioned by MUMPS LU; Iterative:
-/// right-preconditioned GMRES with PCGAMG configured for `systems` and the mesh dimension `dim`
-/// (header).  The preconditioning matrix of an iterative solve must be the compact matrix
+/// right-preconditioned GMRES with PCGAMG configured for `systems` and the mesh's kind (header).
+/// The preconditioning matrix of an iterative solve must be the compact matrix
 /// (FlowResidual::create_jacobian with compact) with its block size.
 PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSystems systems,
-                                          int dim, KSPType direct_type);
+                                          const MeshKind &kind, KSPType direct_type);
 
 /// Creates the KSP of a role: its options prefix, the defaults (set_linear_solver_defaults), the
 /// tolerances, then KSPSetFromOptions.  Collective.
 PetscErrorCode create_linear_solver(MPI_Comm comm, LinearSolverRole role, LinearMethod method,
-                                    LinearSystems systems, int dim, KSPType direct_type,
-                                    const LinearTolerances &tolerances, KSP *ksp);
+                                    LinearSystems systems, const MeshKind &kind,
+                                    KSPType direct_type, const LinearTolerances &tolerances,
+                                    KSP *ksp);
 
 /// The Newton solver of the steady and unsteady flow solvers: SNES Newton with a
 /// backtracking line search, tolerances from the `solver` section (atol, rtol,
 /// max_iterations), residual r, Jacobian J (preconditioner matrix P), the linear solver (role
-/// Newton) of `method`, `systems` and `dim` (direct: a KSP of type direct_type around the LU) and,
-/// when given, the linear tolerances.  SNESSetFromOptions is left to the caller.
+/// Newton) of `method`, `systems` and the mesh's `kind` (direct: a KSP of type direct_type around
+/// the LU) and, when given, the linear tolerances.  SNESSetFromOptions is left to the caller.
 PetscErrorCode create_newton(MPI_Comm comm, const SolverOptions &solver, Vec r, Mat J, Mat P,
                              PetscErrorCode (*function)(SNES, Vec, Vec, void *),
                              PetscErrorCode (*jacobian)(SNES, Vec, Mat, Mat, void *), void *ctx,
-                             LinearMethod method, LinearSystems systems, int dim,
+                             LinearMethod method, LinearSystems systems, const MeshKind &kind,
                              KSPType direct_type, SNES *snes,
                              const LinearTolerances *linear = nullptr);
 
