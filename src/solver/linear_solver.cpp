@@ -155,25 +155,27 @@ PetscErrorCode set_smoother_defaults(const char *prefix, bool steady, const Mesh
   PetscCall(set_default_option(prefix, "pc_mg_type", steady ? "multiplicative" : "kaskade"));
   PetscCall(set_default_option(prefix, "mg_levels_pc_type", "bjacobi"));
   PetscCall(set_default_option(prefix, "mg_levels_sub_pc_type", "ilu"));
-  // steady systems on meshes with tetrahedra: ILU(1) in the cells' own order, only zero pivots
-  // shifted (issue 42, results/tet-diagnosis.md section 6).  P's ILU(0) on tetrahedra meets
-  // non-positive pivots, and the positive-definite shift below then shifts the whole diagonal:
-  // the smoother becomes so weak that the multigrid is worse than block Jacobi ILU(0) without it
-  // (the Gmsh tetrahedral DFG 3D-1Z, 31 840 cells, final Jacobian, 2 ranks: 80 GMRES iterations
-  // per decade; unshifted ILU(0) 28, unshifted ILU(1) 8.5).  Reverse Cuthill-McKee made the
-  // unshifted ILU(1) of one rank's whole block unstable (136 per decade at rest, CFL 10; natural
-  // order 8.2).  Steady solve from rest: 26 -> 12 Newton steps, 170 -> 17.5 s (2 ranks), 21 ->
-  // 10 steps, 186 -> 17.5 s (1 rank); the steady adjoint converges in 117 iterations instead of
-  // falling back to the LU after 1000.  The hexahedral/prism meshes keep the settings below:
-  // there the unshifted ILU from rest fails on 1 rank and ILU(1) costs more than it gains
-  const bool tetrahedral_steady = kind.tetrahedra && steady;
+  // meshes with tetrahedra, steady systems and time steps: ILU(1) in the cells' own order, only
+  // zero pivots shifted (issue 42, results/tet-diagnosis.md section 6).  P's ILU(0) on tetrahedra
+  // meets non-positive pivots, and the positive-definite shift below then shifts the whole
+  // diagonal: the smoother becomes so weak that the multigrid is worse than block Jacobi ILU(0)
+  // without it (the Gmsh tetrahedral DFG 3D-1Z, 31 840 cells, final Jacobian, 2 ranks: 80 GMRES
+  // iterations per decade; unshifted ILU(0) 28, unshifted ILU(1) 8.5).  Reverse Cuthill-McKee made
+  // the unshifted ILU(1) of one rank's whole block unstable (136 per decade at rest, CFL 10;
+  // natural order 8.2).  Steady solve from rest: 26 -> 12 Newton steps, 170 -> 17.5 s (2 ranks), 21
+  // -> 10 steps, 186 -> 17.5 s (1 rank); the steady adjoint converges in 117 iterations instead of
+  // falling back to the LU after 1000.  Time steps (dt 0.05 from rest, 10 steps, 2 ranks):
+  // 76.7 -> 15.8 s (unshifted ILU(0) in natural order 28.8 s).  The hexahedral/prism meshes keep
+  // the settings below: there the unshifted ILU from rest fails on 1 rank and ILU(1) costs more
+  // than it gains
+  const bool tetrahedral = kind.tetrahedra;
   PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_levels",
-                               (!steady && dim == 2) || tetrahedral_steady ? "1" : "0"));
+                               (!steady && dim == 2) || tetrahedral ? "1" : "0"));
   // reverse Cuthill-McKee ordering of each rank's block before its ILU: fewer iterations than
   // the mesh's own cell order (DFG 2D-2 level 0, 40 steps: 89.6 instead of 92.5 GMRES iterations
   // per step; steady DFG 2D-1 level 2, 2 ranks: 8.0 instead of 8.75 s)
   PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_mat_ordering_type",
-                               tetrahedral_steady ? "natural" : "rcm"));
+                               tetrahedral ? "natural" : "rcm"));
   // a pivot that is not positive restarts the ILU with the diagonal shifted (Manteuffel) until all
   // are; a factorization without one is untouched.  Steady Jacobians at rest (Stokes-like: the
   // momentum diagonal only viscous plus the pseudo-time shift, the Rhie-Chow pressure block small)
@@ -183,7 +185,7 @@ PetscErrorCode set_smoother_defaults(const char *prefix, bool steady, const Mesh
   // steps) and so did DFG 2D-1 level 0 at Re 10 with moving walls from rest (DIVERGED_LINE_SEARCH
   // after 36 steps; 7 now, LU 10).  The other steady cases and all time steps: the same iterations
   PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_shift_type",
-                               tetrahedral_steady ? "nonzero" : "positive_definite"));
+                               tetrahedral ? "nonzero" : "positive_definite"));
   PetscFunctionReturn(0);
 }
 

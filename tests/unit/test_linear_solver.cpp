@@ -230,8 +230,8 @@ TEST_CASE("linear solver: solver.linear auto is iterative with the LU fallback; 
   // is the steady solver's multigrid with V-cycles in 3D (W in 2D), and a steady Newton solver
   // after it gets its W-cycles back
   using LS = solver::LinearSystems;
-  // meshes with tetrahedra: steady systems get ILU(1) in natural order with only zero pivots
-  // shifted (linear_solver.cpp), time steps keep the settings of the other meshes
+  // meshes with tetrahedra: ILU(1) in natural order with only zero pivots shifted, for steady
+  // systems and time steps (linear_solver.cpp)
   struct Kind {
     LS systems;
     int dim;
@@ -249,7 +249,7 @@ TEST_CASE("linear solver: solver.linear auto is iterative with the LU fallback; 
                                                             {LS::Steady, 3, false}}) {
     const bool time_steps = systems == LS::TimeStepping;
     const bool v_cycle = time_steps || (systems == LS::SteadyAdjoint && dim == 3);
-    const bool tet_steady = tets && !time_steps;
+    const bool tet_smoothers = tets;
     CAPTURE(static_cast<int>(systems), dim, tets);
     REQUIRE(solver::create_linear_solver(PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint,
                                          solver::LinearMethod::Iterative, systems,
@@ -295,11 +295,11 @@ TEST_CASE("linear solver: solver.linear auto is iterative with the LU fallback; 
                                                             : dim == 2 ? "0.6"
                                                                        : "0.8"));
     CHECK(option("-adj_mg_levels_sub_pc_factor_levels") ==
-          ((time_steps && dim == 2) || tet_steady ? "1" : "0"));
+          ((time_steps && dim == 2) || tet_smoothers ? "1" : "0"));
     CHECK(option("-adj_mg_levels_sub_pc_factor_mat_ordering_type") ==
-          (tet_steady ? "natural" : "rcm"));
+          (tet_smoothers ? "natural" : "rcm"));
     CHECK(option("-adj_mg_levels_sub_pc_factor_shift_type") ==
-          (tet_steady ? "nonzero" : "positive_definite"));
+          (tet_smoothers ? "nonzero" : "positive_definite"));
     REQUIRE(KSPDestroy(&ksp) == 0);
   }
   {
