@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <string>
@@ -62,8 +63,12 @@ PetscErrorCode direct_fits_in_memory(const mesh::Mesh &mesh, bool *fits, double 
   double on_node = 0;
   PetscCallMPI(MPI_Allreduce(&mine, &on_node, 1, MPI_DOUBLE, MPI_SUM, node));
   PetscCallMPI(MPI_Comm_free(&node));
-  const double free_bytes =
+  double free_bytes =
       static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  PetscReal limit_gib;
+  PetscBool limited;
+  PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-lu_fallback_memory", &limit_gib, &limited));
+  if (limited) free_bytes = std::min(free_bytes, limit_gib * 1024.0 * 1024.0 * 1024.0);
   // the tightest node decides: the largest need - 0.8 x available, with both figures
   double local[3] = {on_node - 0.8 * free_bytes, on_node, free_bytes}, worst[3];
   struct {
@@ -81,17 +86,24 @@ PetscErrorCode direct_fits_in_memory(const mesh::Mesh &mesh, bool *fits, double 
   PetscFunctionReturn(0);
 }
 
+std::string no_fallback_reason(double needed, double available) {
+  char text[256];
+  std::snprintf(text, sizeof(text),
+                "solver.linear: auto cannot fall back to the direct LU: its factors would need "
+                "about %.1f GiB on a node with %.1f GiB available",
+                needed, available);
+  return text;
+}
+
 PetscErrorCode announce_fallback(const mesh::Mesh &mesh, const char *what, const char *reason) {
   PetscFunctionBeginUser;
   bool fits;
   double needed, available;
   PetscCall(direct_fits_in_memory(mesh, &fits, &needed, &available));
   PetscCheck(fits, mesh.comm, PETSC_ERR_NOT_CONVERGED,
-             "%s with the iterative linear solver did not converge (%s), and solver.linear: "
-             "auto cannot fall back to the direct LU: its factors would need about %.1f GiB on "
-             "a node with %.1f GiB available.  Run on more nodes, or tune the multigrid "
-             "(-pc_gamg_*, -mg_levels_*; README \"Linear solvers\")",
-             what, reason, needed, available);
+             "%s with the iterative linear solver did not converge (%s), and %s.  Run on more "
+             "nodes, or tune the multigrid (-pc_gamg_*, -mg_levels_*; README \"Linear solvers\")",
+             what, reason, no_fallback_reason(needed, available).c_str());
   PetscCall(log_info(mesh.comm,
                      "%s with the iterative linear solver did not converge (%s): solving it again "
                      "with the direct LU (solver.linear: auto; about %.2f GiB of factors)",

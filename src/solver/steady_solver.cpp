@@ -213,7 +213,16 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
   const bool first_try_iterative = may_fall_back_ && !fell_back_;
   if (first_try_iterative) PetscCall(VecCopy(w, w0_));
   PetscCall(continuation(fell_back_ ? fallback_ : snes_, w, summary));
-  if (first_try_iterative && !summary->converged) {
+  bool fits = true;
+  double needed = 0, available = 0;
+  if (first_try_iterative && !summary->converged)
+    PetscCall(direct_fits_in_memory(res_->mesh(), &fits, &needed, &available));
+  if (!fits) {
+    // no LU to fall back to: the iterative solve's result stands (not converged; the caller
+    // writes its best state), and its reason says why auto stopped there
+    summary->reason += "; " + no_fallback_reason(needed, available);
+    PetscCall(log_info(res_->mesh().comm, "the steady Newton solve: %s", summary->reason.c_str()));
+  } else if (first_try_iterative && !summary->converged) {
     // auto: the iterative solve failed; the direct LU from the same initial state, and for the
     // solves that follow (a design loop's next solve is much like this one)
     const std::string reason = summary->reason;

@@ -15,6 +15,9 @@
 //    the default multigrid reduces the residual of a pseudo-time step's system at rest by 1e-6
 //    in fewer than 80 GMRES iterations (issue 42: with the hexahedral meshes' smoothers, ILU(0)
 //    with its diagonal shifted, it gained under 2 digits in 300);
+//  - auto whose LU fallback does not fit in memory (-lu_fallback_memory) keeps the iterative
+//    solve's result: not converged, its reason saying why there was no fallback, its best state
+//    (a run writes it as last_good), instead of stopping with an error and nothing written;
 //  - an adjoint preconditioner that cannot apply transposed (a Schur field split in PETSc 3.18)
 //    is a clear error naming the option.
 #include "karman/optimization/case_schema.hpp"
@@ -334,6 +337,45 @@ TEST_CASE("iterative solver: the multigrid on Gmsh tetrahedra (DFG 3D-1Z channel
   for (Vec *v : {&w, &b, &x}) VecDestroy(v);
   MatDestroy(&J);
   MatDestroy(&P);
+}
+
+TEST_CASE("iterative solver: auto without room for the LU keeps the iterative solve's best state",
+          "[iterative][mpi]") {
+  // two Newton steps are not enough: the iterative solve stops with DIVERGED_MAX_IT, and with 0
+  // GiB allowed for the factors auto cannot solve it again with the LU
+  test::ScopedOptions o{{"-lu_fallback_memory", "0"}};
+  Solved s;
+  clear_error();
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, dfg(), "test.yaml", "/",
+                                        {"solver.linear=auto", "solver.max_iterations=2"},
+                                        optimization::case_schema(), s.cfg) == 0);
+  REQUIRE(s.fc.load(PETSC_COMM_WORLD, s.cfg) == 0);
+  REQUIRE(s.fc.create_state(&s.w) == 0);
+  REQUIRE(s.fc.initial_state(s.w) == 0);
+  Vec best;
+  REQUIRE(VecDuplicate(s.w, &best) == 0);
+  const PetscErrorCode ierr = s.fc.solve_steady(s.w, best, {}, &s.sol);
+  INFO(last_error_message());
+  REQUIRE(ierr == 0);
+  const solver::SteadySummary &sum = s.sol.summary;
+  CAPTURE(sum.reason);
+  CHECK_FALSE(sum.converged);
+  CHECK_FALSE(sum.linear_fallback);
+  CHECK(sum.iterations == 2);
+  CHECK(sum.reason.find("DIVERGED_MAX_IT") != std::string::npos);
+  CHECK(sum.reason.find("cannot fall back to the direct LU") != std::string::npos);
+  // the best state is the iterate of the smallest residual
+  double smallest = sum.history.front().residual;
+  for (const auto &rec : sum.history) smallest = std::min(smallest, rec.residual);
+  CHECK(sum.best_residual == smallest);
+  Vec r;
+  REQUIRE(VecDuplicate(best, &r) == 0);
+  REQUIRE(s.fc.residual().residual(discretization::kSteady, best, r) == 0);
+  PetscReal norm;
+  REQUIRE(VecNorm(r, NORM_2, &norm) == 0);
+  CHECK(norm == Approx(smallest).epsilon(1e-10));
+  VecDestroy(&r);
+  VecDestroy(&best);
 }
 
 TEST_CASE("iterative solver: a Schur field split for the adjoint is a clear error",

@@ -152,8 +152,9 @@ LinearMethod linear_method(const config::CaseConfig &cfg);
 
 /// Whether the direct LU of `mesh`'s Jacobian fits in memory: on every node, the estimated factors
 /// of its ranks' cells (kDirectBytesPerCell2D/3D) within 80 % of the node's available memory
-/// (sysconf _SC_AVPHYS_PAGES).  `needed` and `available` (GiB, of the node where it is tightest),
-/// when given.  Collective.
+/// (sysconf _SC_AVPHYS_PAGES, or the PETSc option -lu_fallback_memory GIB where a job may use
+/// less than the node has free, e.g. under a batch system's memory limit).  `needed` and
+/// `available` (GiB, of the node where it is tightest), when given.  Collective.
 PetscErrorCode direct_fits_in_memory(const mesh::Mesh &mesh, bool *fits, double *needed = nullptr,
                                      double *available = nullptr);
 
@@ -161,6 +162,11 @@ PetscErrorCode direct_fits_in_memory(const mesh::Mesh &mesh, bool *fits, double 
 /// "the Newton solve", "the adjoint solve" ...; `reason` PETSc's): logs the fallback, or, when the
 /// LU does not fit in memory, fails with both reasons and the memory figures.  Collective.
 PetscErrorCode announce_fallback(const mesh::Mesh &mesh, const char *what, const char *reason);
+
+/// Why auto cannot fall back to the LU (direct_fits_in_memory's figures, GiB): "solver.linear:
+/// auto cannot fall back to the direct LU: its factors would need about ... GiB on a node with
+/// ... GiB available".
+std::string no_fallback_reason(double needed, double available);
 
 /// Sets karman's defaults on ksp, before KSPSetFromOptions (or SNESSetFromOptions) so that PETSc
 /// options override them: Direct: KSP `direct_type` preconditioned by MUMPS LU; Iterative:
