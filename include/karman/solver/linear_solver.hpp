@@ -101,7 +101,7 @@ enum class LinearSystems {
 };
 
 /// What the multigrid's defaults take from the mesh (linear_solver.cpp): its dimension, and
-/// whether it has tetrahedra (their steady systems get other smoothers).
+/// whether it has tetrahedra (all their systems get other smoothers).
 struct MeshKind {
   int dim = 2;
   bool tetrahedra = false; ///< a 3D mesh with at least one tetrahedron (on any rank)
