@@ -39,7 +39,7 @@ PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res,
   PetscCall(res.create_jacobian(&J_, false, iterative ? Format::Block : Format::Point));
   PetscCall(solver::create_linear_solver(res.mesh().comm, solver::LinearSolverRole::Adjoint, method,
                                          solver::LinearSystems::SteadyAdjoint,
-                                         solver::mesh_kind(res.mesh()), KSPPREONLY, tol, &ksp_));
+                                         solver::system_kind(res), KSPPREONLY, tol, &ksp_));
   if (iterative)
     PetscCall(res.create_jacobian(&P_, true));
   else
@@ -148,7 +148,7 @@ PetscErrorCode AdjointSolver::solve_direct(bool same_operator, KSPConvergedReaso
   if (!fallback_)
     PetscCall(solver::create_linear_solver(
         m.comm, solver::LinearSolverRole::AdjointFallback, solver::LinearMethod::Direct,
-        solver::LinearSystems::SteadyAdjoint, solver::mesh_kind(m), KSPPREONLY, tolerances_,
+        solver::LinearSystems::SteadyAdjoint, solver::system_kind(*res_), KSPPREONLY, tolerances_,
         &fallback_));
   if (!same_operator) {
     PetscCall(KSPSetOperators(fallback_, J_, J_));

@@ -2,6 +2,7 @@
 #include "karman/solver/linear_solver.hpp"
 
 #include "karman/core/logger.hpp"
+#include "karman/discretization/flow_residual.hpp"
 #include "karman/solver/block_transpose.hpp"
 
 #include <unistd.h>
@@ -180,9 +181,15 @@ PetscErrorCode set_smoother_defaults(const char *prefix, bool steady, const Mesh
   // 76.7 -> 15.8 s (unshifted ILU(0) in natural order 28.8 s).  The hexahedral/prism meshes keep
   // the settings below: there the unshifted ILU from rest fails on 1 rank and ILU(1) costs more
   // than it gains
+  // Steady systems with a turbulence model: ILU(1) too.  The RANS flat plate (cases/tmr-flat-plate
+  // level 2, 46 080 cells, first cells of aspect ratio 6e3, 2 ranks): with ILU(0) GMRES hit its
+  // 200 iterations at every step past CFL 8 and the continuation went back and forth between CFL
+  // 8 and 16 (12 Newton steps 28.9 s); with ILU(1) 1-2 iterations per step at CFL 32 (12 steps
+  // 4.3 s).  The unshifted ILU(0) was no better (27.9 s)
   const bool tetrahedral = kind.tetrahedra;
-  PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_levels",
-                               (!steady && dim == 2) || tetrahedral ? "1" : "0"));
+  PetscCall(set_default_option(
+      prefix, "mg_levels_sub_pc_factor_levels",
+      (!steady && dim == 2) || tetrahedral || (steady && kind.turbulence) ? "1" : "0"));
   // reverse Cuthill-McKee ordering of each rank's block before its ILU: fewer iterations than
   // the mesh's own cell order (DFG 2D-2 level 0, 40 steps: 89.6 instead of 92.5 GMRES iterations
   // per step; steady DFG 2D-1 level 2, 2 ranks: 8.0 instead of 8.75 s)
@@ -220,6 +227,12 @@ MeshKind mesh_kind(const mesh::Mesh &mesh) {
       tets = mesh.cell_face_ptr[c + 1] - mesh.cell_face_ptr[c] == 4;
   MPI_Allreduce(MPI_IN_PLACE, &tets, 1, MPI_INT, MPI_MAX, mesh.comm);
   kind.tetrahedra = tets != 0;
+  return kind;
+}
+
+MeshKind system_kind(const discretization::FlowResidual &residual) {
+  MeshKind kind = mesh_kind(residual.mesh());
+  kind.turbulence = residual.has_turbulence_model();
   return kind;
 }
 

@@ -77,12 +77,25 @@ const SectionOptions<SolverOptions> &solver_options() {
                {"forward", StepTolerances::Forward}})
           .key(positive("atol", "1e-12", "stop when the residual norm is below this value"),
                &SolverOptions::atol)
-          .key(positive("cfl_initial", "10.0",
-                        "initial pseudo-time CFL number (steady); the continuation changes it "
-                        "when the ramp stalls or a line search fails (solver/steady_solver.hpp)"),
+          .key(positive_or_auto("cfl_initial", "auto",
+                                "initial pseudo-time CFL number (steady); the continuation "
+                                "changes it when the ramp stalls or a line search fails "
+                                "(solver/steady_solver.hpp); auto: 10 with the ser continuation, "
+                                "1 with the adaptive one"),
                &SolverOptions::cfl_initial)
           .key(positive("cfl_max", "1e12", "largest pseudo-time CFL number (steady)"),
                &SolverOptions::cfl_max)
+          .choice(choice("continuation", "auto",
+                         "steady: how the CFL number follows the Newton steps: ser (switched "
+                         "evolution relaxation, CFL_0 |R_0| / |R|, line search on |R|), adaptive "
+                         "(the line search on the pseudo-transient residual; CFL x 2 after a "
+                         "full step, / 2 after a step shorter than 0.1) or auto (adaptive with "
+                         "a turbulence model, ser otherwise; solver/steady_solver.hpp)",
+                         {}),
+                  &SolverOptions::continuation,
+                  {{"auto", Continuation::Auto},
+                   {"ser", Continuation::Ser},
+                   {"adaptive", Continuation::Adaptive}})
           .choice(
               choice("linear", "auto",
                      "linear solver of the Newton steps and the adjoint: direct (MUMPS LU of "

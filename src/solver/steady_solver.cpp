@@ -17,7 +17,7 @@ SteadySolver::~SteadySolver() {
     if (*s) SNESDestroy(s);
   if (J_) MatDestroy(&J_);
   if (P_) MatDestroy(&P_);
-  for (Vec *v : {&r_, &w0_})
+  for (Vec *v : {&r_, &w0_, &shift_vec_, &merit_})
     if (*v) VecDestroy(v);
 }
 
@@ -26,10 +26,17 @@ PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
   PetscFunctionBeginUser;
   res_ = &residual;
   const SolverOptions s = solver_options().get(cfg);
-  cfl0_ = s.cfl_initial;
   cfl_max_ = s.cfl_max;
   options_ = s;
   PetscCall(residual.create_state(&r_));
+  adaptive_ = s.continuation == Continuation::Adaptive ||
+              (s.continuation == Continuation::Auto && residual.has_turbulence_model());
+  cfl0_ = s.cfl_initial.automatic ? (adaptive_ ? kAdaptiveInitialCfl : kSerInitialCfl)
+                                  : s.cfl_initial.value;
+  if (adaptive_) {
+    PetscCall(residual.create_state(&shift_vec_));
+    PetscCall(residual.create_state(&merit_));
+  }
   const LinearChoice choice = linear_choice(cfg);
   may_fall_back_ = choice.fallback;
   fell_back_ = false;
@@ -57,7 +64,7 @@ PetscErrorCode SteadySolver::create_snes(LinearMethod method, LinearSolverRole r
                                   static_cast<PetscInt>(s.linear_max_iterations)};
     PetscCall(create_newton(residual.mesh().comm, s, r_, jacobian_free_.matrix(), P_, form_function,
                             form_jacobian, this, LinearMethod::Iterative, LinearSystems::Steady,
-                            mesh_kind(residual.mesh()), KSPPREONLY, snes, &linear));
+                            system_kind(residual), KSPPREONLY, snes, &linear));
     PetscCall(SNESKSPSetUseEW(*snes, PETSC_TRUE));
     PetscCall(SNESKSPSetParametersEW(*snes, PETSC_DEFAULT, 0.1, 0.1, PETSC_DEFAULT, PETSC_DEFAULT,
                                      PETSC_DEFAULT, PETSC_DEFAULT));
@@ -65,8 +72,14 @@ PetscErrorCode SteadySolver::create_snes(LinearMethod method, LinearSolverRole r
   } else {
     PetscCall(residual.create_jacobian(&J_));
     PetscCall(create_newton(residual.mesh().comm, s, r_, J_, J_, form_function, form_jacobian, this,
-                            LinearMethod::Direct, LinearSystems::Steady, mesh_kind(residual.mesh()),
+                            LinearMethod::Direct, LinearSystems::Steady, system_kind(residual),
                             KSPPREONLY, snes));
+  }
+  if (adaptive_) {
+    SNESLineSearch ls;
+    PetscCall(SNESGetLineSearch(*snes, &ls));
+    PetscCall(SNESLineSearchSetType(ls, SNESLINESEARCHSHELL));
+    PetscCall(SNESLineSearchShellSetUserFunc(ls, pseudo_transient_line_search, this));
   }
   if (const char *prefix = options_prefix(role)) PetscCall(SNESSetOptionsPrefix(*snes, prefix));
   PetscCall(SNESSetFromOptions(*snes));
@@ -106,6 +119,53 @@ PetscErrorCode SteadySolver::update_shift(Vec w) {
     shift_[c] = cfl_ >= cfl_max_ ? 0.0 : p.rho * V / dtau;
   }
   PetscCall(VecRestoreArrayRead(w, &wl));
+  if (!adaptive_) PetscFunctionReturn(0);
+  PetscScalar *d; // the same on the transient rows, the line search's
+  PetscCall(VecGetArray(shift_vec_, &d));
+  for (PetscInt c = 0; c < m.n_owned_cells; ++c)
+    for (int k = 0; k < nv; ++k) d[c * nv + k] = eq.transient(k) ? shift_[c] : 0.0;
+  PetscCall(VecRestoreArray(shift_vec_, &d));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode SteadySolver::pseudo_transient_line_search(SNESLineSearch ls, void *ctx) {
+  PetscFunctionBeginUser;
+  auto *self = static_cast<SteadySolver *>(ctx);
+  SNES snes;
+  Vec X, F, Y, W, G;
+  PetscReal xnorm, fnorm, ynorm;
+  PetscCall(SNESLineSearchGetSNES(ls, &snes));
+  PetscCall(SNESLineSearchGetVecs(ls, &X, &F, &Y, &W, &G));
+  PetscCall(SNESLineSearchGetNorms(ls, &xnorm, &fnorm, &ynorm));
+  constexpr double kArmijo = 1e-4, kMinLambda = 1e-4;
+  double lambda = 1;
+  for (;;) {
+    PetscCall(VecWAXPY(W, -lambda, Y, X));
+    PetscCall(SNESComputeFunction(snes, W, G));
+    PetscBool domain_error;
+    PetscCall(SNESGetFunctionDomainError(snes, &domain_error));
+    double tnorm = INFINITY;
+    if (!domain_error) {
+      // the pseudo-transient residual R(W) + D (W - X) = G - lambda D Y
+      PetscCall(VecPointwiseMult(self->merit_, self->shift_vec_, Y));
+      PetscCall(VecAYPX(self->merit_, -lambda, G));
+      PetscCall(VecNorm(self->merit_, NORM_2, &tnorm));
+    }
+    if (std::isfinite(tnorm) && tnorm <= (1 - kArmijo * lambda) * fnorm) break;
+    lambda *= 0.5;
+    if (lambda < kMinLambda) {
+      PetscCall(SNESLineSearchSetReason(ls, SNES_LINESEARCH_FAILED_REDUCT));
+      PetscFunctionReturn(0);
+    }
+  }
+  self->last_lambda_ = lambda;
+  PetscCall(VecCopy(W, X));
+  PetscCall(VecCopy(G, F));
+  PetscCall(VecNorm(F, NORM_2, &fnorm));
+  PetscCall(VecNorm(X, NORM_2, &xnorm));
+  PetscCall(VecNorm(Y, NORM_2, &ynorm));
+  PetscCall(SNESLineSearchSetNorms(ls, xnorm, fnorm, lambda * ynorm));
+  PetscCall(SNESLineSearchSetLambda(ls, lambda));
   PetscFunctionReturn(0);
 }
 
@@ -153,27 +213,10 @@ PetscErrorCode SteadySolver::record_iteration(SNES snes, PetscInt snes_it, Petsc
   rec.linear_iterations = static_cast<int>(lits - last_linear_its_);
   last_linear_its_ = lits;
   rec.wall_time = MPI_Wtime() - start_time_;
-  // CFL for the next step (switched evolution relaxation)
   if (it == 0) r0_ = r_ref_ > 0 ? std::max(r_ref_, norm) : norm;
   rec.cfl = cfl_;
+  PetscCall(next_cfl(snes, it, norm));
   SteadySummary &s = *summary_;
-  // a stalled continuation: a smaller base CFL (header)
-  constexpr int kWindow = 5;
-  double earlier = -1; // |R| kWindow iterations ago
-  for (auto h = s.history.rbegin(); h != s.history.rend(); ++h)
-    if (h->iteration == it - kWindow) {
-      earlier = h->residual;
-      break;
-    }
-  if (earlier > 0 && it - last_cut_ >= kWindow && cfl_base_ > kMinBaseCfl * cfl0_ &&
-      cfl_ < cfl_max_ && std::isfinite(norm) && norm > 0.95 * earlier) {
-    cfl_base_ /= 10;
-    last_cut_ = static_cast<int>(it);
-    PetscCall(log_info(res_->mesh().comm,
-                       "continuation: |R| %.3e after %.3e %d iterations ago; base CFL cut to %g",
-                       norm, earlier, kWindow, cfl_base_));
-  }
-  if (std::isfinite(norm) && norm > 0) cfl_ = ramped_cfl(norm);
   s.history.push_back(rec);
   if (it == 0) s.initial_residual = norm;
   s.final_residual = norm;
@@ -184,6 +227,47 @@ PetscErrorCode SteadySolver::record_iteration(SNES snes, PetscInt snes_it, Petsc
     if (best_) PetscCall(VecCopy(w, best_));
   }
   if (user_monitor_ && *user_monitor_) PetscCall((*user_monitor_)(rec, w));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode SteadySolver::next_cfl(SNES snes, PetscInt it, PetscReal norm) {
+  PetscFunctionBeginUser;
+  if (!std::isfinite(norm) || !(norm > 0)) PetscFunctionReturn(0);
+  if (adaptive_) {
+    // from the line search's step length (header); the base follows, so that the retries of a
+    // failed line search start from the CFL where it failed
+    KSP ksp;
+    KSPConvergedReason linear;
+    PetscCall(SNESGetKSP(snes, &ksp));
+    PetscCall(KSPGetConvergedReason(ksp, &linear));
+    if (it == 0)
+      cfl_ = ramped_cfl(norm);
+    else if (linear < 0 || last_lambda_ < kShortStep) // not a Newton direction / far from linear
+      cfl_ = std::max(kMinBaseCfl * cfl0_, cfl_ / kAdaptiveGrowth);
+    else if (last_lambda_ >= 1)
+      cfl_ = std::min(cfl_max_, kAdaptiveGrowth * cfl_);
+    cfl_base_ = cfl_;
+    last_lambda_ = 1;
+    PetscFunctionReturn(0);
+  }
+  // switched evolution relaxation; a stalled continuation: a smaller base CFL (header)
+  constexpr int kWindow = 5;
+  double earlier = -1; // |R| kWindow iterations ago
+  const SteadySummary &s = *summary_;
+  for (auto h = s.history.rbegin(); h != s.history.rend(); ++h)
+    if (h->iteration == it - kWindow) {
+      earlier = h->residual;
+      break;
+    }
+  if (earlier > 0 && it - last_cut_ >= kWindow && cfl_base_ > kMinBaseCfl * cfl0_ &&
+      cfl_ < cfl_max_ && norm > 0.95 * earlier) {
+    cfl_base_ /= 10;
+    last_cut_ = static_cast<int>(it);
+    PetscCall(log_info(res_->mesh().comm,
+                       "continuation: |R| %.3e after %.3e %d iterations ago; base CFL cut to %g",
+                       norm, earlier, kWindow, cfl_base_));
+  }
+  cfl_ = ramped_cfl(norm);
   PetscFunctionReturn(0);
 }
 
@@ -285,7 +369,7 @@ PetscErrorCode SteadySolver::continuation(SNES snes, Vec w, SteadySummary *summa
     const bool raised = next > cfl_base_;
     cfl_base_ = next;
     last_cut_ = summary->iterations;
-    cfl_ = ramped_cfl(summary->final_residual);
+    cfl_ = adaptive_ ? cfl_base_ : ramped_cfl(summary->final_residual);
     it_offset_ = summary->iterations;
     PetscCall(log_info(res_->mesh().comm,
                        "continuation: the line search failed at |R| %.3e; base CFL %s to %g, "

@@ -231,29 +231,35 @@ TEST_CASE("linear solver: solver.linear auto is iterative with the LU fallback; 
   // after it gets its W-cycles back
   using LS = solver::LinearSystems;
   // meshes with tetrahedra: ILU(1) in natural order with only zero pivots shifted, for steady
-  // systems and time steps (linear_solver.cpp)
+  // systems and time steps; steady systems with a turbulence model: ILU(1) (linear_solver.cpp)
   struct Kind {
     LS systems;
     int dim;
-    bool tetrahedra;
+    bool tetrahedra, turbulence;
   };
-  for (const auto &[systems, dim, tets] : std::vector<Kind>{{LS::TimeStepping, 2, false},
-                                                            {LS::Steady, 2, false},
-                                                            {LS::SteadyAdjoint, 2, false},
-                                                            {LS::TimeStepping, 3, false},
-                                                            {LS::Steady, 3, false},
-                                                            {LS::SteadyAdjoint, 3, false},
-                                                            {LS::Steady, 3, true},
-                                                            {LS::SteadyAdjoint, 3, true},
-                                                            {LS::TimeStepping, 3, true},
-                                                            {LS::Steady, 3, false}}) {
+  for (const auto &[systems, dim, tets, rans] :
+       std::vector<Kind>{{LS::TimeStepping, 2, false, false},
+                         {LS::Steady, 2, false, false},
+                         {LS::SteadyAdjoint, 2, false, false},
+                         {LS::Steady, 2, false, true},
+                         {LS::SteadyAdjoint, 2, false, true},
+                         {LS::TimeStepping, 2, false, true},
+                         {LS::TimeStepping, 3, false, false},
+                         {LS::Steady, 3, false, false},
+                         {LS::SteadyAdjoint, 3, false, false},
+                         {LS::Steady, 3, true, false},
+                         {LS::SteadyAdjoint, 3, true, false},
+                         {LS::TimeStepping, 3, true, false},
+                         {LS::TimeStepping, 3, false, true},
+                         {LS::Steady, 3, false, false}}) {
     const bool time_steps = systems == LS::TimeStepping;
     const bool v_cycle = time_steps || (systems == LS::SteadyAdjoint && dim == 3);
     const bool tet_smoothers = tets;
-    CAPTURE(static_cast<int>(systems), dim, tets);
+    CAPTURE(static_cast<int>(systems), dim, tets, rans);
     REQUIRE(solver::create_linear_solver(PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint,
                                          solver::LinearMethod::Iterative, systems,
-                                         solver::MeshKind{dim, tets}, KSPPREONLY, tol, &ksp) == 0);
+                                         solver::MeshKind{dim, tets, rans}, KSPPREONLY, tol,
+                                         &ksp) == 0);
     // (GAMG reads the multigrid options when it sets up)
     Mat A = tridiagonal(200);
     REQUIRE(KSPSetOperators(ksp, A, A) == 0);
@@ -295,7 +301,7 @@ TEST_CASE("linear solver: solver.linear auto is iterative with the LU fallback; 
                                                             : dim == 2 ? "0.6"
                                                                        : "0.8"));
     CHECK(option("-adj_mg_levels_sub_pc_factor_levels") ==
-          ((time_steps && dim == 2) || tet_smoothers ? "1" : "0"));
+          ((time_steps && dim == 2) || tet_smoothers || (!time_steps && rans) ? "1" : "0"));
     CHECK(option("-adj_mg_levels_sub_pc_factor_mat_ordering_type") ==
           (tet_smoothers ? "natural" : "rcm"));
     CHECK(option("-adj_mg_levels_sub_pc_factor_shift_type") ==

@@ -149,6 +149,13 @@ public:
   PetscErrorCode jacobian(const LocalState &state, Mat J,
                           const std::vector<double> *transient_shift, bool compact = false) const;
 
+  /// Whether a turbulence model is solved (a term provides the eddy viscosity).
+  bool has_turbulence_model() const {
+    for (const auto &t : terms_)
+      if (t->provides_eddy_viscosity()) return true;
+    return false;
+  }
+
   /// Geometry of flux face f.
   physics::FaceGeometry<double> face_geometry(PetscInt f) const;
   /// The terms of the residual (the flow first), each owning some fields' rows.

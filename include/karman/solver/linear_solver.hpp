@@ -61,6 +61,10 @@
 #include <string>
 #include <vector>
 
+namespace karman::discretization {
+class FlowResidual;
+}
+
 namespace karman::solver {
 
 /// What a linear solver is for; the role gives its options prefix.
@@ -101,14 +105,18 @@ enum class LinearSystems {
 };
 
 /// What the multigrid's defaults take from the mesh (linear_solver.cpp): its dimension, and
-/// whether it has tetrahedra (all their systems get other smoothers).
+/// whether it has tetrahedra (all their systems get other smoothers); and from the equations
+/// whether a turbulence model is solved (its steady systems get other smoothers).
 struct MeshKind {
   int dim = 2;
   bool tetrahedra = false; ///< a 3D mesh with at least one tetrahedron (on any rank)
+  bool turbulence = false; ///< the residual has a turbulence model (set by system_kind)
 };
 
 /// The kind of `mesh`.  Collective.
 MeshKind mesh_kind(const mesh::Mesh &mesh);
+/// The kind of the residual's mesh and equations.  Collective.
+MeshKind system_kind(const discretization::FlowResidual &residual);
 
 /// The linear solver of a case (the case key solver.linear, resolved by linear_choice).
 struct LinearChoice {

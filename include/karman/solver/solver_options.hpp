@@ -14,6 +14,9 @@ enum class TimeMode { Steady, Unsteady };
 enum class TimeScheme { Bdf1, Bdf2 };
 enum class LinearSolverChoice { Auto, Direct, Iterative };
 enum class PreconditionerMatrix { Exact, Compact };
+/// solver.continuation: the steady solver's CFL law (solver/steady_solver.hpp).  Auto: Adaptive
+/// when a turbulence model is solved, Ser otherwise.
+enum class Continuation { Auto, Ser, Adaptive };
 /// solver.tolerances: when a time step's Newton solve stops (see solver/unsteady_solver.hpp).
 /// Auto: Forward for a forward-only run (karman run), Converged where a gradient follows
 /// (karman adjoint, optimize, verify, Python).
@@ -41,13 +44,15 @@ struct TimeOptions {
 
 struct SolverOptions {
   long max_iterations = 50;
-  double rtol = 1e-10, atol = 1e-12, cfl_initial = 10, cfl_max = 1e12;
+  double rtol = 1e-10, atol = 1e-12, cfl_max = 1e12;
+  config::RealOrAuto cfl_initial{true, 0.0}; ///< auto: by the continuation (steady_solver.hpp)
   LinearSolverChoice linear = LinearSolverChoice::Auto;
   PreconditionerMatrix preconditioner_matrix = PreconditionerMatrix::Compact;
   long refactor_iterations = 20;
   double linear_rtol = 1e-4, linear_atol = 1e-20;
   long linear_max_iterations = 200;
   StepTolerances tolerances = StepTolerances::Auto;
+  Continuation continuation = Continuation::Auto;
 };
 
 /// The objective section's keys of the force monitors (c_D, c_L, delta p of every run).

@@ -18,6 +18,22 @@
 // towards Newton's, which is one: DFG 2D-1 from rest with solver.cfl_initial 0.1-0.3 (level 0)
 // or 0.5 (level 1) failed at its first or second iterate after cutting to 1e-3 CFL_0.  All
 // within solver.max_iterations.
+// solver.continuation adaptive (auto: with a turbulence model; the laminar cases keep the law
+// above) changes two things.  (1) The line search tests the pseudo-transient residual
+// R(w + l dw) + D l dw, D = diag(rho V_c / dtau_c) on the transient rows, for which dw is
+// Newton's direction at every CFL (backtracking by halves from l = 1 with the Armijo constant
+// 1e-4, at least 1e-4): a pseudo-time step whose steady |R| rises, as it does while a boundary
+// layer develops, is still accepted, where the line search on |R| failed at every CFL.  (2) The
+// CFL follows the steps instead of |R|: x 2 after a full step (l = 1), / 2 after a step shorter
+// than 0.1 or one whose linear solve did not converge (a direction that is not Newton's), kept
+// otherwise; a failed line search continues as above from the CFL where it failed.  The
+// pseudo-time step starts from solver.cfl_initial auto = 1 there (10 with the law above).
+// Measured on the TMR flat plate (SA-neg, Re 5e6, first cells of aspect ratio 5.4e3-6.0e3,
+// cases/tmr-flat-plate): with the law above level 0 converged only from CFL 1 (88 Newton steps,
+// with the LU) and level 1 from neither CFL (the line search on |R| failed at every retry, the
+// Newton direction of a large-CFL step being nearly singular in the boundary layer's nu~ rows:
+// |dchi| 3.6e4 at chi 1.7); with the adaptive law level 0 converges in 28 steps (0.5 s), level 1
+// in 36 (15 s), with the default linear solver.
 // The linear solver is PETSc KSP/PC chosen by solver.linear (solver/linear_solver.hpp): direct
 // (LU with MUMPS of J) or iterative (Jacobian-free GMRES on J, solver/jacobian_free.hpp,
 // preconditioned by coupled algebraic multigrid on the compact matrix P, with Eisenstat-Walker
@@ -104,6 +120,11 @@ private:
   /// SNES's convergence test, set_recording_convergence_test).
   PetscErrorCode record_iteration(SNES snes, PetscInt it, PetscReal norm);
   PetscErrorCode update_shift(Vec w);
+  /// The CFL of the step from iterate `it` (residual norm `norm`): the adaptive law or switched
+  /// evolution relaxation with its stall cut (header).
+  PetscErrorCode next_cfl(SNES snes, PetscInt it, PetscReal norm);
+  /// The line search on the pseudo-transient residual (header), SNESLINESEARCHSHELL's function.
+  static PetscErrorCode pseudo_transient_line_search(SNESLineSearch ls, void *ctx);
 
   discretization::FlowResidual *res_ = nullptr;
   SNES snes_ = nullptr;
@@ -130,6 +151,17 @@ private:
   double next_base_cfl(double base, int *tries) const;
   PetscInt it_offset_ = 0; ///< iterations before the current SNESSolve (a restart)
   std::vector<double> shift_;
+  /// solver.continuation adaptive (or auto with a turbulence model): the CFL law and the line
+  /// search on the pseudo-transient residual (header)
+  bool adaptive_ = false;
+  Vec shift_vec_ = nullptr; ///< shift_ on the transient rows, 0 on the others (the line search's)
+  Vec merit_ = nullptr;     ///< the pseudo-transient residual of a trial step
+  double last_lambda_ = 1;  ///< the step length the last line search accepted
+  /// the adaptive law: CFL x kAdaptiveGrowth after a full step, / kAdaptiveGrowth after a step
+  /// shorter than kShortStep
+  static constexpr double kAdaptiveGrowth = 2, kShortStep = 0.1;
+  /// solver.cfl_initial auto: with switched evolution relaxation, with the adaptive law
+  static constexpr double kSerInitialCfl = 10, kAdaptiveInitialCfl = 1;
   // state of the current solve
   const std::function<PetscErrorCode(const NewtonRecord &, Vec)> *user_monitor_ = nullptr;
   Vec best_ = nullptr;
