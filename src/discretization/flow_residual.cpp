@@ -449,6 +449,22 @@ private:
 
 } // namespace
 
+PetscErrorCode FlowResidual::add_transient_shift(const std::vector<double> &shift, double scale,
+                                                 Vec x, Vec y) const {
+  PetscFunctionBeginUser;
+  const int nv = this->nv();
+  const PetscScalar *a;
+  PetscScalar *b;
+  PetscCall(VecGetArrayRead(x, &a));
+  PetscCall(VecGetArray(y, &b));
+  for (std::size_t c = 0; c < shift.size(); ++c)
+    for (int k = 0; k < nv; ++k)
+      if (eq_.transient(k)) b[c * nv + k] += scale * shift[c] * a[c * nv + k];
+  PetscCall(VecRestoreArray(y, &b));
+  PetscCall(VecRestoreArrayRead(x, &a));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode FlowResidual::jacobian(const TimeLevel &level, Vec w, Mat J,
                                       const std::vector<double> *transient_shift,
                                       bool compact) const {

@@ -56,19 +56,7 @@ PetscErrorCode JacobianFreeOperator::mult(Mat J, Vec v, Vec y) {
   PetscCall(self->res_->residual(self->level_, self->wh_, y, self->time_term_));
   PetscCall(VecAXPY(y, -1.0, self->r_));
   PetscCall(VecScale(y, 1.0 / h));
-  if (self->shift_) {
-    const int nv = self->res_->nv();
-    const PetscScalar *a;
-    PetscScalar *b;
-    PetscCall(VecGetArrayRead(v, &a));
-    PetscCall(VecGetArray(y, &b));
-    const physics::EquationSet &eq = self->res_->equations();
-    for (std::size_t c = 0; c < self->shift_->size(); ++c)
-      for (int k = 0; k < nv; ++k)
-        if (eq.transient(k)) b[c * nv + k] += (*self->shift_)[c] * a[c * nv + k];
-    PetscCall(VecRestoreArray(y, &b));
-    PetscCall(VecRestoreArrayRead(v, &a));
-  }
+  if (self->shift_) PetscCall(self->res_->add_transient_shift(*self->shift_, 1.0, v, y));
   PetscFunctionReturn(0);
 }
 

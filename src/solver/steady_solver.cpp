@@ -17,7 +17,7 @@ SteadySolver::~SteadySolver() {
     if (*s) SNESDestroy(s);
   if (J_) MatDestroy(&J_);
   if (P_) MatDestroy(&P_);
-  for (Vec *v : {&r_, &w0_, &shift_vec_, &merit_})
+  for (Vec *v : {&r_, &w0_, &merit_})
     if (*v) VecDestroy(v);
 }
 
@@ -33,10 +33,7 @@ PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
               (s.continuation == Continuation::Auto && residual.has_turbulence_model());
   cfl0_ = s.cfl_initial.automatic ? (adaptive_ ? kAdaptiveInitialCfl : kSerInitialCfl)
                                   : s.cfl_initial.value;
-  if (adaptive_) {
-    PetscCall(residual.create_state(&shift_vec_));
-    PetscCall(residual.create_state(&merit_));
-  }
+  if (adaptive_) PetscCall(residual.create_state(&merit_));
   const LinearChoice choice = linear_choice(cfg);
   may_fall_back_ = choice.fallback;
   fell_back_ = false;
@@ -119,12 +116,6 @@ PetscErrorCode SteadySolver::update_shift(Vec w) {
     shift_[c] = cfl_ >= cfl_max_ ? 0.0 : p.rho * V / dtau;
   }
   PetscCall(VecRestoreArrayRead(w, &wl));
-  if (!adaptive_) PetscFunctionReturn(0);
-  PetscScalar *d; // the same on the transient rows, the line search's
-  PetscCall(VecGetArray(shift_vec_, &d));
-  for (PetscInt c = 0; c < m.n_owned_cells; ++c)
-    for (int k = 0; k < nv; ++k) d[c * nv + k] = eq.transient(k) ? shift_[c] : 0.0;
-  PetscCall(VecRestoreArray(shift_vec_, &d));
   PetscFunctionReturn(0);
 }
 
@@ -147,8 +138,8 @@ PetscErrorCode SteadySolver::pseudo_transient_line_search(SNESLineSearch ls, voi
     double tnorm = INFINITY;
     if (!domain_error) {
       // the pseudo-transient residual R(W) + D (W - X) = G - lambda D Y
-      PetscCall(VecPointwiseMult(self->merit_, self->shift_vec_, Y));
-      PetscCall(VecAYPX(self->merit_, -lambda, G));
+      PetscCall(VecCopy(G, self->merit_));
+      PetscCall(self->res_->add_transient_shift(self->shift_, -lambda, Y, self->merit_));
       PetscCall(VecNorm(self->merit_, NORM_2, &tnorm));
     }
     if (std::isfinite(tnorm) && tnorm <= (1 - kArmijo * lambda) * fnorm) break;

@@ -149,6 +149,11 @@ public:
   PetscErrorCode jacobian(const LocalState &state, Mat J,
                           const std::vector<double> *transient_shift, bool compact = false) const;
 
+  /// y += scale diag(shift) x on the transient rows (shift: one value per owned cell, as
+  /// jacobian's transient_shift).
+  PetscErrorCode add_transient_shift(const std::vector<double> &shift, double scale, Vec x,
+                                     Vec y) const;
+
   /// Whether a turbulence model is solved (a term provides the eddy viscosity).
   bool has_turbulence_model() const {
     for (const auto &t : terms_)

@@ -154,9 +154,8 @@ private:
   /// solver.continuation adaptive (or auto with a turbulence model): the CFL law and the line
   /// search on the pseudo-transient residual (header)
   bool adaptive_ = false;
-  Vec shift_vec_ = nullptr; ///< shift_ on the transient rows, 0 on the others (the line search's)
-  Vec merit_ = nullptr;     ///< the pseudo-transient residual of a trial step
-  double last_lambda_ = 1;  ///< the step length the last line search accepted
+  Vec merit_ = nullptr;    ///< the pseudo-transient residual of a trial step
+  double last_lambda_ = 1; ///< the step length the last line search accepted
   /// the adaptive law: CFL x kAdaptiveGrowth after a full step, / kAdaptiveGrowth after a step
   /// shorter than kShortStep
   static constexpr double kAdaptiveGrowth = 2, kShortStep = 0.1;
