@@ -88,6 +88,49 @@ PetscErrorCode wall_stress(const discretization::FlowResidual &res,
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode first_cell_y_plus(const discretization::FlowResidual &res,
+                                 const discretization::LocalState &state,
+                                 const std::vector<int> &patches, YPlus *out) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = res.mesh();
+  const auto &g = res.geometry();
+  const auto &fp = res.parameters();
+  struct {
+    double value;
+    int rank;
+  } local{-1, 0}, best{};
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
+  local.rank = rank;
+  double sums[3] = {0, 0, 0}; // y+ A, A, faces
+  Vec3<double> where{};
+  for (int p : patches) {
+    std::vector<double> pressure;
+    std::vector<Vec3<double>> tau;
+    PetscCall(wall_stress(res, state, p, &pressure, &tau));
+    const std::vector<PetscInt> faces = m.boundary_faces(p);
+    for (std::size_t k = 0; k < faces.size(); ++k) {
+      const PetscInt f = faces[k];
+      const Vec3<double> &S = g.face_area[f];
+      const double A = norm(S);
+      const double d =
+          std::abs(dot(g.cell_centroid[m.face_left[f]] - g.face_centroid[f], (1.0 / A) * S));
+      const double y_plus = d * std::sqrt(norm(tau[k]) / fp.rho) / fp.nu;
+      sums[0] += y_plus * A, sums[1] += A, sums[2] += 1;
+      if (y_plus > local.value) local.value = y_plus, where = g.face_centroid[f];
+    }
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, m.comm));
+  PetscCallMPI(MPI_Allreduce(&local, &best, 1, MPI_DOUBLE_INT, MPI_MAXLOC, m.comm));
+  double xyz[3] = {where[0], where[1], where[2]};
+  PetscCallMPI(MPI_Bcast(xyz, 3, MPI_DOUBLE, best.rank, m.comm));
+  out->max = std::max(best.value, 0.0);
+  out->mean = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
+  out->where = {xyz[0], xyz[1], xyz[2]};
+  out->faces = static_cast<int>(sums[2]);
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode PointProbes::setup(const discretization::FlowResidual &res,
                                   const std::vector<Vec3<double>> &points,
                                   const std::string &context) {

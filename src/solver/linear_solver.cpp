@@ -137,6 +137,22 @@ PetscErrorCode set_default_option(const char *prefix, const char *name, const ch
   PetscFunctionReturn(0);
 }
 
+// Removes -PREFIXname if it holds the default set_default_option put there (PETSc's own default
+// then applies); an option the user set is kept.
+PetscErrorCode clear_default_option(const char *prefix, const char *name) {
+  PetscFunctionBeginUser;
+  const std::string option = std::string("-") + (prefix ? prefix : "") + name;
+  const auto it = inserted_defaults().find(option);
+  if (it == inserted_defaults().end()) PetscFunctionReturn(0);
+  char current[256];
+  PetscBool set;
+  PetscCall(
+      PetscOptionsGetString(nullptr, nullptr, option.c_str(), current, sizeof(current), &set));
+  if (set && it->second == current) PetscCall(PetscOptionsClearValue(nullptr, option.c_str()));
+  inserted_defaults().erase(it);
+  PetscFunctionReturn(0);
+}
+
 // The multigrid's level smoothers (Richardson / block Jacobi ILU) for `steady` systems or time
 // steps on a mesh of `kind`, as options under `prefix` (set_default_option)
 PetscErrorCode set_smoother_defaults(const char *prefix, bool steady, const MeshKind &kind) {
@@ -202,9 +218,14 @@ PetscErrorCode set_smoother_defaults(const char *prefix, bool steady, const Mesh
   // the Newton steps went nowhere, and with "nonzero" (zero pivots only) DFG 3D-1Z level 0 failed
   // on 1 rank (DIVERGED_LOCAL_MIN after 1 Newton step; 7 steps, 5.8 s now; on 2 ranks 9 -> 7
   // steps) and so did DFG 2D-1 level 0 at Re 10 with moving walls from rest (DIVERGED_LINE_SEARCH
-  // after 36 steps; 7 now, LU 10).  The other steady cases and all time steps: the same iterations
+  // after 36 steps; 7 now, LU 10).  The other steady cases and all time steps: the same iterations.
+  // Steady systems with a turbulence model: zero pivots only.  On the TMR bump (level 0, first
+  // cells of aspect ratio up to 4e5) the shifted ILU(1) made GMRES stop at 200 iterations on 99
+  // of 100 Newton steps from CFL 0.5 up (with tight linear tolerances; the solve diverged);
+  // unshifted, 1-58 iterations per step and 38 Newton steps.  The flat plate: the same steps
+  const bool zero_pivots_only = tetrahedral || (steady && kind.turbulence);
   PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_shift_type",
-                               tetrahedral ? "nonzero" : "positive_definite"));
+                               zero_pivots_only ? "nonzero" : "positive_definite"));
   PetscFunctionReturn(0);
 }
 
@@ -254,11 +275,16 @@ PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSy
   }
   // GMRES, right-preconditioned: its tolerance applies to the true residual
   PetscCall(KSPSetType(ksp, KSPGMRES));
-  PetscCall(KSPGMRESSetRestart(ksp, 20));
+  // restarted after 20 directions; steady systems with a turbulence model after 100.  TMR bump
+  // level 3 (194 560 cells, 2 ranks): from CFL 64 on, GMRES(20) stopped at its 200 iterations
+  // on every other Newton step (the CFL went back and forth between 32 and 64, 45 s per failed
+  // step), GMRES(100) converged in 57-71.  PETSc allocates the directions as they are used, so
+  // the larger restart costs memory only in the solves that need it
+  const bool steady = systems != LinearSystems::TimeStepping;
+  PetscCall(KSPGMRESSetRestart(ksp, steady && kind.turbulence ? 100 : 20));
   PetscCall(KSPSetPCSide(ksp, PC_RIGHT));
   // coupled algebraic multigrid on the compact matrix (block size nv: the unknowns of a cell are
   // aggregated together); header for the measured choices
-  const bool steady = systems != LinearSystems::TimeStepping;
   PetscCall(PCSetType(pc, PCGAMG));
   PetscCall(PCGAMGSetNSmooths(pc, 0));
   PetscCall(PCGAMGSetCoarseEqLim(pc, steady ? kSteadyCoarseEquations : kTimeStepCoarseEquations));
@@ -284,6 +310,17 @@ PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSy
   // 2.80 s; NACA 0012 level 1: 0.95 instead of 1.11 s), so both keep W-cycles
   const bool v_cycle = !steady || (systems == LinearSystems::SteadyAdjoint && dim == 3);
   PetscCall(set_default_option(prefix, "pc_mg_cycle_type", v_cycle ? "v" : "w"));
+  // steady systems with a turbulence model: the aggregation drops the couplings weaker than 0.05
+  // of the strongest (PETSc's default keeps all), so that the aggregates of thin cells follow
+  // their strong direction.  TMR bump level 1 (12 160 cells, first cells of aspect ratio up to
+  // 4.5e5 up- and downstream): with all couplings GMRES stalled at CFL 8 (the iterative solve
+  // wandered for 300 Newton steps, then the LU fallback: 252 s); with 0.01 or 0.05 37 Newton steps
+  // from free stream, 4-12 GMRES iterations each, 7.3 / 6.2 s.  Flat plate levels 0, 1: the
+  // same Newton steps (29, 37), 0.66 -> 0.73 and 4.1 -> 4.5 s
+  if (steady && kind.turbulence)
+    PetscCall(set_default_option(prefix, "pc_gamg_threshold", "0.05"));
+  else
+    PetscCall(clear_default_option(prefix, "pc_gamg_threshold"));
   PetscCall(set_smoother_defaults(prefix, steady, kind));
   // the coarsest level's LU (GAMG gathers that level on one rank; the others wait for its
   // triangular solves in every cycle): quotient minimum degree ordering instead of PETSc's nested

@@ -87,6 +87,9 @@ for np in 1 2; do
   check $np "initial.file '$work/broken.msh' is not a karman fields file (format '')" nonzero run ok.yaml -o o --set initial.file="$work/broken.msh"
   check $np "initial.file '$work/nothing.h5' not found" nonzero run ok.yaml -o o --set initial.file="$work/nothing.h5"
   check $np "objective.points: point (5., 5., 0.) is outside the mesh" nonzero run ok.yaml -o o --set "objective.points=[[5, 5], [0.3, 0.2]]"
+  # RANS: a negative viscosity ratio at inflow, a case without any wall
+  check $np "'turbulence.freestream_ratio' expected a number >= 0, got '-3'" nonzero run ok.yaml -o o --set turbulence.model=sa-neg --set turbulence.freestream_ratio=-3
+  check $np "ok.yaml: turbulence: the case has no wall" nonzero run ok.yaml -o o --set turbulence.model=sa-neg --set boundaries.walls.type=symmetry --set boundaries.cylinder.type=symmetry
 done
 # the good case still works
 timeout 120 "$karman" mesh ok.yaml -o o > out.txt 2> err.txt || { echo "FAIL: ok.yaml"; cat err.txt; failures=$((failures + 1)); }

@@ -304,8 +304,16 @@ TEST_CASE("linear solver: solver.linear auto is iterative with the LU fallback; 
           ((time_steps && dim == 2) || tet_smoothers || (!time_steps && rans) ? "1" : "0"));
     CHECK(option("-adj_mg_levels_sub_pc_factor_mat_ordering_type") ==
           (tet_smoothers ? "natural" : "rcm"));
+    // steady systems with a turbulence model: zero pivots only, weak couplings dropped from the
+    // aggregation, GMRES(100) (the TMR bump, linear_solver.cpp)
+    const bool rans_steady = rans && !time_steps;
     CHECK(option("-adj_mg_levels_sub_pc_factor_shift_type") ==
-          (tet_smoothers ? "nonzero" : "positive_definite"));
+          (tet_smoothers || rans_steady ? "nonzero" : "positive_definite"));
+    // (and removed again for the next kind: only this kind has it)
+    CHECK(option("-adj_pc_gamg_threshold") == (rans_steady ? "0.05" : "(unset)"));
+    PetscInt restart;
+    REQUIRE(KSPGMRESGetRestart(ksp, &restart) == 0);
+    CHECK(restart == (rans_steady ? 100 : 20));
     REQUIRE(KSPDestroy(&ksp) == 0);
   }
   {

@@ -51,6 +51,20 @@ PetscErrorCode wall_stress(const discretization::FlowResidual &res,
                            const discretization::LocalState &state, int patch,
                            std::vector<double> *pressure, std::vector<Vec3<double>> *shear);
 
+/// The first cells' y+ on walls: y+ = d u_tau / nu with d the distance of a wall face's cell
+/// centroid from the face's plane and u_tau = sqrt(|tau_w| / rho) (wall_stress).
+struct YPlus {
+  double max = 0;       ///< the largest over the faces
+  double mean = 0;      ///< the area-weighted mean
+  Vec3<double> where{}; ///< the face centroid of the largest
+  int faces = 0;        ///< wall faces counted (all ranks)
+};
+
+/// y+ of the cells next to `patches`, the same on every rank.  Collective.
+PetscErrorCode first_cell_y_plus(const discretization::FlowResidual &res,
+                                 const discretization::LocalState &state,
+                                 const std::vector<int> &patches, YPlus *out);
+
 class PointProbes {
 public:
   /// Locates each point in an owned cell of some rank; a point outside the mesh is an error

@@ -159,6 +159,8 @@ private:
   /// the adaptive law: CFL x kAdaptiveGrowth after a full step, / kAdaptiveGrowth after a step
   /// shorter than kShortStep
   static constexpr double kAdaptiveGrowth = 2, kShortStep = 0.1;
+  /// the adaptive continuation's cap on the Eisenstat-Walker forcing terms (steady_solver.cpp)
+  static constexpr double kAdaptiveForcing = 1e-2;
   /// solver.cfl_initial auto: with switched evolution relaxation, with the adaptive law
   static constexpr double kSerInitialCfl = 10, kAdaptiveInitialCfl = 1;
   // state of the current solve
