@@ -276,6 +276,16 @@ void FlowResidual::face_flux(const LocalState &s, PetscInt f, double *M) const {
   for (const auto &t : terms_) t->flux(face, M);
 }
 
+int FlowResidual::turbulence_unknown() const {
+  for (const auto &t : terms_)
+    if (t->provides_eddy_viscosity()) {
+      const auto fields = t->fields(mesh_->dim);
+      const int field = fields.empty() ? -1 : equations().find(fields.front().name);
+      return field < 0 ? -1 : equations().offset(field);
+    }
+  return -1;
+}
+
 bool FlowResidual::has_sources() const {
   for (const auto &t : terms_)
     if (t->has_source()) return true;

@@ -34,6 +34,7 @@ PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
   cfl0_ = s.cfl_initial.automatic ? (adaptive_ ? kAdaptiveInitialCfl : kSerInitialCfl)
                                   : s.cfl_initial.value;
   if (adaptive_) PetscCall(residual.create_state(&merit_));
+  turbulence_offset_ = adaptive_ ? residual.turbulence_unknown() : -1;
   const LinearChoice choice = linear_choice(cfg);
   may_fall_back_ = choice.fallback;
   fell_back_ = false;
@@ -104,6 +105,32 @@ PetscErrorCode SteadySolver::form_function(SNES, Vec w, Vec R, void *ctx) {
   PetscFunctionReturn(0);
 }
 
+double pseudo_time_rate(const double *u, const double *dS, int dim, double V, double nu_eff,
+                        double u_ref) {
+  double convective = 0, viscous = 0, area = 0;
+  for (int d = 0; d < dim; ++d) {
+    convective += std::abs(u[d]) * dS[d];
+    viscous += dS[d] * dS[d];
+    area += dS[d];
+  }
+  // the floor of the old law, 1e-12 U_ref / h_c, for a cell at rest without viscosity
+  return convective + nu_eff * viscous / V + 1e-12 * u_ref * area / dim;
+}
+
+int limit_sign_changes(const PetscScalar *w, PetscScalar *dw, PetscInt n_cells, int nv,
+                       int offset) {
+  int limited = 0;
+  for (PetscInt c = 0; c < n_cells; ++c) {
+    const double chi = PetscRealPart(w[c * nv + offset]);
+    const double step = PetscRealPart(dw[c * nv + offset]); // the new value is chi - step
+    if (std::abs(chi) <= kSignChangeFloor || chi * (chi - step) >= 0) continue;
+    const double f = (1 - kSignChangeKeep) * std::abs(chi) / std::abs(step);
+    for (int k = 0; k < nv; ++k) dw[c * nv + k] *= f;
+    ++limited;
+  }
+  return limited;
+}
+
 PetscErrorCode SteadySolver::update_shift(Vec w) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res_->mesh();
@@ -114,8 +141,21 @@ PetscErrorCode SteadySolver::update_shift(Vec w) {
   const int nv = res_->nv();
   const physics::EquationSet &eq = res_->equations();
   const int u0 = eq.offset(eq.find("velocity")); // the convection speed's unknowns
+  const int t0 = turbulence_offset_; // the viscosity bound nu (1 + max(0, chi)) >= nu + nu_t
   for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
     const double V = g.cell_volume[c];
+    if (adaptive_) {
+      double dS[3] = {0, 0, 0}, u[3] = {0, 0, 0};
+      for (PetscInt i = m.cell_face_ptr[c]; i < m.cell_face_ptr[c + 1]; ++i) {
+        const Vec3<double> &S = g.face_area[m.cell_face[i]];
+        for (int d = 0; d < m.dim; ++d) dS[d] += 0.5 * std::abs(S[d]);
+      }
+      for (int d = 0; d < m.dim; ++d) u[d] = PetscRealPart(wl[c * nv + u0 + d]);
+      const double chi = t0 >= 0 ? std::max(0.0, PetscRealPart(wl[c * nv + t0])) : 0.0;
+      const double rate = pseudo_time_rate(u, dS, m.dim, V, p.nu * (1 + chi), p.u_ref);
+      shift_[c] = cfl_ >= cfl_max_ ? 0.0 : p.rho * rate / cfl_;
+      continue;
+    }
     const double hc = std::pow(V, 1.0 / m.dim);
     double u2 = 0;
     for (int k = u0; k < u0 + m.dim; ++k) u2 += wl[c * nv + k] * wl[c * nv + k];
@@ -137,6 +177,16 @@ PetscErrorCode SteadySolver::pseudo_transient_line_search(SNESLineSearch ls, voi
   PetscCall(SNESLineSearchGetNorms(ls, &xnorm, &fnorm, &ynorm));
   constexpr double kArmijo = 1e-4, kMinLambda = 1e-4;
   double lambda = 1;
+  if (self->turbulence_offset_ >= 0) { // a nu~ update that changes sign stops short (header)
+    const PetscScalar *xl;
+    PetscScalar *yl;
+    PetscCall(VecGetArrayRead(X, &xl));
+    PetscCall(VecGetArray(Y, &yl));
+    limit_sign_changes(xl, yl, self->res_->mesh().n_owned_cells, self->res_->nv(),
+                       self->turbulence_offset_);
+    PetscCall(VecRestoreArrayRead(X, &xl));
+    PetscCall(VecRestoreArray(Y, &yl));
+  }
   for (;;) {
     PetscCall(VecWAXPY(W, -lambda, Y, X));
     PetscCall(SNESComputeFunction(snes, W, G));

@@ -3,13 +3,13 @@
 # of aspect ratio up to 4.5e5 on the symmetry planes up- and downstream) from free stream with
 # the shipped defaults on 1 and 2 ranks.  The steady multigrid of a turbulent system drops weak
 # couplings (pc_gamg_threshold 0.05), shifts only zero pivots of its ILU(1), and the adaptive
-# continuation caps the linear forcing terms at 1e-3 (solver/linear_solver.cpp,
+# continuation caps the linear forcing terms at 1e-2 (solver/linear_solver.cpp,
 # solver/steady_solver.cpp): without these the iterative solve wandered for 300 Newton steps
 # and the LU fallback took 252 s.  Each run converges to the default tolerance in at most 45
-# Newton steps (37 measured on 1 rank) without the LU fallback, both give the same C_D and C_L
+# Newton steps (35 measured on 1 rank) without the LU fallback, both give the same C_D and C_L
 # (to 1e-8), C_D lies within 5 % of TMR's CFL3D finest-grid value 0.0035724 (level 1: +3.4 %)
 # and C_L within 3 % of 0.024900 (-2.1 %; incompressible, TMR at M 0.2: README).
-# Level 0 is not used: it has two converged discrete states (README), 1 and 2 ranks reach
+# Level 0 is not used: it has several converged discrete states (README), 1 and 2 ranks reach
 # different ones.
 # usage: rans_bump.sh KARMAN SOURCE_DIR WORK_DIR
 set -eu

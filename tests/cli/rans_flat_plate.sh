@@ -3,7 +3,7 @@
 # cells, first cell height 2e-5, aspect ratio 5.4e3) from free stream with the shipped defaults
 # on 1 and 2 ranks: solver.continuation auto takes the adaptive CFL law with the line search on
 # the pseudo-transient residual (solver/steady_solver.hpp).  Each run converges to the default
-# tolerance in at most 40 Newton steps (29 measured) without the LU fallback, both give the same
+# tolerance in at most 40 Newton steps (28 measured) without the LU fallback, both give the same
 # C_D (to 1e-8), and C_D lies within 6 % of TMR's CFL3D finest-grid value 0.0028599 (level 0:
 # +4.6 %).  With switched evolution relaxation (the laminar cases' law, solver.continuation ser)
 # the same case does not converge in 40 Newton steps even with the LU (checked here too).

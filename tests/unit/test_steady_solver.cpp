@@ -287,3 +287,66 @@ TEST_CASE("Newton converges quadratically on DFG 2D-1 (coarse mesh)", "[solver][
     REQUIRE(order > 1.7);
   }
 }
+
+TEST_CASE("steady solver: the adaptive law's pseudo-time step resolves thin cells",
+          "[solver][unit]") {
+  // a dx x dy rectangle (projected areas dS = (dy, dx)) and a box in 3D: the step is the
+  // spectral-radius one, V / (sum |u_d| dS_d + nu sum dS_d^2 / V), within a factor dim of the
+  // tightest single-direction limit (convective dx_d / |u_d|, viscous dx_d^2 / nu)
+  const double dx = 0.02, dy = 2e-6, dz = 0.5, nu = 1e-6;
+  for (int dim : {2, 3}) {
+    const double h[3] = {dx, dy, dz};
+    double V = 1, dS[3] = {0, 0, 0};
+    for (int d = 0; d < dim; ++d) V *= h[d];
+    for (int d = 0; d < dim; ++d) dS[d] = V / h[d];
+    const double u[3] = {0.9, -0.05, 0.3};
+    const double rate = solver::pseudo_time_rate(u, dS, dim, V, nu, 1.0);
+    double limit = INFINITY, expected = 0;
+    for (int d = 0; d < dim; ++d) {
+      limit = std::min({limit, h[d] / std::abs(u[d]), h[d] * h[d] / nu});
+      expected += std::abs(u[d]) / h[d] + nu / (h[d] * h[d]);
+    }
+    CAPTURE(dim, rate, expected);
+    REQUIRE(rate / V == Approx(expected).epsilon(1e-12));
+    const double dtau = V / rate; // at CFL 1
+    REQUIRE(dtau <= limit);
+    REQUIRE(dtau >= limit / (2 * dim));
+    // the isotropic law V^(1/d) / (|u| + nu / h) overstated it by more than an order of magnitude
+    const double hc = std::pow(V, 1.0 / dim);
+    REQUIRE(hc / (std::hypot(u[0], u[1], dim == 3 ? u[2] : 0.0) + nu / hc) > 10 * dtau);
+  }
+  // a cell at rest without viscosity keeps a finite step
+  const double zero[3] = {0, 0, 0}, dS[3] = {1e-2, 1e-2, 0};
+  REQUIRE(solver::pseudo_time_rate(zero, dS, 2, 1e-4, 0.0, 1.0) > 0);
+}
+
+TEST_CASE("steady solver: an update of the turbulence variable that changes its sign stops short",
+          "[solver][unit]") {
+  // three unknowns per cell, the turbulence variable last; the new state is w - dw
+  const int nv = 3, t = 2;
+  const std::vector<PetscScalar> w = {0.1, 0.5, 45.0,  // chi 45 -> -38: limited
+                                      0.2, 0.4, -38.0, // chi -38 -> 59: limited
+                                      0.3, 0.3, 0.5,   // chi 0.5 -> -0.2: |chi| <= 1, free
+                                      0.4, 0.2, 20.0,  // chi 20 -> 200: no sign change
+                                      0.5, 0.1, -3.0}; // chi -3 -> -0.5: no sign change
+  std::vector<PetscScalar> dw = {0.02, -0.1, 83.0, 0.01,   0.2,  -97.0, 0.05, 0.05,
+                                 0.7,  0.03, 0.3,  -180.0, 0.04, 0.4,   -2.5};
+  const std::vector<PetscScalar> before = dw;
+  REQUIRE(solver::limit_sign_changes(w.data(), dw.data(), 5, nv, t) == 2);
+  for (int c = 0; c < 5; ++c) {
+    const double chi = PetscRealPart(w[c * nv + t]);
+    const double next = chi - PetscRealPart(dw[c * nv + t]);
+    CAPTURE(c, chi, next);
+    if (c < 2) {
+      // the new value keeps the sign and a tenth of the old one; the cell's whole update is
+      // scaled by the same factor (its direction kept)
+      REQUIRE(next == Approx(solver::kSignChangeKeep * chi).epsilon(1e-14));
+      const double f = PetscRealPart(dw[c * nv + t] / before[c * nv + t]);
+      for (int k = 0; k < nv; ++k)
+        REQUIRE(PetscRealPart(dw[c * nv + k]) ==
+                Approx(f * PetscRealPart(before[c * nv + k])).epsilon(1e-14));
+    } else {
+      for (int k = 0; k < nv; ++k) REQUIRE(dw[c * nv + k] == before[c * nv + k]);
+    }
+  }
+}

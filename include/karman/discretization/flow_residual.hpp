@@ -161,6 +161,11 @@ public:
     return false;
   }
 
+  /// The unknown (offset within a cell's unknowns) of the turbulence model's working variable
+  /// (chi = nu~/nu of Spalart-Allmaras: the first field of the term that provides the eddy
+  /// viscosity), or -1 without a turbulence model.
+  int turbulence_unknown() const;
+
   /// Geometry of flux face f.
   physics::FaceGeometry<double> face_geometry(PetscInt f) const;
   /// The terms of the residual (the flow first), each owning some fields' rows.

@@ -1,7 +1,8 @@
 // Steady solver: Newton's method (PETSc SNES) on R(w) = 0 with pseudo-transient
 // continuation.  Each Newton step solves
-//   (J + diag(rho V_c / dtau_c) on the momentum rows) dw = -R(w),
-//   dtau_c = CFL h_c / (|u_c| + nu / h_c),  h_c = V_c^(1/d),
+//   (J + diag(rho V_c / dtau_c) on the transient rows) dw = -R(w),
+//   dtau_c = CFL h_c / (|u_c| + nu / h_c),  h_c = V_c^(1/d)
+// (the adaptive law below takes the spectral-radius step instead),
 // with the CFL number ramped by switched evolution relaxation (Mulder & van Leer 1985):
 //   CFL_k = min(CFL_max, CFL_0 ||R_0|| / ||R_k||),
 // so the iteration starts robustly and ends as plain Newton (quadratic convergence).
@@ -27,7 +28,25 @@
 // CFL follows the steps instead of |R|: x 2 after a full step (l = 1), / 2 after a step shorter
 // than 0.1 or one whose linear solve did not converge (a direction that is not Newton's), kept
 // otherwise; a failed line search continues as above from the CFL where it failed.  The
-// pseudo-time step starts from solver.cfl_initial auto = 1 there (10 with the law above).
+// pseudo-time step starts from solver.cfl_initial auto = 1 there (10 with the law above).  (3) The
+// local pseudo-time step is the spectral-radius one of anisotropic meshes (Blazek, ch. 6.1.4):
+//   rho V_c / dtau_c = rho (sum_d |u_d| dS_d + nu_eff sum_d dS_d^2 / V_c) / CFL,
+// dS_d = half the sum of |S_f,d| over the cell's faces (the cell's projected area along axis d),
+// nu_eff = nu (1 + max(0, chi)) >= nu + nu_t (pseudo_time_rate).  h_c = V_c^(1/d) overstates the
+// step of a thin cell by about its aspect ratio (10^4 in the boundary layer, 10^7 along the wake
+// cut of cases/naca0012-rans) and ignores the eddy viscosity, so the thin cells ran at CFLs
+// orders of magnitude above the rest: the NACA 0012 at 10 degrees, level 1, did not converge in
+// 95 steps (the CFL cycling between 16 and 64, GMRES at its 200-iteration cap every other step)
+// and level 2 stalled at |R| 0.6 after 55 steps (400 s); with the spectral step level 1
+// converges in 53 steps (31 s; 70 with (4)) and level 2 stalls later, on the kink of (4).  (4) With
+// a turbulence model an
+// update that would change the sign of chi = nu~/nu in a cell where |chi| > 1 is scaled, with the
+// rest of the cell's update, to end at a tenth of chi (limit_sign_changes), before the line
+// search.  SA-neg switches its production, destruction and diffusion at nu~ = 0 (a kink), and
+// Newton cycled across it: on the NACA 0012 at 10 degrees, level 2, one cell of the upper
+// surface's boundary layer at x = 0.80 went chi 45 -> -38 -> 59 -> -80 on successive accepted
+// steps at CFL 1 while |R| grew from 0.07 to 2.5e4 (then the LU fallback); with the limit the
+// level converges in 39 Newton steps (72 s, 2 ranks).
 // Measured on the TMR flat plate (SA-neg, Re 5e6, first cells of aspect ratio 5.4e3-6.0e3,
 // cases/tmr-flat-plate): with the law above level 0 converged only from CFL 1 (88 Newton steps,
 // with the LU) and level 1 from neither CFL (the line search on |R| failed at every retry, the
@@ -86,6 +105,21 @@ struct SteadySummary {
   bool linear_fallback = false;
   std::string iterative_reason;
 };
+
+/// The adaptive law's limit on updates of the turbulence variable (header, (4)): below
+/// kSignChangeFloor in magnitude a value may change sign freely, above it an update that would
+/// change its sign is scaled, with the rest of its cell's update, to keep kSignChangeKeep of it.
+constexpr double kSignChangeFloor = 1, kSignChangeKeep = 0.1;
+/// Scales the Newton update -dw (the new state is w - dw) of every owned cell whose unknown
+/// `offset` (of nv per cell) would change sign from a magnitude above kSignChangeFloor, so that
+/// it ends at kSignChangeKeep of its value; returns the number of cells limited.
+int limit_sign_changes(const PetscScalar *w, PetscScalar *dw, PetscInt n_cells, int nv, int offset);
+
+/// The adaptive law's local pseudo-time rate of a cell at CFL 1, V_c / dtau_c (header):
+/// sum_d |u_d| dS_d + nu_eff sum_d dS_d^2 / V + 1e-12 u_ref sum_d dS_d / dim (the floor of a cell
+/// at rest without viscosity), with dS_d the cell's projected area along axis d.
+double pseudo_time_rate(const double *u, const double *dS, int dim, double V, double nu_eff,
+                        double u_ref);
 
 class SteadySolver {
 public:
@@ -154,6 +188,8 @@ private:
   /// solver.continuation adaptive (or auto with a turbulence model): the CFL law and the line
   /// search on the pseudo-transient residual (header)
   bool adaptive_ = false;
+  /// the turbulence variable's unknown in a cell (FlowResidual::turbulence_unknown), or -1
+  int turbulence_offset_ = -1;
   Vec merit_ = nullptr;    ///< the pseudo-transient residual of a trial step
   double last_lambda_ = 1; ///< the step length the last line search accepted
   /// the adaptive law: CFL x kAdaptiveGrowth after a full step, / kAdaptiveGrowth after a step
