@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # RANS NACA 0012 (TMR 2DN00, SA-neg, Re 6e6): karman run at the angles of attack and mesh levels
 # given, with the shipped defaults, then the grid-convergence table of the 10-degree runs
-# (postprocess/tmr_study.py naca0012) when three or more levels were run.
+# (postprocess/tmr_study.py naca0012) when three or more levels were run, and for every angle
+# the c_p and c_f distributions of its converged levels beside TMR's CFL3D data
+# (postprocess/plot_naca_wall.py: OUT/wall-alphaA.png).
 # usage: bash cases/naca0012-rans/run.sh [ANGLES [LEVELS]]   (default "10" "0 1 2")
 # environment: KARMAN (default build/release/karman), NP (ranks for levels >= 2; default 2),
 # OUT (default out/naca0012-rans); OUT/aA-LN holds the run at A degrees on level N.
@@ -41,3 +43,13 @@ set -- $levels
 if [ $# -ge 3 ] && [[ " $angles " == *" 10 "* ]]; then
   /usr/bin/python3 "$root/postprocess/tmr_study.py" naca0012 $(for l in $levels; do echo "$out/a10-L$l"; done)
 fi
+for a in $angles; do
+  dirs=()
+  for level in $levels; do
+    [ -f "$out/a$a-L$level/flow_wall_0000.pvtu" ] && dirs+=("$out/a$a-L$level")
+  done
+  if [ ${#dirs[@]} -gt 0 ]; then
+    /usr/bin/python3 "$root/postprocess/plot_naca_wall.py" --alpha "$a" "${dirs[@]}" \
+      -o "$out/wall-alpha$a.png"
+  fi
+done

@@ -389,7 +389,9 @@ TEST_CASE("unsteady adjoint with time.dt auto: the controller's steps replayed b
     REQUIRE(rev.step_sizes[k] == Approx(all.step_sizes[k]).epsilon(1e-8));
   REQUIRE(rev.J == Approx(all.J).epsilon(1e-9));
   check_same_gradients(all, rev, 1e-7, 1e-10);
-  for (const auto &c : parameter_cases(s, true)) {
+  // (the amplitude and the viscosity: the sine's frequency is checked with a fixed time.dt, and
+  // the replay of the step sequence is the same for every parameter)
+  for (const auto &c : parameter_cases(s, false)) {
     const double fd = central_difference(s, c, all.step_sizes), adj = gradient_of(all, c.name);
     CAPTURE(c.name, adj, fd);
     REQUIRE(std::abs(adj - fd) <= 1e-6 * std::abs(fd));
