@@ -23,11 +23,11 @@ PetscErrorCode resolve_objective(discretization::FlowResidual &res, const config
   PetscFunctionBeginUser;
   // plain Newton: the perturbed state is close to w0, and Newton converges in a few steps or
   // not at all (no LU fallback for `auto`: the continuation below is the fallback)
-  const int newton_steps =
-      std::min<int>(kResolveNewtonSteps, solver::solver_options().get(cfg).max_iterations);
+  const solver::SolverOptions options = solver::solver_options().get(cfg);
+  const int newton_steps = std::min<int>(kResolveNewtonSteps, options.max_iterations);
   std::vector<std::string> newton_sets = {"solver.cfl_initial=1e300", "solver.cfl_max=1e300",
                                           "solver.max_iterations=" + std::to_string(newton_steps)};
-  if (solver::solver_options().get(cfg).linear == solver::LinearSolverChoice::Auto)
+  if (options.linear == solver::LinearSolverChoice::Auto)
     newton_sets.push_back("solver.linear=iterative");
   config::CaseConfig newton_cfg;
   PetscCall(config::CaseConfig::load_text(res.mesh().comm, cfg.resolved_yaml(), cfg.file(),

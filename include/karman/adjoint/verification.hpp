@@ -9,10 +9,9 @@
 namespace karman::adjoint {
 
 /// Newton (no pseudo-time, at most 20 steps and solver.max_iterations, `auto` without its LU
-/// fallback) from w0 to
-/// ||R|| <= atol for the FlowResidual's current inputs, and if that fails the case's own
-/// continuation from w0; returns the objective (and the Newton
-/// steps of both) and leaves the solution in w.  Collective.
+/// fallback) from w0 to ||R|| <= atol for the FlowResidual's current inputs, and if that fails
+/// the case's own continuation from w0; returns the objective (and the Newton steps of both) and
+/// leaves the solution in w.  Collective.
 PetscErrorCode resolve_objective(discretization::FlowResidual &res, const config::CaseConfig &cfg,
                                  const Objective &objective, Vec w0, Vec w, double *J,
                                  int *newton_iterations);

@@ -45,25 +45,25 @@
 // diffusion at nu~ = 0 (a kink), and Newton cycled across it: on the NACA 0012 at 10 degrees, level
 // 2, one cell of the upper surface's boundary layer at x = 0.80 went chi 45 -> -38 -> 59 -> -80 on
 // successive accepted steps at CFL 1 while |R| grew from 0.07 to 2.5e4 (then the LU fallback); with
-// the limit the level converges in 39 Newton steps (2 ranks). Measured on the TMR flat plate
-// (SA-neg, Re 5e6, first cells of aspect ratio 5.4e3-6.0e3, cases/tmr-flat-plate): with the law
-// above level 0 converged only from CFL 1 (88 Newton steps, with the LU) and level 1 from neither
-// CFL (the line search on |R| failed at every retry, the Newton direction of a large-CFL step being
-// nearly singular in the boundary layer's nu~ rows: |dchi| 3.6e4 at chi 1.7); with the adaptive law
-// level 0 converges in 28 steps (0.5 s), level 1 in 36 (15 s), with the default linear solver. The
-// linear solver is PETSc KSP/PC chosen by solver.linear (solver/linear_solver.hpp): direct (LU with
-// MUMPS of J) or iterative (Jacobian-free GMRES on J, solver/jacobian_free.hpp, preconditioned by
-// coupled algebraic multigrid on the compact matrix P, with Eisenstat-Walker inexact Newton capped
-// at 0.1: the linear tolerance follows the nonlinear convergence, so the converged state is the
-// same); -ksp_type, -pc_type and -pc_factor_mat_solver_type override either.  With solver.linear:
-// auto (iterative) a solve that does not converge is done again from its initial state with the
-// direct LU (fallback_linear_solve in linear_solver.hpp; if the factors fit in memory), and the
-// solver keeps the LU for its later solves; the summary says so. A non-finite residual or a failed
-// step ends the solve with the reason and the residual history; the best state seen is kept for
-// output. The CFL update, the history, the best state and the caller's monitor run in SNES's
-// convergence test (which then asks SNESConvergedDefault; solver/linear_solver.hpp), not in an
-// SNES monitor, so that PETSc options such as -snes_monitor_cancel cannot switch the
-// continuation off.
+// the limit the level converges in 39 Newton steps (2 ranks).
+// The adaptive law (2) measured on the TMR flat plate (SA-neg, Re 5e6, first cells of aspect
+// ratio 5.4e3-6.0e3, cases/tmr-flat-plate): with the law above level 0 converged only from CFL 1
+// (88 Newton steps, with the LU) and level 1 from neither CFL (the line search on |R| failed at
+// every retry, the Newton direction of a large-CFL step being nearly singular in the boundary
+// layer's nu~ rows: |dchi| 3.6e4 at chi 1.7); with the adaptive law level 0 converges in 28 steps
+// (0.5 s), level 1 in 36 (15 s), with the default linear solver. The linear solver is PETSc KSP/PC
+// chosen by solver.linear (solver/linear_solver.hpp): direct (LU with MUMPS of J) or iterative
+// (Jacobian-free GMRES on J, solver/jacobian_free.hpp, preconditioned by coupled algebraic
+// multigrid on the compact matrix P, with Eisenstat-Walker inexact Newton capped at 0.1: the linear
+// tolerance follows the nonlinear convergence, so the converged state is the same); -ksp_type,
+// -pc_type and -pc_factor_mat_solver_type override either.  With solver.linear: auto (iterative) a
+// solve that does not converge is done again from its initial state with the direct LU
+// (fallback_linear_solve in linear_solver.hpp; if the factors fit in memory), and the solver keeps
+// the LU for its later solves; the summary says so. A non-finite residual or a failed step ends the
+// solve with the reason and the residual history; the best state seen is kept for output. The CFL
+// update, the history, the best state and the caller's monitor run in SNES's convergence test
+// (which then asks SNESConvergedDefault; solver/linear_solver.hpp), not in an SNES monitor, so that
+// PETSc options such as -snes_monitor_cancel cannot switch the continuation off.
 #pragma once
 
 #include "karman/discretization/flow_residual.hpp"
