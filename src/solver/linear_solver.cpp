@@ -3,6 +3,7 @@
 
 #include "karman/core/logger.hpp"
 #include "karman/discretization/flow_residual.hpp"
+#include "karman/geometry/mesh_quality.hpp"
 #include "karman/solver/block_transpose.hpp"
 
 #include <unistd.h>
@@ -154,10 +155,12 @@ PetscErrorCode clear_default_option(const char *prefix, const char *name) {
 }
 
 // The multigrid's level smoothers (Richardson / block Jacobi ILU) for `steady` systems or time
-// steps on a mesh of `kind`, as options under `prefix` (set_default_option)
-PetscErrorCode set_smoother_defaults(const char *prefix, bool steady, const MeshKind &kind) {
+// steps on a mesh of `kind`, as options under `prefix` (set_default_option), on `ranks` ranks
+PetscErrorCode set_smoother_defaults(const char *prefix, LinearSystems systems,
+                                     const MeshKind &kind, int ranks) {
   PetscFunctionBeginUser;
   const int dim = kind.dim;
+  const bool steady = systems != LinearSystems::TimeStepping;
   PetscCall(set_default_option(prefix, "mg_levels_ksp_type", "richardson"));
   // steady systems: the sweeps damped, by 0.6 in 2D and 0.8 in 3D.  Undamped, the W-cycles' ILU(0)
   // sweeps diverge on the Jacobians of a pseudo-time step past CFL ~20-100 at Re 40 and more:
@@ -182,7 +185,24 @@ PetscErrorCode set_smoother_defaults(const char *prefix, bool steady, const Mesh
   PetscCall(set_default_option(prefix, "mg_levels_ksp_max_it", steady ? "2" : "1"));
   // (always set: a steady solver after an unsteady one, same prefix, must not inherit kaskade)
   PetscCall(set_default_option(prefix, "pc_mg_type", steady ? "multiplicative" : "kaskade"));
-  PetscCall(set_default_option(prefix, "mg_levels_pc_type", "bjacobi"));
+  // the steady adjoint of a system with a turbulence model on several ranks: the ranks' ILU blocks
+  // overlap by two layers of cells (additive Schwarz); block Jacobi cuts the thin cells' strong
+  // couplings at the rank boundaries, and GMRES on J^T stagnated.  NACA 0012 RANS level 2 (97 280
+  // cells, 10 degrees), 2 ranks: block Jacobi DIVERGED_BREAKDOWN, then the LU fallback (30.5 s,
+  // 4.6 GiB); overlap 1 133 iterations 19.8 s; overlap 2 71 iterations 9.8-13.1 s, 1.5 GiB (1
+  // rank, block Jacobi: 62 iterations 13.7 s), gradients within 3e-11.  Not for the forward (the
+  // same case's Newton solve 65.9-70.5 -> 93.9 s, 406 instead of 418 GMRES iterations, 1003
+  // instead of 765 MiB) nor for laminar adjoints (DFG 2D-1 level 2, 2 ranks: the same 37
+  // iterations, 1.92-1.98 -> 2.19-2.20 s, 693 instead of 600 MiB)
+  // (laminar flow on stretched meshes does not need it: the laminar TMR flat plate, level 3, 2
+  // ranks, 168 iterations 17.0 s with block Jacobi, 138 iterations 16.0 s and 13 % more memory
+  // with the overlap)
+  const bool overlapping = systems == LinearSystems::SteadyAdjoint && kind.turbulence && ranks > 1;
+  PetscCall(set_default_option(prefix, "mg_levels_pc_type", overlapping ? "asm" : "bjacobi"));
+  if (overlapping)
+    PetscCall(set_default_option(prefix, "mg_levels_pc_asm_overlap", "2"));
+  else
+    PetscCall(clear_default_option(prefix, "mg_levels_pc_asm_overlap"));
   PetscCall(set_default_option(prefix, "mg_levels_sub_pc_type", "ilu"));
   // meshes with tetrahedra, steady systems and time steps: ILU(1) in the cells' own order, only
   // zero pivots shifted (issue 42, results/tet-diagnosis.md section 6).  P's ILU(0) on tetrahedra
@@ -197,15 +217,25 @@ PetscErrorCode set_smoother_defaults(const char *prefix, bool steady, const Mesh
   // 76.7 -> 15.8 s (unshifted ILU(0) in natural order 28.8 s).  The hexahedral/prism meshes keep
   // the settings below: there the unshifted ILU from rest fails on 1 rank and ILU(1) costs more
   // than it gains
-  // Steady systems with a turbulence model: ILU(1) too.  The RANS flat plate (cases/tmr-flat-plate
-  // level 2, 46 080 cells, first cells of aspect ratio 6e3, 2 ranks): with ILU(0) GMRES hit its
-  // 200 iterations at every step past CFL 8 and the continuation went back and forth between CFL
-  // 8 and 16 (12 Newton steps 28.9 s); with ILU(1) 1-2 iterations per step at CFL 32 (12 steps
-  // 4.3 s).  The unshifted ILU(0) was no better (27.9 s)
+  // Steady systems with a turbulence model (or on stretched meshes, below): ILU(1) too.  The RANS
+  // flat plate (cases/tmr-flat-plate level 2, 46 080 cells, first cells of aspect ratio 6e3, 2
+  // ranks): with ILU(0) GMRES hit its 200 iterations at every step past CFL 8 and the continuation
+  // went back and forth between CFL 8 and 16 (12 Newton steps 28.9 s); with ILU(1) 1-2 iterations
+  // per step at CFL 32 (12 steps 4.3 s).  The unshifted ILU(0) was no better (27.9 s) Steady
+  // systems on stretched meshes (MeshKind::stretched) without a turbulence model: the same ILU(1),
+  // unshifted pivots and GMRES(100) (not the coarsening threshold, set_linear_solver_ defaults).
+  // The TMR flat plate's meshes laminar at Re 5e6 (cases/tmr-flat-plate/laminar.yaml, first cells
+  // of aspect ratio 5.4e3 - 5.9e3): with the laminar settings GMRES stopped at its 200 iterations
+  // on most Newton steps and the LU fallback solved it, levels 1 / 2 / 3 (1, 1, 2 ranks) 53.7 / 150
+  // / 297 s, 266 / 988 / 4 912 MiB; now 8 Newton steps each, 0.75 / 6.7 / 44 s, 103 / 250 / 1 111
+  // MiB.  ILU(1) alone did levels 1-2 (0.77, 8.5 s), not level 3 (GMRES at its cap from CFL 520 on,
+  // also with the adaptive continuation at CFL 260); GMRES(100) did it. Unshifted ILU(0),
+  // GMRES(100) or the threshold without ILU(1) did not do level 1 (LU fallback, 942 or 2 693
+  // iterations)
   const bool tetrahedral = kind.tetrahedra;
   PetscCall(set_default_option(
       prefix, "mg_levels_sub_pc_factor_levels",
-      (!steady && dim == 2) || tetrahedral || (steady && kind.turbulence) ? "1" : "0"));
+      (!steady && dim == 2) || tetrahedral || (steady && kind.boundary_layers()) ? "1" : "0"));
   // reverse Cuthill-McKee ordering of each rank's block before its ILU: fewer iterations than
   // the mesh's own cell order (DFG 2D-2 level 0, 40 steps: 89.6 instead of 92.5 GMRES iterations
   // per step; steady DFG 2D-1 level 2, 2 ranks: 8.0 instead of 8.75 s)
@@ -219,11 +249,12 @@ PetscErrorCode set_smoother_defaults(const char *prefix, bool steady, const Mesh
   // on 1 rank (DIVERGED_LOCAL_MIN after 1 Newton step; 7 steps, 5.8 s now; on 2 ranks 9 -> 7
   // steps) and so did DFG 2D-1 level 0 at Re 10 with moving walls from rest (DIVERGED_LINE_SEARCH
   // after 36 steps; 7 now, LU 10).  The other steady cases and all time steps: the same iterations.
-  // Steady systems with a turbulence model: zero pivots only.  On the TMR bump (level 0, first
-  // cells of aspect ratio up to 4e5) the shifted ILU(1) made GMRES stop at 200 iterations on 99
-  // of 100 Newton steps from CFL 0.5 up (with tight linear tolerances; the solve diverged);
-  // unshifted, 1-58 iterations per step and 38 Newton steps.  The flat plate: the same steps
-  const bool zero_pivots_only = tetrahedral || (steady && kind.turbulence);
+  // Steady systems with a turbulence model or on stretched meshes: zero pivots only.  On the TMR
+  // bump (level 0, first cells of aspect ratio up to 4e5) the shifted ILU(1) made GMRES stop at 200
+  // iterations on 99 of 100 Newton steps from CFL 0.5 up (with tight linear tolerances; the solve
+  // diverged); unshifted, 1-58 iterations per step and 38 Newton steps.  The flat plate: the same
+  // steps
+  const bool zero_pivots_only = tetrahedral || (steady && kind.boundary_layers());
   PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_shift_type",
                                zero_pivots_only ? "nonzero" : "positive_definite"));
   PetscFunctionReturn(0);
@@ -254,6 +285,12 @@ MeshKind mesh_kind(const mesh::Mesh &mesh) {
 MeshKind system_kind(const discretization::FlowResidual &residual) {
   MeshKind kind = mesh_kind(residual.mesh());
   kind.turbulence = residual.has_turbulence_model();
+  const geometry::CellQuality quality =
+      geometry::compute_quality(residual.mesh(), residual.geometry());
+  double largest = 0;
+  for (const double a : quality.aspect_ratio) largest = std::max(largest, a);
+  MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, residual.mesh().comm);
+  kind.stretched = largest >= kStretchedAspectRatio;
   return kind;
 }
 
@@ -275,13 +312,14 @@ PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSy
   }
   // GMRES, right-preconditioned: its tolerance applies to the true residual
   PetscCall(KSPSetType(ksp, KSPGMRES));
-  // restarted after 20 directions; steady systems with a turbulence model after 100.  TMR bump
+  // restarted after 20 directions; steady systems with a turbulence model or on a stretched mesh
+  // (MeshKind::boundary_layers) after 100.  TMR bump
   // level 3 (194 560 cells, 2 ranks): from CFL 64 on, GMRES(20) stopped at its 200 iterations
   // on every other Newton step (the CFL went back and forth between 32 and 64, 45 s per failed
   // step), GMRES(100) converged in 57-71.  PETSc allocates the directions as they are used, so
   // the larger restart costs memory only in the solves that need it
   const bool steady = systems != LinearSystems::TimeStepping;
-  PetscCall(KSPGMRESSetRestart(ksp, steady && kind.turbulence ? 100 : 20));
+  PetscCall(KSPGMRESSetRestart(ksp, steady && kind.boundary_layers() ? 100 : 20));
   PetscCall(KSPSetPCSide(ksp, PC_RIGHT));
   // coupled algebraic multigrid on the compact matrix (block size nv: the unknowns of a cell are
   // aggregated together); header for the measured choices
@@ -310,7 +348,9 @@ PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSy
   // 2.80 s; NACA 0012 level 1: 0.95 instead of 1.11 s), so both keep W-cycles
   const bool v_cycle = !steady || (systems == LinearSystems::SteadyAdjoint && dim == 3);
   PetscCall(set_default_option(prefix, "pc_mg_cycle_type", v_cycle ? "v" : "w"));
-  // steady systems with a turbulence model: the aggregation drops the couplings weaker than 0.05
+  // steady systems with a turbulence model (not laminar flow on stretched meshes: the laminar
+  // flat plate's level 2 stalled near convergence with 0.05, 1 rank, and with 0.1 level 1; with
+  // 0.02 and without, all levels converge): the aggregation drops the couplings weaker than 0.05
   // of the strongest (PETSc's default keeps all), so that the aggregates of thin cells follow
   // their strong direction.  TMR bump level 1 (12 160 cells, first cells of aspect ratio up to
   // 4.5e5 up- and downstream): with all couplings GMRES stalled at CFL 8 (the iterative solve
@@ -321,7 +361,9 @@ PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSy
     PetscCall(set_default_option(prefix, "pc_gamg_threshold", "0.05"));
   else
     PetscCall(clear_default_option(prefix, "pc_gamg_threshold"));
-  PetscCall(set_smoother_defaults(prefix, steady, kind));
+  PetscMPIInt ranks;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &ranks));
+  PetscCall(set_smoother_defaults(prefix, systems, kind, ranks));
   // the coarsest level's LU (GAMG gathers that level on one rank; the others wait for its
   // triangular solves in every cycle): quotient minimum degree ordering instead of PETSc's nested
   // dissection, about 40 % fewer nonzeros in the factor.  DFG 2D-2 time steps, 2 ranks: level 0

@@ -232,34 +232,41 @@ TEST_CASE("linear solver: solver.linear auto is iterative with the LU fallback; 
   using LS = solver::LinearSystems;
   // meshes with tetrahedra: ILU(1) in natural order with only zero pivots shifted, for steady
   // systems and time steps; steady systems with a turbulence model: ILU(1) (linear_solver.cpp)
+  // meshes with stretched cells (laminar flow): ILU(1), zero pivots only and GMRES(100) too, not
+  // the coarsening threshold
   struct Kind {
     LS systems;
     int dim;
-    bool tetrahedra, turbulence;
+    bool tetrahedra, turbulence, stretched;
   };
-  for (const auto &[systems, dim, tets, rans] :
-       std::vector<Kind>{{LS::TimeStepping, 2, false, false},
-                         {LS::Steady, 2, false, false},
-                         {LS::SteadyAdjoint, 2, false, false},
-                         {LS::Steady, 2, false, true},
-                         {LS::SteadyAdjoint, 2, false, true},
-                         {LS::TimeStepping, 2, false, true},
-                         {LS::TimeStepping, 3, false, false},
-                         {LS::Steady, 3, false, false},
-                         {LS::SteadyAdjoint, 3, false, false},
-                         {LS::Steady, 3, true, false},
-                         {LS::SteadyAdjoint, 3, true, false},
-                         {LS::TimeStepping, 3, true, false},
-                         {LS::TimeStepping, 3, false, true},
-                         {LS::Steady, 3, false, false}}) {
+  for (const auto &[systems, dim, tets, rans, stretched] :
+       std::vector<Kind>{{LS::TimeStepping, 2, false, false, false},
+                         {LS::Steady, 2, false, false, false},
+                         {LS::SteadyAdjoint, 2, false, false, false},
+                         {LS::Steady, 2, false, true, true},
+                         {LS::SteadyAdjoint, 2, false, true, true},
+                         {LS::TimeStepping, 2, false, true, true},
+                         {LS::Steady, 2, false, false, true},
+                         {LS::SteadyAdjoint, 2, false, false, true},
+                         {LS::TimeStepping, 2, false, false, true},
+                         {LS::TimeStepping, 3, false, false, false},
+                         {LS::Steady, 3, false, false, false},
+                         {LS::SteadyAdjoint, 3, false, false, false},
+                         {LS::Steady, 3, true, false, false},
+                         {LS::SteadyAdjoint, 3, true, false, false},
+                         {LS::TimeStepping, 3, true, false, false},
+                         {LS::TimeStepping, 3, false, true, false},
+                         {LS::Steady, 3, false, false, true},
+                         {LS::Steady, 3, false, false, false}}) {
     const bool time_steps = systems == LS::TimeStepping;
     const bool v_cycle = time_steps || (systems == LS::SteadyAdjoint && dim == 3);
     const bool tet_smoothers = tets;
-    CAPTURE(static_cast<int>(systems), dim, tets, rans);
+    CAPTURE(static_cast<int>(systems), dim, tets, rans, stretched);
+    solver::MeshKind kind{dim, tets, rans};
+    kind.stretched = stretched;
     REQUIRE(solver::create_linear_solver(PETSC_COMM_WORLD, solver::LinearSolverRole::Adjoint,
-                                         solver::LinearMethod::Iterative, systems,
-                                         solver::MeshKind{dim, tets, rans}, KSPPREONLY, tol,
-                                         &ksp) == 0);
+                                         solver::LinearMethod::Iterative, systems, kind, KSPPREONLY,
+                                         tol, &ksp) == 0);
     // (GAMG reads the multigrid options when it sets up)
     Mat A = tridiagonal(200);
     REQUIRE(KSPSetOperators(ksp, A, A) == 0);
@@ -300,20 +307,29 @@ TEST_CASE("linear solver: solver.linear auto is iterative with the LU fallback; 
     CHECK(option("-adj_mg_levels_ksp_richardson_scale") == (time_steps ? "1"
                                                             : dim == 2 ? "0.6"
                                                                        : "0.8"));
+    const bool boundary_layers = !time_steps && (rans || stretched);
     CHECK(option("-adj_mg_levels_sub_pc_factor_levels") ==
-          ((time_steps && dim == 2) || tet_smoothers || (!time_steps && rans) ? "1" : "0"));
+          ((time_steps && dim == 2) || tet_smoothers || boundary_layers ? "1" : "0"));
     CHECK(option("-adj_mg_levels_sub_pc_factor_mat_ordering_type") ==
           (tet_smoothers ? "natural" : "rcm"));
-    // steady systems with a turbulence model: zero pivots only, weak couplings dropped from the
-    // aggregation, GMRES(100) (the TMR bump, linear_solver.cpp)
+    // steady systems with a turbulence model or on stretched meshes: zero pivots only and
+    // GMRES(100); with a turbulence model also weak couplings dropped from the aggregation (the
+    // TMR bump and flat plate, linear_solver.cpp)
     const bool rans_steady = rans && !time_steps;
     CHECK(option("-adj_mg_levels_sub_pc_factor_shift_type") ==
-          (tet_smoothers || rans_steady ? "nonzero" : "positive_definite"));
+          (tet_smoothers || boundary_layers ? "nonzero" : "positive_definite"));
     // (and removed again for the next kind: only this kind has it)
     CHECK(option("-adj_pc_gamg_threshold") == (rans_steady ? "0.05" : "(unset)"));
+    // the steady adjoint with a turbulence model on several ranks: the ranks' ILU blocks overlap
+    // (additive Schwarz, two layers; the NACA 0012 RANS adjoint on 2 ranks stagnated without)
+    PetscMPIInt ranks;
+    REQUIRE(MPI_Comm_size(PETSC_COMM_WORLD, &ranks) == 0);
+    const bool overlapping = rans && systems == LS::SteadyAdjoint && ranks > 1;
+    CHECK(option("-adj_mg_levels_pc_type") == (overlapping ? "asm" : "bjacobi"));
+    CHECK(option("-adj_mg_levels_pc_asm_overlap") == (overlapping ? "2" : "(unset)"));
     PetscInt restart;
     REQUIRE(KSPGMRESGetRestart(ksp, &restart) == 0);
-    CHECK(restart == (rans_steady ? 100 : 20));
+    CHECK(restart == (boundary_layers ? 100 : 20));
     REQUIRE(KSPDestroy(&ksp) == 0);
   }
   {

@@ -111,11 +111,21 @@ struct MeshKind {
   int dim = 2;
   bool tetrahedra = false; ///< a 3D mesh with at least one tetrahedron (on any rank)
   bool turbulence = false; ///< the residual has a turbulence model (set by system_kind)
+  /// a cell's largest face is kStretchedAspectRatio or more times its smallest (boundary-layer
+  /// cells; set by system_kind)
+  bool stretched = false;
+  /// Steady systems take the boundary-layer settings of the multigrid (linear_solver.cpp): with
+  /// a turbulence model or on a stretched mesh.
+  bool boundary_layers() const { return turbulence || stretched; }
 };
+
+/// The aspect ratio (geometry/mesh_quality.hpp) from which a mesh counts as stretched: the
+/// repository's laminar meshes stay below 8, boundary-layer meshes for y+ ~ 1 reach 5e3 - 2e7.
+constexpr double kStretchedAspectRatio = 100.0;
 
 /// The kind of `mesh`.  Collective.
 MeshKind mesh_kind(const mesh::Mesh &mesh);
-/// The kind of the residual's mesh and equations.  Collective.
+/// The kind of the residual's mesh (also whether it is stretched) and equations.  Collective.
 MeshKind system_kind(const discretization::FlowResidual &residual);
 
 /// The linear solver of a case (the case key solver.linear, resolved by linear_choice).
