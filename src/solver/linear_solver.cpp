@@ -225,7 +225,7 @@ PetscErrorCode set_smoother_defaults(const char *prefix, LinearSystems systems,
   // systems on stretched meshes (MeshKind::stretched) without a turbulence model: the same ILU(1),
   // unshifted pivots and GMRES(100) (not the coarsening threshold, set_linear_solver_ defaults).
   // The TMR flat plate's meshes laminar at Re 5e6 (cases/tmr-flat-plate/laminar.yaml, first cells
-  // of aspect ratio 5.4e3 - 5.9e3): with the laminar settings GMRES stopped at its 200 iterations
+  // of aspect ratio 5.4e3 - 6.0e3): with the laminar settings GMRES stopped at its 200 iterations
   // on most Newton steps and the LU fallback solved it, levels 1 / 2 / 3 (1, 1, 2 ranks) 53.7 / 150
   // / 297 s, 266 / 988 / 4 912 MiB; now 8 Newton steps each, 0.75 / 6.7 / 44 s, 103 / 250 / 1 111
   // MiB.  ILU(1) alone did levels 1-2 (0.77, 8.5 s), not level 3 (GMRES at its cap from CFL 520 on,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Laminar flow on boundary-layer meshes (issue 42): cases/tmr-flat-plate/laminar.yaml, the TMR
-# flat plate's level-1 mesh (11 520 cells, first cells of aspect ratio 5.9e3) without a
+# flat plate's level-1 mesh (11 520 cells, first cells of aspect ratio 5.8e3) without a
 # turbulence model at Re 5e6 per unit length, shipped defaults, on 1 and 2 ranks.  Steady systems
 # on stretched meshes take the boundary-layer settings of the multigrid (solver/linear_solver.cpp:
 # ILU(1), unshifted pivots, GMRES(100)); with the laminar settings GMRES stopped at its cap and
