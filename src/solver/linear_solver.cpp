@@ -221,17 +221,17 @@ PetscErrorCode set_smoother_defaults(const char *prefix, LinearSystems systems,
   // flat plate (cases/tmr-flat-plate level 2, 46 080 cells, first cells of aspect ratio 6e3, 2
   // ranks): with ILU(0) GMRES hit its 200 iterations at every step past CFL 8 and the continuation
   // went back and forth between CFL 8 and 16 (12 Newton steps 28.9 s); with ILU(1) 1-2 iterations
-  // per step at CFL 32 (12 steps 4.3 s).  The unshifted ILU(0) was no better (27.9 s) Steady
-  // systems on stretched meshes (MeshKind::stretched) without a turbulence model: the same ILU(1),
-  // unshifted pivots and GMRES(100) (not the coarsening threshold, set_linear_solver_ defaults).
-  // The TMR flat plate's meshes laminar at Re 5e6 (cases/tmr-flat-plate/laminar.yaml, first cells
-  // of aspect ratio 5.4e3 - 6.0e3): with the laminar settings GMRES stopped at its 200 iterations
-  // on most Newton steps and the LU fallback solved it, levels 1 / 2 / 3 (1, 1, 2 ranks) 53.7 / 150
-  // / 297 s, 266 / 988 / 4 912 MiB; now 8 Newton steps each, 0.75 / 6.7 / 44 s, 103 / 250 / 1 111
-  // MiB.  ILU(1) alone did levels 1-2 (0.77, 8.5 s), not level 3 (GMRES at its cap from CFL 520 on,
-  // also with the adaptive continuation at CFL 260); GMRES(100) did it. Unshifted ILU(0),
-  // GMRES(100) or the threshold without ILU(1) did not do level 1 (LU fallback, 942 or 2 693
-  // iterations)
+  // per step at CFL 32 (12 steps 4.3 s).  The unshifted ILU(0) was no better (27.9 s).
+  // Steady systems on stretched meshes (MeshKind::stretched) without a turbulence model: the
+  // same ILU(1), unshifted pivots and GMRES(100), not the coarsening threshold (set below).  The
+  // TMR flat plate's meshes laminar at Re 5e6 (cases/tmr-flat-plate/laminar.yaml, first cells of
+  // aspect ratio 5.4e3 - 6.0e3): with the laminar settings GMRES stopped at its 200 iterations on
+  // most Newton steps and the LU fallback solved it, levels 1 / 2 / 3 (1, 1, 2 ranks) 53.7 / 150 /
+  // 297 s, 266 / 988 / 4 912 MiB; now 8 Newton steps each, 0.75 / 6.7 / 44 s, 103 / 250 / 1 111
+  // MiB.  ILU(1) alone did levels 1-2 (0.77, 8.5 s), not level 3 (GMRES at its cap from CFL 520
+  // on, also with the adaptive continuation at CFL 260); with GMRES(100) too, level 3 converged.
+  // On level 1 without ILU(1): the unshifted ILU(0) fell back to the LU, GMRES(100) took 13
+  // Newton steps and 942 GMRES iterations (9.4 s), the threshold 0.05 28 steps and 2 693 (29 s)
   const bool tetrahedral = kind.tetrahedra;
   PetscCall(set_default_option(
       prefix, "mg_levels_sub_pc_factor_levels",
@@ -349,8 +349,8 @@ PetscErrorCode set_linear_solver_defaults(KSP ksp, LinearMethod method, LinearSy
   const bool v_cycle = !steady || (systems == LinearSystems::SteadyAdjoint && dim == 3);
   PetscCall(set_default_option(prefix, "pc_mg_cycle_type", v_cycle ? "v" : "w"));
   // steady systems with a turbulence model (not laminar flow on stretched meshes: the laminar
-  // flat plate's level 2 stalled near convergence with 0.05, 1 rank, and with 0.1 level 1; with
-  // 0.02 and without, all levels converge): the aggregation drops the couplings weaker than 0.05
+  // flat plate's level 2 stalled near convergence with 0.05, 1 rank, and with 0.1 level 1; without
+  // a threshold levels 0-3 converge): the aggregation drops the couplings weaker than 0.05
   // of the strongest (PETSc's default keeps all), so that the aggregates of thin cells follow
   // their strong direction.  TMR bump level 1 (12 160 cells, first cells of aspect ratio up to
   // 4.5e5 up- and downstream): with all couplings GMRES stalled at CFL 8 (the iterative solve
