@@ -287,10 +287,9 @@ MeshKind system_kind(const discretization::FlowResidual &residual) {
   kind.turbulence = residual.has_turbulence_model();
   const geometry::CellQuality quality =
       geometry::compute_quality(residual.mesh(), residual.geometry());
-  double largest = 0;
-  for (const double a : quality.aspect_ratio) largest = std::max(largest, a);
-  MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, residual.mesh().comm);
-  kind.stretched = largest >= kStretchedAspectRatio;
+  geometry::QualitySummary summary;
+  geometry::summarize_quality(residual.mesh(), residual.geometry(), quality, &summary);
+  kind.stretched = summary.max_aspect_ratio >= kStretchedAspectRatio;
   return kind;
 }
 
