@@ -19,7 +19,9 @@ nx0 = 48;            // level-0 cells along the plate
 nu0 = 12;            // level-0 cells upstream
 ny0 = 48;            // level-0 cells across
 h_le = 0.01;         // level-0 streamwise spacing at the leading edge
-h_wall = 2e-5;       // level-0 first cell height
+// level-0 first cell height (a file that sets h_wall before it includes this one keeps its
+// value: flat-plate-thin-wall.geo)
+DefineConstant[ h_wall = {2e-5, Name "h_wall"} ];
 
 // level-0 ratio r of n cells of total length K * h (first cell h): r^n = 1 + K (r - 1),
 // solved by fixed-point iteration (converges to the root r > 1 from r = 2)

@@ -2,6 +2,7 @@
 #include "karman/adjoint/adjoint_solver.hpp"
 #include "karman/adjoint/adjoint_options.hpp"
 
+#include "karman/core/logger.hpp"
 #include "karman/core/parallel.hpp"
 #include "karman/solver/linear_solver.hpp"
 
@@ -98,12 +99,7 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
         PetscCall(solver::check_transposed_solve(ksp_));
       }
     }
-    if (JT_)
-      PetscCall(KSPSolve(ksp_, g_, psi_));
-    else
-      PetscCall(KSPSolveTranspose(ksp_, g_, psi_));
-    PetscCall(KSPGetConvergedReason(ksp_, &reason));
-    PetscCall(KSPGetIterationNumber(ksp_, &its));
+    PetscCall(solve_iterative(&reason, &its));
     if (reason < 0 && may_fall_back_) {
       // auto: the LU of J, for this solve and the later ones
       PetscCall(solver::announce_fallback(m, "the adjoint solve", KSPConvergedReasons[reason]));
@@ -138,6 +134,37 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
     result->gradient.parameters[i].gradient += explicit_part.parameters[i].gradient;
   for (PetscInt v = 0; v < m.n_vertices; ++v) result->gradient.X[v] += explicit_part.X[v];
   result->wall_time = MPI_Wtime() - start;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AdjointSolver::solve_iterative(KSPConvergedReason *reason, PetscInt *its) {
+  PetscFunctionBeginUser;
+  PetscBool nonzero;
+  PetscCall(KSPGetInitialGuessNonzero(ksp_, &nonzero));
+  *its = 0;
+  for (;;) {
+    if (JT_)
+      PetscCall(KSPSolve(ksp_, g_, psi_));
+    else
+      PetscCall(KSPSolveTranspose(ksp_, g_, psi_));
+    PetscInt n;
+    PetscCall(KSPGetConvergedReason(ksp_, reason));
+    PetscCall(KSPGetIterationNumber(ksp_, &n));
+    *its += n;
+    if (*reason >= 0 || *reason == KSP_DIVERGED_NANORINF) break;
+    // unconverged: once more from where it stopped with a wider GMRES restart, if it can be
+    // widened (solver::widen_restart), before auto's LU
+    PetscInt from, to;
+    PetscCall(solver::widen_restart(ksp_, &from, &to));
+    if (to == from) break;
+    PetscCall(log_info(res_->mesh().comm,
+                       "the adjoint solve stopped unconverged (%s after %d iterations); again from "
+                       "there with GMRES restart %d -> %d",
+                       KSPConvergedReasons[*reason], static_cast<int>(n), static_cast<int>(from),
+                       static_cast<int>(to)));
+    PetscCall(KSPSetInitialGuessNonzero(ksp_, PETSC_TRUE));
+  }
+  PetscCall(KSPSetInitialGuessNonzero(ksp_, nonzero));
   PetscFunctionReturn(0);
 }
 

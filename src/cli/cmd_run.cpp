@@ -600,6 +600,8 @@ PetscErrorCode solve_steady_case(const CliArgs &args, FlowCase &fc, Vec w,
   // solver.linear auto: the iterative solve failed (its reason) and this is the LU's
   j["linear_fallback"] = summary.linear_fallback;
   if (summary.linear_fallback) j["iterative_reason"] = summary.iterative_reason;
+  // Newton steps whose GMRES stopped unconverged and widened the restart (solver::widen_restart)
+  j["restart_widenings"] = summary.restart_widenings;
   j["newton_iterations"] = summary.iterations;
   j["initial_residual"] = summary.initial_residual;
   j["final_residual"] = summary.final_residual;

@@ -34,6 +34,28 @@ std::string read_file(const std::string &path) {
   return s.str();
 }
 
+// The text of a .geo file followed by the texts of the files it includes (`Include "name";`,
+// relative to the including file, recursively; a file that cannot be read adds nothing, gmsh
+// reports it), so that the cache key changes when an included file does
+// (cases/tmr-flat-plate/flat-plate-thin-wall.geo includes flat-plate.geo)
+std::string text_with_includes(const fs::path &file, int depth = 0) {
+  std::string text = read_file(file.string());
+  if (depth >= 16) return text; // an include cycle: gmsh reports it
+  const std::string body = text;
+  std::string::size_type at = 0;
+  while ((at = body.find("Include", at)) != std::string::npos) {
+    const auto open = body.find('"', at);
+    at += 7;
+    if (open == std::string::npos || body.find_first_not_of(" \t", at) != open) continue;
+    const auto close = body.find('"', open + 1);
+    if (close == std::string::npos) break;
+    const fs::path included = file.parent_path() / body.substr(open + 1, close - open - 1);
+    text += text_with_includes(included, depth + 1);
+    at = close + 1;
+  }
+  return text;
+}
+
 // Last lines of gmsh's log that carry an error or warning, for the user's message.
 std::string gmsh_errors(const std::string &log) {
   std::stringstream in(log);
@@ -107,7 +129,7 @@ PetscErrorCode prepare_mesh_file(MPI_Comm comm, const config::CaseConfig &cfg,
       result = file;
     } else {
       const long level = mesh.level, dim = mesh.dimension;
-      const std::string text = read_file(file);
+      const std::string text = text_with_includes(file);
       std::uint64_t h = hash_bytes(text.data(), text.size());
       const std::string key = std::to_string(level) + "/" + std::to_string(dim);
       h = hash_bytes(key.data(), key.size(), h);

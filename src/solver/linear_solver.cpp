@@ -470,6 +470,28 @@ bool at_roundoff_floor(double initial_residual, double final_residual, double at
   return final_residual <= 1e-12 * initial_residual || final_residual <= 100 * atol;
 }
 
+PetscErrorCode widen_restart(KSP ksp, PetscInt *from, PetscInt *to) {
+  PetscFunctionBeginUser;
+  *from = *to = 0;
+  PetscBool gmres;
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp, &gmres, KSPGMRES, KSPFGMRES, ""));
+  if (!gmres) PetscFunctionReturn(0);
+  PetscCall(KSPGMRESGetRestart(ksp, from));
+  *to = *from;
+  const char *prefix = nullptr;
+  PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
+  PetscBool user;
+  PetscCall(PetscOptionsHasName(nullptr, prefix, "-ksp_gmres_restart", &user));
+  PetscInt max_iterations;
+  PetscCall(KSPGetTolerances(ksp, nullptr, nullptr, nullptr, &max_iterations));
+  const PetscInt cap = std::min(kMaxWidenedRestart, max_iterations);
+  if (user || *from >= cap) PetscFunctionReturn(0);
+  *to = std::min(cap, kRestartGrowth * *from);
+  // (PETSc frees the old directions and sets GMRES up anew at the next solve)
+  PetscCall(KSPGMRESSetRestart(ksp, *to));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode set_up_preconditioner(KSP ksp) {
   PetscFunctionBeginUser;
   // the Galerkin products P^T A P of the coarse levels without the intermediate A P (on 312k

@@ -263,6 +263,7 @@ PetscErrorCode SteadySolver::record_iteration(SNES snes, PetscInt snes_it, Petsc
   rec.wall_time = MPI_Wtime() - start_time_;
   if (it == 0) r0_ = r_ref_ > 0 ? std::max(r_ref_, norm) : norm;
   rec.cfl = cfl_;
+  if (snes_it > 0) PetscCall(widen_unconverged(snes, it));
   PetscCall(next_cfl(snes, it, norm));
   SteadySummary &s = *summary_;
   s.history.push_back(rec);
@@ -275,6 +276,29 @@ PetscErrorCode SteadySolver::record_iteration(SNES snes, PetscInt snes_it, Petsc
     if (best_) PetscCall(VecCopy(w, best_));
   }
   if (user_monitor_ && *user_monitor_) PetscCall((*user_monitor_)(rec, w));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode SteadySolver::widen_unconverged(SNES snes, PetscInt it) {
+  PetscFunctionBeginUser;
+  // a linear solve that stopped unconverged: a wider GMRES restart for the next steps (header)
+  KSP ksp;
+  KSPConvergedReason linear;
+  PetscCall(SNESGetKSP(snes, &ksp));
+  PetscCall(KSPGetConvergedReason(ksp, &linear));
+  if (linear >= 0) PetscFunctionReturn(0);
+  PetscInt from, to, its;
+  PetscCall(widen_restart(ksp, &from, &to));
+  if (to == from) PetscFunctionReturn(0);
+  PetscCall(KSPGetIterationNumber(ksp, &its));
+  PetscCall(log_info(res_->mesh().comm,
+                     "continuation: the linear solve of Newton step %d stopped unconverged (%s "
+                     "after %d iterations); GMRES restart %d -> %d",
+                     static_cast<int>(it), KSPConvergedReasons[linear], static_cast<int>(its),
+                     static_cast<int>(from), static_cast<int>(to)));
+  summary_->restart_widenings += 1;
+  // the stall cut of the switched evolution relaxation waits for the wider solves
+  last_cut_ = static_cast<int>(it);
   PetscFunctionReturn(0);
 }
 

@@ -8,7 +8,10 @@
 # most 12 Newton steps (8 and 7 measured) without the LU fallback, both give the same C_D (to
 # 1e-8), within 1 % of Blasius' 1.328 / sqrt(Re_L) = 4.1996e-4 (measured +0.08 %); and on level 0
 # (2 ranks) the adjoint of C_D through these smoothers: karman verify of dC_D/d nu within 1e-7 of
-# central differences, shape Taylor rates >= 1.95.
+# central differences, shape Taylor rates >= 1.95.  The same plate with first cells 10 times
+# thinner (flat-plate-thin-wall.geo, level 1: aspect ratio 5.8e4, checked >= 1e4 from `karman
+# mesh`), 2 ranks: converged in at most 12 Newton steps (6 measured) without the LU fallback, C_D
+# within 1 % of Blasius (+0.04 % measured).
 # usage: laminar_flat_plate.sh KARMAN SOURCE_DIR WORK_DIR
 set -eu
 karman=$1 src=$2 work=$3
@@ -19,12 +22,20 @@ common=(--set output.vtk=false --set output.checkpoint_every=0 --set mesh.cache_
   { tail -5 np1.log; exit 1; }
 mpirun -n 2 --oversubscribe "$karman" run "$case_file" -o np2 "${common[@]}" --set mesh.level=1 \
   > np2.log 2>&1 || { tail -5 np2.log; exit 1; }
+thin=(--set mesh.file=flat-plate-thin-wall.geo --set mesh.level=1)
+"$karman" mesh "$case_file" -o thin-mesh "${common[@]}" "${thin[@]}" > thin-mesh.log 2>&1 ||
+  { tail -5 thin-mesh.log; exit 1; }
+mpirun -n 2 --oversubscribe "$karman" run "$case_file" -o thin "${common[@]}" "${thin[@]}" \
+  > thin.log 2>&1 || { tail -5 thin.log; exit 1; }
 mpirun -n 2 --oversubscribe "$karman" verify "$case_file" -o verify "${common[@]}" \
   --set "adjoint.parameters=[fluid.viscosity]" > verify.log 2>&1 ||
   { grep -E "FAILED|error" verify.log; exit 1; }
 /usr/bin/python3 - <<'PY'
-import json
-runs = {n: json.load(open(f"{n}/summary.json")) for n in ("np1", "np2")}
+import json, re
+aspect = float(re.search(r"max aspect ratio ([0-9.e+]+)", open("thin-mesh.log").read()).group(1))
+print(f"thin-wall mesh: max aspect ratio {aspect:.4g}")
+assert aspect >= 1e4, aspect
+runs = {n: json.load(open(f"{n}/summary.json")) for n in ("np1", "np2", "thin")}
 blasius = 1.328 / (1e7) ** 0.5
 for n, s in runs.items():
     print(f"{n}: converged {s['converged']}, {s['newton_iterations']} Newton steps, "

@@ -1,7 +1,8 @@
 // .geo -> .msh (src/mesh/gmsh_mesher.cpp): a .geo is meshed once into the cache folder under a
-// name with the hash of its text, level and dimension (a second call reuses the file; another
-// text or level is another file); a .msh is used as it is; a missing file, another extension and a
-// .geo that gmsh cannot mesh are refused with a message naming the file.
+// name with the hash of its text (and of the files it includes), level and dimension (a second
+// call reuses the file; another text, also of an included file, or level is another file); a .msh
+// is used as it is; a missing file, another extension and a .geo that gmsh cannot mesh are refused
+// with a message naming the file.
 #include "karman/core/error.hpp"
 #include "karman/mesh/gmsh_mesher.hpp"
 #include "karman/optimization/case_schema.hpp"
@@ -53,6 +54,13 @@ TEST_CASE("gmsh mesher: cached by content, level and dimension", "[mesh]") {
       prepared(dir, "{file: box.geo, dimension: 3, cache_dir: cache}", &error);
   CHECK(error == "");
   CHECK(changed != first);
+  // a file that includes box.geo: another file when box.geo changes
+  std::ofstream(dir + "/outer.geo") << "Include \"box.geo\";\n";
+  const std::string outer =
+      prepared(dir, "{file: outer.geo, dimension: 3, cache_dir: cache}", &error);
+  CHECK(error == "");
+  std::ofstream(dir + "/box.geo", std::ios::app) << "// changed again\n";
+  CHECK(prepared(dir, "{file: outer.geo, dimension: 3, cache_dir: cache}", &error) != outer);
   // the mesh loads: 3^3 hexahedra
   mesh::Mesh m;
   clear_error();

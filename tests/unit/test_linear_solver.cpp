@@ -109,6 +109,98 @@ TEST_CASE("linear solver: default, prefix, tolerances", "[linear-solver][mpi]") 
   }
 }
 
+namespace {
+
+// The cyclic shift x_i <- x_(i-1 mod n): GMRES from zero with b = e_0 makes no progress until its
+// Krylov space holds all n directions, so GMRES(k) with k < n stagnates for ever and GMRES(k >= n)
+// converges in n iterations.
+Mat cyclic_shift(PetscInt n_global) {
+  Mat A;
+  MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, n_global, n_global, 1, nullptr, 1,
+               nullptr, &A);
+  PetscInt lo, hi;
+  MatGetOwnershipRange(A, &lo, &hi);
+  for (PetscInt i = lo; i < hi; ++i)
+    MatSetValue(A, i, (i + n_global - 1) % n_global, 1.0, INSERT_VALUES);
+  MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY);
+  MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY);
+  return A;
+}
+
+// GMRES(restart) without preconditioner on `A`, tolerances 1e-10 and max_iterations
+KSP plain_gmres(Mat A, PetscInt restart, PetscInt max_iterations) {
+  KSP ksp;
+  KSPCreate(PETSC_COMM_WORLD, &ksp);
+  KSPSetType(ksp, KSPGMRES);
+  KSPGMRESSetRestart(ksp, restart);
+  PC pc;
+  KSPGetPC(ksp, &pc);
+  PCSetType(pc, PCNONE);
+  KSPSetTolerances(ksp, 1e-10, 1e-30, PETSC_DEFAULT, max_iterations);
+  KSPSetFromOptions(ksp);
+  KSPSetOperators(ksp, A, A);
+  return ksp;
+}
+
+} // namespace
+
+TEST_CASE("linear solver: an unconverged GMRES solve widens its restart (x 3 up to 100 and the "
+          "iteration limit), not a user's restart nor another Krylov method",
+          "[linear-solver][mpi]") {
+  constexpr PetscInt n = 50;
+  Mat A = cyclic_shift(n);
+  Vec b, x;
+  REQUIRE(MatCreateVecs(A, &x, &b) == 0);
+  PetscInt lo, hi;
+  REQUIRE(VecGetOwnershipRange(b, &lo, &hi) == 0);
+  if (lo == 0) REQUIRE(VecSetValue(b, 0, 1.0, INSERT_VALUES) == 0);
+  REQUIRE(VecAssemblyBegin(b) == 0);
+  REQUIRE(VecAssemblyEnd(b) == 0);
+  KSPConvergedReason reason;
+  PetscInt its, from, to;
+
+  KSP ksp = plain_gmres(A, 20, 200);
+  REQUIRE(KSPSolve(ksp, b, x) == 0);
+  REQUIRE(KSPGetConvergedReason(ksp, &reason) == 0);
+  CHECK(reason == KSP_DIVERGED_ITS); // GMRES(20) stagnates on the shift
+  REQUIRE(solver::widen_restart(ksp, &from, &to) == 0);
+  CHECK(from == 20);
+  CHECK(to == 60);
+  REQUIRE(KSPSolve(ksp, b, x) == 0); // the widened solver, set up anew by PETSc
+  REQUIRE(KSPGetConvergedReason(ksp, &reason) == 0);
+  REQUIRE(KSPGetIterationNumber(ksp, &its) == 0);
+  CHECK(reason > 0);
+  CHECK(its == n);
+  REQUIRE(solver::widen_restart(ksp, &from, &to) == 0);
+  CHECK((from == 60 && to == solver::kMaxWidenedRestart));
+  REQUIRE(solver::widen_restart(ksp, &from, &to) == 0);
+  CHECK((from == solver::kMaxWidenedRestart && to == from)); // at the cap
+  REQUIRE(KSPDestroy(&ksp) == 0);
+
+  // capped by the iteration limit: a restart beyond it would only cost memory
+  ksp = plain_gmres(A, 20, 40);
+  REQUIRE(solver::widen_restart(ksp, &from, &to) == 0);
+  CHECK((from == 20 && to == 40));
+  REQUIRE(KSPDestroy(&ksp) == 0);
+  {
+    // a restart the user chose stays
+    ScopedOptions o{{"-ksp_gmres_restart", "20"}};
+    ksp = plain_gmres(A, 20, 200);
+    REQUIRE(solver::widen_restart(ksp, &from, &to) == 0);
+    CHECK((from == 20 && to == 20));
+    REQUIRE(KSPDestroy(&ksp) == 0);
+  }
+  // not GMRES: nothing to widen
+  ksp = plain_gmres(A, 20, 200);
+  REQUIRE(KSPSetType(ksp, KSPBCGS) == 0);
+  REQUIRE(solver::widen_restart(ksp, &from, &to) == 0);
+  CHECK((from == 0 && to == 0));
+  REQUIRE(KSPDestroy(&ksp) == 0);
+  REQUIRE(VecDestroy(&x) == 0);
+  REQUIRE(VecDestroy(&b) == 0);
+  REQUIRE(MatDestroy(&A) == 0);
+}
+
 TEST_CASE("linear solver: a transposed solve needs a preconditioner that applies transposed",
           "[linear-solver][mpi]") {
   Mat A = tridiagonal(8);

@@ -10,6 +10,8 @@
 //    from rest with a small CFL_0 converges to the state of the default start  [mpi];
 //  - solver.linear auto: a solve that fails with the iterative linear solver is done again with
 //    the LU, to the state of solver.linear: direct; iterative itself does not fall back  [mpi];
+//  - a Newton step whose GMRES stops at its iteration limit widens the restart of the later steps
+//    (solver::widen_restart), and the solve converges to the direct solver's state  [mpi];
 //  - exact Newton (the LU) converges quadratically on the coarse DFG 2D-1 mesh: the order of the
 //    last iterates' residual reduction is > 1.7 [mpi].
 #include "karman/optimization/case_schema.hpp"
@@ -260,6 +262,39 @@ TEST_CASE("steady solver: with solver.linear auto a failed iterative solve is do
   CHECK_FALSE(failed.summary.linear_fallback);
   CHECK(failed.summary.reason == "DIVERGED_MAX_IT");
   for (Vec *v : {&forced.w, &direct.w, &failed.w}) VecDestroy(v);
+}
+
+TEST_CASE("steady solver: a Newton step whose GMRES stops unconverged widens the restart of the "
+          "later steps",
+          "[solver][mpi]") {
+  // with every step's GMRES to 1e-8 (up to 31 iterations), solver.linear_max_iterations 25 stops
+  // GMRES(20) on the steps that need more: the restart is widened to 25 (the limit caps it), and
+  // the solve converges to the direct solver's state without the LU; the default limit (200)
+  // needs no widening
+  Problem capped, plain, directp;
+  make_dfg(&capped, {"solver.linear=iterative", "solver.linear_max_iterations=25"});
+  make_dfg(&plain, {"solver.linear=iterative"});
+  make_dfg(&directp, {"solver.linear=direct"});
+  SolveResult widened, unwidened, direct;
+  solve_from_rest(directp, &direct);
+  {
+    // every step's GMRES to 1e-8 instead of Eisenstat-Walker's forcing
+    test::ScopedOptions fixed{{"-snes_ksp_ew", "false"}, {"-ksp_rtol", "1e-8"}};
+    REQUIRE(fixed.set);
+    solve_from_rest(capped, &widened);
+    solve_from_rest(plain, &unwidened);
+  }
+  int most = 0;
+  for (const auto &h : unwidened.summary.history) most = std::max(most, h.linear_iterations);
+  CAPTURE(most, widened.summary.restart_widenings, widened.summary.iterations);
+  REQUIRE(most > 25); // some step needs more than the cap
+  REQUIRE(unwidened.summary.converged);
+  CHECK(unwidened.summary.restart_widenings == 0);
+  REQUIRE(widened.summary.converged);
+  CHECK_FALSE(widened.summary.linear_fallback);
+  CHECK(widened.summary.restart_widenings == 1); // 20 -> 25, then at the cap
+  CHECK(relative_max_difference(widened.w, direct.w) <= 1e-8);
+  for (Vec *v : {&widened.w, &unwidened.w, &direct.w}) VecDestroy(v);
 }
 
 TEST_CASE("Newton converges quadratically on DFG 2D-1 (coarse mesh)", "[solver][mpi]") {

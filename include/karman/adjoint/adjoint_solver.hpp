@@ -6,7 +6,9 @@
 // KSPSolveTranspose with the options prefix adj_ (default: LU with MUMPS, tolerances
 // adjoint.rtol, atol, max_iterations; solver/linear_solver.hpp); a preconditioner that cannot
 // be applied transposed is reported with the options that can.  With solver.linear: auto
-// (iterative) a solve whose GMRES does not converge is done again by KSPSolveTranspose with the
+// (iterative) a GMRES solve that stops unconverged first continues from where it stopped with a
+// wider restart (x 3 up to 100, solver::widen_restart; kept for the later solves), and a solve
+// that still does not converge is done again by KSPSolveTranspose with the
 // LU of J (options prefix adj_fallback_, if the factors fit in memory), and the solver keeps the
 // LU for its later solves (AdjointResult::linear_fallback).
 #pragma once
@@ -59,6 +61,9 @@ private:
   bool fell_back_ = false;         ///< later solves use fallback_
   bool fallback_operator_ = false; ///< fallback_ holds the factors of the current J_
   solver::LinearTolerances tolerances_;
+  /// The iterative transposed solve (ksp_), continued with a wider GMRES restart while it stops
+  /// unconverged and the restart can be widened (header); its reason and total iterations.
+  PetscErrorCode solve_iterative(KSPConvergedReason *reason, PetscInt *its);
   /// The transposed solve by the LU of J (fallback_, set up unless `same_operator`).
   PetscErrorCode solve_direct(bool same_operator, KSPConvergedReason *reason, PetscInt *its);
   Vec g_ = nullptr, psi_ = nullptr, check_ = nullptr;

@@ -1,8 +1,9 @@
 // Turns the case's mesh.file into a Gmsh .msh file: a .msh is used as it is; a .geo
 // is meshed by the `gmsh` program at the requested refinement level and dimension,
-// and the result cached under a name that contains a hash of the .geo text, the
-// level and the dimension, so that a second run reuses it.  The .msh is written to
-// a temporary name and renamed, so concurrent runs never see a partial file.
+// and the result cached under a name that contains a hash of the .geo text (with the texts of
+// the files it includes, `Include "name";`), the level and the dimension, so that a second run
+// reuses it.  The .msh is written to a temporary name and renamed, so concurrent runs never see
+// a partial file.
 #pragma once
 
 #include "karman/config/case_config.hpp"

@@ -244,6 +244,24 @@ using NewtonStop =
 PetscErrorCode set_recording_convergence_test(SNES snes, NewtonRecorder record, const char *solver,
                                               NewtonStop stop = nullptr);
 
+/// A GMRES solve that stops at its iteration limit has often stagnated at its restart, not at
+/// its preconditioner's limit: DFG 2D-1 on anisotropic Gmsh triangles (BAMG, non-orthogonality
+/// up to 85 degrees, cases/dfg-2d1/README.md), level 2, 2 ranks: GMRES(20) stopped at its 200
+/// iterations from the second Newton step on and the continuation cut the CFL around directions
+/// that never converged (with the LU fallback after 50 steps 157 s, 1.7 GiB); widened to 60 after
+/// step 2, 47-151 iterations per step, 8 Newton steps, 33.5 s, 516 MiB.  So the solvers that see a
+/// linear solve stop unconverged (the steady Newton solve, the steady adjoint) widen the restart
+/// before anything else: x kRestartGrowth, up to kMaxWidenedRestart and the solve's iteration
+/// limit.  PETSc allocates the directions as GMRES uses them, so a wider restart costs memory only
+/// where it is used.
+constexpr PetscInt kRestartGrowth = 3, kMaxWidenedRestart = 100;
+
+/// Widens the restart of ksp after a solve that did not converge (above): when ksp is GMRES or
+/// FGMRES, its restart was not set by the user (-[prefix]ksp_gmres_restart) and is below
+/// kMaxWidenedRestart and the iteration limit, it is multiplied by kRestartGrowth (capped by
+/// both); *from and *to are the restart before and after (equal: not widened).  Collective.
+PetscErrorCode widen_restart(KSP ksp, PetscInt *from, PetscInt *to);
+
 /// Sets the preconditioner of ksp up now (KSPSetUp, with its operators set); with more than one
 /// rank the multigrid's coarse Galerkin products use PETSc's memory-lean "allatonce" algorithm
 /// (-matptap_via, unless the user set it; only during this set-up, since PETSc reads it for every

@@ -55,7 +55,12 @@
 // chosen by solver.linear (solver/linear_solver.hpp): direct (LU with MUMPS of J) or iterative
 // (Jacobian-free GMRES on J, solver/jacobian_free.hpp, preconditioned by coupled algebraic
 // multigrid on the compact matrix P, with Eisenstat-Walker inexact Newton capped at 0.1: the linear
-// tolerance follows the nonlinear convergence, so the converged state is the same); -ksp_type,
+// tolerance follows the nonlinear convergence, so the converged state is the same).  A step whose
+// GMRES stops unconverged (its iteration limit, a breakdown) is still taken as far as the line
+// search allows, and the steps after it get a wider GMRES restart (x 3 up to 100, unless the user
+// set -ksp_gmres_restart: solver::widen_restart, with the measurements) while the stall cut of the
+// base CFL waits another 5 steps: a direction that GMRES(20) cannot find is rarely found by a
+// smaller CFL (the summary counts the widenings); -ksp_type,
 // -pc_type and -pc_factor_mat_solver_type override either.  With solver.linear: auto (iterative) a
 // solve that does not converge is done again from its initial state with the direct LU
 // (fallback_linear_solve in linear_solver.hpp; if the factors fit in memory), and the solver keeps
@@ -101,6 +106,9 @@ struct SteadySummary {
   /// iterative solve's reason
   bool linear_fallback = false;
   std::string iterative_reason;
+  /// Newton steps after which the GMRES restart was widened (the linear solve stopped
+  /// unconverged; solver::widen_restart)
+  int restart_widenings = 0;
 };
 
 /// The adaptive law's limit on updates of the turbulence variable (header, (4)): below
@@ -151,6 +159,9 @@ private:
   /// SNES's convergence test, set_recording_convergence_test).
   PetscErrorCode record_iteration(SNES snes, PetscInt it, PetscReal norm);
   PetscErrorCode update_shift(Vec w);
+  /// After Newton step `it`: when its linear solve stopped unconverged, widens the GMRES restart
+  /// (solver::widen_restart; header) and logs it.
+  PetscErrorCode widen_unconverged(SNES snes, PetscInt it);
   /// The CFL of the step from iterate `it` (residual norm `norm`): the adaptive law or switched
   /// evolution relaxation with its stall cut (header).
   PetscErrorCode next_cfl(SNES snes, PetscInt it, PetscReal norm);
