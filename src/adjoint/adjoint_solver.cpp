@@ -99,7 +99,7 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
         PetscCall(solver::check_transposed_solve(ksp_));
       }
     }
-    PetscCall(solve_iterative(&reason, &its));
+    PetscCall(solve_iterative(&reason, &its, &result->gmres_restart));
     if (reason < 0 && may_fall_back_) {
       // auto: the LU of J, for this solve and the later ones
       PetscCall(solver::announce_fallback(m, "the adjoint solve", KSPConvergedReasons[reason]));
@@ -137,7 +137,20 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdjointSolver::solve_iterative(KSPConvergedReason *reason, PetscInt *its) {
+PetscErrorCode AdjointSolver::raise_restart(int restart) {
+  PetscFunctionBeginUser;
+  if (restart <= 0 || fell_back_ || !P_) PetscFunctionReturn(0); // not the iterative solve
+  PetscInt from, to;
+  PetscCall(solver::raise_restart(ksp_, restart, &from, &to));
+  if (to > from)
+    PetscCall(log_info(res_->mesh().comm,
+                       "the adjoint solve: GMRES restart %d -> %d (as the forward solve's)",
+                       static_cast<int>(from), static_cast<int>(to)));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AdjointSolver::solve_iterative(KSPConvergedReason *reason, PetscInt *its,
+                                              int *restart) {
   PetscFunctionBeginUser;
   PetscBool nonzero;
   PetscCall(KSPGetInitialGuessNonzero(ksp_, &nonzero));
@@ -165,6 +178,11 @@ PetscErrorCode AdjointSolver::solve_iterative(KSPConvergedReason *reason, PetscI
     PetscCall(KSPSetInitialGuessNonzero(ksp_, PETSC_TRUE));
   }
   PetscCall(KSPSetInitialGuessNonzero(ksp_, nonzero));
+  PetscBool gmres;
+  PetscInt k = 0;
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp_, &gmres, KSPGMRES, KSPFGMRES, ""));
+  if (gmres) PetscCall(KSPGMRESGetRestart(ksp_, &k));
+  *restart = static_cast<int>(k);
   PetscFunctionReturn(0);
 }
 

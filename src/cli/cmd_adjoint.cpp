@@ -252,6 +252,8 @@ PetscErrorCode write_steady_gradient(const CliArgs &args, const driver::FlowCase
   for (const auto &p : result.gradient.parameters)
     j["gradient"][p.name] = {{"value", p.value}, {"gradient", p.gradient}};
   j["adjoint_linear_iterations"] = result.linear_iterations;
+  // the iterative solve's GMRES restart (20, or wider: solver::widen_restart; 0 for the LU)
+  j["adjoint_gmres_restart"] = result.gmres_restart;
   j["adjoint_relative_residual"] = result.relative_residual;
   j["forward_state"] = f.reused ? "reused from " + f.flow : "solved";
   j["forward_wall_time"] = f.time;

@@ -470,7 +470,7 @@ bool at_roundoff_floor(double initial_residual, double final_residual, double at
   return final_residual <= 1e-12 * initial_residual || final_residual <= 100 * atol;
 }
 
-PetscErrorCode widen_restart(KSP ksp, PetscInt *from, PetscInt *to) {
+PetscErrorCode raise_restart(KSP ksp, PetscInt at_least, PetscInt *from, PetscInt *to) {
   PetscFunctionBeginUser;
   *from = *to = 0;
   PetscBool gmres;
@@ -485,10 +485,20 @@ PetscErrorCode widen_restart(KSP ksp, PetscInt *from, PetscInt *to) {
   PetscInt max_iterations;
   PetscCall(KSPGetTolerances(ksp, nullptr, nullptr, nullptr, &max_iterations));
   const PetscInt cap = std::min(kMaxWidenedRestart, max_iterations);
-  if (user || *from >= cap) PetscFunctionReturn(0);
-  *to = std::min(cap, kRestartGrowth * *from);
+  if (user || *from >= std::min(cap, at_least)) PetscFunctionReturn(0);
+  *to = std::min(cap, at_least);
   // (PETSc frees the old directions and sets GMRES up anew at the next solve)
   PetscCall(KSPGMRESSetRestart(ksp, *to));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode widen_restart(KSP ksp, PetscInt *from, PetscInt *to) {
+  PetscFunctionBeginUser;
+  PetscInt current = 0;
+  PetscBool gmres;
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp, &gmres, KSPGMRES, KSPFGMRES, ""));
+  if (gmres) PetscCall(KSPGMRESGetRestart(ksp, &current));
+  PetscCall(raise_restart(ksp, kRestartGrowth * current, from, to));
   PetscFunctionReturn(0);
 }
 

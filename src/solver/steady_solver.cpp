@@ -297,6 +297,7 @@ PetscErrorCode SteadySolver::widen_unconverged(SNES snes, PetscInt it) {
                      static_cast<int>(it), KSPConvergedReasons[linear], static_cast<int>(its),
                      static_cast<int>(from), static_cast<int>(to)));
   summary_->restart_widenings += 1;
+  summary_->widened_restart = static_cast<int>(to);
   // the stall cut of the switched evolution relaxation waits for the wider solves
   last_cut_ = static_cast<int>(it);
   PetscFunctionReturn(0);

@@ -5,6 +5,8 @@
 //    file; the steady gradient of the drag with respect to the viscosity equals central
 //    finite differences of re-solves (adjoint::check_parameter); a second objective (lift)
 //    with the drag adjoint's Jacobian and LU factors reused equals a fresh solve's gradient;
+//  - the steady adjoint starts with the GMRES restart that the forward solve widened to, and its
+//    gradient equals central differences;
 //  - a steady solve that cannot converge (one Newton iteration) is reported, not an error,
 //    and hands back the state of least residual;
 //  - FlowCase::advance_to lands exactly on t_end (the last step shortened), calls the
@@ -139,6 +141,50 @@ TEST_CASE("FlowCase: steady solve and gradient as values, no files", "[driver][m
   CHECK(dmax <= 1e-12 * xmax);
   VecDestroy(&w);
   VecDestroy(&R);
+}
+
+TEST_CASE("FlowCase: the steady adjoint starts with the GMRES restart the forward solve widened to",
+          "[driver][mpi]") {
+  // with every Newton step's GMRES to 1e-8 and at most 25 iterations, GMRES(20) stops on a step
+  // and the forward widens its restart to 25 (solver::widen_restart); the adjoint then solves
+  // with GMRES(25) and its gradient equals central differences.  Without the cap: GMRES(20)
+  const auto run = [](const std::vector<std::string> &overrides, driver::SteadySolution *sol,
+                      adjoint::AdjointResult *r, adjoint::ParameterCheck *check) {
+    config::CaseConfig cfg;
+    driver::FlowCase fc;
+    load_case(dfg_case(""), overrides, &cfg, &fc);
+    Vec w;
+    REQUIRE(fc.create_state(&w) == 0);
+    REQUIRE(fc.initial_state(w) == 0);
+    {
+      test::ScopedOptions fixed{{"-snes_ksp_ew", "false"}, {"-ksp_rtol", "1e-8"}};
+      REQUIRE(fixed.set);
+      REQUIRE(fc.solve_steady(w, nullptr, {}, sol) == 0);
+    }
+    REQUIRE(sol->summary.converged);
+    REQUIRE(fc.steady_gradient(w, r) == 0);
+    const adjoint::Objective *objective;
+    REQUIRE(fc.objective(&objective) == 0);
+    if (check)
+      REQUIRE(adjoint::check_parameter(fc.residual(), cfg, *objective, w, r->J,
+                                       r->gradient.parameters[0], check) == 0);
+    VecDestroy(&w);
+  };
+  driver::SteadySolution capped_sol, plain_sol;
+  adjoint::AdjointResult capped, plain;
+  adjoint::ParameterCheck capped_check;
+  run({"solver.linear=iterative", "solver.linear_max_iterations=25", "solver.rtol=1e-14"},
+      &capped_sol, &capped, &capped_check);
+  run({"solver.linear=iterative", "solver.rtol=1e-14"}, &plain_sol, &plain, nullptr);
+  CAPTURE(capped.linear_iterations, plain.linear_iterations, capped_check.best_relative_difference);
+  CHECK(capped_sol.summary.widened_restart == 25);
+  CHECK(capped.gmres_restart == 25);
+  CHECK(capped_check.ok);
+  CHECK(capped_check.best_relative_difference < 1e-6);
+  CHECK(plain_sol.summary.widened_restart == 0);
+  CHECK(plain.gmres_restart == 20);
+  CHECK(capped.gradient.parameters[0].gradient ==
+        Approx(plain.gradient.parameters[0].gradient).epsilon(1e-8));
 }
 
 TEST_CASE("FlowCase: a steady solve that does not converge is reported with its best state",

@@ -145,7 +145,7 @@ KSP plain_gmres(Mat A, PetscInt restart, PetscInt max_iterations) {
 } // namespace
 
 TEST_CASE("linear solver: an unconverged GMRES solve widens its restart (x 3 up to 100 and the "
-          "iteration limit), not a user's restart nor another Krylov method",
+          "iteration limit), not a user's restart nor another Krylov method; raise_restart",
           "[linear-solver][mpi]") {
   constexpr PetscInt n = 50;
   Mat A = cyclic_shift(n);
@@ -177,6 +177,15 @@ TEST_CASE("linear solver: an unconverged GMRES solve widens its restart (x 3 up 
   CHECK((from == solver::kMaxWidenedRestart && to == from)); // at the cap
   REQUIRE(KSPDestroy(&ksp) == 0);
 
+  // raised to a given restart (the adjoint after a widened forward): not lowered, capped
+  ksp = plain_gmres(A, 20, 200);
+  REQUIRE(solver::raise_restart(ksp, 10, &from, &to) == 0);
+  CHECK((from == 20 && to == 20));
+  REQUIRE(solver::raise_restart(ksp, 60, &from, &to) == 0);
+  CHECK((from == 20 && to == 60));
+  REQUIRE(solver::raise_restart(ksp, 500, &from, &to) == 0);
+  CHECK((from == 60 && to == solver::kMaxWidenedRestart));
+  REQUIRE(KSPDestroy(&ksp) == 0);
   // capped by the iteration limit: a restart beyond it would only cost memory
   ksp = plain_gmres(A, 20, 40);
   REQUIRE(solver::widen_restart(ksp, &from, &to) == 0);

@@ -163,6 +163,9 @@ private:
   solver::FlowMonitors mon_;
   std::unique_ptr<adjoint::Objective> objective_;
   std::unique_ptr<adjoint::AdjointSolver> adjoint_;
+  /// the GMRES restart that the steady Newton solves widened to (0: none); the steady adjoint
+  /// starts with it (AdjointSolver::raise_restart)
+  int widened_restart_ = 0;
 };
 
 } // namespace karman::driver

@@ -261,6 +261,10 @@ constexpr PetscInt kRestartGrowth = 3, kMaxWidenedRestart = 100;
 /// kMaxWidenedRestart and the iteration limit, it is multiplied by kRestartGrowth (capped by
 /// both); *from and *to are the restart before and after (equal: not widened).  Collective.
 PetscErrorCode widen_restart(KSP ksp, PetscInt *from, PetscInt *to);
+/// Raises the restart of ksp to `at_least` (capped by kMaxWidenedRestart and the iteration
+/// limit) under the same conditions as widen_restart; a restart already as large stays.  The
+/// steady adjoint starts with the restart its forward solve was widened to.  Collective.
+PetscErrorCode raise_restart(KSP ksp, PetscInt at_least, PetscInt *from, PetscInt *to);
 
 /// Sets the preconditioner of ksp up now (KSPSetUp, with its operators set); with more than one
 /// rank the multigrid's coarse Galerkin products use PETSc's memory-lean "allatonce" algorithm

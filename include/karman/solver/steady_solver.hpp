@@ -109,6 +109,8 @@ struct SteadySummary {
   /// Newton steps after which the GMRES restart was widened (the linear solve stopped
   /// unconverged; solver::widen_restart)
   int restart_widenings = 0;
+  /// the GMRES restart the widenings reached (0: none)
+  int widened_restart = 0;
 };
 
 /// The adaptive law's limit on updates of the turbulence variable (header, (4)): below
