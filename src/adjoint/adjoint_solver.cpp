@@ -178,10 +178,8 @@ PetscErrorCode AdjointSolver::solve_iterative(KSPConvergedReason *reason, PetscI
     PetscCall(KSPSetInitialGuessNonzero(ksp_, PETSC_TRUE));
   }
   PetscCall(KSPSetInitialGuessNonzero(ksp_, nonzero));
-  PetscBool gmres;
-  PetscInt k = 0;
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp_, &gmres, KSPGMRES, KSPFGMRES, ""));
-  if (gmres) PetscCall(KSPGMRESGetRestart(ksp_, &k));
+  PetscInt k;
+  PetscCall(solver::gmres_restart(ksp_, &k));
   *restart = static_cast<int>(k);
   PetscFunctionReturn(0);
 }

@@ -470,23 +470,29 @@ bool at_roundoff_floor(double initial_residual, double final_residual, double at
   return final_residual <= 1e-12 * initial_residual || final_residual <= 100 * atol;
 }
 
-PetscErrorCode raise_restart(KSP ksp, PetscInt at_least, PetscInt *from, PetscInt *to) {
+PetscErrorCode gmres_restart(KSP ksp, PetscInt *restart) {
   PetscFunctionBeginUser;
-  *from = *to = 0;
+  *restart = 0;
   PetscBool gmres;
   PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp, &gmres, KSPGMRES, KSPFGMRES, ""));
-  if (!gmres) PetscFunctionReturn(0);
-  PetscCall(KSPGMRESGetRestart(ksp, from));
+  if (gmres) PetscCall(KSPGMRESGetRestart(ksp, restart));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode raise_restart(KSP ksp, PetscInt at_least, PetscInt *from, PetscInt *to) {
+  PetscFunctionBeginUser;
+  PetscCall(gmres_restart(ksp, from));
   *to = *from;
+  if (*from == 0) PetscFunctionReturn(0); // not GMRES
   const char *prefix = nullptr;
   PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
   PetscBool user;
   PetscCall(PetscOptionsHasName(nullptr, prefix, "-ksp_gmres_restart", &user));
   PetscInt max_iterations;
   PetscCall(KSPGetTolerances(ksp, nullptr, nullptr, nullptr, &max_iterations));
-  const PetscInt cap = std::min(kMaxWidenedRestart, max_iterations);
-  if (user || *from >= std::min(cap, at_least)) PetscFunctionReturn(0);
-  *to = std::min(cap, at_least);
+  const PetscInt target = std::min({kMaxWidenedRestart, max_iterations, at_least});
+  if (user || *from >= target) PetscFunctionReturn(0);
+  *to = target;
   // (PETSc frees the old directions and sets GMRES up anew at the next solve)
   PetscCall(KSPGMRESSetRestart(ksp, *to));
   PetscFunctionReturn(0);
@@ -494,10 +500,8 @@ PetscErrorCode raise_restart(KSP ksp, PetscInt at_least, PetscInt *from, PetscIn
 
 PetscErrorCode widen_restart(KSP ksp, PetscInt *from, PetscInt *to) {
   PetscFunctionBeginUser;
-  PetscInt current = 0;
-  PetscBool gmres;
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp, &gmres, KSPGMRES, KSPFGMRES, ""));
-  if (gmres) PetscCall(KSPGMRESGetRestart(ksp, &current));
+  PetscInt current;
+  PetscCall(gmres_restart(ksp, &current));
   PetscCall(raise_restart(ksp, kRestartGrowth * current, from, to));
   PetscFunctionReturn(0);
 }

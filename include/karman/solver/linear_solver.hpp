@@ -256,6 +256,8 @@ PetscErrorCode set_recording_convergence_test(SNES snes, NewtonRecorder record, 
 /// where it is used.
 constexpr PetscInt kRestartGrowth = 3, kMaxWidenedRestart = 100;
 
+/// The GMRES restart of ksp (0 when ksp is neither GMRES nor FGMRES).
+PetscErrorCode gmres_restart(KSP ksp, PetscInt *restart);
 /// Widens the restart of ksp after a solve that did not converge (above): when ksp is GMRES or
 /// FGMRES, its restart was not set by the user (-[prefix]ksp_gmres_restart) and is below
 /// kMaxWidenedRestart and the iteration limit, it is multiplied by kRestartGrowth (capped by
