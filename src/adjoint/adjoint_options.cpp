@@ -99,7 +99,13 @@ const SectionOptions<AdjointOptions> &adjoint_options() {
                        "unsteady: save the adjoint state every N steps so that a killed adjoint "
                        "resumes (karman adjoint --restart); 0: never",
                        0),
-               &AdjointOptions::save_every);
+               &AdjointOptions::save_every)
+          .key(typed("error_estimate", KeyType::Bool, "false",
+                     "steady: estimate the objective's discretization error by the "
+                     "adjoint-weighted residual on the nested refinement of the mesh "
+                     "(mesh.refine + 1, a .geo mesh): corrected value and estimated error in "
+                     "gradient.json, the per-cell indicator in adjoint.pvd"),
+               &AdjointOptions::error_estimate);
   return options;
 }
 

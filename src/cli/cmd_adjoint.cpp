@@ -5,7 +5,9 @@
 // adjoint for the case's objective and writes
 //   OUTDIR/gradient.json   objective, gradient of every parameter, adjoint iterations and
 //                          residual, forward/adjoint wall times, peak memory
-//   OUTDIR/adjoint.pvd     adjoint velocity and pressure (cells), dJ/dX (points)
+//   OUTDIR/adjoint.pvd     adjoint velocity and pressure (cells), dJ/dX (points); with
+//                          adjoint.error_estimate the indicator and contribution of each cell
+//                          (driver/error_estimate.hpp), whose values gradient.json has
 //   OUTDIR/sensitivity_<wall>.pvd   surface sensitivity dJ/dn on every objective wall:
 //                          per vertex X_bar . n with n the unit normal pointing into the
 //                          fluid (positive: moving the wall into the fluid increases J),
@@ -17,8 +19,10 @@
 #include "karman/driver/output_options.hpp"
 #include "karman/cli/fault_injection.hpp"
 #include "karman/core/logger.hpp"
+#include "karman/driver/error_estimate.hpp"
 #include "karman/io/hdf5_fields.hpp"
 #include "karman/io/state_fields.hpp"
+#include "karman/mesh/mesh_options.hpp"
 #include "karman/solver/steady_solver.hpp"
 
 #include <nlohmann/json.hpp>
@@ -238,7 +242,8 @@ PetscErrorCode forward_state(const CliArgs &args, driver::FlowCase &fc, Vec w, F
 PetscErrorCode write_steady_gradient(const CliArgs &args, const driver::FlowCase &fc,
                                      const adjoint::Objective &objective,
                                      const adjoint::AdjointResult &result, const ForwardState &f,
-                                     double mem_total, double mem_max) {
+                                     const driver::ErrorEstimate *estimate, double mem_total,
+                                     double mem_max) {
   PetscFunctionBeginUser;
   const MPI_Comm comm = fc.mesh().comm;
   PetscMPIInt rank, size;
@@ -262,6 +267,27 @@ PetscErrorCode write_steady_gradient(const CliArgs &args, const driver::FlowCase
   j["forward_peak_memory_mib"] = f.memory;
   j["peak_memory_mib"] = mem_total;
   j["peak_memory_mib_max_rank"] = mem_max;
+  if (estimate) {
+    const driver::ErrorEstimate &e = *estimate;
+    j["error_estimate"] = {{"method", "adjoint-weighted residual on the nested refinement"},
+                           {"value", e.J},
+                           {"estimated_error", e.error},
+                           {"corrected_value", e.J_corrected},
+                           {"scheme_order", driver::kSchemeOrder},
+                           {"refined_value", e.J_refined},
+                           {"error_against_refined", e.error_refined},
+                           {"reconstructed_value", e.J_reconstructed},
+                           {"correction", e.correction},
+                           {"indicator_sum", e.indicator_sum},
+                           {"refined_cells", e.refined_cells},
+                           {"parents_outside", e.parents_outside},
+                           {"adjoint_linear_iterations", e.adjoint_iterations},
+                           {"adjoint_relative_residual", e.adjoint_relative_residual},
+                           {"wall_time", e.wall_time},
+                           {"setup_time", e.setup_time},
+                           {"transfer_time", e.transfer_time},
+                           {"adjoint_time", e.adjoint_time}};
+  }
   if (rank == 0) {
     std::ofstream out(fs::path(args.output_dir) / "gradient.json");
     out << j.dump(2) << "\n";
@@ -275,6 +301,17 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args) {
   PetscFunctionBeginUser;
   config::CaseConfig cfg;
   PetscCall(start_command(comm, args, &cfg));
+  const bool estimate_error = adjoint::adjoint_options().get(cfg).error_estimate;
+  if (estimate_error) {
+    const mesh::MeshOptions m = mesh::mesh_options().get(cfg);
+    PetscCheck(!solver::time_options().get(cfg).unsteady(), comm, PETSC_ERR_USER_INPUT,
+               "%s: adjoint.error_estimate applies to steady cases (time.mode steady)",
+               cfg.file().c_str());
+    PetscCheck(fs::path(m.file).extension() == ".geo", comm, PETSC_ERR_USER_INPUT,
+               "%s: adjoint.error_estimate needs mesh.file to be a Gmsh .geo (the refined mesh "
+               "is made from its geometry), got '%s'",
+               cfg.file().c_str(), m.file.c_str());
+  }
   driver::FlowCase fc;
   PetscCall(fc.load(comm, cfg));
   if (fc.unsteady()) {
@@ -310,15 +347,44 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args) {
     PetscCall(
         log_info(comm, "  dJ/d(%s) = %.12g   (value %g)", p.name.c_str(), p.gradient, p.value));
 
+  driver::ErrorEstimate estimate;
+  if (estimate_error) {
+    PetscCall(log_info(comm, "error estimate: the adjoint-weighted residual on the nested "
+                             "refinement (mesh.refine + 1)"));
+    PetscCall(driver::estimate_error(fc, w, &estimate));
+    PetscCall(log_info(comm,
+                       "error estimate: %s = %.10g, estimated error %+.3e (%.2e relative): "
+                       "corrected %.10g",
+                       objective->description().c_str(), estimate.J, estimate.error,
+                       std::abs(estimate.error / estimate.J), estimate.J_corrected));
+    PetscCall(log_info(comm,
+                       "error estimate: on the refined mesh (%ld cells) %.10g %+.3e = %.10g, "
+                       "%+.3e from J, times 2^p / (2^p - 1) with p = %d the error above; "
+                       "indicators %.3e in all; adjoint %d iterations; %.1f s (refined case "
+                       "%.1f s, transfer %.1f s, adjoint %.1f s)",
+                       estimate.refined_cells, estimate.J_reconstructed, estimate.correction,
+                       estimate.J_refined, estimate.error_refined, driver::kSchemeOrder,
+                       estimate.indicator_sum, estimate.adjoint_iterations, estimate.wall_time,
+                       estimate.setup_time, estimate.transfer_time, estimate.adjoint_time));
+    if (estimate.parents_outside > 0)
+      PetscCall(log_info(comm,
+                         "error estimate: %ld refined cell(s) lie in no cell of the mesh (a "
+                         "curved wall): their nearest cell's reconstruction is used",
+                         estimate.parents_outside));
+  }
   if (driver::output_options().get(cfg).vtk) {
     io::VtkSeries volume(comm, args.output_dir, "adjoint");
-    PetscCall(
-        volume.write_volume(mesh, res.coordinates(), 0.0,
-                            io::state_fields(mesh, res.equations(), result.psi.data(), "adjoint_"),
-                            {shape_field(result.gradient.X)}));
+    auto fields = io::state_fields(mesh, res.equations(), result.psi.data(), "adjoint_");
+    if (estimate_error) {
+      fields.push_back({"error_indicator", 1, estimate.indicator});
+      fields.push_back({"error_contribution", 1, estimate.contribution});
+    }
+    PetscCall(volume.write_volume(mesh, res.coordinates(), 0.0, fields,
+                                  {shape_field(result.gradient.X)}));
     PetscCall(write_surface_sensitivity(res, result.gradient.X, args.output_dir));
   }
-  PetscCall(write_steady_gradient(args, fc, *objective, result, forward, mem_total, mem_max));
+  PetscCall(write_steady_gradient(args, fc, *objective, result, forward,
+                                  estimate_error ? &estimate : nullptr, mem_total, mem_max));
   PetscCall(VecDestroy(&w));
   PetscFunctionReturn(0);
 }

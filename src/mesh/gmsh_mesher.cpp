@@ -68,15 +68,26 @@ std::string gmsh_errors(const std::string &log) {
 } // namespace
 
 std::string run_gmsh(const std::string &geo_file, long level, long dimension,
-                     const std::string &msh_file) {
+                     const std::string &msh_file, long refine) {
   const char *exe_env = std::getenv("KARMAN_GMSH");
   const std::string exe = exe_env && exe_env[0] ? exe_env : KARMAN_GMSH_EXECUTABLE;
   const std::string log_file = msh_file + ".log";
-  std::vector<std::string> args = {exe,          geo_file, "-" + std::to_string(dimension),
-                                   "-setnumber", "level",  std::to_string(level),
-                                   "-format",    "msh41",  "-bin",
-                                   "-nt",        "1",      "-v",
-                                   "4",          "-o",     msh_file};
+  std::string input = geo_file, stage = "-" + std::to_string(dimension);
+  if (refine > 0) {
+    // gmsh's -refine acts before the meshing of -2/-3: a script that includes the .geo (its own
+    // includes stay relative to it), meshes and refines; -0 then writes the refined mesh
+    input = msh_file + ".refine.geo";
+    std::ofstream script(input);
+    script << "Include \"" << fs::absolute(geo_file).string() << "\";\nMesh " << dimension << ";\n";
+    for (long k = 0; k < refine; ++k) script << "RefineMesh;\n";
+    if (!script) return "cannot write " + input;
+    stage = "-0"; // (-0 takes the output format from the file name: output ends in .msh)
+  }
+  const std::string output = refine > 0 ? msh_file + ".msh" : msh_file;
+  std::vector<std::string> args = {
+      exe,       input,   stage,  "-setnumber", "level", std::to_string(level),
+      "-format", "msh41", "-bin", "-nt",        "1",     "-v",
+      "4",       "-o",    output};
   std::vector<char *> argv;
   for (auto &a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -97,12 +108,17 @@ std::string run_gmsh(const std::string &geo_file, long level, long dimension,
   }
   const std::string log = read_file(log_file);
   const std::string errors = gmsh_errors(log);
+  std::error_code ec;
+  if (refine > 0) {
+    fs::remove(input, ec);
+    fs::rename(output, msh_file, ec);
+  }
   const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && errors.empty() &&
                   fs::exists(msh_file) && fs::file_size(msh_file) > 0;
   if (!ok) {
-    std::error_code ec;
     fs::remove(msh_file, ec);
-    return "gmsh failed on " + geo_file + " (level " + std::to_string(level) + "): " +
+    return "gmsh failed on " + geo_file + " (level " + std::to_string(level) +
+           (refine > 0 ? ", refined " + std::to_string(refine) + " times" : std::string()) + "): " +
            (errors.empty() ? "exit status " + std::to_string(WEXITSTATUS(status)) : errors) +
            " (log: " + log_file + ")";
   }
@@ -118,6 +134,10 @@ PetscErrorCode prepare_mesh_file(MPI_Comm comm, const config::CaseConfig &cfg,
   PetscCheck(ext == ".geo" || ext == ".msh", comm, PETSC_ERR_USER_INPUT,
              "%s: mesh.file '%s' must be a Gmsh .geo or .msh file", cfg.file().c_str(),
              mesh.file.c_str());
+  PetscCheck(mesh.refine == 0 || ext == ".geo", comm, PETSC_ERR_USER_INPUT,
+             "%s: mesh.refine %ld needs a Gmsh .geo as mesh.file (the new boundary vertices are "
+             "placed on its geometry), got '%s'",
+             cfg.file().c_str(), mesh.refine, mesh.file.c_str());
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   std::string error, result;
@@ -128,10 +148,11 @@ PetscErrorCode prepare_mesh_file(MPI_Comm comm, const config::CaseConfig &cfg,
     } else if (ext == ".msh") {
       result = file;
     } else {
-      const long level = mesh.level, dim = mesh.dimension;
+      const long level = mesh.level, dim = mesh.dimension, refine = mesh.refine;
       const std::string text = text_with_includes(file);
       std::uint64_t h = hash_bytes(text.data(), text.size());
-      const std::string key = std::to_string(level) + "/" + std::to_string(dim);
+      const std::string key = std::to_string(level) + "/" + std::to_string(dim) +
+                              (refine > 0 ? "/r" + std::to_string(refine) : std::string());
       h = hash_bytes(key.data(), key.size(), h);
       const std::string &cache = mesh.cache_dir;
       fs::path dir = cache.empty() ? fs::path(file).parent_path() / ".karman-cache"
@@ -141,13 +162,15 @@ PetscErrorCode prepare_mesh_file(MPI_Comm comm, const config::CaseConfig &cfg,
         error =
             cfg.file() + ": cannot create mesh cache folder " + dir.string() + ": " + ec.message();
       } else {
-        const fs::path target = dir / (fs::path(file).stem().string() + "-L" +
-                                       std::to_string(level) + "-" + hash_hex(h) + ".msh");
+        const fs::path target =
+            dir / (fs::path(file).stem().string() + "-L" + std::to_string(level) +
+                   (refine > 0 ? "r" + std::to_string(refine) : std::string()) + "-" + hash_hex(h) +
+                   ".msh");
         if (fs::exists(target, ec) && fs::file_size(target, ec) > 0) {
           result = target.string();
         } else {
           const std::string tmp = target.string() + ".tmp" + std::to_string(getpid());
-          error = run_gmsh(file, level, dim, tmp);
+          error = run_gmsh(file, level, dim, tmp, refine);
           if (error.empty()) {
             fs::rename(tmp, target, ec);
             if (ec) error = "cannot move " + tmp + " to " + target.string() + ": " + ec.message();

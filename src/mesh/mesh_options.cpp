@@ -17,6 +17,13 @@ const config::SectionOptions<MeshOptions> &mesh_options() {
                &MeshOptions::level)
           .key(integer("dimension", "2", "space dimension of the mesh (2 or 3)", 2, 3),
                &MeshOptions::dimension)
+          .key(integer("refine", "0",
+                       "uniform refinements of the mesh gmsh makes from the .geo (Gmsh "
+                       "RefineMesh: every cell split into 4 in 2D, 8 in 3D, the new boundary "
+                       "vertices placed on the geometry's curves and surfaces): the nested finer "
+                       "mesh of an error estimate",
+                       0, 3),
+               &MeshOptions::refine)
           .key(typed("cache_dir", KeyType::String, "''",
                      "folder for generated .msh files; empty: .karman-cache beside the .geo"),
                &MeshOptions::cache_dir);

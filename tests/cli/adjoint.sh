@@ -3,6 +3,8 @@
 #  - gradients (every parameter) and the objective agree between 1 and 2 ranks to 1e-8;
 #  - the ParaView outputs (adjoint fields, surface sensitivity) and gradient.json exist;
 #  - a second `karman adjoint` reuses the converged forward state;
+#  - the error estimate (adjoint.error_estimate) is the same on 1 and 2 ranks, its effectivity
+#    against the reference c_D lies in [0.8, 1.2], adjoint.pvd has the indicator;
 #  - an adjoint preconditioner that cannot be applied transposed (-adj_pc_type kaczmarz) is
 #    refused with a clear error naming it and the ones that can;
 #  - an unconverged forward state in OUTDIR/flow.h5 is refused with a clear error;
@@ -42,6 +44,26 @@ print(f"adjoint / forward wall time: {a['adjoint_over_forward_time']:.3f}")
 PY
 "$karman" adjoint "$case" -o np1 "${opts[@]}" > again.log 2>&1 || fail "second adjoint"
 grep -q "reusing the converged forward state" again.log || fail "the forward state was not reused"
+# the error estimate (adjoint.error_estimate): the same on 1 and 2 ranks, and its effectivity
+# against the DFG 2D-1 reference c_D (FeatFlow) within [0.8, 1.2] (measured: 1.01)
+for np in 1 2; do
+  mpirun -n $np --oversubscribe "$karman" adjoint "$case" -o np$np "${opts[@]}" \
+    --set adjoint.error_estimate=true > estimate$np.log 2>&1 || { tail -3 estimate$np.log; fail "error estimate on $np rank(s)"; }
+  grep -q 'Name="error_indicator"' np$np/adjoint_0000.pvtu ||
+    fail "no error_indicator in np$np/adjoint_0000.pvtu"
+done
+/usr/bin/python3 - <<'PY' || exit 1
+import json
+a, b = (json.load(open(d + "/gradient.json"))["error_estimate"] for d in ("np1", "np2"))
+for k in ("estimated_error", "corrected_value", "refined_value", "indicator_sum"):
+    assert abs(a[k] - b[k]) <= 1e-8 * abs(a[k]), (k, a[k], b[k])
+ref = 5.57953523384
+effectivity = a["estimated_error"] / (ref - a["value"])
+assert 0.8 <= effectivity <= 1.2, effectivity
+assert abs(ref - a["corrected_value"]) <= 0.2 * abs(ref - a["value"]), a
+print(f"error estimate: c_D {a['value']:.7f} estimated error {a['estimated_error']:+.3e}, "
+      f"effectivity {effectivity:.3f}, corrected {a['corrected_value']:.7f}; equal on 1 and 2 ranks")
+PY
 # (the direct solver's KSPSolveTranspose; the iterative adjoint solves J^T untransposed)
 "$karman" adjoint "$case" -o np1 "${opts[@]}" --set solver.linear=direct -adj_pc_type kaczmarz > notranspose.log 2>&1 &&
   fail "a preconditioner without a transposed apply was accepted"

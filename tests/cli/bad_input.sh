@@ -78,6 +78,12 @@ for np in 1 2; do
   check $np "did not converge" nonzero run ok.yaml -o o --set solver.max_iterations=2
   [ -s o/last_good.pvd ] || { echo "FAIL: no last_good.pvd after a failed solve"; failures=$((failures + 1)); }
   check $np "--restart applies to unsteady runs" nonzero run ok.yaml -o o --restart
+  check $np "mesh.refine 1 needs a Gmsh .geo as mesh.file" nonzero mesh broken-mesh.yaml -o o \
+    --set mesh.refine=1
+  check $np "adjoint.error_estimate needs mesh.file to be a Gmsh .geo" nonzero adjoint \
+    broken-mesh.yaml -o o --set adjoint.error_estimate=true
+  check $np "adjoint.error_estimate applies to steady cases" nonzero adjoint ok.yaml -o o \
+    --set adjoint.error_estimate=true --set time.mode=unsteady
   check $np "objective.walls: no boundary named 'cylindre'" nonzero adjoint ok.yaml -o o --set "objective.walls=[cylindre]"
   check $np "objective.probes: point (9., 0.2, 0.) is outside the mesh" nonzero adjoint ok.yaml -o o --set objective.type=probe-match --set "objective.probes=[[9, 0.2]]" --set "objective.observed=[[0, 0, 0]]"
   check $np "adjoint.parameters: the case has no parameter 'fluid.viscocity'" nonzero adjoint ok.yaml -o o --set "adjoint.parameters=[fluid.viscocity]"

@@ -25,11 +25,12 @@ TEST_CASE("adjoint options: defaults and members", "[config]") {
   CHECK(o.recycle == d.recycle);
   CHECK(o.level_max_iterations == d.level_max_iterations);
   CHECK(o.save_every == d.save_every);
+  CHECK(!o.error_estimate);
   REQUIRE(test::load_case(std::string(test::kMinimalCase) +
                               "adjoint: {parameters: [fluid.viscosity], schedule: revolve, "
                               "snapshots: 3, preconditioner_matrix: compact, rtol: 1e-6, atol: "
                               "1e-8, max_iterations: 11, initial_guess: 2, recycle: 1, "
-                              "level_max_iterations: 13, save_every: 5}\n",
+                              "level_max_iterations: 13, save_every: 5, error_estimate: true}\n",
                           &cfg) == "");
   const AdjointOptions g = adjoint_options().get(cfg);
   CHECK(g.parameters == std::vector<std::string>{"fluid.viscosity"});
@@ -38,6 +39,7 @@ TEST_CASE("adjoint options: defaults and members", "[config]") {
   CHECK(g.preconditioner_matrix == solver::PreconditionerMatrix::Compact);
   CHECK((g.rtol == 1e-6 && g.atol == 1e-8 && g.max_iterations == 11 && g.initial_guess == 2 &&
          g.recycle == 1 && g.level_max_iterations == 13 && g.save_every == 5));
+  CHECK(g.error_estimate);
   for (const auto &k : adjoint_options().spec().keys) CHECK(!k.help.empty());
   CHECK_THAT(test::load_case(test::kMinimalCase, &cfg, {"adjoint.snapshots=0"}),
              Catch::Contains("'adjoint.snapshots'") && Catch::Contains(">= 1"));

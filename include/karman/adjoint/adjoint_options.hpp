@@ -29,6 +29,7 @@ struct AdjointOptions {
   double rtol = 1e-10, atol = 1e-30;
   long max_iterations = 1000, initial_guess = 6, recycle = 4, level_max_iterations = 500;
   long save_every = 0;
+  bool error_estimate = false; ///< steady: the objective's error estimate (driver/error_estimate)
 };
 
 /// The objective section's keys common to every objective type.

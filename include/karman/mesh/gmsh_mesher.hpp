@@ -1,7 +1,9 @@
 // Turns the case's mesh.file into a Gmsh .msh file: a .msh is used as it is; a .geo
-// is meshed by the `gmsh` program at the requested refinement level and dimension,
-// and the result cached under a name that contains a hash of the .geo text (with the texts of
-// the files it includes, `Include "name";`), the level and the dimension, so that a second run
+// is meshed by the `gmsh` program at the requested refinement level and dimension, refined
+// uniformly `mesh.refine` times (a generated .geo that includes the case's, meshes it and calls
+// RefineMesh: every cell split, the new boundary vertices on the geometry), and the result cached
+// under a name that contains a hash of the .geo text (with the texts of the files it includes,
+// `Include "name";`), the level, the dimension and the refinements, so that a second run
 // reuses it.  The .msh is written to a temporary name and renamed, so concurrent runs never see
 // a partial file.
 #pragma once
@@ -18,8 +20,9 @@ namespace karman::mesh {
 PetscErrorCode prepare_mesh_file(MPI_Comm comm, const config::CaseConfig &cfg,
                                  std::string *msh_path);
 
-/// Meshes `geo_file` with gmsh into `msh_file` (rank-local; returns an error message or "").
+/// Meshes `geo_file` with gmsh into `msh_file`, then refines the mesh uniformly `refine` times
+/// (rank-local; returns an error message or "").
 std::string run_gmsh(const std::string &geo_file, long level, long dimension,
-                     const std::string &msh_file);
+                     const std::string &msh_file, long refine = 0);
 
 } // namespace karman::mesh
