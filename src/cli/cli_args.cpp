@@ -21,6 +21,10 @@ const std::vector<CommandInfo> &commands() {
        "every parameter, of time-dependent controls, of the mesh coordinates and the initial "
        "state, "
        "surface sensitivities; --restart resumes a killed unsteady adjoint"},
+      {"adapt", "goal-oriented mesh adaptation of a steady case to its objective: solve, "
+                "estimate the objective's error by the adjoint on the nested refinement, mesh "
+                "the case's .geo again with the indicator's size field, warm-start, repeat "
+                "(the `adapt` section); adapt.csv per cycle"},
       {"verify", "check the adjoint gradients against finite differences and Taylor tests (steady: "
                  "parameters and shape; with a `design` list: its variables, steady or unsteady)"},
       {"optimize",

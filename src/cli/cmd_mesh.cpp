@@ -224,6 +224,8 @@ PetscErrorCode run_command(MPI_Comm comm, const CliArgs &args) {
     PetscCall(run_run_command(comm, args));
   else if (args.command == "adjoint")
     PetscCall(run_adjoint_command(comm, args));
+  else if (args.command == "adapt")
+    PetscCall(run_adapt_command(comm, args));
   else if (args.command == "verify")
     PetscCall(run_verify_command(comm, args));
   else if (args.command == "optimize")

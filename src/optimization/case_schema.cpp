@@ -8,6 +8,7 @@
 #include "karman/discretization/flow_options.hpp"
 #include "karman/discretization/scalar_term.hpp"
 #include "karman/discretization/spalart_allmaras_term.hpp"
+#include "karman/driver/adaptation.hpp"
 #include "karman/driver/output_options.hpp"
 #include "karman/mesh/mesh_options.hpp"
 #include "karman/optimization/optimization_options.hpp"
@@ -48,6 +49,7 @@ config::Schema make_schema() {
   solver::solver_options().declare(s);
   discretization::scheme_options().declare(s);
   driver::output_options().declare(s);
+  driver::adapt_options().declare(s);
   solver::probe_options().declare(s);
   adjoint::adjoint_options().declare(s);
   std::vector<std::string> types;

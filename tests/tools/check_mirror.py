@@ -16,6 +16,7 @@ EXEMPT = {
     "src/cli/cmd_mesh.cpp": "karman mesh: tests/cli/mesh_summary.sh, bad_input.sh",
     "src/cli/cmd_run.cpp": "karman run: tests/cli/dfg_run.sh, couette.sh, restart.sh, shedding.sh, "
                            "scalar_restart.sh, slurm_requeue.sh, bad_input.sh",
+    "src/cli/cmd_adapt.cpp": "karman adapt: tests/cli/adapt.sh, bad_input.sh",
     "src/cli/cmd_adjoint.cpp": "karman adjoint: tests/cli/adjoint.sh, unsteady_adjoint.sh, "
                                "bad_input.sh",
     "src/cli/cmd_verify.cpp": "karman verify: tests/cli/adjoint.sh, verify_design.sh, "

@@ -22,16 +22,8 @@ namespace {
 /// The DFG 2D-1 case on the channel's .geo (level 0, meshed into the test work directory).
 std::string dfg_geo_case() {
   return "mesh: {file: " + test::dfg_geo() +
-         ", level: 0, cache_dir: " + test::work_dir("error_estimate_mesh", false) + R"(}
-fluid: {viscosity: 1.0e-3}
-reference: {velocity: 0.2, length: 0.1}
-boundaries:
-  inlet: {type: velocity-inlet, velocity: 0.3, direction: [1, 0], profile: parabolic, profile_range: [0, 0.41]}
-  outlet: {type: pressure-outlet}
-  walls: {type: wall}
-  cylinder: {type: wall}
-objective: {type: drag, walls: [cylinder]}
-)";
+         ", level: 0, cache_dir: " + test::work_dir("error_estimate_mesh", false) + "}\n" +
+         test::dfg_case_sections();
 }
 
 /// Loads the case with `overrides` and solves it; J the objective at the solution.

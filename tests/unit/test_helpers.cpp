@@ -20,8 +20,12 @@ std::string data_file(const std::string &name) {
 }
 
 std::string dfg_case_yaml(int level, const std::string &extra) {
-  return "mesh: {file: " + mesh_file(PETSC_COMM_WORLD, dfg_geo(), level, 2) + R"(}
-fluid: {viscosity: 1.0e-3}
+  return "mesh: {file: " + mesh_file(PETSC_COMM_WORLD, dfg_geo(), level, 2) + "}\n" +
+         dfg_case_sections(extra);
+}
+
+std::string dfg_case_sections(const std::string &extra) {
+  return R"(fluid: {viscosity: 1.0e-3}
 reference: {velocity: 0.2, length: 0.1}
 boundaries:
   inlet: {type: velocity-inlet, velocity: 0.3, direction: [1, 0], profile: parabolic, profile_range: [0, 0.41]}

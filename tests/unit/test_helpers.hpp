@@ -31,6 +31,8 @@ inline std::string dfg_geo() {
 /// The steady DFG 2D-1 case (Re = 20, drag of the cylinder as objective) on the DFG test mesh
 /// of `level`, as case-file text, followed by `extra` (more sections).  Collective (meshes).
 std::string dfg_case_yaml(int level, const std::string &extra = "");
+/// The same case's sections after `mesh:` (for a case with its own mesh entry).
+std::string dfg_case_sections(const std::string &extra = "");
 
 /// An empty (clean) or existing directory under the test work directory; collective.
 std::string work_dir(const std::string &name, bool clean = true);

@@ -32,6 +32,10 @@ PetscErrorCode run_run_command(MPI_Comm comm, const CliArgs &args);
 /// `karman adjoint`: steady adjoint, gradient.json, adjoint and sensitivity fields.
 PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args);
 
+/// `karman adapt`: goal-oriented adaptation of a steady case's mesh to its objective (adapt.csv,
+/// per cycle the run's output and the indicator, the adapted meshes and size fields).
+PetscErrorCode run_adapt_command(MPI_Comm comm, const CliArgs &args);
+
 /// `karman verify`: adjoint gradients against finite differences and a shape Taylor test.
 PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args);
 

@@ -1,0 +1,59 @@
+// Goal-oriented mesh adaptation (issue 46): from the error indicator of an objective
+// (driver/error_estimate.hpp) to the size field of the next mesh, which Gmsh meshes from the
+// case's own .geo (`karman adapt`, cli/cmd_adapt.cpp).
+//
+// Sizes.  The indicator eta_K of cell K (volume V_K, size h_K = (V_K / c_K)^(1/d), the edge of
+// the regular cell of its shape of that volume: c_K = sqrt(3)/4 for a triangle, 1 for a
+// quadrilateral, sqrt(2)/12 for a tetrahedron; Gmsh's sizes are edge lengths) is taken as
+// eps_K V_K h_K^r: an error density eps_K times the cell's volume and h^r, r = kSchemeOrder.  A
+// mesh of sizes h'(x) then has the error sum_K eps_K V_K h'_K^r and about
+// sum_K V_K / (c_K h'_K^d) cells; the sizes that minimize the error for N cells equidistribute it
+// (Lagrange):
+//   h'_K = C eps_K^(-1/(r + d)),
+// C chosen (bisection) so that the cells number N = growth x the current count.  Each size
+// stays within [h_K / 4, 2 h_K] per cycle (the indicator is an estimate on the current mesh),
+// and eps_K is at least 1e-8 of the largest (no infinite sizes where the indicator vanishes).
+//
+// Gmsh.  The sizes go to Gmsh as a post-processing view (.pos: one element per cell with the
+// sizes at its vertices, the average of the adjacent cells'), and the next mesh is the case's
+// .geo included by a generated .geo that merges the view and makes it the background size
+// field (PostView).  What the .geo meshes by itself stays as it is: transfinite and
+// boundary-layer parts, `level`.
+#pragma once
+
+#include "karman/config/section_options.hpp"
+#include "karman/discretization/flow_residual.hpp"
+
+#include <string>
+#include <vector>
+
+namespace karman::driver {
+
+/// The case file's `adapt` section (karman adapt).
+struct AdaptOptions {
+  long cycles = 4;          ///< adaptations after the first solve
+  double growth = 2.0;      ///< cells of the next mesh / cells of this one
+  double tolerance = 0;     ///< stop when |estimated error| <= tolerance (0: run all cycles)
+  long max_cells = 2000000; ///< stop before a mesh of more cells
+};
+
+const config::SectionOptions<AdaptOptions> &adapt_options();
+
+/// The sizes h'_K (owned cells) of the next mesh for `target_cells` cells from the indicator
+/// (owned cells) on the mesh of `res`; `predicted` the cell count they give.  Collective.
+PetscErrorCode adapted_sizes(const discretization::FlowResidual &res,
+                             const std::vector<double> &indicator, double target_cells,
+                             std::vector<double> *sizes, double *predicted);
+
+/// Writes the sizes (owned cells) as a Gmsh view of the mesh's cells, vertex values the average
+/// of the adjacent cells' sizes (rank 0 writes `path`).  Collective.
+PetscErrorCode write_size_field(const discretization::FlowResidual &res,
+                                const std::vector<double> &sizes, const std::string &path);
+
+/// The text of a .geo that meshes `geo` (absolute path) with the size field of the view in
+/// `pos` (absolute path) as its background field; `tag` (e.g. the view's hash) is written as a
+/// comment, so that the mesh cache sees a changed view.
+std::string adapted_geo_text(const std::string &geo, const std::string &pos,
+                             const std::string &tag);
+
+} // namespace karman::driver

@@ -1,0 +1,195 @@
+// `karman adapt`: goal-oriented mesh adaptation of a steady case to its objective (issue 46).
+//
+// Cycle k = 0, 1, ...: solve on the cycle's mesh (cycle 0: the case's; later ones warm-started
+// from the previous cycle's flow.h5, interpolated), estimate the objective's error
+// (driver/error_estimate.hpp), then mesh the next cycle from the indicator
+// (driver/adaptation.hpp): growth x the cells, the case's .geo with the size field as its
+// background field.  Stops after adapt.cycles adaptations, when the estimated error is at most
+// adapt.tolerance, before a mesh of more than adapt.max_cells cells, or when Gmsh cannot mesh
+// the size field (the last mesh stays, the log says why).  Writes
+//   OUTDIR/adapt.csv           per cycle: cells, J, estimated error, corrected J, times
+//   OUTDIR/cycle-K/            the cycle's `karman run` output (flow.h5, ParaView, summary)
+//                              and indicator.pvd (error_indicator, error_contribution, size)
+//   OUTDIR/meshes/cycle-K.geo, cycle-K-size.pos, cycle-K.msh   the adapted meshes and their
+//                              size fields (cycle-K.geo meshes again with gmsh; the .msh is the
+//                              mesh the cycle ran on)
+#include "karman/cli/commands.hpp"
+#include "karman/core/error.hpp"
+#include "karman/core/logger.hpp"
+#include "karman/driver/adaptation.hpp"
+#include "karman/driver/error_estimate.hpp"
+#include "karman/io/vtk_writer.hpp"
+#include "karman/mesh/gmsh_mesher.hpp"
+#include "karman/mesh/mesh_options.hpp"
+#include "karman/core/hash.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+namespace karman::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CycleResult {
+  long cells = 0;
+  driver::ErrorEstimate estimate;
+  double forward_time = 0, wall_time = 0;
+};
+
+/// The case of cycle k: the base case on `geo` (the adapted .geo, or empty: the case's mesh),
+/// the meshes cached in `cache`, warm-started from `initial` (or the case's initial state).
+PetscErrorCode cycle_config(MPI_Comm comm, const config::CaseConfig &base, const std::string &geo,
+                            const std::string &cache, const std::string &initial,
+                            config::CaseConfig *cfg) {
+  PetscFunctionBeginUser;
+  std::vector<std::string> overrides = {"mesh.cache_dir=" + cache};
+  if (!geo.empty()) overrides.push_back("mesh.file=" + geo);
+  if (!initial.empty()) overrides.push_back("initial.file=" + initial);
+  PetscCall(config::CaseConfig::load_text(comm, base.resolved_yaml(), base.file(), base.directory(),
+                                          overrides, base.schema(), *cfg));
+  PetscFunctionReturn(0);
+}
+
+/// Solve, estimate and write one cycle; `sizes` the next cycle's sizes for `target` cells (not
+/// when `last`).  Collective.
+PetscErrorCode run_cycle(const CliArgs &args, const config::CaseConfig &cfg, const std::string &dir,
+                         double growth, bool last, CycleResult *out, std::vector<double> *sizes,
+                         driver::FlowCase *fc) {
+  PetscFunctionBeginUser;
+  const double t0 = MPI_Wtime();
+  const MPI_Comm comm = PETSC_COMM_WORLD;
+  PetscCall(fc->load(comm, cfg));
+  CliArgs a = args;
+  a.output_dir = dir;
+  Vec w;
+  PetscCall(fc->create_state(&w));
+  driver::SteadySolution solution;
+  PetscCall(solve_steady_case(a, *fc, w, &solution));
+  out->cells = fc->mesh().n_global_cells;
+  out->forward_time = solution.summary.wall_time;
+  PetscCall(driver::estimate_error(*fc, w, &out->estimate));
+  PetscCall(VecDestroy(&w));
+  std::vector<io::Field> fields = {{"error_indicator", 1, out->estimate.indicator},
+                                   {"error_contribution", 1, out->estimate.contribution}};
+  if (!last) {
+    double predicted;
+    PetscCall(driver::adapted_sizes(fc->residual(), out->estimate.indicator,
+                                    growth * static_cast<double>(out->cells), sizes, &predicted));
+    fields.push_back({"size", 1, *sizes});
+  }
+  io::VtkSeries series(comm, dir, "indicator");
+  PetscCall(series.write_volume(fc->mesh(), fc->residual().coordinates(), 0.0, fields, {}));
+  out->wall_time = MPI_Wtime() - t0;
+  PetscFunctionReturn(0);
+}
+
+/// Meshes the next cycle's .geo (rank 0 runs gmsh); "" or gmsh's message.  Collective.
+PetscErrorCode mesh_next(MPI_Comm comm, const config::CaseConfig &cfg, const std::string &copy,
+                         std::string *failure) {
+  PetscFunctionBeginUser;
+  std::string msh;
+  // (a failure is reported, not raised: the adaptation keeps the last mesh; prepare_mesh_file's
+  // errors are collective)
+  clear_error();
+  const PetscErrorCode ierr = mesh::prepare_mesh_file(comm, cfg, &msh);
+  *failure = ierr ? last_error_message() : "";
+  clear_error();
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!ierr && rank == 0) {
+    std::error_code ec;
+    fs::copy_file(msh, copy, fs::copy_options::overwrite_existing, ec);
+  }
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+PetscErrorCode run_adapt_command(MPI_Comm comm, const CliArgs &args) {
+  PetscFunctionBeginUser;
+  config::CaseConfig base;
+  PetscCall(start_command(comm, args, &base));
+  const mesh::MeshOptions m = mesh::mesh_options().get(base);
+  PetscCheck(!solver::time_options().get(base).unsteady(), comm, PETSC_ERR_USER_INPUT,
+             "%s: karman adapt adapts steady cases (time.mode steady)", base.file().c_str());
+  PetscCheck(fs::path(m.file).extension() == ".geo", comm, PETSC_ERR_USER_INPUT,
+             "%s: karman adapt needs mesh.file to be a Gmsh .geo (the adapted meshes are made "
+             "from its geometry), got '%s'",
+             base.file().c_str(), m.file.c_str());
+  const driver::AdaptOptions ao = driver::adapt_options().get(base);
+  const fs::path out = fs::absolute(args.output_dir), meshes = out / "meshes";
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  std::ofstream csv;
+  if (rank == 0) {
+    fs::create_directories(meshes);
+    csv.open(out / "adapt.csv");
+    csv << "cycle,cells,value,estimated_error,corrected_value,refined_value,forward_time,"
+           "estimate_time,cycle_time\n";
+    csv.precision(12);
+  }
+  std::string geo, initial, stop = "adapt.cycles reached";
+  for (long k = 0; k <= ao.cycles; ++k) {
+    config::CaseConfig cfg;
+    PetscCall(cycle_config(comm, base, geo, meshes.string(), initial, &cfg));
+    const std::string dir = (out / ("cycle-" + std::to_string(k))).string();
+    PetscCall(
+        log_info(comm, "adapt: cycle %ld on %s", k, geo.empty() ? "the case's mesh" : geo.c_str()));
+    if (rank == 0) fs::create_directories(dir);
+    PetscCallMPI(MPI_Barrier(comm));
+    CycleResult r;
+    std::vector<double> sizes;
+    driver::FlowCase fc;
+    PetscCall(run_cycle(args, cfg, dir, ao.growth, k == ao.cycles, &r, &sizes, &fc));
+    const driver::ErrorEstimate &e = r.estimate;
+    PetscCall(log_info(comm,
+                       "adapt: cycle %ld: %ld cells, J = %.10g, estimated error %+.3e, corrected "
+                       "%.10g; %.1f s",
+                       k, r.cells, e.J, e.error, e.J_corrected, r.wall_time));
+    if (rank == 0)
+      csv << k << "," << r.cells << "," << e.J << "," << e.error << "," << e.J_corrected << ","
+          << e.J_refined << "," << r.forward_time << "," << e.wall_time << "," << r.wall_time
+          << "\n"
+          << std::flush;
+    if (k == ao.cycles) break;
+    if (ao.tolerance > 0 && std::abs(e.error) <= ao.tolerance) {
+      stop = "the estimated error is within adapt.tolerance";
+      break;
+    }
+    if (ao.growth * static_cast<double>(r.cells) > static_cast<double>(ao.max_cells)) {
+      stop = "the next mesh would exceed adapt.max_cells (" + std::to_string(ao.max_cells) +
+             " cells); the last mesh is cycle " + std::to_string(k);
+      break;
+    }
+    // the next cycle's mesh: the case's .geo with the size field as background field
+    const std::string pos = (meshes / ("cycle-" + std::to_string(k + 1) + "-size.pos")).string();
+    PetscCall(driver::write_size_field(fc.residual(), sizes, pos));
+    const std::string next = (meshes / ("cycle-" + std::to_string(k + 1) + ".geo")).string();
+    if (rank == 0) {
+      std::ifstream in(pos, std::ios::binary);
+      const std::string view((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+      std::ofstream(next) << driver::adapted_geo_text(
+          base.resolve_path(m.file), pos, "view " + hash_hex(hash_bytes(view.data(), view.size())));
+    }
+    PetscCallMPI(MPI_Barrier(comm));
+    config::CaseConfig next_cfg;
+    PetscCall(cycle_config(comm, base, next, meshes.string(), "", &next_cfg));
+    std::string failure;
+    PetscCall(mesh_next(comm, next_cfg,
+                        (meshes / ("cycle-" + std::to_string(k + 1) + ".msh")).string(), &failure));
+    if (!failure.empty()) {
+      stop = failure + "; the last mesh is cycle " + std::to_string(k);
+      break;
+    }
+    geo = next;
+    initial = dir + "/flow.h5";
+  }
+  PetscCall(log_info(comm, "adapt: stopped: %s; per cycle: %s", stop.c_str(),
+                     (out / "adapt.csv").string().c_str()));
+  PetscFunctionReturn(0);
+}
+
+} // namespace karman::cli

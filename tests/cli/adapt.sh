@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `karman adapt` on DFG 2D-1 meshed as unstructured triangles (dfg-2d-tri.geo, level 0), one
+# adaptation, on 1 and 2 ranks:
+#  - adapt.csv has both cycles; the adapted mesh has 1.5-3x the cells (adapt.growth 2) and its
+#    c_D is closer to the reference than cycle 0's (and than the uniform level 1's, 12 648 cells:
+#    -1.5e-2 from it); 1 and 2 ranks give the same cycle 0 and adapted meshes of the same size
+#    (within 1 %);
+#  - the meshes, the size field and the indicator are written;
+#  - a cell budget stops the adaptation with the last mesh and says so.
+# usage: adapt.sh KARMAN SOURCE_DIR WORK_DIR
+set -u
+karman=$1 src=$2 work=$3
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+case="$src/cases/dfg-2d1/case.yaml"
+opts=(--set mesh.file=dfg-2d-tri.geo --set mesh.level=0 --set adapt.cycles=1 --set output.vtk=false)
+fail() { echo "FAIL: $*"; exit 1; }
+for np in 1 2; do
+  mpirun -n $np --oversubscribe "$karman" adapt "$case" -o np$np "${opts[@]}" > np$np.log 2>&1 ||
+    { tail -3 np$np.log; fail "adapt on $np rank(s)"; }
+  for f in adapt.csv meshes/cycle-1.msh meshes/cycle-1-size.pos meshes/cycle-1.geo \
+    cycle-0/indicator.pvd cycle-1/flow.h5 cycle-1/summary.json; do
+    [ -s np$np/$f ] || fail "np$np: missing $f"
+  done
+done
+/usr/bin/python3 - <<'PY' || exit 1
+import csv
+rows = {np: list(csv.DictReader(open(f"np{np}/adapt.csv"))) for np in (1, 2)}
+ref = 5.57953523384
+for np, r in rows.items():
+    assert len(r) == 2, (np, r)
+    n0, n1 = int(r[0]["cells"]), int(r[1]["cells"])
+    e0, e1 = abs(ref - float(r[0]["value"])), abs(ref - float(r[1]["value"]))
+    assert 1.5 * n0 <= n1 <= 3 * n0, (np, n0, n1)
+    assert e1 < 0.5 * e0 and e1 < 1.5e-2, (np, e0, e1)
+a, b = rows[1], rows[2]
+assert abs(float(a[0]["value"]) - float(b[0]["value"])) <= 1e-9, (a[0], b[0])
+assert abs(int(a[1]["cells"]) - int(b[1]["cells"])) <= 0.01 * int(a[1]["cells"]), (a[1], b[1])
+print(f"adapt: cycle 0 {a[0]['cells']} cells c_D {float(a[0]['value']):.6f}, cycle 1 "
+      f"{a[1]['cells']} / {b[1]['cells']} cells (1 / 2 ranks) c_D {float(a[1]['value']):.6f}")
+PY
+"$karman" adapt "$case" -o budget "${opts[@]}" --set adapt.max_cells=5000 > budget.log 2>&1 ||
+  fail "the budget run failed"
+grep -q "adapt: stopped: the next mesh would exceed adapt.max_cells (5000 cells); the last mesh is cycle 0" budget.log ||
+  { tail -3 budget.log; fail "no budget message"; }
+[ "$(wc -l < budget/adapt.csv)" = 2 ] || fail "the budget run went on"
+echo "ok: $(grep 'adapt: stopped' budget.log)"
