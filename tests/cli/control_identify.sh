@@ -74,7 +74,7 @@ awk 'NR == 3 {print "0.01" substr($0, index($0, ","))} NR != 3' obs.csv > times.
 for bad in columns times; do
   "$karman" optimize ident.yaml -o "bad_$bad" --set objective.observations_file=$bad.csv \
     > "$bad.log" 2>&1 && fail "observations $bad.csv accepted"
-  [ "$(grep -c error "$bad.log")" = 1 ] || fail "$bad.csv: not one error line"
+  [ "$(grep -c "^karman: error" "$bad.log")" = 1 ] || fail "$bad.csv: not one error line"
   grep error "$bad.log" | grep -q "ident.yaml: objective.observations_file .*/$bad.csv" ||
     { grep error "$bad.log"; fail "$bad.csv: no key and file in the message"; }
 done

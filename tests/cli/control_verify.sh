@@ -96,7 +96,7 @@ refuse() { # NAME SED-EXPRESSION EXPECTED-TEXT [--set ...]
   sed -i "s|file: control-cylinder.geo|file: $src/tests/data/control-cylinder.geo|" "$name.yaml"
   "$karman" verify "$name.yaml" -o "bad_$name" "${opts[@]}" "$@" > "$name.log" 2>&1 &&
     fail "$name: accepted"
-  [ "$(grep -c "error" "$name.log")" = 1 ] || { cat "$name.log" | tail -5; fail "$name: not one error line"; }
+  [ "$(grep -c "^karman: error" "$name.log")" = 1 ] || { cat "$name.log" | tail -5; fail "$name: not one error line"; }
   grep "error" "$name.log" | grep -qF "$name.yaml: $text" ||
     { grep error "$name.log"; fail "$name: the message does not say '$name.yaml: $text'"; }
 }
