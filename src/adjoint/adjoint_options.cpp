@@ -101,10 +101,11 @@ const SectionOptions<AdjointOptions> &adjoint_options() {
                        0),
                &AdjointOptions::save_every)
           .key(typed("error_estimate", KeyType::Bool, "false",
-                     "steady: estimate the objective's discretization error by the "
-                     "adjoint-weighted residual on the nested refinement of the mesh "
-                     "(mesh.refine + 1, a .geo mesh): corrected value and estimated error in "
-                     "gradient.json, the per-cell indicator in adjoint.pvd"),
+                     "estimate the objective's discretization error by the adjoint-weighted "
+                     "residual on the nested refinement of the mesh (mesh.refine + 1, a .geo "
+                     "mesh; unsteady: the spatial error, the time steps kept): corrected value "
+                     "and estimated error in gradient.json, the per-cell indicator in "
+                     "adjoint.pvd (steady) or error.pvd (unsteady)"),
                &AdjointOptions::error_estimate);
   return options;
 }

@@ -38,11 +38,32 @@ long binomial_split(long l, long s) {
   return std::max({1L, l - (rest == LONG_MAX ? 0 : rest), low});
 }
 
+Trajectory::~Trajectory() {
+  if (given_w_) VecDestroy(&given_w_);
+  if (given_prev_) VecDestroy(&given_prev_);
+}
+
 PetscErrorCode Trajectory::step(solver::UnsteadySolver &solver, const StepSchedule &schedule,
                                 long k, bool *done, TimeLevel *level) {
   PetscFunctionBeginUser;
   if (k == 0) sizes_.clear();
   const double dt_prev = solver.previous_dt();
+  if (given_) { // the level's state as given: w^{n+1} from given_, w^n the current one
+    PetscCheck(!schedule.controlled(),
+               PetscObjectComm(reinterpret_cast<PetscObject>(solver.state())), PETSC_ERR_SUP,
+               "given states need a fixed or replayed step sequence");
+    *done = k >= static_cast<long>(schedule.sizes.size());
+    if (*done) PetscFunctionReturn(0);
+    const double dt = schedule.sizes[k];
+    *level = TimeLevel{solver.step() + 1, solver.time() + dt, dt, dt_prev};
+    if (!given_w_) PetscCall(VecDuplicate(solver.state(), &given_w_));
+    if (!given_prev_) PetscCall(VecDuplicate(solver.state(), &given_prev_));
+    PetscCall(VecCopy(solver.state(), given_prev_));
+    PetscCall(given_(*level, given_w_));
+    PetscCall(solver.set_state(given_w_, given_prev_, level->step, level->time, dt));
+    sizes_.push_back(dt);
+    PetscFunctionReturn(0);
+  }
   solver::StepReport r;
   if (schedule.controlled()) {
     *done = solver::reached_end(solver, schedule.t_end, 0.0);

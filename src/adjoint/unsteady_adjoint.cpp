@@ -308,6 +308,7 @@ PetscErrorCode UnsteadyAdjoint::solve_level(const UnsteadyAdjointOptions &o, Tra
     r.parameters.clear();
     for (const auto &[name, value] : a.sums) r.parameters.push_back({name, 0.0, value});
   }
+  if (o.on_level) PetscCall(o.on_level(level, s.w, s.w_prev, s.adjoints[0]->psi));
   if (o.save_every > 0 && n > 1 && n % o.save_every == 0) {
     PetscCall(chain_geometry(*s.adjoints[0], &results->front()));
     PetscCall(save_state(o, n, s.adjoints[0]->history(), results->front()));

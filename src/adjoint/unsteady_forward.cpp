@@ -25,11 +25,11 @@ PetscErrorCode UnsteadyAdjoint::run_forward(Vec w0, const UnsteadyAdjointOptions
   const double t_start = MPI_Wtime();
   PetscCall(ts.setup(res, *cfg_));
   PetscCall(ts.set_state(w0, w0, 0, 0.0, 0.0));
-  if (o.schedule == AdjointSchedule::Revolve || o.forward_only) {
-    *traj = make_revolve(ts, o.forward_only ? 0 : o.snapshots);
-  } else {
-    *traj = make_store_all(ts, m, o.trajectory_directory);
-  }
+  const bool revolve = o.schedule == AdjointSchedule::Revolve || o.forward_only;
+  PetscCheck(!revolve || !o.given, m.comm, PETSC_ERR_SUP, "given states need store-all");
+  *traj = revolve ? make_revolve(ts, o.forward_only ? 0 : o.snapshots)
+                  : make_store_all(ts, m, o.trajectory_directory);
+  if (o.given) (*traj)->set_given(o.given);
   // the steps: time.dt's, a replayed sequence, or the controller's (the levels' times, and with
   // them the weights q_n, known only at the end)
   StepSchedule schedule;

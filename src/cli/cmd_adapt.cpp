@@ -4,15 +4,17 @@
 // from the previous cycle's flow.h5, interpolated), estimate the objective's error
 // (driver/error_estimate.hpp), then mesh the next cycle from the indicator
 // (driver/adaptation.hpp): growth x the cells, the case's .geo with the size field as its
-// background field.  Stops after adapt.cycles adaptations, when the estimated error is at most
-// adapt.tolerance, before a mesh of more than adapt.max_cells cells, or when Gmsh cannot mesh
-// the size field (the last mesh stays, the log says why).  Writes
+// background field (adapt.anisotropic, 2D: a metric field, meshed by BAMG).  Stops after
+// adapt.cycles adaptations, when the estimated error is at most adapt.tolerance, before a mesh of
+// more than adapt.max_cells cells, or when Gmsh cannot mesh the size field (the last mesh stays,
+// the log says why).  Writes
 //   OUTDIR/adapt.csv           per cycle: cells, J, estimated error, corrected J, times
 //   OUTDIR/cycle-K/            the cycle's `karman run` output (flow.h5, ParaView, summary)
-//                              and indicator.pvd (error_indicator, error_contribution, size)
-//   OUTDIR/meshes/cycle-K.geo, cycle-K-size.pos, cycle-K.msh   the adapted meshes and their
-//                              size fields (cycle-K.geo meshes again with gmsh; the .msh is the
-//                              mesh the cycle ran on)
+//                              and indicator.pvd (error_indicator, error_contribution, size,
+//                              metric)
+//   OUTDIR/meshes/cycle-K.geo, cycle-K-size.pos (or -metric.pos), cycle-K.msh   the adapted
+//                              meshes and their size fields (cycle-K.geo meshes again with gmsh;
+//                              the .msh is the mesh the cycle ran on)
 #include "karman/cli/commands.hpp"
 #include "karman/core/error.hpp"
 #include "karman/core/logger.hpp"
@@ -21,7 +23,6 @@
 #include "karman/io/vtk_writer.hpp"
 #include "karman/mesh/gmsh_mesher.hpp"
 #include "karman/mesh/mesh_options.hpp"
-#include "karman/core/hash.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -52,10 +53,11 @@ PetscErrorCode cycle_config(MPI_Comm comm, const config::CaseConfig &base, const
   PetscFunctionReturn(0);
 }
 
-/// Solve, estimate and write one cycle; `sizes` the next cycle's sizes for `target` cells (not
-/// when `last`).  Collective.
+/// Solve, estimate and write one cycle; `sizes` the next cycle's sizes for adapt.growth x the
+/// cells (not when `last`), and with adapt.anisotropic its metrics in `metric`.  Collective.
 PetscErrorCode run_cycle(const CliArgs &args, const config::CaseConfig &cfg, const std::string &dir,
-                         double growth, bool last, CycleResult *out, std::vector<double> *sizes,
+                         const driver::AdaptOptions &ao, bool last, CycleResult *out,
+                         std::vector<double> *sizes, std::vector<double> *metric,
                          driver::FlowCase *fc) {
   PetscFunctionBeginUser;
   const double t0 = MPI_Wtime();
@@ -70,15 +72,23 @@ PetscErrorCode run_cycle(const CliArgs &args, const config::CaseConfig &cfg, con
   out->cells = fc->mesh().n_global_cells;
   out->forward_time = solution.summary.wall_time;
   PetscCall(driver::estimate_error(*fc, w, &out->estimate));
-  PetscCall(VecDestroy(&w));
   std::vector<io::Field> fields = {{"error_indicator", 1, out->estimate.indicator},
                                    {"error_contribution", 1, out->estimate.contribution}};
   if (!last) {
     double predicted;
     PetscCall(driver::adapted_sizes(fc->residual(), out->estimate.indicator,
-                                    growth * static_cast<double>(out->cells), sizes, &predicted));
+                                    ao.growth * static_cast<double>(out->cells), sizes,
+                                    &predicted));
     fields.push_back({"size", 1, *sizes});
   }
+  if (!last && ao.anisotropic) {
+    discretization::LocalState state;
+    PetscCall(fc->residual().local_state(discretization::kSteady, w, &state));
+    PetscCall(
+        driver::anisotropic_metrics(fc->residual(), state, *sizes, ao.max_aspect_ratio, metric));
+    fields.push_back({"metric", 3, *metric});
+  }
+  PetscCall(VecDestroy(&w));
   io::VtkSeries series(comm, dir, "indicator");
   PetscCall(series.write_volume(fc->mesh(), fc->residual().coordinates(), 0.0, fields, {}));
   out->wall_time = MPI_Wtime() - t0;
@@ -114,11 +124,12 @@ PetscErrorCode run_adapt_command(MPI_Comm comm, const CliArgs &args) {
   const mesh::MeshOptions m = mesh::mesh_options().get(base);
   PetscCheck(!solver::time_options().get(base).unsteady(), comm, PETSC_ERR_USER_INPUT,
              "%s: karman adapt adapts steady cases (time.mode steady)", base.file().c_str());
-  PetscCheck(fs::path(m.file).extension() == ".geo", comm, PETSC_ERR_USER_INPUT,
-             "%s: karman adapt needs mesh.file to be a Gmsh .geo (the adapted meshes are made "
-             "from its geometry), got '%s'",
-             base.file().c_str(), m.file.c_str());
+  PetscCall(driver::check_estimable(comm, base, "karman adapt"));
   const driver::AdaptOptions ao = driver::adapt_options().get(base);
+  PetscCheck(!ao.anisotropic || m.dimension == 2, comm, PETSC_ERR_USER_INPUT,
+             "%s: adapt.anisotropic is for 2D meshes (Gmsh's BAMG meshes surfaces; 3D adapts "
+             "isotropically)",
+             base.file().c_str());
   const fs::path out = fs::absolute(args.output_dir), meshes = out / "meshes";
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
@@ -140,9 +151,9 @@ PetscErrorCode run_adapt_command(MPI_Comm comm, const CliArgs &args) {
     if (rank == 0) fs::create_directories(dir);
     PetscCallMPI(MPI_Barrier(comm));
     CycleResult r;
-    std::vector<double> sizes;
+    std::vector<double> sizes, metric;
     driver::FlowCase fc;
-    PetscCall(run_cycle(args, cfg, dir, ao.growth, k == ao.cycles, &r, &sizes, &fc));
+    PetscCall(run_cycle(args, cfg, dir, ao, k == ao.cycles, &r, &sizes, &metric, &fc));
     const driver::ErrorEstimate &e = r.estimate;
     PetscCall(log_info(comm,
                        "adapt: cycle %ld: %ld cells, J = %.10g, estimated error %+.3e, corrected "
@@ -163,17 +174,19 @@ PetscErrorCode run_adapt_command(MPI_Comm comm, const CliArgs &args) {
              " cells); the last mesh is cycle " + std::to_string(k);
       break;
     }
-    // the next cycle's mesh: the case's .geo with the size field as background field
-    const std::string pos = (meshes / ("cycle-" + std::to_string(k + 1) + "-size.pos")).string();
-    PetscCall(driver::write_size_field(fc.residual(), sizes, pos));
-    const std::string next = (meshes / ("cycle-" + std::to_string(k + 1) + ".geo")).string();
-    if (rank == 0) {
-      std::ifstream in(pos, std::ios::binary);
-      const std::string view((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-      std::ofstream(next) << driver::adapted_geo_text(
-          base.resolve_path(m.file), pos, "view " + hash_hex(hash_bytes(view.data(), view.size())));
-    }
+    // the next cycle's mesh: the case's .geo with the size (or metric) field as background field
+    const std::string stem = "cycle-" + std::to_string(k + 1);
+    const std::string pos =
+        (meshes / (stem + (ao.anisotropic ? "-metric.pos" : "-size.pos"))).string();
+    std::string view_hash;
+    if (ao.anisotropic)
+      PetscCall(driver::write_metric_field(fc.residual(), metric, pos, &view_hash));
+    else
+      PetscCall(driver::write_size_field(fc.residual(), sizes, pos, &view_hash));
+    const std::string next = (meshes / (stem + ".geo")).string();
+    if (rank == 0)
+      std::ofstream(next) << driver::adapted_geo_text(base.resolve_path(m.file), pos,
+                                                      "view " + view_hash, ao.anisotropic);
     PetscCallMPI(MPI_Barrier(comm));
     config::CaseConfig next_cfg;
     PetscCall(cycle_config(comm, base, next, meshes.string(), "", &next_cfg));

@@ -79,6 +79,78 @@ PetscErrorCode write_surface_sensitivity(const FlowResidual &res,
   PetscFunctionReturn(0);
 }
 
+/// Logs the error estimate of the objective `description` (steady or unsteady).  Collective.
+PetscErrorCode log_estimate(MPI_Comm comm, const std::string &description,
+                            const driver::ErrorEstimate &e) {
+  PetscFunctionBeginUser;
+  PetscCall(log_info(comm,
+                     "error estimate: %s = %.10g, estimated error %+.3e (%.2e relative): "
+                     "corrected %.10g",
+                     description.c_str(), e.J, e.error, std::abs(e.error / e.J), e.J_corrected));
+  PetscCall(log_info(comm,
+                     "error estimate: on the refined mesh (%ld cells) %.10g %+.3e = %.10g, "
+                     "%+.3e from J, times 2^p / (2^p - 1) with p = %d the error above; "
+                     "indicators %.3e in all; adjoint %d iterations; %.1f s (refined case "
+                     "%.1f s, transfer %.1f s, adjoint %.1f s)",
+                     e.refined_cells, e.J_reconstructed, e.correction, e.J_refined, e.error_refined,
+                     driver::kSchemeOrder, e.indicator_sum, e.adjoint_iterations, e.wall_time,
+                     e.setup_time, e.transfer_time, e.adjoint_time));
+  if (e.parents_outside > 0)
+    PetscCall(log_info(comm,
+                       "error estimate: %ld refined cell(s) lie in no cell of the mesh (a "
+                       "curved wall): their nearest cell's reconstruction is used",
+                       e.parents_outside));
+  PetscFunctionReturn(0);
+}
+
+/// gradient.json's error_estimate block.
+nlohmann::json estimate_json(const driver::ErrorEstimate &e) {
+  return {{"method", "adjoint-weighted residual on the nested refinement"},
+          {"value", e.J},
+          {"estimated_error", e.error},
+          {"corrected_value", e.J_corrected},
+          {"scheme_order", driver::kSchemeOrder},
+          {"refined_value", e.J_refined},
+          {"error_against_refined", e.error_refined},
+          {"reconstructed_value", e.J_reconstructed},
+          {"correction", e.correction},
+          {"indicator_sum", e.indicator_sum},
+          {"refined_cells", e.refined_cells},
+          {"parents_outside", e.parents_outside},
+          {"adjoint_linear_iterations", e.adjoint_iterations},
+          {"adjoint_relative_residual", e.adjoint_relative_residual},
+          {"wall_time", e.wall_time},
+          {"setup_time", e.setup_time},
+          {"transfer_time", e.transfer_time},
+          {"adjoint_time", e.adjoint_time}};
+}
+
+/// The spatial error estimate of an unsteady run's objective (driver::estimate_unsteady_error;
+/// the refined trajectory in OUTDIR/trajectory-refined while it runs), logged, its indicator and
+/// contribution in OUTDIR/error.pvd.  Collective.
+PetscErrorCode unsteady_estimate(const CliArgs &args, driver::FlowCase &fc,
+                                 const adjoint::UnsteadyAdjointResult &r,
+                                 driver::ErrorEstimate *e) {
+  PetscFunctionBeginUser;
+  const MPI_Comm comm = fc.mesh().comm;
+  PetscCall(log_info(comm, "error estimate: the refined mesh's unsteady adjoint along the run "
+                           "reconstructed there (mesh.refine + 1)"));
+  PetscCall(driver::estimate_unsteady_error(
+      fc, r, (fs::path(args.output_dir) / "trajectory-refined").string(), e));
+  const adjoint::Objective *objective;
+  PetscCall(fc.objective(&objective));
+  const std::string statistic =
+      adjoint::statistic_name(adjoint::objective_options().get(fc.config()).time);
+  PetscCall(log_estimate(comm, objective->description() + " (" + statistic + ")", *e));
+  if (driver::output_options().get(fc.config()).vtk) {
+    io::VtkSeries volume(comm, args.output_dir, "error");
+    PetscCall(volume.write_volume(
+        fc.mesh(), fc.residual().coordinates(), r.times.back(),
+        {{"error_indicator", 1, e->indicator}, {"error_contribution", 1, e->contribution}}));
+  }
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode run_unsteady_adjoint(const CliArgs &args, driver::FlowCase &fc) {
   PetscFunctionBeginUser;
   const MPI_Comm comm = fc.mesh().comm;
@@ -118,6 +190,9 @@ PetscErrorCode run_unsteady_adjoint(const CliArgs &args, driver::FlowCase &fc) {
       adjoint::schedule_name(o.schedule), r.snapshots, r.recomputed, r.bytes_written / 1048576.0));
   for (const auto &p : r.parameters)
     PetscCall(log_info(comm, "  dJ/d(%s) = %.12g", p.name.c_str(), p.gradient));
+  const bool estimating = adjoint::adjoint_options().get(cfg).error_estimate;
+  driver::ErrorEstimate estimate;
+  if (estimating) PetscCall(unsteady_estimate(args, fc, r, &estimate));
 
   // outputs: gradient.json, control_gradient.csv, initial-condition gradient, surface sensitivity
   PetscMPIInt rank;
@@ -145,6 +220,7 @@ PetscErrorCode run_unsteady_adjoint(const CliArgs &args, driver::FlowCase &fc) {
   j["forward_peak_memory_mib"] = r.forward_memory; // the process peak at the end of the forward run
   j["peak_memory_mib"] = mem_total;                // ... and at the end of the adjoint
   if (r.resumed_from >= 0) j["resumed_from_level"] = r.resumed_from;
+  if (estimating) j["error_estimate"] = estimate_json(estimate);
   if (rank == 0) {
     std::ofstream out(fs::path(args.output_dir) / "gradient.json");
     out << j.dump(2) << "\n";
@@ -267,27 +343,7 @@ PetscErrorCode write_steady_gradient(const CliArgs &args, const driver::FlowCase
   j["forward_peak_memory_mib"] = f.memory;
   j["peak_memory_mib"] = mem_total;
   j["peak_memory_mib_max_rank"] = mem_max;
-  if (estimate) {
-    const driver::ErrorEstimate &e = *estimate;
-    j["error_estimate"] = {{"method", "adjoint-weighted residual on the nested refinement"},
-                           {"value", e.J},
-                           {"estimated_error", e.error},
-                           {"corrected_value", e.J_corrected},
-                           {"scheme_order", driver::kSchemeOrder},
-                           {"refined_value", e.J_refined},
-                           {"error_against_refined", e.error_refined},
-                           {"reconstructed_value", e.J_reconstructed},
-                           {"correction", e.correction},
-                           {"indicator_sum", e.indicator_sum},
-                           {"refined_cells", e.refined_cells},
-                           {"parents_outside", e.parents_outside},
-                           {"adjoint_linear_iterations", e.adjoint_iterations},
-                           {"adjoint_relative_residual", e.adjoint_relative_residual},
-                           {"wall_time", e.wall_time},
-                           {"setup_time", e.setup_time},
-                           {"transfer_time", e.transfer_time},
-                           {"adjoint_time", e.adjoint_time}};
-  }
+  if (estimate) j["error_estimate"] = estimate_json(*estimate);
   if (rank == 0) {
     std::ofstream out(fs::path(args.output_dir) / "gradient.json");
     out << j.dump(2) << "\n";
@@ -302,16 +358,7 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args) {
   config::CaseConfig cfg;
   PetscCall(start_command(comm, args, &cfg));
   const bool estimate_error = adjoint::adjoint_options().get(cfg).error_estimate;
-  if (estimate_error) {
-    const mesh::MeshOptions m = mesh::mesh_options().get(cfg);
-    PetscCheck(!solver::time_options().get(cfg).unsteady(), comm, PETSC_ERR_USER_INPUT,
-               "%s: adjoint.error_estimate applies to steady cases (time.mode steady)",
-               cfg.file().c_str());
-    PetscCheck(fs::path(m.file).extension() == ".geo", comm, PETSC_ERR_USER_INPUT,
-               "%s: adjoint.error_estimate needs mesh.file to be a Gmsh .geo (the refined mesh "
-               "is made from its geometry), got '%s'",
-               cfg.file().c_str(), m.file.c_str());
-  }
+  if (estimate_error) PetscCall(driver::check_estimable(comm, cfg, "adjoint.error_estimate"));
   driver::FlowCase fc;
   PetscCall(fc.load(comm, cfg));
   if (fc.unsteady()) {
@@ -352,25 +399,7 @@ PetscErrorCode run_adjoint_command(MPI_Comm comm, const CliArgs &args) {
     PetscCall(log_info(comm, "error estimate: the adjoint-weighted residual on the nested "
                              "refinement (mesh.refine + 1)"));
     PetscCall(driver::estimate_error(fc, w, &estimate));
-    PetscCall(log_info(comm,
-                       "error estimate: %s = %.10g, estimated error %+.3e (%.2e relative): "
-                       "corrected %.10g",
-                       objective->description().c_str(), estimate.J, estimate.error,
-                       std::abs(estimate.error / estimate.J), estimate.J_corrected));
-    PetscCall(log_info(comm,
-                       "error estimate: on the refined mesh (%ld cells) %.10g %+.3e = %.10g, "
-                       "%+.3e from J, times 2^p / (2^p - 1) with p = %d the error above; "
-                       "indicators %.3e in all; adjoint %d iterations; %.1f s (refined case "
-                       "%.1f s, transfer %.1f s, adjoint %.1f s)",
-                       estimate.refined_cells, estimate.J_reconstructed, estimate.correction,
-                       estimate.J_refined, estimate.error_refined, driver::kSchemeOrder,
-                       estimate.indicator_sum, estimate.adjoint_iterations, estimate.wall_time,
-                       estimate.setup_time, estimate.transfer_time, estimate.adjoint_time));
-    if (estimate.parents_outside > 0)
-      PetscCall(log_info(comm,
-                         "error estimate: %ld refined cell(s) lie in no cell of the mesh (a "
-                         "curved wall): their nearest cell's reconstruction is used",
-                         estimate.parents_outside));
+    PetscCall(log_estimate(comm, objective->description(), estimate));
   }
   if (driver::output_options().get(cfg).vtk) {
     io::VtkSeries volume(comm, args.output_dir, "adjoint");

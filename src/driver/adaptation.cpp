@@ -2,6 +2,7 @@
 // include/karman/driver/adaptation.hpp).
 #include "karman/driver/adaptation.hpp"
 
+#include "karman/core/hash.hpp"
 #include "karman/driver/error_estimate.hpp"
 
 #include <algorithm>
@@ -30,7 +31,14 @@ const config::SectionOptions<AdaptOptions> &adapt_options() {
                        "cell budget: the adaptation stops with the last mesh rather than mesh "
                        "more cells",
                        1),
-               &AdaptOptions::max_cells);
+               &AdaptOptions::max_cells)
+          .key(typed("anisotropic", config::KeyType::Bool, "false",
+                     "2D: anisotropic cells (Gmsh's BAMG with a metric field): the sizes "
+                     "stretched along the eigenvectors of the velocity's Hessian"),
+               &AdaptOptions::anisotropic)
+          .key(bounded("max_aspect_ratio", "20",
+                       "anisotropic: the largest ratio of the two sizes of a cell", 1, 1000),
+               &AdaptOptions::max_aspect_ratio);
   return options;
 }
 
@@ -131,21 +139,38 @@ const char *view_element(mesh::CellShape shape) {
 
 } // namespace
 
-PetscErrorCode write_size_field(const discretization::FlowResidual &res,
-                                const std::vector<double> &sizes, const std::string &path) {
+namespace {
+
+/// Gmsh's list-based tensor view element of a 2D cell shape.
+const char *tensor_element(mesh::CellShape shape) {
+  return shape == mesh::CellShape::Triangle        ? "TT"
+         : shape == mesh::CellShape::Quadrilateral ? "TQ"
+                                                   : "";
+}
+
+/// A Gmsh view of the mesh's owned cells: `ncomp` 1 (a scalar: the sizes) or 3 (a 2D metric
+/// tensor: xx, xy, yy) values per cell, at the vertices the average of the adjacent cells'
+/// (rank 0 writes `path`); `hash` (if given; rank 0) the hex hash of the file's text.
+/// Collective.
+PetscErrorCode write_view(const discretization::FlowResidual &res,
+                          const std::vector<double> &values, int ncomp, const std::string &path,
+                          std::string *hash) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
   const auto &X = res.coordinates();
-  // vertex values: the average of the adjacent (owned, on all ranks) cells' sizes
-  std::vector<Vec3<double>> acc(m.n_vertices);
+  // vertex values: the average of the adjacent (owned, on all ranks) cells' values
+  std::vector<Vec3<double>> acc(m.n_vertices), count(m.n_vertices);
   for (PetscInt c = 0; c < m.n_owned_cells; ++c)
-    for (PetscInt k = m.cell_vertex_ptr[c]; k < m.cell_vertex_ptr[c + 1]; ++k)
-      acc[m.cell_vertex[k]] += Vec3<double>(sizes[c], 1, 0);
+    for (PetscInt k = m.cell_vertex_ptr[c]; k < m.cell_vertex_ptr[c + 1]; ++k) {
+      for (int i = 0; i < ncomp; ++i) acc[m.cell_vertex[k]][i] += values[c * ncomp + i];
+      count[m.cell_vertex[k]][0] += 1;
+    }
   PetscCall(mesh::sum_vertex_copies(m, acc));
+  PetscCall(mesh::sum_vertex_copies(m, count));
   std::string text;
-  char buf[96];
+  char buf[160];
   for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
-    text += view_element(m.cell_shape[c]);
+    text += ncomp == 1 ? view_element(m.cell_shape[c]) : tensor_element(m.cell_shape[c]);
     text += '(';
     for (PetscInt k = m.cell_vertex_ptr[c]; k < m.cell_vertex_ptr[c + 1]; ++k) {
       const auto &x = X[m.cell_vertex[k]];
@@ -155,8 +180,13 @@ PetscErrorCode write_size_field(const discretization::FlowResidual &res,
     }
     text += "){";
     for (PetscInt k = m.cell_vertex_ptr[c]; k < m.cell_vertex_ptr[c + 1]; ++k) {
-      const auto &a = acc[m.cell_vertex[k]];
-      std::snprintf(buf, sizeof(buf), "%s%.9g", k > m.cell_vertex_ptr[c] ? "," : "", a[0] / a[1]);
+      const Vec3<double> v = acc[m.cell_vertex[k]] * (1.0 / count[m.cell_vertex[k]][0]);
+      const char *sep = k > m.cell_vertex_ptr[c] ? "," : "";
+      if (ncomp == 1)
+        std::snprintf(buf, sizeof(buf), "%s%.9g", sep, v[0]);
+      else // the 3 x 3 tensor, row by row, 1 for zz
+        std::snprintf(buf, sizeof(buf), "%s%.9g,%.9g,0,%.9g,%.9g,0,0,0,1", sep, v[0], v[1], v[1],
+                      v[2]);
       text += buf;
     }
     text += "};\n";
@@ -177,9 +207,12 @@ PetscErrorCode write_size_field(const discretization::FlowResidual &res,
   int ok = 1;
   if (rank == 0) {
     const std::string tmp = path + ".tmp";
+    const std::string view =
+        std::string("View \"") + (ncomp == 1 ? "size" : "metric") + "\" {\n" + all + "};\n";
+    if (hash) *hash = hash_hex(hash_bytes(view.data(), view.size()));
     {
       std::ofstream out(tmp);
-      out << "View \"size\" {\n" << all << "};\n";
+      out << view;
       ok = out.good();
     }
     std::error_code ec;
@@ -187,12 +220,99 @@ PetscErrorCode write_size_field(const discretization::FlowResidual &res,
     ok = ok && !ec;
   }
   PetscCallMPI(MPI_Bcast(&ok, 1, MPI_INT, 0, m.comm));
-  PetscCheck(ok, m.comm, PETSC_ERR_FILE_WRITE, "cannot write the size field %s", path.c_str());
+  PetscCheck(ok, m.comm, PETSC_ERR_FILE_WRITE, "cannot write the %s field %s",
+             ncomp == 1 ? "size" : "metric", path.c_str());
   PetscFunctionReturn(0);
 }
 
-std::string adapted_geo_text(const std::string &geo, const std::string &pos,
-                             const std::string &tag) {
+} // namespace
+
+PetscErrorCode write_size_field(const discretization::FlowResidual &res,
+                                const std::vector<double> &sizes, const std::string &path,
+                                std::string *hash) {
+  return write_view(res, sizes, 1, path, hash);
+}
+
+PetscErrorCode write_metric_field(const discretization::FlowResidual &res,
+                                  const std::vector<double> &metric, const std::string &path,
+                                  std::string *hash) {
+  return write_view(res, metric, 3, path, hash);
+}
+
+PetscErrorCode anisotropic_metrics(const discretization::FlowResidual &res,
+                                   const discretization::LocalState &state,
+                                   const std::vector<double> &sizes, double max_aspect,
+                                   std::vector<double> *metric) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = res.mesh();
+  PetscCheck(m.dim == 2, m.comm, PETSC_ERR_SUP,
+             "anisotropic adaptation is 2D only (Gmsh's BAMG meshes surfaces)");
+  const auto &xc = res.geometry().cell_centroid;
+  const int nv = res.nv();
+  // the face neighbours of the owned cells (the others: layer 1, their gradients are known)
+  std::vector<std::vector<PetscInt>> nb(m.n_owned_cells);
+  for (PetscInt f = 0; f < m.n_faces; ++f) {
+    const PetscInt L = m.face_left[f], R = m.face_right[f];
+    if (R < 0) continue;
+    if (L < m.n_owned_cells) nb[L].push_back(R);
+    if (R < m.n_owned_cells) nb[R].push_back(L);
+  }
+  metric->assign(3 * static_cast<std::size_t>(m.n_owned_cells), 0.0);
+  for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+    // |H_u| + |H_v|: each velocity component's Hessian by a least-squares fit of its gradient's
+    // differences to the neighbours, H (x_j - x_c) = G_j - G_c, symmetrized
+    double A[3] = {0, 0, 0}; // sum w dx dx^T: xx, xy, yy
+    for (PetscInt j : nb[c]) {
+      const Vec3<double> d = xc[j] - xc[c];
+      const double w = 1 / dot(d, d);
+      A[0] += w * d[0] * d[0], A[1] += w * d[0] * d[1], A[2] += w * d[1] * d[1];
+    }
+    const double det = A[0] * A[2] - A[1] * A[1];
+    double M[3] = {0, 0, 0};
+    if (det > 1e-8 * (A[0] + A[2]) * (A[0] + A[2])) {
+      for (int k = 1; k <= 2; ++k) {       // the velocity components
+        double b[2][2] = {{0, 0}, {0, 0}}; // b[i] = sum w dx (G_j - G_c)_i
+        for (PetscInt j : nb[c]) {
+          const Vec3<double> d = xc[j] - xc[c];
+          const double w = 1 / dot(d, d);
+          for (int i = 0; i < 2; ++i) {
+            const double dg = state.grad[(j * nv + k) * 3 + i] - state.grad[(c * nv + k) * 3 + i];
+            b[i][0] += w * d[0] * dg, b[i][1] += w * d[1] * dg;
+          }
+        }
+        double H[2][2];
+        for (int i = 0; i < 2; ++i) {
+          H[i][0] = (A[2] * b[i][0] - A[1] * b[i][1]) / det;
+          H[i][1] = (A[0] * b[i][1] - A[1] * b[i][0]) / det;
+        }
+        const double hxx = H[0][0], hxy = 0.5 * (H[0][1] + H[1][0]), hyy = H[1][1];
+        // |H| = R |Lambda| R^T
+        const double mean = 0.5 * (hxx + hyy), rad = std::hypot(0.5 * (hxx - hyy), hxy);
+        const double l1 = mean + rad, l2 = mean - rad;
+        const double theta = 0.5 * std::atan2(2 * hxy, hxx - hyy); // l1's direction
+        const double cs = std::cos(theta), sn = std::sin(theta);
+        M[0] += std::abs(l1) * cs * cs + std::abs(l2) * sn * sn;
+        M[1] += (std::abs(l1) - std::abs(l2)) * cs * sn;
+        M[2] += std::abs(l1) * sn * sn + std::abs(l2) * cs * cs;
+      }
+    }
+    // the sizes along M's eigenvectors: h / sqrt(r) across the strong curvature, h sqrt(r)
+    // along it, r = sqrt(l1 / l2) <= max_aspect (the area, and the cell count, kept)
+    const double mean = 0.5 * (M[0] + M[2]), rad = std::hypot(0.5 * (M[0] - M[2]), M[1]);
+    const double l1 = mean + rad, l2 = std::max(mean - rad, 0.0);
+    const double r = l1 > 0 ? std::min(std::sqrt(l1 / std::max(l2, 1e-300)), max_aspect) : 1.0;
+    const double theta = 0.5 * std::atan2(2 * M[1], M[0] - M[2]);
+    const double cs = std::cos(theta), sn = std::sin(theta);
+    const double m1 = r / (sizes[c] * sizes[c]), m2 = 1 / (r * sizes[c] * sizes[c]);
+    (*metric)[3 * c] = m1 * cs * cs + m2 * sn * sn;
+    (*metric)[3 * c + 1] = (m1 - m2) * cs * sn;
+    (*metric)[3 * c + 2] = m1 * sn * sn + m2 * cs * cs;
+  }
+  PetscFunctionReturn(0);
+}
+
+std::string adapted_geo_text(const std::string &geo, const std::string &pos, const std::string &tag,
+                             bool anisotropic) {
   // (a field number no case file uses; the view is the only one: index 0)
   return "// karman adapt: " + geo + " with the size field " + pos + " (" + tag + ")\n" +
          "Include \"" + geo + "\";\n" + "Merge \"" + pos + "\";\n" +
@@ -201,7 +321,8 @@ std::string adapted_geo_text(const std::string &geo, const std::string &pos,
          "Background Field = 9990;\n"
          "Mesh.MeshSizeExtendFromBoundary = 0;\n"
          "Mesh.MeshSizeFromPoints = 0;\n"
-         "Mesh.MeshSizeFromCurvature = 0;\n";
+         "Mesh.MeshSizeFromCurvature = 0;\n" +
+         (anisotropic ? "Mesh.Algorithm = 7; // BAMG: the view is a metric tensor field\n" : "");
 }
 
 } // namespace karman::driver

@@ -159,4 +159,96 @@ PetscErrorCode transfer_nested(const mesh::Mesh &coarse, const std::vector<Vec3<
   PetscFunctionReturn(0);
 }
 
+namespace {
+
+/// Moves `unit` records of `n` doubles between the roots and leaves of sf: root to leaf
+/// (Bcast) or leaf summed into root (Reduce).  Collective.
+PetscErrorCode move(PetscSF sf, int n, const double *from, double *to, bool to_leaves) {
+  PetscFunctionBeginUser;
+  MPI_Datatype unit;
+  PetscCallMPI(MPI_Type_contiguous(n, MPI_DOUBLE, &unit));
+  PetscCallMPI(MPI_Type_commit(&unit));
+  if (to_leaves) {
+    PetscCall(PetscSFBcastBegin(sf, unit, from, to, MPI_REPLACE));
+    PetscCall(PetscSFBcastEnd(sf, unit, from, to, MPI_REPLACE));
+  } else {
+    PetscCall(PetscSFReduceBegin(sf, unit, from, to, MPI_SUM));
+    PetscCall(PetscSFReduceEnd(sf, unit, from, to, MPI_SUM));
+  }
+  PetscCallMPI(MPI_Type_free(&unit));
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+NestedParents::~NestedParents() {
+  if (sf_) PetscSFDestroy(&sf_);
+}
+
+PetscErrorCode NestedParents::setup(const mesh::Mesh &coarse, const mesh::Mesh &fine,
+                                    const std::vector<PetscInt> &parent) {
+  PetscFunctionBeginUser;
+  if (sf_) PetscCall(PetscSFDestroy(&sf_));
+  n_coarse_ = coarse.n_owned_cells;
+  n_fine_ = fine.n_owned_cells;
+  dim_ = coarse.dim;
+  PetscCheck(static_cast<PetscInt>(parent.size()) == n_fine_, coarse.comm, PETSC_ERR_ARG_SIZ,
+             "%zu parents for %d fine cells", parent.size(), static_cast<int>(n_fine_));
+  // the roots: the owned coarse cells, numbered contiguously per rank in local order
+  bool contiguous = true;
+  for (PetscInt c = 0; c < n_coarse_; ++c)
+    contiguous = contiguous && coarse.cell_global[c] == coarse.cell_global[0] + c;
+  PetscCheck(contiguous, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+             "owned cells are not numbered contiguously");
+  PetscLayout layout;
+  PetscCall(PetscLayoutCreate(coarse.comm, &layout));
+  PetscCall(PetscLayoutSetLocalSize(layout, n_coarse_));
+  PetscCall(PetscLayoutSetSize(layout, coarse.n_global_cells));
+  PetscCall(PetscLayoutSetUp(layout));
+  PetscCall(PetscSFCreate(coarse.comm, &sf_));
+  PetscCall(PetscSFSetGraphLayout(sf_, layout, n_fine_, nullptr, PETSC_COPY_VALUES, parent.data()));
+  PetscCall(PetscSFSetUp(sf_));
+  PetscCall(PetscLayoutDestroy(&layout));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NestedParents::reconstruct(const std::vector<Vec3<double>> &coarse_centroid,
+                                          int ncomp, const std::vector<double> &values,
+                                          const std::vector<double> &gradients,
+                                          const std::vector<Vec3<double>> &fine_centroid,
+                                          std::vector<double> *out) const {
+  PetscFunctionBeginUser;
+  // per coarse cell: centroid (3), values (ncomp), gradients (ncomp x 3)
+  const int rs = 3 + 4 * ncomp;
+  std::vector<double> roots(static_cast<std::size_t>(n_coarse_) * rs), leaves(n_fine_ * rs);
+  for (PetscInt c = 0; c < n_coarse_; ++c) {
+    double *p = roots.data() + c * rs;
+    for (int d = 0; d < 3; ++d) p[d] = coarse_centroid[c][d];
+    for (int k = 0; k < ncomp; ++k) {
+      p[3 + k] = values[c * ncomp + k];
+      for (int d = 0; d < 3; ++d) p[3 + ncomp + 3 * k + d] = gradients[(c * ncomp + k) * 3 + d];
+    }
+  }
+  PetscCall(move(sf_, rs, roots.data(), leaves.data(), true));
+  out->assign(static_cast<std::size_t>(n_fine_) * ncomp, 0.0);
+  for (PetscInt c = 0; c < n_fine_; ++c) {
+    const double *p = leaves.data() + c * rs;
+    const Vec3<double> dx = fine_centroid[c] - Vec3<double>(p[0], p[1], p[2]);
+    for (int k = 0; k < ncomp; ++k) {
+      double s = p[3 + k];
+      for (int d = 0; d < dim_; ++d) s += p[3 + ncomp + 3 * k + d] * dx[d];
+      (*out)[c * ncomp + k] = s;
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NestedParents::sum_to_parents(int ncomp, const std::vector<double> &fine,
+                                             std::vector<double> *coarse) const {
+  PetscFunctionBeginUser;
+  coarse->assign(static_cast<std::size_t>(n_coarse_) * ncomp, 0.0);
+  PetscCall(move(sf_, ncomp, fine.data(), coarse->data(), false));
+  PetscFunctionReturn(0);
+}
+
 } // namespace karman::io

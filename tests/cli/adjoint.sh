@@ -4,7 +4,8 @@
 #  - the ParaView outputs (adjoint fields, surface sensitivity) and gradient.json exist;
 #  - a second `karman adjoint` reuses the converged forward state;
 #  - the error estimate (adjoint.error_estimate) is the same on 1 and 2 ranks, its effectivity
-#    against the reference c_D lies in [0.8, 1.2], adjoint.pvd has the indicator;
+#    against the reference c_D lies in [0.8, 1.2], adjoint.pvd has the indicator; the unsteady
+#    estimate (5 steps) is the same on 1 and 2 ranks and writes error.pvd;
 #  - an adjoint preconditioner that cannot be applied transposed (-adj_pc_type kaczmarz) is
 #    refused with a clear error naming it and the ones that can;
 #  - an unconverged forward state in OUTDIR/flow.h5 is refused with a clear error;
@@ -63,6 +64,23 @@ assert 0.8 <= effectivity <= 1.2, effectivity
 assert abs(ref - a["corrected_value"]) <= 0.2 * abs(ref - a["value"]), a
 print(f"error estimate: c_D {a['value']:.7f} estimated error {a['estimated_error']:+.3e}, "
       f"effectivity {effectivity:.3f}, corrected {a['corrected_value']:.7f}; equal on 1 and 2 ranks")
+PY
+# the unsteady error estimate (5 steps from rest): the same on 1 and 2 ranks, error.pvd
+for np in 1 2; do
+  mpirun -n $np --oversubscribe "$karman" adjoint "$case" -o un$np "${opts[@]}" \
+    --set time.mode=unsteady --set time.dt=0.02 --set time.t_end=0.1 \
+    --set adjoint.error_estimate=true > unsteady$np.log 2>&1 || { tail -3 unsteady$np.log; fail "unsteady error estimate on $np rank(s)"; }
+  grep -q 'Name="error_indicator"' un$np/error_0000.pvtu ||
+    fail "no error_indicator in un$np/error_0000.pvtu"
+  [ ! -e un$np/trajectory-refined ] || fail "un$np/trajectory-refined left behind"
+done
+/usr/bin/python3 - <<'PY' || exit 1
+import json
+a, b = (json.load(open(d + "/gradient.json"))["error_estimate"] for d in ("un1", "un2"))
+for k in ("estimated_error", "corrected_value", "refined_value", "indicator_sum"):
+    assert abs(a[k] - b[k]) <= 1e-7 * abs(a[k]), (k, a[k], b[k])
+print(f"unsteady error estimate: mean c_D {a['value']:.7f} estimated error "
+      f"{a['estimated_error']:+.3e}; equal on 1 and 2 ranks")
 PY
 # (the direct solver's KSPSolveTranspose; the iterative adjoint solves J^T untransposed)
 "$karman" adjoint "$case" -o np1 "${opts[@]}" --set solver.linear=direct -adj_pc_type kaczmarz > notranspose.log 2>&1 &&

@@ -82,11 +82,13 @@ for np in 1 2; do
     --set mesh.refine=1
   check $np "adjoint.error_estimate needs mesh.file to be a Gmsh .geo" nonzero adjoint \
     broken-mesh.yaml -o o --set adjoint.error_estimate=true
-  check $np "adjoint.error_estimate applies to steady cases" nonzero adjoint ok.yaml -o o \
-    --set adjoint.error_estimate=true --set time.mode=unsteady
+  check $np "adjoint.error_estimate refines the mesh once more: mesh.refine must be below 3" \
+    nonzero adjoint ok.yaml -o o --set adjoint.error_estimate=true --set mesh.refine=3
   check $np "karman adapt needs mesh.file to be a Gmsh .geo" nonzero adapt broken-mesh.yaml -o o
   check $np "karman adapt adapts steady cases" nonzero adapt ok.yaml -o o --set time.mode=unsteady
   check $np "'adapt.growth' expected a number" nonzero adapt ok.yaml -o o --set adapt.growth=1
+  check $np "adapt.anisotropic is for 2D meshes" nonzero adapt ok.yaml -o o \
+    --set adapt.anisotropic=true --set mesh.dimension=3
   check $np "objective.walls: no boundary named 'cylindre'" nonzero adjoint ok.yaml -o o --set "objective.walls=[cylindre]"
   check $np "objective.probes: point (9., 0.2, 0.) is outside the mesh" nonzero adjoint ok.yaml -o o --set objective.type=probe-match --set "objective.probes=[[9, 0.2]]" --set "objective.observed=[[0, 0, 0]]"
   check $np "adjoint.parameters: the case has no parameter 'fluid.viscocity'" nonzero adjoint ok.yaml -o o --set "adjoint.parameters=[fluid.viscocity]"

@@ -5,6 +5,7 @@
 #include "karman/discretization/flow_residual.hpp"
 #include "karman/mesh/mesh.hpp"
 
+#include <cmath>
 #include <initializer_list>
 #include <string>
 #include <utility>
@@ -82,5 +83,20 @@ struct TaylorGreen {
   /// w = the exact field at t = 0 (pressure 0).
   void initial_state(Vec w) const;
 };
+
+/// Kovasznay flow at Re 40 (Kovasznay 1948): lambda = Re / 2 - sqrt(Re^2 / 4 + 4 pi^2), the
+/// exact velocity and pressure (the pressure up to a constant).
+constexpr double kKovasznayRe = 40;
+inline double kovasznay_lambda() {
+  return kKovasznayRe / 2 - std::sqrt(kKovasznayRe * kKovasznayRe / 4 + 4 * M_PI * M_PI);
+}
+inline Vec3<double> kovasznay_velocity(const Vec3<double> &x) {
+  const double l = kovasznay_lambda();
+  return Vec3<double>(1 - std::exp(l * x[0]) * std::cos(2 * M_PI * x[1]),
+                      l / (2 * M_PI) * std::exp(l * x[0]) * std::sin(2 * M_PI * x[1]), 0.0);
+}
+inline double kovasznay_pressure(const Vec3<double> &x) {
+  return 0.5 * (1 - std::exp(2 * kovasznay_lambda() * x[0]));
+}
 
 } // namespace karman::test

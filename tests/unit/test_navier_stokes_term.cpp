@@ -132,13 +132,8 @@ TEST_CASE("Navier-Stokes term: its parameters, patch by patch; none for a custom
 
 TEST_CASE("Kovasznay flow (Re = 40): second-order velocity and pressure",
           "[solver][verification]") {
-  const double Re = 40, lambda = Re / 2 - std::sqrt(Re * Re / 4 + 4 * M_PI * M_PI);
-  auto exact_u = [&](const Vec3<double> &x) {
-    return Vec3<double>(1 - std::exp(lambda * x[0]) * std::cos(2 * M_PI * x[1]),
-                        lambda / (2 * M_PI) * std::exp(lambda * x[0]) * std::sin(2 * M_PI * x[1]),
-                        0.0);
-  };
-  auto exact_p = [&](const Vec3<double> &x) { return 0.5 * (1 - std::exp(2 * lambda * x[0])); };
+  auto exact_u = [](const Vec3<double> &x) { return test::kovasznay_velocity(x); };
+  auto exact_p = [](const Vec3<double> &x) { return test::kovasznay_pressure(x); };
   const std::string yaml = R"(
 mesh: {file: x.geo}
 fluid: {viscosity: 0.025}

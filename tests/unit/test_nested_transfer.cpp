@@ -2,7 +2,9 @@
 //  - every cell of a mesh is the parent of exactly 4 (2D) or 8 (3D) cells of its refinement by
 //    Gmsh's RefineMesh: triangles and quadrilaterals, a curved wall whose new vertices move onto
 //    the circle, tetrahedra, prisms and hexahedra; 1 and 2 ranks;
-//  - the reconstruction is exact for linear fields.
+//  - the reconstruction is exact for linear fields;
+//  - NestedParents (the parents as a star forest) reconstructs the same values and sums the
+//    children's values onto their parents.
 #include "karman/core/error.hpp"
 #include "karman/io/nested_transfer.hpp"
 #include "karman/mesh/gmsh_mesher.hpp"
@@ -94,6 +96,28 @@ void check_nested(const std::string &geo, int dim, const std::vector<std::string
   CAPTURE(histogram.size(), histogram.begin()->first, histogram.rbegin()->first);
   REQUIRE(histogram.size() == 1);
   REQUIRE(histogram.begin()->first == children);
+  // the parents as a star forest: the same reconstruction (with other values: the fields
+  // doubled), and the children's sums per parent (each child 1 and its parent's global index)
+  io::NestedParents parents;
+  REQUIRE(parents.setup(coarse, fine, t.parent) == 0);
+  for (double &v : values) v *= 2;
+  for (double &g : grads) g *= 2;
+  std::vector<double> again, ones(2 * fine.n_owned_cells), sums;
+  REQUIRE(parents.reconstruct(xc, 2, values, grads, xf, &again) == 0);
+  REQUIRE(again.size() == t.values.size());
+  double differ = 0;
+  for (std::size_t i = 0; i < again.size(); ++i)
+    differ = std::max(differ, std::abs(again[i] - 2 * t.values[i]));
+  CHECK(differ <= 1e-12);
+  for (PetscInt c = 0; c < fine.n_owned_cells; ++c)
+    ones[2 * c] = 1, ones[2 * c + 1] = static_cast<double>(t.parent[c]);
+  REQUIRE(parents.sum_to_parents(2, ones, &sums) == 0);
+  REQUIRE(sums.size() == 2 * static_cast<std::size_t>(coarse.n_owned_cells));
+  bool summed = true;
+  for (PetscInt c = 0; c < coarse.n_owned_cells; ++c)
+    summed = summed && sums[2 * c] == children &&
+             sums[2 * c + 1] == static_cast<double>(children * coarse.cell_global[c]);
+  CHECK(summed);
 }
 
 } // namespace

@@ -36,9 +36,15 @@ struct StepSchedule {
   bool controlled() const { return sizes.empty(); }
 };
 
+/// The state of a level of a forward run that is given instead of solved (Trajectory::set_given).
+using GivenStates = std::function<PetscErrorCode(const TimeLevel &level, Vec w)>;
+
 class Trajectory {
 public:
-  virtual ~Trajectory() = default;
+  virtual ~Trajectory();
+  /// The forward's steps do not solve: each sets the solver's state to what given(level, w) puts
+  /// into w (a fixed or replayed schedule only; a store-all trajectory, which never recomputes).
+  void set_given(GivenStates given) { given_ = std::move(given); }
   /// Runs the forward from the solver's current state (level 0) with the steps of `schedule`;
   /// on_step(level) is called after each step with the solver at that level.  The sizes taken
   /// are recorded (step_sizes()); recomputations repeat them.  Collective.
@@ -65,6 +71,8 @@ protected:
   long recomputed_ = 0, max_snapshots_ = 0;
   double bytes_ = 0;
   std::vector<double> sizes_;
+  GivenStates given_;
+  Vec given_w_ = nullptr, given_prev_ = nullptr; ///< work vectors of a given step
 };
 
 /// Every level in `directory`, a scratch folder of the trajectory's own: each rank writes its part

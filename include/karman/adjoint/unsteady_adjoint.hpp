@@ -96,6 +96,14 @@ struct UnsteadyAdjointOptions {
   /// adjoint (nv values per local cell) and the FlowResidual at that level's state (output).
   long snapshot_every = 0;
   std::function<PetscErrorCode(long n, double t, const std::vector<double> &psi)> snapshot;
+  /// The states of the forward run are given, not solved (the reconstructed trajectory of an
+  /// error estimate, driver/error_estimate.hpp): each step sets the level's state to what
+  /// given(level, w) puts into w (w^0 is run's w0).  Store-all with the steps of time.dt or
+  /// set_step_sizes only.
+  GivenStates given;
+  /// Called at every level n of the backward sweep, after its solves, with the level, w^n,
+  /// w^{n-1} and the first objective's adjoint psi^n (an error estimate's weights).
+  std::function<PetscErrorCode(const TimeLevel &level, Vec w, Vec w_prev, Vec psi)> on_level;
   /// The crash tests' hook (core/fault_injection.hpp): points "adjoint-state-partial" and
   /// "adjoint-state" while the state of level n is saved.
   FaultHook fault;

@@ -35,6 +35,8 @@ struct AdaptOptions {
   double growth = 2.0;      ///< cells of the next mesh / cells of this one
   double tolerance = 0;     ///< stop when |estimated error| <= tolerance (0: run all cycles)
   long max_cells = 2000000; ///< stop before a mesh of more cells
+  bool anisotropic = false; ///< 2D: a metric field for Gmsh's BAMG (anisotropic_metrics)
+  double max_aspect_ratio = 20;
 };
 
 const config::SectionOptions<AdaptOptions> &adapt_options();
@@ -46,14 +48,36 @@ PetscErrorCode adapted_sizes(const discretization::FlowResidual &res,
                              std::vector<double> *sizes, double *predicted);
 
 /// Writes the sizes (owned cells) as a Gmsh view of the mesh's cells, vertex values the average
-/// of the adjacent cells' sizes (rank 0 writes `path`).  Collective.
+/// of the adjacent cells' sizes (rank 0 writes `path`); `hash` (if given; rank 0) the hex hash of
+/// the file's text.  Collective.
 PetscErrorCode write_size_field(const discretization::FlowResidual &res,
-                                const std::vector<double> &sizes, const std::string &path);
+                                const std::vector<double> &sizes, const std::string &path,
+                                std::string *hash = nullptr);
+
+/// Anisotropic (2D): the metric tensors M (xx, xy, yy per owned cell; a size h along a unit
+/// direction e where e^T M e = 1 / h^2) of cells of the areas of `sizes` (adapted_sizes: the
+/// cell count stays) stretched along the eigenvectors of |H_u| + |H_v|, the velocity components'
+/// Hessians (each a least-squares fit of the differences of the state's gradients to the face
+/// neighbours, symmetrized, its eigenvalues' absolute values): with l1 >= l2 its eigenvalues,
+/// the size across the stronger curvature h / sqrt(r) and along it h sqrt(r), r = sqrt(l1 / l2)
+/// at most max_aspect (the interpolation error's optimal aspect ratio; Loseille & Alauzet 2011).
+/// Collective.
+PetscErrorCode anisotropic_metrics(const discretization::FlowResidual &res,
+                                   const discretization::LocalState &state,
+                                   const std::vector<double> &sizes, double max_aspect,
+                                   std::vector<double> *metric);
+
+/// Writes the metrics (anisotropic_metrics) as a Gmsh tensor view of the mesh's cells (TT, TQ),
+/// vertex values the average of the adjacent cells'; `hash` as write_size_field.  Collective.
+PetscErrorCode write_metric_field(const discretization::FlowResidual &res,
+                                  const std::vector<double> &metric, const std::string &path,
+                                  std::string *hash = nullptr);
 
 /// The text of a .geo that meshes `geo` (absolute path) with the size field of the view in
 /// `pos` (absolute path) as its background field; `tag` (e.g. the view's hash) is written as a
-/// comment, so that the mesh cache sees a changed view.
-std::string adapted_geo_text(const std::string &geo, const std::string &pos,
-                             const std::string &tag);
+/// comment, so that the mesh cache sees a changed view.  `anisotropic`: the view is a metric
+/// field and the surfaces are meshed by BAMG (Mesh.Algorithm 7).
+std::string adapted_geo_text(const std::string &geo, const std::string &pos, const std::string &tag,
+                             bool anisotropic = false);
 
 } // namespace karman::driver

@@ -25,6 +25,8 @@
 
 #include "karman/driver/flow_case.hpp"
 
+#include <string>
+
 #include <vector>
 
 namespace karman::driver {
@@ -52,9 +54,37 @@ struct ErrorEstimate {
   std::vector<double> contribution; ///< c_K per owned cell
 };
 
+/// Refuses, early, a case whose error cannot be estimated: a mesh.file that is not a Gmsh .geo
+/// (the refined mesh is made from its geometry), mesh.refine 3 (the largest; the estimate
+/// refines once more).  `what` names the feature in the message.  Collective.
+PetscErrorCode check_estimable(MPI_Comm comm, const config::CaseConfig &cfg, const char *what);
+
+/// The case of `flow` on the nested refinement of its mesh (mesh.refine + 1, from its .geo): its
+/// configuration into *cfg (which must outlive *fine) and the case loaded into *fine.
+/// Collective.
+PetscErrorCode load_refined(const FlowCase &flow, config::CaseConfig *cfg, FlowCase *fine);
+
 /// The error estimate of the case's objective at the converged steady state w of `flow`: meshes
-/// the nested refinement (mesh.refine + 1 of the case, from its .geo), reconstructs w there and
-/// solves the refined mesh's adjoint with the case's solver settings.  Collective.
+/// the nested refinement (load_refined), reconstructs w there and solves the refined mesh's
+/// adjoint with the case's solver settings.  Collective.
 PetscErrorCode estimate_error(FlowCase &flow, Vec w, ErrorEstimate *estimate);
+/// The same with the refined case given (load_refined; its boundary data changed as the case's
+/// were, e.g. an exact solution's velocity).  Collective.
+PetscErrorCode estimate_error(FlowCase &flow, Vec w, FlowCase &fine, ErrorEstimate *estimate);
+
+/// Unsteady (the spatial error of the objective of an unsteady run, the time steps kept): with
+/// w_H^n the case's levels (its run again, with the step sizes of `run`, the case's unsteady
+/// gradient result, whose J is J_H) and I w_H^n their reconstructions on the refined mesh, psi^n
+/// the refined mesh's unsteady adjoint along I w_H (the weights of every level; its store-all
+/// trajectory in the folder `scratch`) and R_h^n the refined residual of level n with its BDF
+/// time term,
+///   J_h(w_h) = J_h(I w_H) + sum_n psi^n . R_h^n(I w_H^n, I w_H^{n-1}, I w_H^{n-2})
+///              + dJ_h/dw^0 . (w_h^0 - I w_H^0) + O(|w_h - I w_H|^2),
+/// the last term for a refined initial state other than the reconstruction (an initial.file is
+/// fitted to each mesh anew); the error, corrected value and indicators follow as for a steady
+/// case (the indicator of a cell sums its refined cells' |sum_n psi^n . R^n|).  transfer_time is
+/// the case's run again with the reconstructions.  Collective.
+PetscErrorCode estimate_unsteady_error(FlowCase &flow, const adjoint::UnsteadyAdjointResult &run,
+                                       const std::string &scratch, ErrorEstimate *estimate);
 
 } // namespace karman::driver

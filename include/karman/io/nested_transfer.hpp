@@ -14,13 +14,18 @@
 //   phi(x) = phi_P + grad phi_P . (x - x_P),
 // exact for linear fields.
 //
-// Parallel: the two meshes are partitioned independently; every rank gathers the owned coarse
-// cells of all ranks (centroid, values, gradients, vertices: about 40 doubles per 2D cell with
-// three unknowns, 90 per hexahedron with four).
+// Parallel: the two meshes are partitioned independently; for the search of the parents every
+// rank gathers the owned coarse cells of all ranks (centroid, values, gradients, vertices: about
+// 40 doubles per 2D cell with three unknowns, 90 per hexahedron with four).  Once the parents are
+// known, NestedParents moves values between a parent and its children with the ranks that own
+// them only (a star forest): the later states of an unsteady run, the sums of fine-cell values
+// per parent.
 #pragma once
 
 #include "karman/core/vec3.hpp"
 #include "karman/mesh/mesh.hpp"
+
+#include <petscsf.h>
 
 #include <vector>
 
@@ -42,5 +47,37 @@ PetscErrorCode transfer_nested(const mesh::Mesh &coarse, const std::vector<Vec3<
                                const std::vector<double> &values,
                                const std::vector<double> &gradients, const mesh::Mesh &fine,
                                const std::vector<Vec3<double>> &fine_centroid, NestedTransfer *out);
+
+/// The parents of a nested transfer as a star forest from the owned cells of the coarse mesh
+/// (roots) to the owned cells of the fine mesh (leaves): more states reconstructed with the same
+/// parents (the time levels of an unsteady run) and fine-cell values summed onto their parents;
+/// each rank exchanges with the ranks that own its cells' parents or children only.
+class NestedParents {
+public:
+  NestedParents() = default;
+  NestedParents(const NestedParents &) = delete;
+  NestedParents &operator=(const NestedParents &) = delete;
+  ~NestedParents();
+  /// From the parents of transfer_nested (global coarse index per owned fine cell).  Collective.
+  PetscErrorCode setup(const mesh::Mesh &coarse, const mesh::Mesh &fine,
+                       const std::vector<PetscInt> &parent);
+  /// The fine values (ncomp per owned fine cell): the parent's linear reconstruction from its
+  /// value, gradient (LocalState layout, local coarse cells) and centroid, as transfer_nested.
+  /// Collective.
+  PetscErrorCode reconstruct(const std::vector<Vec3<double>> &coarse_centroid, int ncomp,
+                             const std::vector<double> &values,
+                             const std::vector<double> &gradients,
+                             const std::vector<Vec3<double>> &fine_centroid,
+                             std::vector<double> *out) const;
+  /// Per owned coarse cell (ncomp each): the sum of `fine` (ncomp per owned fine cell) over the
+  /// cell's children.  Collective.
+  PetscErrorCode sum_to_parents(int ncomp, const std::vector<double> &fine,
+                                std::vector<double> *coarse) const;
+
+private:
+  PetscSF sf_ = nullptr;
+  PetscInt n_coarse_ = 0, n_fine_ = 0;
+  int dim_ = 0;
+};
 
 } // namespace karman::io
