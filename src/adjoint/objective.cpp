@@ -47,7 +47,8 @@ PetscErrorCode Objective::setup(const FlowResidual &res, const config::CaseConfi
   }
   const double w = top.type == "sum" ? top.weight : 1.0;
   for (auto &t : terms_) t.weight *= w;
-  description_ = d.str();
+  // a single objective of weight 1 by its type alone ("drag", not "1 * drag")
+  description_ = top.type != "sum" && terms_.front().weight == 1 ? top.type : d.str();
   PetscFunctionReturn(0);
 }
 

@@ -113,7 +113,7 @@ refuse knot 's/parameters: \[amplitude, frequency\]/parameters: [amplitude, "kno
 refuse count 's/lower: \[1.0\], upper: \[2.0\]/lower: [1.0, 1.0], upper: [2.0]/' \
   "'design[1].lower' has 2 values; expected 1 (for all) or 8 (one per variable)"
 refuse spread 's/time: std, window: \[0.08, 0.16\]/time: std, window: [0.15, 0.16]/' \
-  "objective.time std: the objective 1 * lift is constant over the window, where its square root has no derivative"
+  "objective.time std: the objective lift is constant over the window, where its square root has no derivative"
 # time.dt auto: the first evaluation chooses the steps, the perturbed ones repeat them (so that the
 # differences and the gradient belong to one step sequence); a time-function and a parameter entry
 # with a lift constraint (per-step entries and the control power need a fixed dt)

@@ -38,10 +38,20 @@ TEST_CASE("objective: a weighted sum of terms", "[adjoint]") {
         Approx(3 * (2 * drag - dp + 0.5 * probe)).epsilon(1e-12));
   CHECK(!objective.least_squares()); // one term is a fit, the others are not
   CHECK(objective.data_count(f.res()) == 3);
+  CHECK(objective.description() == "2 * drag + -1 * pressure-difference + 0.5 * probe-match");
   CHECK_THAT(objective.description(), Catch::Contains("drag") &&
                                           Catch::Contains("pressure-difference") &&
                                           Catch::Contains("probe-match"));
   test::check_reverse(f, objective);
+}
+
+TEST_CASE("objective: a single objective of weight 1 is described by its type", "[adjoint]") {
+  for (const auto &[objective, expected] : std::vector<std::pair<std::string, std::string>>{
+           {kDrag, "drag"}, {"{type: drag, walls: [cylinder], weight: 2}", "2 * drag"}}) {
+    test::FlowFixture f;
+    test::load_dfg_with("objective: " + objective + "\n", &f);
+    CHECK(test::case_objective(f).description() == expected);
+  }
 }
 
 TEST_CASE("objective: sums without terms or of sums are refused", "[adjoint]") {
