@@ -225,6 +225,23 @@ PetscErrorCode write_view(const discretization::FlowResidual &res,
   PetscFunctionReturn(0);
 }
 
+/// A symmetric 2 x 2 tensor (xx, xy, yy) as l1 e1 e1^T + l2 e2 e2^T: its eigenvalues l1 >= l2
+/// and e1 = (cs, sn).
+struct Eigen2 {
+  double l1, l2, cs, sn;
+};
+Eigen2 eigen2(double xx, double xy, double yy) {
+  const double mean = 0.5 * (xx + yy), rad = std::hypot(0.5 * (xx - yy), xy);
+  const double theta = 0.5 * std::atan2(2 * xy, xx - yy);
+  return {mean + rad, mean - rad, std::cos(theta), std::sin(theta)};
+}
+/// out += a e1 e1^T + b e2 e2^T (xx, xy, yy) for the eigenvectors of e.
+void add_tensor(const Eigen2 &e, double a, double b, double *out) {
+  out[0] += a * e.cs * e.cs + b * e.sn * e.sn;
+  out[1] += (a - b) * e.cs * e.sn;
+  out[2] += a * e.sn * e.sn + b * e.cs * e.cs;
+}
+
 } // namespace
 
 PetscErrorCode write_size_field(const discretization::FlowResidual &res,
@@ -285,28 +302,17 @@ PetscErrorCode anisotropic_metrics(const discretization::FlowResidual &res,
           H[i][0] = (A[2] * b[i][0] - A[1] * b[i][1]) / det;
           H[i][1] = (A[0] * b[i][1] - A[1] * b[i][0]) / det;
         }
-        const double hxx = H[0][0], hxy = 0.5 * (H[0][1] + H[1][0]), hyy = H[1][1];
         // |H| = R |Lambda| R^T
-        const double mean = 0.5 * (hxx + hyy), rad = std::hypot(0.5 * (hxx - hyy), hxy);
-        const double l1 = mean + rad, l2 = mean - rad;
-        const double theta = 0.5 * std::atan2(2 * hxy, hxx - hyy); // l1's direction
-        const double cs = std::cos(theta), sn = std::sin(theta);
-        M[0] += std::abs(l1) * cs * cs + std::abs(l2) * sn * sn;
-        M[1] += (std::abs(l1) - std::abs(l2)) * cs * sn;
-        M[2] += std::abs(l1) * sn * sn + std::abs(l2) * cs * cs;
+        const Eigen2 h = eigen2(H[0][0], 0.5 * (H[0][1] + H[1][0]), H[1][1]);
+        add_tensor(h, std::abs(h.l1), std::abs(h.l2), M);
       }
     }
     // the sizes along M's eigenvectors: h / sqrt(r) across the strong curvature, h sqrt(r)
     // along it, r = sqrt(l1 / l2) <= max_aspect (the area, and the cell count, kept)
-    const double mean = 0.5 * (M[0] + M[2]), rad = std::hypot(0.5 * (M[0] - M[2]), M[1]);
-    const double l1 = mean + rad, l2 = std::max(mean - rad, 0.0);
-    const double r = l1 > 0 ? std::min(std::sqrt(l1 / std::max(l2, 1e-300)), max_aspect) : 1.0;
-    const double theta = 0.5 * std::atan2(2 * M[1], M[0] - M[2]);
-    const double cs = std::cos(theta), sn = std::sin(theta);
-    const double m1 = r / (sizes[c] * sizes[c]), m2 = 1 / (r * sizes[c] * sizes[c]);
-    (*metric)[3 * c] = m1 * cs * cs + m2 * sn * sn;
-    (*metric)[3 * c + 1] = (m1 - m2) * cs * sn;
-    (*metric)[3 * c + 2] = m1 * sn * sn + m2 * cs * cs;
+    const Eigen2 e = eigen2(M[0], M[1], M[2]);
+    const double l2 = std::max(e.l2, 0.0);
+    const double r = e.l1 > 0 ? std::min(std::sqrt(e.l1 / std::max(l2, 1e-300)), max_aspect) : 1.0;
+    add_tensor(e, r / (sizes[c] * sizes[c]), 1 / (r * sizes[c] * sizes[c]), metric->data() + 3 * c);
   }
   PetscFunctionReturn(0);
 }

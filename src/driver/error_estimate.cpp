@@ -31,11 +31,14 @@ PetscErrorCode indicators(const io::NestedParents &parents, const std::vector<do
   PetscFunctionReturn(0);
 }
 
-/// J_refined, the errors, J_corrected, the indicators and their sum of e from its J,
-/// J_reconstructed and correction, and psi . R per owned refined cell (`local`).  Collective.
+/// The correction (the sum of `local`, psi . R per owned refined cell), J_refined, the errors,
+/// J_corrected, the indicators and their sum of e from its J and J_reconstructed.  Collective.
 PetscErrorCode finish_estimate(MPI_Comm comm, const io::NestedParents &parents,
                                const std::vector<double> &local, ErrorEstimate *e) {
   PetscFunctionBeginUser;
+  double correction = 0;
+  for (double x : local) correction += x;
+  PetscCallMPI(MPI_Allreduce(&correction, &e->correction, 1, MPI_DOUBLE, MPI_SUM, comm));
   e->J_refined = e->J_reconstructed + e->correction;
   e->error_refined = e->J_refined - e->J;
   const double richardson = std::pow(2.0, kSchemeOrder);
@@ -56,6 +59,13 @@ PetscErrorCode set_owned(Vec w, const std::vector<double> &v) {
   for (std::size_t i = 0; i < v.size(); ++i) a[i] = v[i];
   PetscCall(VecRestoreArray(w, &a));
   PetscFunctionReturn(0);
+}
+
+/// local[c] += sum_k psi_ck r_ck over the owned cells (nv values each): psi . R per cell.
+void add_products(int nv, const PetscScalar *psi, const PetscScalar *r,
+                  std::vector<double> *local) {
+  for (std::size_t c = 0; c < local->size(); ++c)
+    for (int k = 0; k < nv; ++k) (*local)[c] += psi[c * nv + k] * r[c * nv + k];
 }
 
 /// psi^n . R^n of the levels of an unsteady run on the refined mesh, per owned cell, from the
@@ -110,8 +120,7 @@ private:
     PetscCall(res_.residual(discretization::TimeLevel{l.time, l.step}, w, r_, &time_term));
     PetscCall(VecGetArrayRead(r_, &rr));
     PetscCall(VecGetArrayRead(psi, &pp));
-    for (PetscInt c = 0; c < res_.mesh().n_owned_cells; ++c)
-      for (int k = 0; k < nv; ++k) local[c] += pp[c * nv + k] * rr[c * nv + k];
+    add_products(nv, pp, rr, &local);
     PetscCall(VecRestoreArrayRead(r_, &rr));
     PetscCall(VecRestoreArrayRead(psi, &pp));
     PetscFunctionReturn(0);
@@ -194,12 +203,7 @@ PetscErrorCode estimate_error(FlowCase &flow, Vec w, FlowCase &fine, ErrorEstima
   Vec wf, r;
   PetscCall(fine.create_state(&wf));
   PetscCall(fine.create_state(&r));
-  {
-    PetscScalar *a;
-    PetscCall(VecGetArray(wf, &a));
-    for (std::size_t i = 0; i < transfer.values.size(); ++i) a[i] = transfer.values[i];
-    PetscCall(VecRestoreArray(wf, &a));
-  }
+  PetscCall(set_owned(wf, transfer.values));
   const adjoint::Objective *fine_objective;
   PetscCall(fine.objective(&fine_objective));
   const double t2 = MPI_Wtime();
@@ -216,15 +220,10 @@ PetscErrorCode estimate_error(FlowCase &flow, Vec w, FlowCase &fine, ErrorEstima
   std::vector<double> local(fm.n_owned_cells, 0.0);
   const PetscScalar *rr;
   PetscCall(VecGetArrayRead(r, &rr));
-  double correction = 0;
-  for (PetscInt c = 0; c < fm.n_owned_cells; ++c) {
-    for (int k = 0; k < nv; ++k) local[c] += adj.psi[c * nv + k] * rr[c * nv + k];
-    correction += local[c];
-  }
+  add_products(nv, adj.psi.data(), rr, &local);
   PetscCall(VecRestoreArrayRead(r, &rr));
   PetscCall(VecDestroy(&r));
   PetscCall(VecDestroy(&wf));
-  PetscCallMPI(MPI_Allreduce(&correction, &e->correction, 1, MPI_DOUBLE, MPI_SUM, comm));
   io::NestedParents parents;
   PetscCall(parents.setup(coarse, fm, transfer.parent));
   PetscCall(finish_estimate(comm, parents, local, e));
@@ -314,9 +313,6 @@ PetscErrorCode estimate_unsteady_error(FlowCase &flow, const adjoint::UnsteadyAd
   PetscCall(VecRestoreArrayRead(w0, &b));
   PetscCall(VecDestroy(&w0));
   PetscCall(VecDestroy(&wh0));
-  double correction = 0;
-  for (double x : levels.local) correction += x;
-  PetscCallMPI(MPI_Allreduce(&correction, &e->correction, 1, MPI_DOUBLE, MPI_SUM, comm));
   PetscCall(finish_estimate(comm, parents, levels.local, e));
   e->wall_time = MPI_Wtime() - t0;
   PetscFunctionReturn(0);

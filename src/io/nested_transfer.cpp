@@ -50,6 +50,16 @@ struct Records {
   const double *values(std::size_t i) const { return at(i) + 6 + 3 * kMaxCellVertices; }
 };
 
+/// The linear reconstruction phi_P + grad phi_P . dx of ncomp values at `vg` (values, then
+/// ncomp x 3 gradients) into out[0..ncomp).
+void reconstruct_at(const double *vg, int ncomp, int dim, const Vec3<double> &dx, double *out) {
+  for (int k = 0; k < ncomp; ++k) {
+    double s = vg[k];
+    for (int d = 0; d < dim; ++d) s += vg[ncomp + 3 * k + d] * dx[d];
+    out[k] = s;
+  }
+}
+
 /// How far x lies outside coarse cell i, relative to the cell's size: <= 0 inside.
 double outside_by(const Records &r, std::size_t i, int dim, const Vec3<double> &x) {
   const double *p = r.at(i);
@@ -147,13 +157,8 @@ PetscErrorCode transfer_nested(const mesh::Mesh &coarse, const std::vector<Vec3<
     }
     outside += best_out > 1e-12;
     out->parent[c] = static_cast<PetscInt>(r.at(best)[0]);
-    const double *v = r.values(best);
-    const Vec3<double> dx = x - r.centroid(best);
-    for (int k = 0; k < ncomp; ++k) {
-      double s = v[k];
-      for (int d = 0; d < coarse.dim; ++d) s += v[ncomp + 3 * k + d] * dx[d];
-      out->values[c * ncomp + k] = s;
-    }
+    reconstruct_at(r.values(best), ncomp, coarse.dim, x - r.centroid(best),
+                   out->values.data() + c * ncomp);
   }
   PetscCallMPI(MPI_Allreduce(&outside, &out->outside, 1, MPI_LONG, MPI_SUM, coarse.comm));
   PetscFunctionReturn(0);
@@ -233,12 +238,8 @@ PetscErrorCode NestedParents::reconstruct(const std::vector<Vec3<double>> &coars
   out->assign(static_cast<std::size_t>(n_fine_) * ncomp, 0.0);
   for (PetscInt c = 0; c < n_fine_; ++c) {
     const double *p = leaves.data() + c * rs;
-    const Vec3<double> dx = fine_centroid[c] - Vec3<double>(p[0], p[1], p[2]);
-    for (int k = 0; k < ncomp; ++k) {
-      double s = p[3 + k];
-      for (int d = 0; d < dim_; ++d) s += p[3 + ncomp + 3 * k + d] * dx[d];
-      (*out)[c * ncomp + k] = s;
-    }
+    reconstruct_at(p + 3, ncomp, dim_, fine_centroid[c] - Vec3<double>(p[0], p[1], p[2]),
+                   out->data() + c * ncomp);
   }
   PetscFunctionReturn(0);
 }
