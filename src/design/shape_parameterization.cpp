@@ -344,6 +344,7 @@ PetscErrorCode DesignSpace::setup(const mesh::Mesh &mesh, const std::vector<Vec3
   n_vertices_ = mesh.n_vertices;
   owned_ = mesh.vertex_owned;
   moved_.assign(mesh.n_vertices, 0);
+  offset_.clear();
   parts_.clear();
   blocks_.clear();
   names_.clear();
@@ -411,6 +412,17 @@ PetscErrorCode DesignSpace::displacement(const std::vector<double> &a,
   d->assign(n_vertices_, Vec3<double>());
   for (std::size_t k = 0; k < parts_.size(); ++k)
     PetscCall(parts_[k]->add_displacement(a.data() + blocks_[k].offset, *d));
+  if (!offset_.empty())
+    for (PetscInt v = 0; v < n_vertices_; ++v) (*d)[v] = (*d)[v] - offset_[v];
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode DesignSpace::set_reference_design(const std::vector<double> &a_r) {
+  PetscFunctionBeginUser;
+  offset_.clear();
+  std::vector<Vec3<double>> d;
+  PetscCall(displacement(a_r, &d));
+  offset_ = std::move(d);
   PetscFunctionReturn(0);
 }
 

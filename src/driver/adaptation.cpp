@@ -63,6 +63,15 @@ double unit_volume(mesh::CellShape shape) {
 
 } // namespace
 
+std::vector<double> cell_sizes(const discretization::FlowResidual &res) {
+  const mesh::Mesh &m = res.mesh();
+  const auto &V = res.geometry().cell_volume;
+  std::vector<double> h(m.n_owned_cells);
+  for (PetscInt c = 0; c < m.n_owned_cells; ++c)
+    h[c] = std::pow(V[c] / unit_volume(m.cell_shape[c]), 1.0 / m.dim);
+  return h;
+}
+
 PetscErrorCode adapted_sizes(const discretization::FlowResidual &res,
                              const std::vector<double> &indicator, double target_cells,
                              std::vector<double> *sizes, double *predicted) {
@@ -70,11 +79,11 @@ PetscErrorCode adapted_sizes(const discretization::FlowResidual &res,
   const mesh::Mesh &m = res.mesh();
   const auto &V = res.geometry().cell_volume;
   const double d = m.dim, r = kSchemeOrder;
-  std::vector<double> h(m.n_owned_cells), base(m.n_owned_cells), unit(m.n_owned_cells);
+  const std::vector<double> h = cell_sizes(res);
+  std::vector<double> base(m.n_owned_cells), unit(m.n_owned_cells);
   double top = 0;
   for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
     unit[c] = unit_volume(m.cell_shape[c]);
-    h[c] = std::pow(V[c] / unit[c], 1 / d);
     top = std::max(top, indicator[c] / (V[c] * std::pow(h[c], r)));
   }
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &top, 1, MPI_DOUBLE, MPI_MAX, m.comm));

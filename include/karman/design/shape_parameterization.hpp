@@ -122,6 +122,12 @@ public:
   /// d = sum_k d_k(a_k) (eqs. 23-26): one entry per local vertex, zero where nothing moves,
   /// the same on every copy of a vertex.  a.size() == size().  Not collective.
   PetscErrorCode displacement(const std::vector<double> &a, std::vector<Vec3<double>> *d) const;
+  /// Makes the design a_r the reference shape: displacement(a) is d(a) - d(a_r) from then on
+  /// (reverse() is unchanged).  A campaign that remeshes at a_r sets the parameterization up on
+  /// the new mesh with its boundary vertices' original coordinates (driver/remeshing.hpp) and
+  /// then this, so that the new mesh is the shape of a_r and a keeps its meaning.  Not
+  /// collective.
+  PetscErrorCode set_reference_design(const std::vector<double> &a_r);
 
   /// a_bar = (dd/da (a))^T d_bar (eq. 22), the same on every rank.  d_bar has one entry per
   /// local vertex and every copy of a vertex holds the total (as mesh::sum_vertex_copies and
@@ -133,6 +139,7 @@ private:
   MPI_Comm comm_ = MPI_COMM_NULL;
   PetscInt n_vertices_ = 0;
   std::vector<char> owned_, moved_;
+  std::vector<Vec3<double>> offset_; ///< d(a_r) (set_reference_design; empty: none)
   std::vector<std::unique_ptr<ShapeParameterization>> parts_;
   std::vector<DesignBlock> blocks_;
   std::vector<std::string> names_;

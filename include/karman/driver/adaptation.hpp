@@ -41,6 +41,9 @@ struct AdaptOptions {
 
 const config::SectionOptions<AdaptOptions> &adapt_options();
 
+/// The size h_K = (V_K / c_K)^(1/d) of every owned cell of the residual's mesh (above).
+std::vector<double> cell_sizes(const discretization::FlowResidual &res);
+
 /// The sizes h'_K (owned cells) of the next mesh for `target_cells` cells from the indicator
 /// (owned cells) on the mesh of `res`; `predicted` the cell count they give.  Collective.
 PetscErrorCode adapted_sizes(const discretization::FlowResidual &res,

@@ -1,0 +1,341 @@
+// Remeshing around the walls of a deformed mesh (see include/karman/driver/remeshing.hpp).
+#include "karman/driver/remeshing.hpp"
+
+#include "karman/core/parallel.hpp"
+#include "karman/driver/adaptation.hpp"
+#include "karman/mesh/gmsh_mesher.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <tuple>
+
+namespace karman::driver {
+
+namespace {
+
+double median(std::vector<double> v, double empty) {
+  if (v.empty()) return empty;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+/// The face of `cell` that shares no vertex with its face `face` (-1 if none).
+PetscInt opposite_face(const mesh::Mesh &m, PetscInt cell, PetscInt face) {
+  for (PetscInt k = m.cell_face_ptr[cell]; k < m.cell_face_ptr[cell + 1]; ++k) {
+    const PetscInt g = m.cell_face[k];
+    bool shared = g == face;
+    for (PetscInt i = m.face_vertex_ptr[g]; i < m.face_vertex_ptr[g + 1] && !shared; ++i)
+      for (PetscInt j = m.face_vertex_ptr[face]; j < m.face_vertex_ptr[face + 1]; ++j)
+        shared = shared || m.face_vertex[i] == m.face_vertex[j];
+    if (!shared) return g;
+  }
+  return -1;
+}
+
+/// The heights of the anisotropic quadrilaterals stacked on the boundary face f.
+std::vector<double> layer_heights(const discretization::FlowResidual &res, PetscInt f) {
+  const mesh::Mesh &m = res.mesh();
+  const auto &g = res.geometry();
+  std::vector<double> h;
+  PetscInt face = f, cell = m.face_left[f];
+  while (cell >= 0 && m.cell_shape[cell] == mesh::CellShape::Quadrilateral &&
+         m.cell_face_ptr[cell + 1] > m.cell_face_ptr[cell] && h.size() < 10000) {
+    const double width = norm(g.face_area[face]);
+    const double height = g.cell_volume[cell] / width;
+    if (!(height < width)) break;
+    h.push_back(height);
+    const PetscInt next = opposite_face(m, cell, face);
+    if (next < 0) break;
+    cell = m.face_left[next] == cell ? m.face_right[next] : m.face_left[next];
+    face = next;
+  }
+  return h;
+}
+
+/// All ranks' values, on every rank.
+PetscErrorCode all_values(MPI_Comm comm, const std::vector<double> &mine,
+                          std::vector<double> *all) {
+  PetscFunctionBeginUser;
+  PetscCall(gather_to_root(comm, mine, MPI_DOUBLE, all));
+  long n = static_cast<long>(all->size());
+  PetscCallMPI(MPI_Bcast(&n, 1, MPI_LONG, 0, comm));
+  all->resize(static_cast<std::size_t>(n));
+  PetscCallMPI(MPI_Bcast(all->data(), static_cast<int>(n), MPI_DOUBLE, 0, comm));
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+PetscErrorCode measure_boundary_layer(const discretization::FlowResidual &res,
+                                      const std::vector<int> &walls, BoundaryLayerShape *bl) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = res.mesh();
+  std::vector<double> count, first, thickness, ratio, spacing;
+  for (int p : walls)
+    for (PetscInt f : m.boundary_faces(p)) {
+      const std::vector<double> h = layer_heights(res, f);
+      count.push_back(static_cast<double>(h.size()));
+      spacing.push_back(norm(res.geometry().face_area[f]));
+      if (h.empty()) continue;
+      first.push_back(h[0]);
+      double t = 0;
+      for (double x : h) t += x;
+      thickness.push_back(t);
+      for (std::size_t k = 1; k < h.size(); ++k) ratio.push_back(h[k] / h[k - 1]);
+    }
+  for (auto *v : {&count, &first, &thickness, &ratio, &spacing}) {
+    std::vector<double> all;
+    PetscCall(all_values(m.comm, *v, &all));
+    *v = std::move(all);
+  }
+  *bl = BoundaryLayerShape();
+  bl->layers = std::lround(median(count, 0));
+  bl->spacing = median(spacing, 0);
+  if (bl->layers > 0) {
+    bl->first = median(first, 0);
+    bl->thickness = median(thickness, 0);
+    bl->ratio = median(ratio, 1);
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode gather_boundary(const mesh::Mesh &m, const std::vector<Vec3<double>> &X,
+                               BoundaryCurves *b) {
+  PetscFunctionBeginUser;
+  PetscCheck(m.dim == 2, m.comm, PETSC_ERR_SUP, "remeshing is for 2D meshes");
+  // per owned boundary face: patch, two serial vertex indices, their coordinates
+  std::vector<double> mine;
+  for (std::size_t p = 0; p < m.patch_names.size(); ++p)
+    for (PetscInt f : m.boundary_faces(static_cast<int>(p))) {
+      mine.push_back(static_cast<double>(p));
+      for (PetscInt i = m.face_vertex_ptr[f]; i < m.face_vertex_ptr[f + 1]; ++i)
+        mine.push_back(static_cast<double>(m.vertex_gid[m.face_vertex[i]]));
+      for (PetscInt i = m.face_vertex_ptr[f]; i < m.face_vertex_ptr[f + 1]; ++i)
+        mine.insert(mine.end(), {X[m.face_vertex[i]][0], X[m.face_vertex[i]][1]});
+    }
+  std::vector<double> all;
+  PetscCall(gather_to_root(m.comm, mine, MPI_DOUBLE, &all));
+  *b = BoundaryCurves();
+  std::map<long, Vec3<double>> vertices; // by serial index
+  for (std::size_t i = 0; i + 7 <= all.size(); i += 7) {
+    vertices[std::lround(all[i + 1])] = Vec3<double>(all[i + 3], all[i + 4], 0);
+    vertices[std::lround(all[i + 2])] = Vec3<double>(all[i + 5], all[i + 6], 0);
+  }
+  std::map<long, long> index;
+  for (const auto &[gid, x] : vertices) {
+    index[gid] = static_cast<long>(b->x.size());
+    b->x.push_back(x);
+  }
+  for (std::size_t i = 0; i + 7 <= all.size(); i += 7)
+    b->segments.push_back(
+        {std::lround(all[i]), index[std::lround(all[i + 1])], index[std::lround(all[i + 2])]});
+  std::sort(b->segments.begin(), b->segments.end());
+  PetscFunctionReturn(0);
+}
+
+namespace {
+
+/// The closed chains of the segments as curve loops of signed line numbers (line k + 1 is
+/// segment k); false if a vertex has other than two segments.
+bool curve_loops(const BoundaryCurves &b, std::vector<std::vector<long>> *loops) {
+  std::vector<std::vector<long>> at(b.x.size());
+  for (std::size_t k = 0; k < b.segments.size(); ++k)
+    for (int e : {1, 2}) at[b.segments[k][e]].push_back(static_cast<long>(k));
+  for (const auto &s : at)
+    if (!s.empty() && s.size() != 2) return false;
+  std::vector<char> used(b.segments.size(), 0);
+  for (std::size_t k0 = 0; k0 < b.segments.size(); ++k0) {
+    if (used[k0]) continue;
+    std::vector<long> loop;
+    long k = static_cast<long>(k0), v = b.segments[k0][2];
+    loop.push_back(k + 1);
+    used[k0] = 1;
+    while (v != b.segments[k0][1]) {
+      const long next = at[v][0] == k ? at[v][1] : at[v][0];
+      if (used[next]) return false;
+      used[next] = 1;
+      const bool forward = b.segments[next][1] == v;
+      loop.push_back(forward ? next + 1 : -(next + 1));
+      v = forward ? b.segments[next][2] : b.segments[next][1];
+      k = next;
+    }
+    loops->push_back(loop);
+  }
+  return true;
+}
+
+/// The diagonal of the bounding box of a loop's vertices.
+double extent(const BoundaryCurves &b, const std::vector<long> &loop) {
+  Vec3<double> lo(1e300, 1e300, 0), hi(-1e300, -1e300, 0);
+  for (long l : loop)
+    for (int e : {1, 2}) {
+      const Vec3<double> &x = b.x[b.segments[std::labs(l) - 1][e]];
+      for (int d = 0; d < 2; ++d) lo[d] = std::min(lo[d], x[d]), hi[d] = std::max(hi[d], x[d]);
+    }
+  return norm(hi - lo);
+}
+
+std::string id_list(const std::vector<long> &ids) {
+  std::string s;
+  for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + std::to_string(ids[i]);
+  return s;
+}
+
+} // namespace
+
+std::string remesh_geo_text(const BoundaryCurves &b, const std::vector<std::string> &patches,
+                            const std::vector<int> &walls, const BoundaryLayerShape &bl,
+                            const std::string &pos, std::string *error) {
+  std::vector<std::vector<long>> loops;
+  if (b.segments.empty() || !curve_loops(b, &loops)) {
+    *error = "the boundary is not a set of closed curves (a vertex with other than two boundary "
+             "faces)";
+    return "";
+  }
+  std::stable_sort(loops.begin(), loops.end(), [&](const auto &p, const auto &q) {
+    return extent(b, p) > extent(b, q); // the outer loop first
+  });
+  std::string t = "// karman: the domain remeshed around its boundary (driver/remeshing.hpp)\n";
+  char buf[320];
+  for (std::size_t i = 0; i < b.x.size(); ++i) {
+    std::snprintf(buf, sizeof(buf), "Point(%zu) = {%.17g, %.17g, 0};\n", i + 1, b.x[i][0],
+                  b.x[i][1]);
+    t += buf;
+  }
+  for (std::size_t k = 0; k < b.segments.size(); ++k)
+    t += "Line(" + std::to_string(k + 1) + ") = {" + std::to_string(b.segments[k][1] + 1) + ", " +
+         std::to_string(b.segments[k][2] + 1) + "};\n";
+  t += "Transfinite Curve {1 : " + std::to_string(b.segments.size()) + "} = 2;\n";
+  std::vector<long> surface;
+  for (std::size_t l = 0; l < loops.size(); ++l) {
+    t += "Curve Loop(" + std::to_string(l + 1) + ") = {" + id_list(loops[l]) + "};\n";
+    surface.push_back(static_cast<long>(l + 1));
+  }
+  t += "Plane Surface(1) = {" + id_list(surface) + "};\n";
+  std::vector<long> wall_lines;
+  for (std::size_t p = 0; p < patches.size(); ++p) {
+    std::vector<long> lines;
+    for (std::size_t k = 0; k < b.segments.size(); ++k)
+      if (b.segments[k][0] == static_cast<long>(p)) lines.push_back(static_cast<long>(k + 1));
+    if (lines.empty()) continue;
+    t += "Physical Curve(\"" + patches[p] + "\") = {" + id_list(lines) + "};\n";
+    if (std::find(walls.begin(), walls.end(), static_cast<int>(p)) != walls.end())
+      wall_lines.insert(wall_lines.end(), lines.begin(), lines.end());
+  }
+  t += "Physical Surface(\"fluid\") = {1};\n";
+  t += "Merge \"" + pos +
+       "\";\nField[1] = PostView;\nField[1].ViewIndex = 0;\n"
+       "Background Field = 1;\n";
+  if (bl.layers > 0 && !wall_lines.empty()) {
+    std::snprintf(buf, sizeof(buf),
+                  "Field[2] = BoundaryLayer;\nField[2].Size = %.9g;\nField[2].Ratio = %.9g;\n"
+                  "Field[2].Thickness = %.9g;\nField[2].SizeFar = %.9g;\nField[2].Quads = 1;\n",
+                  bl.first, bl.ratio, bl.thickness, std::max(bl.spacing, bl.first));
+    t += buf;
+    t += "Field[2].CurvesList = {" + id_list(wall_lines) + "};\nBoundaryLayer Field = 2;\n";
+  }
+  t += "Mesh.MeshSizeExtendFromBoundary = 0;\nMesh.MeshSizeFromPoints = 0;\n"
+       "Mesh.MeshSizeFromCurvature = 0;\n";
+  return t;
+}
+
+PetscErrorCode remesh(const discretization::FlowResidual &res, const std::vector<int> &walls,
+                      const std::string &stem, RemeshResult *r) {
+  PetscFunctionBeginUser;
+  const double t0 = MPI_Wtime();
+  const mesh::Mesh &m = res.mesh();
+  *r = RemeshResult();
+  r->msh = stem + ".msh";
+  PetscCall(measure_boundary_layer(res, walls, &r->layer));
+  BoundaryCurves b;
+  PetscCall(gather_boundary(m, res.coordinates(), &b));
+  const std::string pos = std::filesystem::absolute(stem + ".pos").string();
+  PetscCall(write_size_field(res, cell_sizes(res), pos));
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
+  if (rank == 0) {
+    const std::string text = remesh_geo_text(b, m.patch_names, walls, r->layer, pos, &r->failure);
+    if (r->failure.empty()) {
+      std::ofstream(stem + ".geo") << text;
+      std::error_code ec;
+      std::filesystem::remove(r->msh, ec);
+      r->failure = mesh::run_gmsh(stem + ".geo", 0, 2, r->msh);
+    }
+  }
+  int n = static_cast<int>(r->failure.size());
+  PetscCallMPI(MPI_Bcast(&n, 1, MPI_INT, 0, m.comm));
+  r->failure.resize(static_cast<std::size_t>(n));
+  PetscCallMPI(MPI_Bcast(r->failure.data(), n, MPI_CHAR, 0, m.comm));
+  r->ok = r->failure.empty();
+  r->time = MPI_Wtime() - t0;
+  PetscFunctionReturn(0);
+}
+
+namespace {
+
+using Key = std::tuple<double, double, double>;
+Key key_of(const Vec3<double> &x) {
+  return {x[0], x[1], x[2]};
+}
+
+} // namespace
+
+PetscErrorCode gather_embedding(const mesh::Mesh &m, const std::vector<Vec3<double>> &X,
+                                const std::vector<Vec3<double>> &X_original, BoundaryEmbedding *e) {
+  PetscFunctionBeginUser;
+  std::vector<double> mine;
+  for (std::size_t p = 0; p < m.patch_names.size(); ++p)
+    for (PetscInt f : m.boundary_faces(static_cast<int>(p)))
+      for (PetscInt i = m.face_vertex_ptr[f]; i < m.face_vertex_ptr[f + 1]; ++i) {
+        const PetscInt v = m.face_vertex[i];
+        for (int d = 0; d < 3; ++d) mine.push_back(X[v][d]);
+        for (int d = 0; d < 3; ++d) mine.push_back(X_original[v][d]);
+      }
+  std::vector<double> all;
+  PetscCall(all_values(m.comm, mine, &all));
+  std::map<Key, Vec3<double>> sorted;
+  for (std::size_t i = 0; i + 6 <= all.size(); i += 6)
+    sorted[{all[i], all[i + 1], all[i + 2]}] = Vec3<double>(all[i + 3], all[i + 4], all[i + 5]);
+  *e = BoundaryEmbedding();
+  for (const auto &[k, x0] : sorted) {
+    e->at.push_back(Vec3<double>(std::get<0>(k), std::get<1>(k), std::get<2>(k)));
+    e->original.push_back(x0);
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode embedded_coordinates(const mesh::Mesh &m, const std::vector<Vec3<double>> &X,
+                                    const BoundaryEmbedding &e, std::vector<Vec3<double>> *X0) {
+  PetscFunctionBeginUser;
+  *X0 = X;
+  std::vector<char> found(m.n_vertices, 0);
+  for (PetscInt v = 0; v < m.n_vertices; ++v) {
+    const auto it =
+        std::lower_bound(e.at.begin(), e.at.end(), X[v],
+                         [](const auto &a, const auto &b) { return key_of(a) < key_of(b); });
+    if (it == e.at.end() || key_of(*it) != key_of(X[v])) continue;
+    (*X0)[v] = e.original[static_cast<std::size_t>(it - e.at.begin())];
+    found[v] = 1;
+  }
+  long missing = 0;
+  Vec3<double> where;
+  for (std::size_t p = 0; p < m.patch_names.size(); ++p)
+    for (PetscInt f : m.boundary_faces(static_cast<int>(p)))
+      for (PetscInt i = m.face_vertex_ptr[f]; i < m.face_vertex_ptr[f + 1]; ++i)
+        if (!found[m.face_vertex[i]]) where = X[m.face_vertex[i]], ++missing;
+  long total = missing;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_LONG, MPI_SUM, m.comm));
+  char at[128] = "";
+  if (missing) std::snprintf(at, sizeof(at), " (one at (%.9g, %.9g))", where[0], where[1]);
+  PetscCheck(total == 0, m.comm, PETSC_ERR_ARG_WRONG,
+             "%s: %ld boundary vertices are not vertices of the mesh it was remeshed from%s",
+             m.source.c_str(), total, at);
+  PetscFunctionReturn(0);
+}
+
+} // namespace karman::driver

@@ -1,0 +1,219 @@
+// Tests of driver/remeshing.cpp (1 and 2 ranks):
+//  - the boundary layer of cases/naca0012-laminar/naca0012.geo is measured as its .geo makes it
+//    (first height 0.004, growth ratio 1.2), the O-grid of cases/shape-min-drag/body.geo, whose
+//    first cells are taller than wide, has none;
+//  - the NACA 0012 mesh remeshed around its boundary keeps every boundary vertex, and Gmsh's
+//    boundary layer on the new mesh measures as on the old one;
+//  - the body of shape-min-drag deformed by its FFD design a_r and remeshed: every boundary
+//    vertex is a vertex of the deformed mesh, the cells are valid and about as many; the design
+//    space set up on the new mesh from the boundary vertices' original coordinates, with a_r
+//    as its reference design, moves the walls exactly where the original mesh's design space
+//    moves them, for a design a != a_r.
+#include "karman/core/error.hpp"
+#include "karman/driver/design_chain.hpp"
+#include "karman/driver/flow_case.hpp"
+#include "karman/driver/remeshing.hpp"
+#include "karman/optimization/case_schema.hpp"
+#include "test_helpers.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <map>
+#include <tuple>
+
+using namespace karman;
+
+namespace {
+
+/// Loads `yaml` (mesh.file relative to the source tree's root) as a case.
+void load_case(const std::string &yaml, const std::vector<std::string> &overrides,
+               config::CaseConfig *cfg, driver::FlowCase *fc) {
+  clear_error();
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "remesh.yaml", KARMAN_SOURCE_DIR,
+                                        overrides, optimization::case_schema(), *cfg) == 0);
+  const PetscErrorCode ierr = fc->load(PETSC_COMM_WORLD, *cfg);
+  INFO(last_error_message());
+  REQUIRE(ierr == 0);
+}
+
+/// Remeshes fc's mesh at its current coordinates around its boundary into dir/name.msh.
+driver::RemeshResult remeshed(driver::FlowCase &fc, const std::string &wall, const std::string &dir,
+                              const std::string &name) {
+  driver::RemeshResult r;
+  clear_error();
+  REQUIRE(driver::remesh(fc.residual(), {fc.mesh().patch_index(wall)}, dir + "/" + name, &r) == 0);
+  INFO(r.failure);
+  REQUIRE(r.ok);
+  return r;
+}
+
+long boundary_faces(const mesh::Mesh &m, const std::string &patch) {
+  long n = static_cast<long>(m.boundary_faces(m.patch_index(patch)).size());
+  MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_LONG, MPI_SUM, m.comm);
+  return n;
+}
+
+double min_volume(const driver::FlowCase &fc) {
+  double v = 1e300;
+  for (PetscInt c = 0; c < fc.mesh().n_owned_cells; ++c)
+    v = std::min(v, fc.residual().geometry().cell_volume[c]);
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MIN, PETSC_COMM_WORLD);
+  return v;
+}
+
+using Key = std::tuple<double, double, double>;
+
+/// Where the wall vertices are (X + d), by their original coordinates X0, on every rank.
+std::map<Key, Vec3<double>> wall_positions(const mesh::Mesh &m, const std::vector<Vec3<double>> &X,
+                                           const std::vector<Vec3<double>> &d,
+                                           const std::vector<Vec3<double>> &X0) {
+  std::vector<Vec3<double>> at(X.size());
+  for (std::size_t v = 0; v < X.size(); ++v) at[v] = X[v] + d[v];
+  driver::BoundaryEmbedding e;
+  REQUIRE(driver::gather_embedding(m, at, X0, &e) == 0);
+  std::map<Key, Vec3<double>> out;
+  for (std::size_t i = 0; i < e.at.size(); ++i)
+    out[{e.original[i][0], e.original[i][1], e.original[i][2]}] = e.at[i];
+  return out;
+}
+
+const char *kNaca = "mesh: {file: cases/naca0012-laminar/naca0012.geo, level: 0}\n"
+                    "fluid: {viscosity: 1.0e-3}\n"
+                    "boundaries: {airfoil: {type: wall}, farfield: {type: far-field, velocity: "
+                    "[1, 0]}}\n";
+
+const char *kBody =
+    "mesh: {file: cases/shape-min-drag/body.geo, level: 0}\n"
+    "fluid: {viscosity: 0.025}\n"
+    "boundaries: {cylinder: {type: wall}, farfield: {type: far-field, velocity: [1, 0]}}\n"
+    "design:\n"
+    "  - {type: ffd, walls: [cylinder], origin: [-0.51, -0.51], size: [1.02, 1.02], lattice: "
+    "[5, 4], axes: [x, y], fixed_layers: 0, lower: [-1], upper: [1]}\n";
+
+} // namespace
+
+TEST_CASE("remeshing: the boundary layer measured, and made again by Gmsh around the same "
+          "boundary",
+          "[remeshing][mpi]") {
+  const std::string dir = test::work_dir("remeshing-naca");
+  config::CaseConfig cfg;
+  driver::FlowCase fc;
+  load_case(kNaca, {"mesh.cache_dir=" + dir}, &cfg, &fc);
+  const int airfoil = fc.mesh().patch_index("airfoil");
+  driver::BoundaryLayerShape bl;
+  REQUIRE(driver::measure_boundary_layer(fc.residual(), {airfoil}, &bl) == 0);
+  CAPTURE(bl.layers, bl.first, bl.ratio, bl.thickness, bl.spacing);
+  CHECK(bl.first == Approx(0.004).epsilon(0.03)); // naca0012.geo: h0, q at level 0
+  CHECK(bl.ratio == Approx(1.2).epsilon(0.02));
+  CHECK(bl.layers >= 3);
+
+  const driver::RemeshResult r = remeshed(fc, "airfoil", dir, "naca");
+  config::CaseConfig cfg2;
+  driver::FlowCase fc2;
+  load_case(kNaca, {"mesh.file=" + r.msh}, &cfg2, &fc2);
+  for (const char *patch : {"airfoil", "farfield"})
+    CHECK(boundary_faces(fc2.mesh(), patch) == boundary_faces(fc.mesh(), patch));
+  std::vector<Vec3<double>> X0;
+  driver::BoundaryEmbedding e;
+  REQUIRE(driver::gather_embedding(fc.mesh(), fc.mesh().coordinates, fc.mesh().coordinates, &e) ==
+          0);
+  clear_error();
+  CHECK(driver::embedded_coordinates(fc2.mesh(), fc2.mesh().coordinates, e, &X0) == 0);
+  driver::BoundaryLayerShape bl2;
+  REQUIRE(driver::measure_boundary_layer(fc2.residual(), {fc2.mesh().patch_index("airfoil")},
+                                         &bl2) == 0);
+  CAPTURE(bl2.layers, bl2.first, bl2.ratio, bl2.thickness, fc.mesh().n_global_cells,
+          fc2.mesh().n_global_cells);
+  CHECK(bl2.first == Approx(bl.first).epsilon(0.05));
+  CHECK(bl2.ratio == Approx(bl.ratio).epsilon(0.03));
+  CHECK(std::abs(bl2.layers - bl.layers) <= 1);
+  CHECK(min_volume(fc2) > 0);
+  const double cells = static_cast<double>(fc2.mesh().n_global_cells) / fc.mesh().n_global_cells;
+  CHECK(cells > 0.7);
+  CHECK(cells < 1.5);
+}
+
+TEST_CASE("remeshing: a deformed body remeshed, and its design re-embedded on the new mesh",
+          "[remeshing][mpi]") {
+  const std::string dir = test::work_dir("remeshing-body");
+  config::CaseConfig cfg;
+  driver::FlowCase fc;
+  load_case(kBody, {"mesh.cache_dir=" + dir}, &cfg, &fc);
+  const int wall = fc.mesh().patch_index("cylinder");
+  driver::BoundaryLayerShape bl;
+  REQUIRE(driver::measure_boundary_layer(fc.residual(), {wall}, &bl) == 0);
+  CHECK(bl.layers == 0); // the ring's first cells (0.084) are taller than wide (0.065)
+
+  // the body stretched along x by 0.3 at each end (the FFD's outer control point columns)
+  auto design = std::make_unique<design::DesignSpace>();
+  REQUIRE(design->setup(fc.mesh(), fc.mesh().coordinates, cfg) == 0);
+  const design::DesignSpace &space = *design;
+  std::vector<double> a_r(space.size(), 0.0);
+  for (int j = 0; j < 4; ++j) a_r[(j * 5 + 4) * 2] = 0.3, a_r[(j * 5 + 0) * 2] = -0.3;
+  driver::DesignChain chain;
+  REQUIRE(chain.setup(fc, std::move(design), {}) == 0);
+  design::DeformationResult dr;
+  REQUIRE(chain.move_to_design(a_r, "test", &dr) == 0);
+  REQUIRE(dr.valid);
+  const driver::RemeshResult r = remeshed(fc, "cylinder", dir, "body");
+
+  config::CaseConfig cfg2;
+  driver::FlowCase fc2;
+  load_case(kBody, {"mesh.file=" + r.msh}, &cfg2, &fc2);
+  const mesh::Mesh &m2 = fc2.mesh();
+  for (const char *patch : {"cylinder", "farfield"})
+    CHECK(boundary_faces(m2, patch) == boundary_faces(fc.mesh(), patch));
+  CHECK(min_volume(fc2) > 0);
+  const double cells = static_cast<double>(m2.n_global_cells) / fc.mesh().n_global_cells;
+  CAPTURE(fc.mesh().n_global_cells, m2.n_global_cells);
+  CHECK(cells > 0.5);
+  CHECK(cells < 2.0);
+
+  // re-embedding: the new mesh's boundary vertices by their original coordinates
+  driver::BoundaryEmbedding e;
+  REQUIRE(driver::gather_embedding(fc.mesh(), fc.residual().coordinates(),
+                                   chain.reference_coordinates(), &e) == 0);
+  std::vector<Vec3<double>> X0;
+  REQUIRE(driver::embedded_coordinates(m2, m2.coordinates, e, &X0) == 0);
+  design::DesignSpace space2;
+  REQUIRE(space2.setup(m2, X0, cfg2) == 0);
+  REQUIRE(space2.set_reference_design(a_r) == 0);
+  REQUIRE(space2.size() == space.size());
+  std::vector<double> a = a_r;
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] += 0.05 * std::sin(1.0 + 3.0 * i);
+  std::vector<Vec3<double>> d_old, d_new;
+  REQUIRE(space.displacement(a, &d_old) == 0);
+  REQUIRE(space2.displacement(a, &d_new) == 0);
+  const auto old_at = wall_positions(fc.mesh(), chain.reference_coordinates(), d_old,
+                                     chain.reference_coordinates());
+  const auto new_at = wall_positions(m2, m2.coordinates, d_new, X0);
+  REQUIRE(old_at.size() == new_at.size());
+  double worst = 0;
+  for (const auto &[k, x] : old_at) {
+    const auto it = new_at.find(k);
+    REQUIRE(it != new_at.end());
+    worst = std::max(worst, norm(it->second - x));
+  }
+  CHECK(worst < 1e-13);
+  // at a_r itself the new mesh is the shape: no displacement
+  REQUIRE(space2.displacement(a_r, &d_new) == 0);
+  double moved = 0;
+  for (const auto &x : d_new) moved = std::max(moved, norm(x));
+  CHECK(moved == 0);
+}
+
+TEST_CASE("remeshing: a boundary that is not closed is refused", "[remeshing]") {
+  driver::BoundaryCurves b;
+  b.x = {Vec3<double>(0, 0, 0), Vec3<double>(1, 0, 0), Vec3<double>(1, 1, 0)};
+  b.segments = {{0, 0, 1}, {0, 1, 2}};
+  std::string error;
+  CHECK(driver::remesh_geo_text(b, {"wall"}, {0}, {}, "/x.pos", &error).empty());
+  CHECK(error.find("not a set of closed curves") != std::string::npos);
+  b.segments.push_back({0, 2, 0});
+  error.clear();
+  const std::string text = driver::remesh_geo_text(b, {"wall"}, {0}, {}, "/x.pos", &error);
+  CHECK(error.empty());
+  CHECK(text.find("Curve Loop(1) = {1, 2, 3};") != std::string::npos);
+  CHECK(text.find("Physical Curve(\"wall\") = {1, 2, 3};") != std::string::npos);
+}
