@@ -17,6 +17,11 @@ namespace karman::driver {
 
 namespace {
 
+using Key = std::tuple<double, double, double>;
+Key key_of(const Vec3<double> &x) {
+  return {x[0], x[1], x[2]};
+}
+
 double median(std::vector<double> v, double empty) {
   if (v.empty()) return empty;
   const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
@@ -105,33 +110,38 @@ PetscErrorCode measure_boundary_layer(const discretization::FlowResidual &res,
 }
 
 PetscErrorCode gather_boundary(const mesh::Mesh &m, const std::vector<Vec3<double>> &X,
-                               BoundaryCurves *b) {
+                               const std::vector<Vec3<double>> &X_original, BoundaryCurves *b) {
   PetscFunctionBeginUser;
   PetscCheck(m.dim == 2, m.comm, PETSC_ERR_SUP, "remeshing is for 2D meshes");
-  // per owned boundary face: patch, two serial vertex indices, their coordinates
+  // per owned boundary face: patch, two serial vertex indices, their coordinates and original
+  // coordinates
+  constexpr std::size_t kPer = 11;
   std::vector<double> mine;
   for (std::size_t p = 0; p < m.patch_names.size(); ++p)
     for (PetscInt f : m.boundary_faces(static_cast<int>(p))) {
       mine.push_back(static_cast<double>(p));
       for (PetscInt i = m.face_vertex_ptr[f]; i < m.face_vertex_ptr[f + 1]; ++i)
         mine.push_back(static_cast<double>(m.vertex_gid[m.face_vertex[i]]));
-      for (PetscInt i = m.face_vertex_ptr[f]; i < m.face_vertex_ptr[f + 1]; ++i)
-        mine.insert(mine.end(), {X[m.face_vertex[i]][0], X[m.face_vertex[i]][1]});
+      for (const auto *Y : {&X, &X_original})
+        for (PetscInt i = m.face_vertex_ptr[f]; i < m.face_vertex_ptr[f + 1]; ++i)
+          mine.insert(mine.end(), {(*Y)[m.face_vertex[i]][0], (*Y)[m.face_vertex[i]][1]});
     }
   std::vector<double> all;
   PetscCall(gather_to_root(m.comm, mine, MPI_DOUBLE, &all));
   *b = BoundaryCurves();
-  std::map<long, Vec3<double>> vertices; // by serial index
-  for (std::size_t i = 0; i + 7 <= all.size(); i += 7) {
-    vertices[std::lround(all[i + 1])] = Vec3<double>(all[i + 3], all[i + 4], 0);
-    vertices[std::lround(all[i + 2])] = Vec3<double>(all[i + 5], all[i + 6], 0);
-  }
+  std::map<long, std::pair<Vec3<double>, Vec3<double>>> vertices; // by serial index
+  for (std::size_t i = 0; i + kPer <= all.size(); i += kPer)
+    for (int e = 0; e < 2; ++e)
+      vertices[std::lround(all[i + 1 + e])] = {
+          Vec3<double>(all[i + 3 + 2 * e], all[i + 4 + 2 * e], 0),
+          Vec3<double>(all[i + 7 + 2 * e], all[i + 8 + 2 * e], 0)};
   std::map<long, long> index;
   for (const auto &[gid, x] : vertices) {
     index[gid] = static_cast<long>(b->x.size());
-    b->x.push_back(x);
+    b->x.push_back(x.first);
+    b->original.push_back(x.second);
   }
-  for (std::size_t i = 0; i + 7 <= all.size(); i += 7)
+  for (std::size_t i = 0; i + kPer <= all.size(); i += kPer)
     b->segments.push_back(
         {std::lround(all[i]), index[std::lround(all[i + 1])], index[std::lround(all[i + 2])]});
   std::sort(b->segments.begin(), b->segments.end());
@@ -187,6 +197,81 @@ std::string id_list(const std::vector<long> &ids) {
 }
 
 } // namespace
+
+namespace {
+
+/// The turning angle of a closed polygon at vertex k of `x` (indices into pts).
+double turning(const std::vector<Vec3<double>> &pts, const std::vector<long> &x, std::size_t k) {
+  const std::size_t n = x.size();
+  const Vec3<double> a = pts[x[k]] - pts[x[(k + n - 1) % n]], b = pts[x[(k + 1) % n]] - pts[x[k]];
+  return std::atan2(std::abs(a[0] * b[1] - a[1] * b[0]), a[0] * b[0] + a[1] * b[1]);
+}
+
+/// Appends the closed wall loop `loop` of b to `out` re-sampled (see resample_walls).
+void resample_loop(const BoundaryCurves &b, const std::vector<long> &loop, BoundaryCurves *out) {
+  std::vector<long> v, patch; // the loop's vertices in order, each segment's patch
+  for (long l : loop) {
+    const auto &seg = b.segments[std::labs(l) - 1];
+    v.push_back(l > 0 ? seg[1] : seg[2]);
+    patch.push_back(seg[0]);
+  }
+  const std::size_t n = v.size();
+  std::size_t k0 = 0; // start at the sharpest turn: a corner stays a vertex
+  for (std::size_t k = 1; k < n; ++k)
+    if (turning(b.x, v, k) > turning(b.x, v, k0)) k0 = k;
+  std::rotate(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k0), v.end());
+  std::rotate(patch.begin(), patch.begin() + static_cast<std::ptrdiff_t>(k0), patch.end());
+  // w_k: segment k's length now over its length on the original mesh; its cumulative sum M
+  std::vector<double> M(n + 1, 0.0), w(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const long a = v[k], c = v[(k + 1) % n];
+    w[k] = norm(b.x[c] - b.x[a]) / std::max(norm(b.original[c] - b.original[a]), 1e-300);
+    M[k + 1] = M[k] + w[k];
+  }
+  const long first = static_cast<long>(out->x.size());
+  std::size_t k = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    const double target = M[n] * static_cast<double>(j) / static_cast<double>(n);
+    while (k + 1 < n && M[k + 1] <= target) ++k;
+    const double t = w[k] > 0 ? std::clamp((target - M[k]) / w[k], 0.0, 1.0) : 0.0;
+    const long a = v[k], c = v[(k + 1) % n];
+    out->x.push_back(b.x[a] + t * (b.x[c] - b.x[a]));
+    out->original.push_back(b.original[a] + t * (b.original[c] - b.original[a]));
+    out->segments.push_back(
+        {patch[k], first + static_cast<long>(j), first + static_cast<long>((j + 1) % n)});
+  }
+}
+
+} // namespace
+
+BoundaryCurves resample_walls(const BoundaryCurves &b, const std::vector<int> &walls) {
+  std::vector<std::vector<long>> loops;
+  if (!curve_loops(b, &loops)) return b; // (remesh_geo_text reports it)
+  auto is_wall = [&](long l) {
+    return std::find(walls.begin(), walls.end(), b.segments[std::labs(l) - 1][0]) != walls.end();
+  };
+  BoundaryCurves out;
+  std::vector<long> kept(b.x.size(), -1);
+  auto keep = [&](long i) {
+    if (kept[i] < 0) {
+      kept[i] = static_cast<long>(out.x.size());
+      out.x.push_back(b.x[i]);
+      out.original.push_back(b.original[i]);
+    }
+    return kept[i];
+  };
+  for (const auto &loop : loops) {
+    if (std::all_of(loop.begin(), loop.end(), is_wall)) {
+      resample_loop(b, loop, &out);
+      continue;
+    }
+    for (long l : loop) {
+      const auto &seg = b.segments[std::labs(l) - 1];
+      out.segments.push_back({seg[0], keep(seg[1]), keep(seg[2])});
+    }
+  }
+  return out;
+}
 
 std::string remesh_geo_text(const BoundaryCurves &b, const std::vector<std::string> &patches,
                             const std::vector<int> &walls, const BoundaryLayerShape &bl,
@@ -245,6 +330,7 @@ std::string remesh_geo_text(const BoundaryCurves &b, const std::vector<std::stri
 }
 
 PetscErrorCode remesh(const discretization::FlowResidual &res, const std::vector<int> &walls,
+                      const std::vector<Vec3<double>> &X_original, bool resample,
                       const std::string &stem, RemeshResult *r) {
   PetscFunctionBeginUser;
   const double t0 = MPI_Wtime();
@@ -253,11 +339,13 @@ PetscErrorCode remesh(const discretization::FlowResidual &res, const std::vector
   r->msh = stem + ".msh";
   PetscCall(measure_boundary_layer(res, walls, &r->layer));
   BoundaryCurves b;
-  PetscCall(gather_boundary(m, res.coordinates(), &b));
+  PetscCall(gather_boundary(m, res.coordinates(), X_original, &b));
+  if (resample) b = resample_walls(b, walls);
   const std::string pos = std::filesystem::absolute(stem + ".pos").string();
   PetscCall(write_size_field(res, cell_sizes(res), pos));
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
+  std::vector<double> embedding; // at, original per boundary vertex (rank 0)
   if (rank == 0) {
     const std::string text = remesh_geo_text(b, m.patch_names, walls, r->layer, pos, &r->failure);
     if (r->failure.empty()) {
@@ -266,24 +354,26 @@ PetscErrorCode remesh(const discretization::FlowResidual &res, const std::vector
       std::filesystem::remove(r->msh, ec);
       r->failure = mesh::run_gmsh(stem + ".geo", 0, 2, r->msh);
     }
+    std::map<Key, Vec3<double>> sorted;
+    for (std::size_t i = 0; i < b.x.size(); ++i) sorted[key_of(b.x[i])] = b.original[i];
+    for (const auto &[k, x0] : sorted)
+      embedding.insert(embedding.end(),
+                       {std::get<0>(k), std::get<1>(k), std::get<2>(k), x0[0], x0[1], x0[2]});
   }
   int n = static_cast<int>(r->failure.size());
   PetscCallMPI(MPI_Bcast(&n, 1, MPI_INT, 0, m.comm));
   r->failure.resize(static_cast<std::size_t>(n));
   PetscCallMPI(MPI_Bcast(r->failure.data(), n, MPI_CHAR, 0, m.comm));
   r->ok = r->failure.empty();
+  std::vector<double> all;
+  PetscCall(all_values(m.comm, embedding, &all));
+  for (std::size_t i = 0; i + 6 <= all.size(); i += 6) {
+    r->embedding.at.push_back(Vec3<double>(all[i], all[i + 1], all[i + 2]));
+    r->embedding.original.push_back(Vec3<double>(all[i + 3], all[i + 4], all[i + 5]));
+  }
   r->time = MPI_Wtime() - t0;
   PetscFunctionReturn(0);
 }
-
-namespace {
-
-using Key = std::tuple<double, double, double>;
-Key key_of(const Vec3<double> &x) {
-  return {x[0], x[1], x[2]};
-}
-
-} // namespace
 
 PetscErrorCode gather_embedding(const mesh::Mesh &m, const std::vector<Vec3<double>> &X,
                                 const std::vector<Vec3<double>> &X_original, BoundaryEmbedding *e) {

@@ -38,11 +38,13 @@ void load_case(const std::string &yaml, const std::vector<std::string> &override
 }
 
 /// Remeshes fc's mesh at its current coordinates around its boundary into dir/name.msh.
-driver::RemeshResult remeshed(driver::FlowCase &fc, const std::string &wall, const std::string &dir,
-                              const std::string &name) {
+driver::RemeshResult remeshed(driver::FlowCase &fc, const std::string &wall,
+                              const std::vector<Vec3<double>> &X_original, bool resample,
+                              const std::string &dir, const std::string &name) {
   driver::RemeshResult r;
   clear_error();
-  REQUIRE(driver::remesh(fc.residual(), {fc.mesh().patch_index(wall)}, dir + "/" + name, &r) == 0);
+  REQUIRE(driver::remesh(fc.residual(), {fc.mesh().patch_index(wall)}, X_original, resample,
+                         dir + "/" + name, &r) == 0);
   INFO(r.failure);
   REQUIRE(r.ok);
   return r;
@@ -108,7 +110,8 @@ TEST_CASE("remeshing: the boundary layer measured, and made again by Gmsh around
   CHECK(bl.ratio == Approx(1.2).epsilon(0.02));
   CHECK(bl.layers >= 3);
 
-  const driver::RemeshResult r = remeshed(fc, "airfoil", dir, "naca");
+  // (re-sampling a wall that no design moved keeps its vertices)
+  const driver::RemeshResult r = remeshed(fc, "airfoil", fc.mesh().coordinates, true, dir, "naca");
   config::CaseConfig cfg2;
   driver::FlowCase fc2;
   load_case(kNaca, {"mesh.file=" + r.msh}, &cfg2, &fc2);
@@ -120,6 +123,11 @@ TEST_CASE("remeshing: the boundary layer measured, and made again by Gmsh around
           0);
   clear_error();
   CHECK(driver::embedded_coordinates(fc2.mesh(), fc2.mesh().coordinates, e, &X0) == 0);
+  REQUIRE(r.embedding.at.size() == e.at.size());
+  double moved = 0; // (no design: the re-sampled wall is the wall)
+  for (std::size_t i = 0; i < e.at.size(); ++i)
+    moved = std::max(moved, norm(r.embedding.at[i] - e.at[i]));
+  CHECK(moved == 0);
   driver::BoundaryLayerShape bl2;
   REQUIRE(driver::measure_boundary_layer(fc2.residual(), {fc2.mesh().patch_index("airfoil")},
                                          &bl2) == 0);
@@ -156,7 +164,8 @@ TEST_CASE("remeshing: a deformed body remeshed, and its design re-embedded on th
   design::DeformationResult dr;
   REQUIRE(chain.move_to_design(a_r, "test", &dr) == 0);
   REQUIRE(dr.valid);
-  const driver::RemeshResult r = remeshed(fc, "cylinder", dir, "body");
+  const driver::RemeshResult r =
+      remeshed(fc, "cylinder", chain.reference_coordinates(), false, dir, "body");
 
   config::CaseConfig cfg2;
   driver::FlowCase fc2;
@@ -201,6 +210,116 @@ TEST_CASE("remeshing: a deformed body remeshed, and its design re-embedded on th
   double moved = 0;
   for (const auto &x : d_new) moved = std::max(moved, norm(x));
   CHECK(moved == 0);
+}
+
+namespace {
+
+/// On rank 0: the wall segments of b (patch `wall`) as pairs of points.
+std::vector<std::pair<Vec3<double>, Vec3<double>>> wall_segments(const driver::BoundaryCurves &b,
+                                                                 int wall, bool original) {
+  std::vector<std::pair<Vec3<double>, Vec3<double>>> out;
+  const auto &x = original ? b.original : b.x;
+  for (const auto &s : b.segments)
+    if (s[0] == wall) out.push_back({x[s[1]], x[s[2]]});
+  return out;
+}
+
+double distance_to(const std::vector<std::pair<Vec3<double>, Vec3<double>>> &segs,
+                   const Vec3<double> &p) {
+  double best = 1e300;
+  for (const auto &[a, b] : segs) {
+    const Vec3<double> ab = b - a;
+    const double t = std::clamp(dot(p - a, ab) / dot(ab, ab), 0.0, 1.0);
+    best = std::min(best, norm(p - (a + t * ab)));
+  }
+  return best;
+}
+
+/// |area| of a closed polygon given by its oriented segments, and max / min segment length.
+std::pair<double, double>
+area_and_spread(const std::vector<std::pair<Vec3<double>, Vec3<double>>> &segs) {
+  double area = 0, lo = 1e300, hi = 0;
+  for (const auto &[a, b] : segs) {
+    area += 0.5 * (a[0] * b[1] - a[1] * b[0]);
+    lo = std::min(lo, norm(b - a)), hi = std::max(hi, norm(b - a));
+  }
+  return {std::abs(area), hi / lo};
+}
+
+} // namespace
+
+TEST_CASE("remeshing: a pinched wall re-sampled, and its design re-embedded on it",
+          "[remeshing][mpi]") {
+  const std::string dir = test::work_dir("remeshing-resample");
+  config::CaseConfig cfg;
+  driver::FlowCase fc;
+  load_case(kBody, {"mesh.cache_dir=" + dir}, &cfg, &fc);
+  const int wall = fc.mesh().patch_index("cylinder");
+  // the tail pulled out and pinched (the outer right control points toward y = 0): the wall
+  // vertices crowd at the tail
+  auto design = std::make_unique<design::DesignSpace>();
+  REQUIRE(design->setup(fc.mesh(), fc.mesh().coordinates, cfg) == 0);
+  const design::DesignSpace &space = *design;
+  std::vector<double> a_r(space.size(), 0.0);
+  for (int j = 0; j < 4; ++j)
+    a_r[(j * 5 + 4) * 2] = 0.3, a_r[(j * 5 + 4) * 2 + 1] = -0.25 * (j - 1.5);
+  driver::DesignChain chain;
+  REQUIRE(chain.setup(fc, std::move(design), {}) == 0);
+  design::DeformationResult dr;
+  REQUIRE(chain.move_to_design(a_r, "test", &dr) == 0);
+  REQUIRE(dr.valid);
+  const driver::RemeshResult r =
+      remeshed(fc, "cylinder", chain.reference_coordinates(), true, dir, "body");
+  config::CaseConfig cfg2;
+  driver::FlowCase fc2;
+  load_case(kBody, {"mesh.file=" + r.msh}, &cfg2, &fc2);
+  const mesh::Mesh &m2 = fc2.mesh();
+  CHECK(boundary_faces(m2, "cylinder") == boundary_faces(fc.mesh(), "cylinder"));
+  CHECK(min_volume(fc2) > 0);
+  std::vector<Vec3<double>> X0;
+  REQUIRE(driver::embedded_coordinates(m2, m2.coordinates, r.embedding, &X0) == 0);
+  design::DesignSpace space2;
+  REQUIRE(space2.setup(m2, X0, cfg2) == 0);
+  REQUIRE(space2.set_reference_design(a_r) == 0);
+  std::vector<double> a = a_r;
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] += 0.02 * std::sin(1.0 + 3.0 * i);
+  std::vector<Vec3<double>> d_old, d_new;
+  REQUIRE(space.displacement(a, &d_old) == 0);
+  REQUIRE(space2.displacement(a, &d_new) == 0);
+  std::vector<Vec3<double>> X_old = chain.reference_coordinates(), X_new = m2.coordinates;
+  for (std::size_t v = 0; v < X_old.size(); ++v) X_old[v] = X_old[v] + d_old[v];
+  for (std::size_t v = 0; v < X_new.size(); ++v) X_new[v] = X_new[v] + d_new[v];
+  driver::BoundaryCurves deformed, before, old_at_a, new_at_a;
+  REQUIRE(driver::gather_boundary(fc.mesh(), fc.residual().coordinates(),
+                                  chain.reference_coordinates(), &deformed) == 0);
+  REQUIRE(driver::gather_boundary(m2, m2.coordinates, X0, &before) == 0);
+  REQUIRE(driver::gather_boundary(fc.mesh(), X_old, X_old, &old_at_a) == 0);
+  REQUIRE(driver::gather_boundary(m2, X_new, X_new, &new_at_a) == 0);
+  int rank;
+  MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
+  if (rank != 0) return;
+  // the new wall vertices on the deformed wall, their originals on the original wall
+  const int wall2 = m2.patch_index("cylinder");
+  double off_wall = 0, off_original = 0;
+  for (const auto &[p, q] : wall_segments(before, wall2, false))
+    off_wall = std::max(off_wall, distance_to(wall_segments(deformed, wall, false), p));
+  for (const auto &[p, q] : wall_segments(before, wall2, true))
+    off_original = std::max(off_original, distance_to(wall_segments(deformed, wall, true), p));
+  CHECK(off_wall < 1e-14);
+  CHECK(off_original < 1e-14);
+  // the spacing evened out; the shape at another design the same to second order
+  const auto [area_def, spread_def] = area_and_spread(wall_segments(deformed, wall, false));
+  const auto [area_new, spread_new] = area_and_spread(wall_segments(before, wall2, false));
+  const auto [area_old_a, spread_old_a] = area_and_spread(wall_segments(old_at_a, wall, false));
+  const auto [area_new_a, spread_new_a] = area_and_spread(wall_segments(new_at_a, wall2, false));
+  CAPTURE(spread_def, spread_new, area_def, area_new, area_old_a, area_new_a);
+  CHECK(spread_new < spread_def / 2);
+  // re-sampled on the polygon, the wall loses a little area at its vertices: less than the
+  // polygon of N faces misses of its circle's, about (2 pi / N)^2 / 6, times 1.5
+  const double n = static_cast<double>(wall_segments(deformed, wall, false).size());
+  const double bound = 1.5 * std::pow(2 * M_PI / n, 2) / 6;
+  CHECK(std::abs(area_new / area_def - 1) < bound);
+  CHECK(std::abs(area_new_a / area_old_a - 1) < bound);
 }
 
 TEST_CASE("remeshing: a boundary that is not closed is refused", "[remeshing]") {

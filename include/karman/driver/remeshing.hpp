@@ -2,14 +2,20 @@
 // designs), 2D.  When a design moves the walls further than the mesh deformation can follow, a
 // new mesh of the domain is made by Gmsh around the boundary as it is:
 //
-//  * Boundary.  Every boundary face of the current mesh becomes one Gmsh line between its two
-//    vertices (Transfinite Curve = 2: not subdivided), the lines of each patch one physical curve
-//    of the patch's name, the closed chains of lines the curve loops of one plane surface
-//    "fluid" (the loop of the largest extent is the outer one).  The points are the vertices'
-//    coordinates to the last bit (%.17g, binary .msh), so the new mesh's boundary vertices are
-//    the old ones exactly: a shape parameterization set up on the original mesh still knows
-//    every wall vertex (BoundaryEmbedding below) and the walls' polygons (areas, centroids,
-//    thicknesses) are the same on both meshes.
+//  * Boundary.  Every boundary face becomes one Gmsh line between its two vertices (Transfinite
+//    Curve = 2: not subdivided), the lines of each patch one physical curve of the patch's name,
+//    the closed chains of lines the curve loops of one plane surface "fluid" (the loop of the
+//    largest extent is the outer one).  The points are written to the last bit (%.17g; binary
+//    .msh), so the new mesh's boundary vertices are these points exactly.  With `resample`, each
+//    closed loop of wall faces (a body) is first re-sampled (resample_walls): where a design has
+//    squeezed the wall vertices together (an FFD map pinching a tail: faces 300x shorter than
+//    the mean on shape-min-drag) they are spread out again along the same polygon; the other
+//    boundaries keep their vertices.
+//  * Embedding.  Every new boundary vertex knows its original coordinates, where the shape
+//    parameterization was set up (an interpolation on the original face for a re-sampled one):
+//    the parameterization set up again on the new mesh from them, with the remeshed design as
+//    its reference design (DesignSpace::set_reference_design), moves the new walls by
+//    d(a) - d(a_r): a keeps its meaning, the gradient is the new mesh's exact one.
 //  * Sizes.  The background field is a view of the current cells' sizes h_K (adaptation.hpp:
 //    cell_sizes), so the new mesh is about as fine as the old one where it was.
 //  * Boundary layers.  The anisotropic quadrilateral layers on the walls of the current mesh are
@@ -48,16 +54,32 @@ struct BoundaryLayerShape {
 PetscErrorCode measure_boundary_layer(const discretization::FlowResidual &res,
                                       const std::vector<int> &walls, BoundaryLayerShape *bl);
 
+/// The boundary vertices of a mesh and what each stands for: their current coordinates `at`
+/// (sorted) and, in the same order, their coordinates on the original mesh of a campaign, where
+/// the shape parameterization was set up.  The same on every rank.
+struct BoundaryEmbedding {
+  std::vector<Vec3<double>> at, original;
+};
+
 /// The boundary faces of a 2D mesh (all patches), gathered on rank 0.
 struct BoundaryCurves {
   std::vector<Vec3<double>> x;               ///< vertex coordinates, by serial vertex index order
+  std::vector<Vec3<double>> original;        ///< and their original coordinates
   std::vector<std::array<long, 3>> segments; ///< patch, first and second vertex (into x)
 };
 
-/// Gathers the boundary faces of `mesh` at coordinates X on rank 0 (empty elsewhere).
-/// Collective.
+/// Gathers the boundary faces of `mesh` at coordinates X (original coordinates X_original) on
+/// rank 0 (empty elsewhere).  Collective.
 PetscErrorCode gather_boundary(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
-                               BoundaryCurves *b);
+                               const std::vector<Vec3<double>> &X_original, BoundaryCurves *b);
+
+/// The boundary b with every closed loop made of faces of the patches `walls` only (a body)
+/// re-sampled: as many vertices as before, spaced along the polygon as the original mesh spaced
+/// them (equidistributed in the sum of each face's length over its original length: where a
+/// design squeezed the wall vertices together they are spread out again), starting at the
+/// sharpest turn of the loop (a corner stays a vertex); each new vertex on the polygon, its
+/// original coordinates interpolated alike on the original face.  Other loops stay as they are.
+BoundaryCurves resample_walls(const BoundaryCurves &b, const std::vector<int> &walls);
 
 /// The .geo script that meshes the domain inside the boundary `b` (patch names `patches`) with
 /// the size view `pos` (absolute path) as background field and, if bl.layers > 0, the boundary
@@ -72,21 +94,17 @@ struct RemeshResult {
   std::string failure; ///< why not (Gmsh's message, a boundary that is not closed)
   std::string msh;     ///< the new mesh (STEM.msh)
   BoundaryLayerShape layer;
-  double time = 0; ///< wall time [s]
+  BoundaryEmbedding embedding; ///< the new mesh's boundary vertices and their originals
+  double time = 0;             ///< wall time [s]
 };
 
 /// Remeshes the domain of the residual's mesh at its current coordinates around its boundary
-/// (above), the boundary layer measured on `walls`; files STEM.*.  Collective (rank 0 runs
-/// Gmsh).
+/// (above), the boundary layer measured on `walls`, their closed loops re-sampled if `resample`
+/// (else every boundary vertex kept); X_original the vertices' original coordinates (per local
+/// vertex); files STEM.*.  Collective (rank 0 runs Gmsh).
 PetscErrorCode remesh(const discretization::FlowResidual &res, const std::vector<int> &walls,
+                      const std::vector<Vec3<double>> &X_original, bool resample,
                       const std::string &stem, RemeshResult *result);
-
-/// The boundary vertices of a mesh and what each stands for: their current coordinates `at`
-/// (sorted) and, in the same order, their coordinates on the original mesh of a campaign, where
-/// the shape parameterization was set up.  The same on every rank.
-struct BoundaryEmbedding {
-  std::vector<Vec3<double>> at, original;
-};
 
 /// The embedding of the boundary vertices of `mesh` (coordinates X, original coordinates
 /// X_original, per local vertex).  Collective.
