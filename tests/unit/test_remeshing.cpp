@@ -8,7 +8,11 @@
 //    vertex is a vertex of the deformed mesh, the cells are valid and about as many; the design
 //    space set up on the new mesh from the boundary vertices' original coordinates, with a_r
 //    as its reference design, moves the walls exactly where the original mesh's design space
-//    moves them, for a design a != a_r.
+//    moves them, for a design a != a_r;
+//  - the body's tail pulled out and pinched (wall faces crowded there) and remeshed with its wall
+//    re-sampled: the face lengths even out, every new wall vertex lies on the deformed wall and
+//    its original on the original wall, and the wall's area (also at another design) changes by
+//    less than the polygon's own error.
 #include "karman/core/error.hpp"
 #include "karman/driver/design_chain.hpp"
 #include "karman/driver/flow_case.hpp"
@@ -19,6 +23,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <tuple>
 
@@ -93,6 +98,27 @@ const char *kBody =
     "  - {type: ffd, walls: [cylinder], origin: [-0.51, -0.51], size: [1.02, 1.02], lattice: "
     "[5, 4], axes: [x, y], fixed_layers: 0, lower: [-1], upper: [1]}\n";
 
+/// shape-min-drag's body (level 0) in fc with its FFD design space, held by `chain`, moved by
+/// the chain to the design a_r that `fill` makes (from zeros), then remeshed (walls re-sampled
+/// or not) into dir/body.msh.  *space is the design space.
+driver::RemeshResult deformed_body(const std::string &dir, bool resample,
+                                   const std::function<void(std::vector<double> &)> &fill,
+                                   config::CaseConfig *cfg, driver::FlowCase *fc,
+                                   driver::DesignChain *chain, std::vector<double> *a_r,
+                                   const design::DesignSpace **space) {
+  load_case(kBody, {"mesh.cache_dir=" + dir}, cfg, fc);
+  auto design = std::make_unique<design::DesignSpace>();
+  REQUIRE(design->setup(fc->mesh(), fc->mesh().coordinates, *cfg) == 0);
+  *space = design.get();
+  a_r->assign(design->size(), 0.0);
+  fill(*a_r);
+  REQUIRE(chain->setup(*fc, std::move(design), {}) == 0);
+  design::DeformationResult dr;
+  REQUIRE(chain->move_to_design(*a_r, "test", &dr) == 0);
+  REQUIRE(dr.valid);
+  return remeshed(*fc, "cylinder", chain->reference_coordinates(), resample, dir, "body");
+}
+
 } // namespace
 
 TEST_CASE("remeshing: the boundary layer measured, and made again by Gmsh around the same "
@@ -109,6 +135,15 @@ TEST_CASE("remeshing: the boundary layer measured, and made again by Gmsh around
   CHECK(bl.first == Approx(0.004).epsilon(0.03)); // naca0012.geo: h0, q at level 0
   CHECK(bl.ratio == Approx(1.2).epsilon(0.02));
   CHECK(bl.layers >= 3);
+  {
+    config::CaseConfig body_cfg;
+    driver::FlowCase body;
+    load_case(kBody, {"mesh.cache_dir=" + dir}, &body_cfg, &body);
+    driver::BoundaryLayerShape none;
+    REQUIRE(driver::measure_boundary_layer(body.residual(), {body.mesh().patch_index("cylinder")},
+                                           &none) == 0);
+    CHECK(none.layers == 0); // the ring's first cells (0.084) are taller than wide (0.065)
+  }
 
   // (re-sampling a wall that no design moved keeps its vertices)
   const driver::RemeshResult r = remeshed(fc, "airfoil", fc.mesh().coordinates, true, dir, "naca");
@@ -147,25 +182,17 @@ TEST_CASE("remeshing: a deformed body remeshed, and its design re-embedded on th
   const std::string dir = test::work_dir("remeshing-body");
   config::CaseConfig cfg;
   driver::FlowCase fc;
-  load_case(kBody, {"mesh.cache_dir=" + dir}, &cfg, &fc);
-  const int wall = fc.mesh().patch_index("cylinder");
-  driver::BoundaryLayerShape bl;
-  REQUIRE(driver::measure_boundary_layer(fc.residual(), {wall}, &bl) == 0);
-  CHECK(bl.layers == 0); // the ring's first cells (0.084) are taller than wide (0.065)
-
-  // the body stretched along x by 0.3 at each end (the FFD's outer control point columns)
-  auto design = std::make_unique<design::DesignSpace>();
-  REQUIRE(design->setup(fc.mesh(), fc.mesh().coordinates, cfg) == 0);
-  const design::DesignSpace &space = *design;
-  std::vector<double> a_r(space.size(), 0.0);
-  for (int j = 0; j < 4; ++j) a_r[(j * 5 + 4) * 2] = 0.3, a_r[(j * 5 + 0) * 2] = -0.3;
   driver::DesignChain chain;
-  REQUIRE(chain.setup(fc, std::move(design), {}) == 0);
-  design::DeformationResult dr;
-  REQUIRE(chain.move_to_design(a_r, "test", &dr) == 0);
-  REQUIRE(dr.valid);
-  const driver::RemeshResult r =
-      remeshed(fc, "cylinder", chain.reference_coordinates(), false, dir, "body");
+  std::vector<double> a_r;
+  const design::DesignSpace *design = nullptr;
+  // the body stretched along x by 0.3 at each end (the FFD's outer control point columns)
+  const driver::RemeshResult r = deformed_body(
+      dir, false,
+      [](std::vector<double> &a) {
+        for (int j = 0; j < 4; ++j) a[(j * 5 + 4) * 2] = 0.3, a[(j * 5 + 0) * 2] = -0.3;
+      },
+      &cfg, &fc, &chain, &a_r, &design);
+  const design::DesignSpace &space = *design;
 
   config::CaseConfig cfg2;
   driver::FlowCase fc2;
@@ -253,23 +280,20 @@ TEST_CASE("remeshing: a pinched wall re-sampled, and its design re-embedded on i
   const std::string dir = test::work_dir("remeshing-resample");
   config::CaseConfig cfg;
   driver::FlowCase fc;
-  load_case(kBody, {"mesh.cache_dir=" + dir}, &cfg, &fc);
-  const int wall = fc.mesh().patch_index("cylinder");
+  driver::DesignChain chain;
+  std::vector<double> a_r;
+  const design::DesignSpace *design = nullptr;
   // the tail pulled out and pinched (the outer right control points toward y = 0): the wall
   // vertices crowd at the tail
-  auto design = std::make_unique<design::DesignSpace>();
-  REQUIRE(design->setup(fc.mesh(), fc.mesh().coordinates, cfg) == 0);
+  const driver::RemeshResult r = deformed_body(
+      dir, true,
+      [](std::vector<double> &a) {
+        for (int j = 0; j < 4; ++j)
+          a[(j * 5 + 4) * 2] = 0.3, a[(j * 5 + 4) * 2 + 1] = -0.25 * (j - 1.5);
+      },
+      &cfg, &fc, &chain, &a_r, &design);
   const design::DesignSpace &space = *design;
-  std::vector<double> a_r(space.size(), 0.0);
-  for (int j = 0; j < 4; ++j)
-    a_r[(j * 5 + 4) * 2] = 0.3, a_r[(j * 5 + 4) * 2 + 1] = -0.25 * (j - 1.5);
-  driver::DesignChain chain;
-  REQUIRE(chain.setup(fc, std::move(design), {}) == 0);
-  design::DeformationResult dr;
-  REQUIRE(chain.move_to_design(a_r, "test", &dr) == 0);
-  REQUIRE(dr.valid);
-  const driver::RemeshResult r =
-      remeshed(fc, "cylinder", chain.reference_coordinates(), true, dir, "body");
+  const int wall = fc.mesh().patch_index("cylinder");
   config::CaseConfig cfg2;
   driver::FlowCase fc2;
   load_case(kBody, {"mesh.file=" + r.msh}, &cfg2, &fc2);
