@@ -40,6 +40,7 @@
 #include "karman/optimization/kkt_check.hpp"
 #include "karman/optimization/optimization_options.hpp"
 #include "karman/optimization/shape_optimization.hpp"
+#include "karman/io/atomic_file.hpp"
 #include "karman/io/hdf5_fields.hpp"
 #include "karman/io/msh_writer.hpp"
 #include "karman/io/state_fields.hpp"
@@ -128,27 +129,26 @@ PetscErrorCode load_state(const driver::FlowCase &fc, const std::string &dir, lo
 class ShapeCampaign {
 public:
   ShapeCampaign(MPI_Comm comm, const CliArgs &args, const config::CaseConfig &cfg,
-                driver::FlowCase &fc, optimization::ShapeOptimization &problem,
-                long max_evaluations)
-      : comm_(comm), args_(args), cfg_(cfg), fc_(fc), problem_(problem),
-        max_evaluations_(max_evaluations), warm_loaded_(!args.restart) {}
+                optimization::ShapeOptimization &problem, long max_evaluations)
+      : comm_(comm), args_(args), cfg_(cfg), problem_(problem), max_evaluations_(max_evaluations),
+        warm_loaded_(!args.restart) {}
 
   PetscErrorCode open() {
     PetscFunctionBeginUser;
     PetscCallMPI(MPI_Comm_rank(comm_, &rank_));
-    const mesh::Mesh &mesh = fc_.mesh();
+    const mesh::Mesh &mesh = fc().mesh();
     const optimization::OptimizationProblem &p = problem_.problem();
     if (rank_ == 0)
       files_.open(args_.output_dir, p, "",
                   ",gradient_norm,newton_iterations,forward_time,adjoint_time,deformation_time,"
                   "deformation_adjoint_time,min_volume_ratio");
-    walls_ = fc_.residual().boundary_conditions().wall_patches();
+    walls_ = fc().residual().boundary_conditions().wall_patches();
     for (int w : walls_)
       shape_series_.push_back(
           std::make_unique<io::VtkSeries>(comm_, args_.output_dir, "shape_" + mesh.patch_names[w]));
     shapes_dir_ = fs::path(args_.output_dir) / "shapes";
     if (rank_ == 0) fs::create_directories(shapes_dir_);
-    PetscCall(flow_writer_.setup(fc_.residual(), fc_.monitors(), cfg_, args_.output_dir, "flow"));
+    PetscCall(flow_writer_.setup(fc().residual(), fc().monitors(), cfg_, args_.output_dir, "flow"));
     vtk_every_ = optimization::optimization_options().get(cfg_).vtk_every;
     start_ = MPI_Wtime();
     PetscFunctionReturn(0);
@@ -161,11 +161,20 @@ public:
     PetscFunctionBeginUser;
     if (!warm_loaded_) {
       warm_loaded_ = true;
-      if (last_ok_replayed_ >= 0) PetscCall(warm_start());
+      PetscCall(warm_start());
     }
     PetscCall(problem_.evaluate(x, e));
     const optimization::ShapeRecord &r = problem_.last();
-    e->details = nlohmann::json({{"gradient_norm", r.gradient_norm},
+    for (const optimization::RemeshRecord &m : r.remeshes) {
+      PetscCall(record_remesh(next_index_, r, m));
+      pending_reset_ = true;
+    }
+    if (e->ok && pending_reset_) { // the optimizer restarts (Evaluation::reset)
+      e->reset = true;
+      pending_reset_ = false;
+    }
+    e->details = nlohmann::json({{"remesh", r.remeshed ? r.remeshes.back().index : 0},
+                                 {"gradient_norm", r.gradient_norm},
                                  {"newton_iterations", r.shape.newton_iterations},
                                  {"forward_time", r.shape.forward_time},
                                  {"adjoint_time", r.shape.adjoint_time},
@@ -173,7 +182,7 @@ public:
                                  {"deformation_adjoint_time", r.shape.deformation_reverse_time},
                                  {"min_volume_ratio", r.shape.min_volume_ratio}})
                      .dump();
-    if (e->ok) PetscCall(save_state(fc_, args_.output_dir, next_index_, problem_.shape().state()));
+    if (e->ok) PetscCall(save_state(fc(), args_.output_dir, next_index_, problem_.shape().state()));
     PetscFunctionReturn(0);
   }
 
@@ -191,7 +200,7 @@ public:
                         detail(d, "deformation_adjoint_time"), detail(d, "min_volume_ratio")),
           x);
     if (replayed) {
-      if (e.ok) last_ok_replayed_ = k;
+      if (e.ok) last_ok_replayed_ = k, last_ok_design_ = x;
       PetscFunctionReturn(0);
     }
     if (!series_resumed_ && k > 0) { // the first new evaluation after a replay
@@ -219,8 +228,8 @@ public:
     if (vtk_every_ > 0 && k % vtk_every_ == 0) {
       discretization::LocalState state;
       solver::FlowMonitors::Values v;
-      PetscCall(fc_.evaluate(discretization::kSteady, problem_.shape().state(), &state, &v));
-      PetscCall(flow_writer_.write_vtk(fc_.residual(), state, static_cast<double>(k)));
+      PetscCall(fc().evaluate(discretization::kSteady, problem_.shape().state(), &state, &v));
+      PetscCall(flow_writer_.write_vtk(fc().residual(), state, static_cast<double>(k)));
     }
     PetscFunctionReturn(0);
   }
@@ -230,7 +239,6 @@ public:
                         const optimization::OptimizationResult &result,
                         const std::string &algorithm) {
     PetscFunctionBeginUser;
-    const mesh::Mesh &mesh = fc_.mesh();
     const optimization::OptimizationProblem &p = problem_.problem();
     files_.close();
     optimization::Evaluation best;
@@ -238,12 +246,13 @@ public:
     PetscCheck(best.ok, comm_, PETSC_ERR_NOT_CONVERGED,
                "the best design of the optimizer could not be evaluated again: %s",
                best.failure.c_str());
+    const mesh::Mesh &mesh = fc().mesh(); // (after the evaluation: it may have remeshed)
     PetscCall(io::write_msh(mesh, problem_.shape().coordinates(),
                             (fs::path(args_.output_dir) / "optimized.msh").string()));
     PetscCall(io::write_wall_shape(mesh, problem_.shape().coordinates(), walls_,
                                    (shapes_dir_ / "optimized.csv").string(),
                                    &problem_.last().shape.dJ_dB));
-    PetscCall(driver::write_flow_state(fc_.residual(), fc_.monitors(), cfg_, args_.output_dir,
+    PetscCall(driver::write_flow_state(fc().residual(), fc().monitors(), cfg_, args_.output_dir,
                                        "flow_optimized", problem_.shape().state(),
                                        discretization::kSteady));
     nlohmann::json j = campaign_summary(cfg_, algorithm, result, best.f);
@@ -260,6 +269,7 @@ public:
     // first-order optimality of the best design (optimization::check_kkt)
     const optimization::KktReport kkt = optimization::check_kkt(p, x, best);
     j["kkt"] = kkt_json(p, kkt);
+    j["remeshes"] = remeshes_;
     j["wall_time"] = MPI_Wtime() - start_;
     PetscCall(write_summary(comm_, args_.output_dir, j));
     PetscCall(log_info(comm_, "best design: J %.10g, c_D %.8f, c_L %.8f; mesh %s/optimized.msh",
@@ -275,12 +285,86 @@ public:
   }
 
 private:
+  /// Appends remeshing r of evaluation k to OUTDIR/remesh.json (rank 0, atomically), before the
+  /// journal gets the evaluation, and says so.
+  PetscErrorCode record_remesh(long k, const optimization::ShapeRecord &r,
+                               const optimization::RemeshRecord &m) {
+    PetscFunctionBeginUser;
+    remeshes_.push_back({{"evaluation", k},
+                         {"index", m.index},
+                         {"design", m.design},
+                         {"cells_before", m.cells_before},
+                         {"cells_after", m.cells_after},
+                         {"time", m.time},
+                         {"reason", r.first_failure}});
+    PetscCall(write_remeshes());
+    PetscCall(log_info(comm_,
+                       "evaluation %3ld  the mesh could not follow (%s): remeshed around the walls "
+                       "of %s in %.2f s (%s.msh, %ld -> %ld cells)",
+                       k, r.first_failure.c_str(),
+                       &m == &r.remeshes.front() ? "the last good design" : "the design", m.time,
+                       fs::path(m.stem).filename().c_str(), m.cells_before, m.cells_after));
+    PetscFunctionReturn(0);
+  }
+
+  PetscErrorCode write_remeshes() {
+    PetscFunctionBeginUser;
+    std::string error;
+    if (rank_ == 0) {
+      const std::string text = remeshes_.dump(1) + "\n";
+      error = io::write_file_atomically((fs::path(args_.output_dir) / "remesh.json").string(),
+                                        [&](std::FILE *f) { std::fputs(text.c_str(), f); });
+    }
+    int bad = !error.empty();
+    PetscCallMPI(MPI_Bcast(&bad, 1, MPI_INT, 0, comm_));
+    PetscCheck(!bad, comm_, PETSC_ERR_FILE_WRITE, "%s", error.c_str());
+    PetscFunctionReturn(0);
+  }
+
+  /// A restarted campaign: the mesh of its last journaled remeshing (OUTDIR/remesh.json; later
+  /// ones, of evaluations the journal lost, are dropped and made again), then the flow of the
+  /// last good journaled evaluation, or the one transferred by that remeshing if none followed
+  /// it.
   PetscErrorCode warm_start() {
     PetscFunctionBeginUser;
+    const std::string path = (fs::path(args_.output_dir) / "remesh.json").string();
+    std::string text;
+    if (rank_ == 0 && fs::exists(path)) {
+      std::ifstream in(path);
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    PetscCall(broadcast_string(comm_, &text));
+    nlohmann::json kept = nlohmann::json::array(), all = nlohmann::json::array();
+    if (!text.empty()) {
+      all = nlohmann::json::parse(text, nullptr, false);
+      PetscCheck(all.is_array(), comm_, PETSC_ERR_FILE_UNEXPECTED,
+                 "--restart: %s is not a list of remeshings (JSON); the campaign cannot "
+                 "continue on its last mesh",
+                 path.c_str());
+    }
+    for (const auto &r : all)
+      if (r.value("evaluation", -1L) < next_index_) kept.push_back(r);
+    remeshes_ = kept;
+    if (kept.size() != all.size()) PetscCall(write_remeshes());
+    long remeshed_at = -1;
+    if (!kept.empty()) {
+      const nlohmann::json &r = kept.back();
+      optimization::RemeshRecord m;
+      m.index = r.at("index").get<long>();
+      m.stem = (fs::path(args_.output_dir) / ("remesh-" + std::to_string(m.index))).string();
+      m.design = r.at("design").get<std::vector<double>>();
+      remeshed_at = r.at("evaluation").get<long>();
+      PetscCall(problem_.restore_remeshing(m, last_ok_replayed_ < remeshed_at));
+      pending_reset_ = last_ok_replayed_ < remeshed_at; // (no good evaluation on it yet)
+      PetscCall(log_info(comm_, "restart: on the mesh of remeshing %ld (evaluation %ld)", m.index,
+                         remeshed_at));
+    }
+    if (last_ok_replayed_ < 0 || last_ok_replayed_ < remeshed_at) PetscFunctionReturn(0);
+    problem_.set_last_good(last_ok_design_);
     Vec w;
     bool found = false;
-    PetscCall(fc_.create_state(&w));
-    PetscCall(load_state(fc_, args_.output_dir, last_ok_replayed_, w, &found));
+    PetscCall(fc().create_state(&w));
+    PetscCall(load_state(fc(), args_.output_dir, last_ok_replayed_, w, &found));
     PetscCheck(found, comm_, PETSC_ERR_FILE_OPEN,
                "--restart: no saved flow state of evaluation %ld (optimization-state.h5) in "
                "%s; the campaign cannot continue from where it stopped",
@@ -299,8 +383,8 @@ private:
     PetscFunctionBeginUser;
     const optimization::ShapeRecord &r = problem_.last();
     for (std::size_t i = 0; i < walls_.size(); ++i)
-      PetscCall(write_shape(fc_.residual(), walls_[i], r.shape.dJ_dB, t, *shape_series_[i]));
-    PetscCall(io::write_wall_shape(fc_.mesh(), problem_.shape().coordinates(), walls_,
+      PetscCall(write_shape(fc().residual(), walls_[i], r.shape.dJ_dB, t, *shape_series_[i]));
+    PetscCall(io::write_wall_shape(fc().mesh(), problem_.shape().coordinates(), walls_,
                                    (shapes_dir_ / name).string(), &r.shape.dJ_dB));
     PetscFunctionReturn(0);
   }
@@ -308,7 +392,8 @@ private:
   MPI_Comm comm_;
   const CliArgs &args_;
   const config::CaseConfig &cfg_;
-  driver::FlowCase &fc_;
+  /// the flow case in use (a remeshing replaces it)
+  driver::FlowCase &fc() { return problem_.flow_case(); }
   optimization::ShapeOptimization &problem_;
   long max_evaluations_;
   PetscMPIInt rank_ = 0;
@@ -320,7 +405,10 @@ private:
   long vtk_every_ = 0;
   bool series_resumed_ = false; // the series are continued after the replayed evaluations
   long computed_ = 0, next_index_ = 0, last_ok_replayed_ = -1;
+  std::vector<double> last_ok_design_;                ///< the design of last_ok_replayed_
+  nlohmann::json remeshes_ = nlohmann::json::array(); ///< OUTDIR/remesh.json
   bool warm_loaded_;
+  bool pending_reset_ = false; ///< remeshed, and no good evaluation since: the next one resets
   double start_ = 0;
 };
 
@@ -348,10 +436,12 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
   PetscCall(fc.load(comm, cfg));
   const optimization::OptimizerOptions o = optimizer_options(cfg, args);
   FaultHook fault; // crash tests
-  PetscCall(campaign_fault_hook(comm, {"forward", "adjoint", "deformation"}, 1,
+  PetscCall(campaign_fault_hook(comm, {"forward", "adjoint", "deformation", "remesh"}, 1,
                                 "a shape evaluation", &fault));
   optimization::ShapeOptimization problem;
   PetscCall(problem.setup(fc, nullptr, fault));
+  if (optimization::optimization_options().get(cfg).remesh)
+    problem.enable_remeshing(args.output_dir);
   const optimization::OptimizationProblem &p = problem.problem();
   PetscCall(
       log_campaign(comm,
@@ -360,7 +450,7 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
                                  cfg.file().c_str(), p.names.size(), p.constraints.size(),
                                  o.algorithm.c_str(), o.max_evaluations),
                    p));
-  ShapeCampaign campaign(comm, args, cfg, fc, problem, o.max_evaluations);
+  ShapeCampaign campaign(comm, args, cfg, problem, o.max_evaluations);
   PetscCall(campaign.open());
   optimization::OptimizationResult result;
   PetscCall(optimization::optimize(

@@ -331,7 +331,8 @@ std::string remesh_geo_text(const BoundaryCurves &b, const std::vector<std::stri
 
 PetscErrorCode remesh(const discretization::FlowResidual &res, const std::vector<int> &walls,
                       const std::vector<Vec3<double>> &X_original, bool resample,
-                      const std::string &stem, RemeshResult *r) {
+                      const std::string &stem, RemeshResult *r,
+                      const std::vector<Vec3<double>> *boundary) {
   PetscFunctionBeginUser;
   const double t0 = MPI_Wtime();
   const mesh::Mesh &m = res.mesh();
@@ -339,7 +340,7 @@ PetscErrorCode remesh(const discretization::FlowResidual &res, const std::vector
   r->msh = stem + ".msh";
   PetscCall(measure_boundary_layer(res, walls, &r->layer));
   BoundaryCurves b;
-  PetscCall(gather_boundary(m, res.coordinates(), X_original, &b));
+  PetscCall(gather_boundary(m, boundary ? *boundary : res.coordinates(), X_original, &b));
   if (resample) b = resample_walls(b, walls);
   const std::string pos = std::filesystem::absolute(stem + ".pos").string();
   PetscCall(write_size_field(res, cell_sizes(res), pos));

@@ -21,6 +21,8 @@ PetscErrorCode ShapeEvaluator::setup(FlowCase &fc, const design::DeformationOpti
   V0_.assign(res.geometry().cell_volume.begin(),
              res.geometry().cell_volume.begin() + fc.mesh().n_owned_cells);
   PetscCall(chain_.setup(fc, std::move(design), options));
+  PetscCall(VecDestroy(&w_)); // (set up again: a remeshed case)
+  PetscCall(VecDestroy(&w_good_));
   PetscCall(fc.create_state(&w_));
   PetscCall(fc.create_state(&w_good_));
   // the continuation's reference: the residual of the case's initial state
@@ -34,7 +36,7 @@ PetscErrorCode ShapeEvaluator::setup(FlowCase &fc, const design::DeformationOpti
     PetscCall(VecCopy(w0, w_good_));
   else
     PetscCall(VecCopy(w_, w_good_));
-  evaluations_ = 0;
+  // (evaluations_ counts on over a re-setup: the crash tests number every computed evaluation)
   PetscFunctionReturn(0);
 }
 
@@ -59,6 +61,7 @@ PetscErrorCode ShapeEvaluator::evaluate(const std::vector<Vec3<double>> &boundar
   e->deformation_iterations = static_cast<int>(dr.iterations);
   if (!dr.valid) {
     e->failure = "mesh deformation: " + dr.message;
+    e->deformation_failed = true;
     PetscFunctionReturn(0);
   }
   double ratio = 1e300;

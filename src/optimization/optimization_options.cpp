@@ -54,7 +54,15 @@ const config::SectionOptions<OptimizationOptions> &optimization_options() {
           .key(positive("deformation_rtol", "1e-14",
                         "mesh deformation: relative tolerance of the CG solves (also of its "
                         "reverse)"),
-               &OptimizationOptions::deformation_rtol);
+               &OptimizationOptions::deformation_rtol)
+          .key(typed("remesh", KeyType::Bool, "true",
+                     "2D shape campaigns: a design whose mesh deformation fails (inverted "
+                     "or tangled cells) is evaluated on a new Gmsh mesh made around the "
+                     "walls of the last good design (wall vertices re-spaced, the "
+                     "case's sizes and wall layers), which the campaign then continues "
+                     "on (driver/remeshing.hpp); false: such a design is a failed "
+                     "evaluation"),
+               &OptimizationOptions::remesh);
   return options;
 }
 

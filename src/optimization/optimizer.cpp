@@ -45,6 +45,7 @@ json header(const OptimizationProblem &p, const OptimizerOptions &o) {
 
 json to_json(long index, const std::vector<double> &x, const Evaluation &e) {
   json r = {{"index", index}, {"x", x}, {"ok", e.ok}, {"details", e.details}};
+  if (e.reset) r["reset"] = true;
   if (!e.ok) {
     r["failure"] = e.failure;
     return r;
@@ -60,6 +61,7 @@ Evaluation from_json(const json &r) {
   Evaluation e;
   e.ok = r.at("ok").get<bool>();
   e.details = r.value("details", std::string());
+  e.reset = r.value("reset", false);
   if (!e.ok) {
     e.failure = r.value("failure", std::string());
     return e;
@@ -85,6 +87,8 @@ struct Context {
   std::string message;      ///< of an error found here (not in the evaluator)
   long max_evaluations = 0; ///< distinct designs evaluated (NLopt's own count includes repeats)
   bool max_reached = false;
+  bool restart = false; ///< an evaluation asked to start the optimizer again (Evaluation::reset)
+  std::vector<double> restart_x;
   bool have_last = false;
   std::vector<double> x_last;
   Evaluation last;
@@ -142,6 +146,11 @@ PetscErrorCode evaluate(Context &ctx, const std::vector<double> &x, const Evalua
   ctx.x_last = x;
   ctx.last = ev;
   ctx.have_last = true;
+  if (ev.ok && ev.reset) { // the earlier evaluations belong to another problem
+    ctx.good.clear();
+    ctx.restart = true;
+    ctx.restart_x = x;
+  }
   if (ev.ok) ctx.good.emplace_back(x, ev);
   if (*ctx.observer) PetscCall((*ctx.observer)(k, x, ctx.last, replayed));
   *e = &ctx.last;
@@ -156,7 +165,7 @@ double objective_callback(const std::vector<double> &x, std::vector<double> &gra
     return HUGE_VAL;
   }
   ctx.error = evaluate(ctx, x, &e);
-  if (ctx.error) {
+  if (ctx.error || ctx.restart) {
     ctx.opt->force_stop();
     return HUGE_VAL;
   }
@@ -180,7 +189,7 @@ double constraint_callback(const std::vector<double> &x, std::vector<double> &gr
   const ConstraintSpec &spec = ctx.problem->constraints[cd.index];
   const Evaluation *e = nullptr;
   ctx.error = evaluate(ctx, x, &e);
-  if (ctx.error) {
+  if (ctx.error || ctx.restart) {
     ctx.opt->force_stop();
     return HUGE_VAL;
   }
@@ -510,7 +519,17 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
   std::vector<double> x = problem.start;
   double f = HUGE_VAL;
   try {
-    result->status = status_of(opt.optimize(x, f));
+    for (;;) { // once, and again from every design that asks for it (Evaluation::reset)
+      try {
+        result->status = status_of(opt.optimize(x, f));
+        break;
+      } catch (const nlopt::forced_stop &) {
+        if (ctx.error || !ctx.restart) throw;
+        ctx.restart = false;
+        x = ctx.restart_x;
+        ++result->resets;
+      }
+    }
   } catch (const nlopt::roundoff_limited &) {
     result->status = "roundoff-limited (no further progress possible at this precision)";
   } catch (const nlopt::forced_stop &) {
@@ -535,6 +554,9 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
   }
   result->x = x;
   result->f = f;
+  if (result->resets > 0)
+    result->status += " (after " + std::to_string(result->resets) + " restart" +
+                      (result->resets > 1 ? "s" : "") + " of the optimizer)";
   best_evaluated(ctx, problem, result);
   const PetscErrorCode ierr = project_feasible(ctx, options.projection_steps, result);
   if (ctx.out) std::fclose(ctx.out);

@@ -2,8 +2,15 @@
 #include "karman/optimization/shape_optimization.hpp"
 #include "karman/optimization/optimization_options.hpp"
 
+#include "karman/io/atomic_file.hpp"
+#include "karman/io/hdf5_fields.hpp"
+#include "karman/io/state_fields.hpp"
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
 
@@ -90,6 +97,9 @@ PetscErrorCode ShapeOptimization::setup(FlowCase &fc, std::unique_ptr<design::De
   PetscFunctionBeginUser;
   fc_ = &fc;
   constraints_ = std::move(constraints);
+  deformation_ = deformation;
+  fault_ = fault;
+  X_original_ = fc.residual().coordinates();
   PetscCall(shape_.setup(fc, deformation, w0, std::move(fault), std::move(design)));
   problem_ = OptimizationProblem();
   problem_.names = this->design().names();
@@ -121,15 +131,34 @@ PetscErrorCode ShapeOptimization::evaluate(const std::vector<double> &a, Evaluat
   *e = Evaluation();
   last_ = ShapeRecord();
   std::vector<Vec3<double>> dB;
-  const driver::DesignChain &chain = shape_.chain();
-  PetscCall(chain.displacement(a, &dB));
+  PetscCall(shape_.chain().displacement(a, &dB));
   PetscCall(shape_.evaluate(dB, &last_.shape, flow_));
+  // the design again on a new mesh around the walls of the last good design, then around its
+  // own walls
+  for (int stage = 0; stage < 2 && !remesh_dir_.empty(); ++stage) {
+    if (last_.shape.ok || !last_.shape.deformation_failed) break;
+    std::string why;
+    RemeshRecord record;
+    PetscCall(remesh(stage == 0 ? nullptr : &a, &record, &why));
+    if (!why.empty()) {
+      last_.shape.failure += "; not remeshed: " + why;
+      break;
+    }
+    if (stage == 0) last_.first_failure = last_.shape.failure;
+    last_.remeshed = true;
+    last_.remeshes.push_back(record);
+    PetscCall(shape_.chain().displacement(a, &dB));
+    PetscCall(shape_.evaluate(dB, &last_.shape, flow_));
+  }
+  const driver::DesignChain &chain = shape_.chain(); // (a remeshing replaced the chain's case)
   const ShapeEvaluation &s = last_.shape;
   if (!s.ok) {
     e->ok = false;
     e->failure = s.failure;
     PetscFunctionReturn(0);
   }
+  a_good_ = a;
+  good_since_remesh_ = true;
   e->f = s.J;
   PetscCall(chain.design_reverse(a, s.dJ_dB, &e->df));
   double g2 = 0;
@@ -156,6 +185,168 @@ PetscErrorCode ShapeOptimization::evaluate(const std::vector<double> &a, Evaluat
     e->dc.push_back(dc);
   }
   last_.constraints = e->c;
+  PetscFunctionReturn(0);
+}
+
+namespace {
+
+/// Writes the embedding as text (rank 0): "x y z x0 y0 z0" per boundary vertex, %.17g.
+PetscErrorCode write_embedding(MPI_Comm comm, const driver::BoundaryEmbedding &e,
+                               const std::string &path) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  std::string error;
+  if (rank == 0)
+    error = io::write_file_atomically(path, [&](std::FILE *f) {
+      for (std::size_t i = 0; i < e.at.size(); ++i)
+        std::fprintf(f, "%.17g %.17g %.17g %.17g %.17g %.17g\n", e.at[i][0], e.at[i][1], e.at[i][2],
+                     e.original[i][0], e.original[i][1], e.original[i][2]);
+    });
+  int bad = !error.empty();
+  PetscCallMPI(MPI_Bcast(&bad, 1, MPI_INT, 0, comm));
+  PetscCheck(!bad, comm, PETSC_ERR_FILE_WRITE, "%s", error.c_str());
+  PetscFunctionReturn(0);
+}
+
+/// Reads an embedding written by write_embedding (rank 0 reads, every rank gets it).
+PetscErrorCode read_embedding(MPI_Comm comm, const std::string &path,
+                              driver::BoundaryEmbedding *e) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  std::vector<double> v;
+  int ok = 1;
+  if (rank == 0) {
+    std::ifstream in(path);
+    ok = in.good();
+    for (double x; in >> x;) v.push_back(x);
+    ok = ok && !v.empty() && v.size() % 6 == 0;
+  }
+  PetscCallMPI(MPI_Bcast(&ok, 1, MPI_INT, 0, comm));
+  PetscCheck(ok, comm, PETSC_ERR_FILE_READ,
+             "%s: not a remeshing's embedding (lines of 6 numbers: a boundary vertex and its "
+             "original coordinates); the campaign cannot continue on that mesh",
+             path.c_str());
+  long n = static_cast<long>(v.size());
+  PetscCallMPI(MPI_Bcast(&n, 1, MPI_LONG, 0, comm));
+  v.resize(static_cast<std::size_t>(n));
+  PetscCallMPI(MPI_Bcast(v.data(), static_cast<int>(n), MPI_DOUBLE, 0, comm));
+  *e = driver::BoundaryEmbedding();
+  for (std::size_t i = 0; i + 6 <= v.size(); i += 6) {
+    e->at.push_back(Vec3<double>(v[i], v[i + 1], v[i + 2]));
+    e->original.push_back(Vec3<double>(v[i + 3], v[i + 4], v[i + 5]));
+  }
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+PetscErrorCode ShapeOptimization::load_remeshed(const std::string &msh,
+                                                const driver::BoundaryEmbedding &embedding,
+                                                const std::vector<double> &a_ref,
+                                                const std::string &state_file) {
+  PetscFunctionBeginUser;
+  const config::CaseConfig &base = fc_->config();
+  const MPI_Comm comm = fc_->mesh().comm;
+  std::vector<std::string> overrides = {"mesh.file=" + std::filesystem::absolute(msh).string(),
+                                        "mesh.refine=0"};
+  if (!state_file.empty())
+    overrides.push_back("initial.file=" + std::filesystem::absolute(state_file).string());
+  auto cfg = std::make_unique<config::CaseConfig>();
+  PetscCall(config::CaseConfig::load_text(comm, base.resolved_yaml(), base.file(), base.directory(),
+                                          overrides, base.schema(), *cfg));
+  auto fc = std::make_unique<FlowCase>();
+  PetscCall(fc->load(comm, *cfg));
+  std::vector<Vec3<double>> X0;
+  PetscCall(driver::embedded_coordinates(fc->mesh(), fc->mesh().coordinates, embedding, &X0));
+  auto design = std::make_unique<design::DesignSpace>();
+  PetscCall(design->setup(fc->mesh(), X0, *cfg));
+  PetscCall(design->set_reference_design(a_ref));
+  std::vector<ShapeConstraint> constraints;
+  PetscCall(build_shape_constraints(*fc, &constraints));
+  for (std::size_t i = 0; i < constraints.size(); ++i) { // the original shape's values
+    constraints[i].relative = false;
+    constraints[i].value = problem_.constraints[i].value;
+  }
+  Vec w0 = nullptr;
+  if (!state_file.empty()) {
+    PetscCall(fc->create_state(&w0));
+    PetscCall(fc->initial_state(w0));
+  }
+  const OptimizationProblem problem = problem_;
+  PetscCall(setup(*fc, std::move(design), std::move(constraints), deformation_, w0, fault_));
+  problem_ = problem; // (the same variables, bounds and start)
+  PetscCall(VecDestroy(&w0));
+  X_original_ = X0;
+  owned_fc_ = std::move(fc); // (the previous remeshed case goes, then its configuration)
+  owned_cfg_ = std::move(cfg);
+  good_since_remesh_ = false;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode ShapeOptimization::remesh(const std::vector<double> *target, RemeshRecord *record,
+                                         std::string *failure) {
+  PetscFunctionBeginUser;
+  const double t0 = MPI_Wtime();
+  const MPI_Comm comm = fc_->mesh().comm;
+  failure->clear();
+  for (const auto &b : design().blocks())
+    if (b.kind == design::DesignKind::SurfaceNormal)
+      *failure = "surface-normal designs are not remeshed";
+  if (fc_->mesh().dim != 2) *failure = "remeshing is for 2D meshes";
+  if (!target && !good_since_remesh_) *failure = "no good design since the last remeshing";
+  if (!failure->empty()) PetscFunctionReturn(0);
+  std::vector<Vec3<double>> walls; // the target's boundary, from the reference shape
+  if (target) {
+    PetscCall(shape_.chain().displacement(*target, &walls));
+    const auto &X0 = shape_.reference_coordinates();
+    for (std::size_t v = 0; v < walls.size(); ++v) walls[v] = X0[v] + walls[v];
+  } else {
+    design::DeformationResult dr; // back to the last good design
+    PetscCall(shape_.move_to_design(a_good_, &dr));
+    if (!dr.valid) {
+      *failure = "the last good design's mesh: " + dr.message;
+      PetscFunctionReturn(0);
+    }
+  }
+  *record = RemeshRecord();
+  record->index = ++remesh_count_;
+  record->stem = remesh_dir_ + "/remesh-" + std::to_string(record->index);
+  record->design = target ? *target : a_good_;
+  record->cells_before = fc_->mesh().n_global_cells;
+  driver::RemeshResult r;
+  PetscCall(driver::remesh(fc_->residual(), fc_->residual().boundary_conditions().wall_patches(),
+                           X_original_, true, record->stem, &r, target ? &walls : nullptr));
+  if (!r.ok) {
+    --remesh_count_;
+    *failure = "remeshing: " + r.failure;
+    PetscFunctionReturn(0);
+  }
+  PetscCall(write_embedding(comm, r.embedding, record->stem + ".embedding"));
+  if (fault_) fault_({"remesh", record->index, 0.0}); // (the crash tests: meshed, not used yet)
+  const std::string state = record->stem + "-state.h5";
+  {
+    const mesh::Mesh &m = fc_->mesh();
+    const PetscScalar *w;
+    PetscCall(VecGetArrayRead(shape_.state(), &w));
+    const std::vector<io::Field> fields = io::state_fields(m, fc_->residual().equations(), w);
+    PetscCall(VecRestoreArrayRead(shape_.state(), &w));
+    PetscCall(io::write_fields_h5(m, fc_->residual().coordinates(), state, fields, {}));
+  }
+  PetscCall(load_remeshed(r.msh, r.embedding, record->design, state));
+  record->cells_after = fc_->mesh().n_global_cells;
+  record->time = MPI_Wtime() - t0;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode ShapeOptimization::restore_remeshing(const RemeshRecord &r, bool with_state) {
+  PetscFunctionBeginUser;
+  driver::BoundaryEmbedding embedding;
+  PetscCall(read_embedding(fc_->mesh().comm, r.stem + ".embedding", &embedding));
+  PetscCall(
+      load_remeshed(r.stem + ".msh", embedding, r.design, with_state ? r.stem + "-state.h5" : ""));
+  remesh_count_ = r.index;
   PetscFunctionReturn(0);
 }
 

@@ -24,13 +24,15 @@ TEST_CASE("optimization options: defaults and members", "[config]") {
   CHECK(o.deformation_stiffness_exponent == d.deformation_stiffness_exponent);
   CHECK(o.deformation_poisson_ratio == d.deformation_poisson_ratio);
   CHECK(o.deformation_rtol == d.deformation_rtol);
+  CHECK(o.remesh); // a design the mesh cannot follow is remeshed, not lost
   REQUIRE(test::load_case(test::kMinimalCase, &cfg,
                           {"optimization.algorithm=ccsaq", "optimization.max_evaluations=7",
                            "optimization.xtol_rel=1e-3", "optimization.ftol_rel=1e-4",
                            "optimization.projection_steps=2", "optimization.vtk_every=5",
                            "optimization.deformation_stiffness_exponent=2",
                            "optimization.deformation_poisson_ratio=0.1",
-                           "optimization.deformation_rtol=1e-9"}) == "");
+                           "optimization.deformation_rtol=1e-9", "optimization.remesh=false"}) ==
+          "");
   const OptimizationOptions g = optimization_options().get(cfg);
   CHECK(g.algorithm == "ccsaq");
   CHECK(g.max_evaluations == 7);
@@ -41,6 +43,7 @@ TEST_CASE("optimization options: defaults and members", "[config]") {
   CHECK(g.deformation_stiffness_exponent == 2);
   CHECK(g.deformation_poisson_ratio == 0.1);
   CHECK(g.deformation_rtol == 1e-9);
+  CHECK_FALSE(g.remesh);
   for (const auto &k : optimization_options().spec().keys) CHECK(!k.help.empty());
   CHECK_THAT(test::load_case(test::kMinimalCase, &cfg, {"optimization.algorithm=newton"}),
              Catch::Contains("'optimization.algorithm'") && Catch::Contains("slsqp"));

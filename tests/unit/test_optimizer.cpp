@@ -13,7 +13,9 @@
 //  - on 2 ranks every rank ends with the same design even if the evaluator's values differ by
 //    round-off between ranks ([mpi]);
 //  - SLSQP's answer on a nonlinear equality passes the KKT check (check_kkt; its own tests:
-//    test_kkt_check.cpp).
+//    test_kkt_check.cpp);
+//  - an evaluation that resets (a remeshed shape campaign) restarts the optimizer from its
+//    design, the answer comes from the evaluations after it, and a replay restarts alike.
 #include "karman/core/error.hpp"
 #include "karman/optimization/kkt_check.hpp"
 #include "karman/optimization/optimizer.hpp"
@@ -274,4 +276,61 @@ TEST_CASE("optimizer: a run stopped before feasibility ends with a projected fea
   CHECK(r.f == e.f);
   CHECK(r.f < -1.9); // near the optimum -2
   CHECK_THAT(r.status, Catch::Contains("projected"));
+}
+
+TEST_CASE("optimizer: an evaluation that resets starts the optimizer again, also on replay",
+          "[driver]") {
+  // the quadratic, whose values move by +0.25 from evaluation 1 on (as a remeshing moves them),
+  // which says so (reset): the optimizer restarts from that design, only the evaluations from
+  // there on compete for the answer, and a replay of the journal takes the same path
+  const std::string dir = test::work_dir("optimizer_reset");
+  const optimization::OptimizationProblem p = problem(ConstraintSense::Equal, 1.5);
+  auto shifted = [](long *calls, long error_at) -> optimization::Evaluator {
+    return [=](const std::vector<double> &x, optimization::Evaluation *e) -> PetscErrorCode {
+      PetscFunctionBeginUser;
+      PetscCheck(*calls != error_at, PETSC_COMM_WORLD, PETSC_ERR_USER, "test: killed");
+      const long k = (*calls)++;
+      PetscCall(quadratic(10, calls)(x, e));
+      --*calls;
+      if (k >= 1) e->f += 0.25;
+      e->reset = k == 1;
+      PetscFunctionReturn(0);
+    };
+  };
+  optimization::OptimizerOptions o;
+  o.xtol_rel = 1e-12;
+  o.journal = dir + "/reset.jsonl";
+  std::vector<std::vector<double>> path, replay;
+  auto record = [](std::vector<std::vector<double>> *out) -> optimization::EvaluationObserver {
+    return [=](long, const std::vector<double> &x, const optimization::Evaluation &, bool) {
+      out->push_back(x);
+      return PetscErrorCode(0);
+    };
+  };
+  long calls = 0;
+  optimization::OptimizationResult r;
+  REQUIRE(optimization::optimize(PETSC_COMM_WORLD, p, shifted(&calls, -1), o, record(&path), &r) ==
+          0);
+  CHECK(r.resets == 1);
+  CHECK(r.x[0] == Approx(2.75).margin(1e-6));
+  CHECK(r.x[1] == Approx(-1.25).margin(1e-6));
+  CHECK(r.f == Approx(0.125 + 0.25).margin(1e-9)); // a value after the reset
+  REQUIRE(path.size() > 3);
+  CHECK(path[2] != path[1]); // (the restart's first design, x_1, was not evaluated again)
+  CHECK_THAT(r.status, Catch::Contains("1 restart of the optimizer"));
+  // killed after the reset, and replayed: the same path
+  o.journal = dir + "/killed.jsonl";
+  calls = 0;
+  optimization::OptimizationResult killed, again;
+  clear_error();
+  CHECK(optimization::optimize(PETSC_COMM_WORLD, p, shifted(&calls, 3), o, {}, &killed) != 0);
+  clear_error();
+  o.restart = true;
+  calls = 3; // (the evaluator's own count goes on where the kill left it)
+  REQUIRE(optimization::optimize(PETSC_COMM_WORLD, p, shifted(&calls, -1), o, record(&replay),
+                                 &again) == 0);
+  CHECK(again.replayed == 3);
+  CHECK(again.resets == 1);
+  CHECK(replay == path);
+  CHECK(again.x == r.x);
 }

@@ -102,9 +102,13 @@ struct RemeshResult {
 /// (above), the boundary layer measured on `walls`, their closed loops re-sampled if `resample`
 /// (else every boundary vertex kept); X_original the vertices' original coordinates (per local
 /// vertex); files STEM.*.  Collective (rank 0 runs Gmsh).
+/// `boundary` (if given; per local vertex): the boundary there instead of at the current
+/// coordinates (a design's walls that the volume mesh could not follow; the sizes are still the
+/// current cells').
 PetscErrorCode remesh(const discretization::FlowResidual &res, const std::vector<int> &walls,
                       const std::vector<Vec3<double>> &X_original, bool resample,
-                      const std::string &stem, RemeshResult *result);
+                      const std::string &stem, RemeshResult *result,
+                      const std::vector<Vec3<double>> *boundary = nullptr);
 
 /// The embedding of the boundary vertices of `mesh` (coordinates X, original coordinates
 /// X_original, per local vertex).  Collective.

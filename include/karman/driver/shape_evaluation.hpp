@@ -31,6 +31,7 @@ namespace karman::driver {
 struct ShapeEvaluation {
   bool ok = false;
   std::string failure;             ///< why not ok
+  bool deformation_failed = false; ///< not ok because the deformed mesh was invalid
   double J = 0;                    ///< the case's objective
   std::vector<Vec3<double>> dJ_dB; ///< dJ/dd_B per local vertex (total on every copy)
   std::vector<discretization::ParameterGradient> parameters; ///< the case's parameter gradients
@@ -61,6 +62,11 @@ public:
   PetscErrorCode evaluate(const std::vector<Vec3<double>> &boundary_displacement,
                           ShapeEvaluation *e,
                           const std::vector<const adjoint::Objective *> &extra = {});
+  /// Deforms the mesh to the design a (DesignChain::move_to_design): e.g. back to the last good
+  /// design before a remeshing.  Collective.
+  PetscErrorCode move_to_design(const std::vector<double> &a, design::DeformationResult *result) {
+    return chain_.move_to_design(a, "shape evaluation", result);
+  }
   /// The current (last deformed) vertex coordinates.
   const std::vector<Vec3<double>> &coordinates() const { return fc_->residual().coordinates(); }
   /// The flow state of the last good evaluation (the start of the next solve), and setting it

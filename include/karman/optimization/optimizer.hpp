@@ -57,6 +57,11 @@ struct Evaluation {
   std::vector<double> c;               ///< one per constraint
   std::vector<std::vector<double>> dc; ///< one gradient (n) per constraint
   std::string details; ///< anything the caller wants back on replay (timings, iterations)
+  /// The problem changed with this (good) evaluation -- a shape campaign remeshed, which moves
+  /// f and c by about the discretization error: the optimizer starts again from this design
+  /// (its quasi-Newton model reset), and the evaluations before it no longer compete for the
+  /// answer.  Journaled, so a replay restarts alike.
+  bool reset = false;
 };
 
 /// Evaluates f and the constraints at x.  Collective.  A PetscErrorCode stops the optimization
@@ -82,6 +87,7 @@ struct OptimizationResult {
   double f = 0;
   std::string status; ///< NLopt's reason for stopping
   long evaluations = 0, replayed = 0, failed = 0;
+  long resets = 0; ///< restarts of the optimizer (Evaluation::reset)
 };
 
 /// The algorithm name checked against the known ones; false if unknown.

@@ -14,6 +14,7 @@
 #include "karman/design/geometric_constraints.hpp"
 #include "karman/design/shape_parameterization.hpp"
 #include "karman/optimization/optimizer.hpp"
+#include "karman/driver/remeshing.hpp"
 #include "karman/driver/shape_evaluation.hpp"
 
 #include <functional>
@@ -39,10 +40,25 @@ struct ShapeConstraint {
   std::unique_ptr<adjoint::Objective> flow;               ///< ... or flow
 };
 
+/// A remeshing of a campaign (ShapeOptimization::evaluate): the files DIR/remesh-K.msh (the
+/// mesh), DIR/remesh-K.embedding (its boundary vertices' original coordinates: one line
+/// "x y z x0 y0 z0" each, %.17g), DIR/remesh-K-state.h5 (the flow of the remeshed design, which
+/// the new mesh starts from), DIR/remesh-K.geo, .pos (Gmsh's input).
+struct RemeshRecord {
+  long index = 0;             ///< K = 1, 2, ...
+  std::string stem;           ///< DIR/remesh-K
+  std::vector<double> design; ///< the design remeshed (the new mesh's shape)
+  long cells_before = 0, cells_after = 0;
+  double time = 0; ///< meshing, transfer and set-up [s]
+};
+
 /// What the last evaluation measured besides f and c (for logs and history files).
 struct ShapeRecord {
   ShapeEvaluation shape;
-  double gradient_norm = 0; ///< |dJ/da|
+  bool remeshed = false;              ///< the design was evaluated on a new mesh (`remesh`)
+  std::vector<RemeshRecord> remeshes; ///< around the last good design, then this one's walls
+  std::string first_failure;          ///< remeshed: why the previous mesh failed
+  double gradient_norm = 0;           ///< |dJ/da|
   std::vector<double> constraints;
 };
 
@@ -142,7 +158,45 @@ public:
   ShapeEvaluator &shape() { return shape_; }
   const design::DesignSpace &design() const { return shape_.chain().design(); }
 
+  /// Remeshing (optimization.remesh; 2D; not with surface-normal entries, whose variables are
+  /// the wall vertices): a design whose mesh deformation fails is evaluated again on a mesh made
+  /// by driver::remesh around the walls of the last good design (the walls re-sampled), with the
+  /// flow of that design transferred to it and the design space set up on it with the last good
+  /// design as its reference (driver/remeshing.hpp: BoundaryEmbedding); if that mesh cannot
+  /// follow the design either, once more on a mesh made around the design's own walls (from the
+  /// re-sampled ones; sizes and flow of the last good design's mesh).  The campaign goes on on
+  /// the new mesh.  Not after a remeshing without a good evaluation since.  Files
+  /// DIR/remesh-K.* (RemeshRecord).  Collective.
+  void enable_remeshing(const std::string &dir) { remesh_dir_ = dir; }
+  /// The flow case in use: the one given to setup() until the first remeshing, then the last
+  /// remeshed one (owned here).
+  FlowCase &flow_case() { return *fc_; }
+  /// The design of the last good evaluation (a restarted campaign sets it).
+  void set_last_good(const std::vector<double> &a) { a_good_ = a, good_since_remesh_ = true; }
+  /// Continues on the mesh of remeshing `r` (a restarted campaign: files as written by
+  /// evaluate()) from the flow that remeshing transferred (`with_state`; else the caller sets
+  /// the state: ShapeEvaluator::set_state).  Collective.
+  PetscErrorCode restore_remeshing(const RemeshRecord &r, bool with_state);
+
 private:
+  /// A new mesh around the walls of the last good design (`target` null), or of the design
+  /// *target from the current mesh's reference shape; *failure says why not.
+  PetscErrorCode remesh(const std::vector<double> *target, RemeshRecord *record,
+                        std::string *failure);
+  /// Continues on the mesh `msh` whose boundary vertices' originals are `embedding`, with the
+  /// design a_ref as its reference shape; the flow from `state_file` (none: the case's).
+  PetscErrorCode load_remeshed(const std::string &msh, const driver::BoundaryEmbedding &embedding,
+                               const std::vector<double> &a_ref, const std::string &state_file);
+
+  std::string remesh_dir_; ///< "" : no remeshing
+  std::vector<double> a_good_;
+  bool good_since_remesh_ = false;
+  std::vector<Vec3<double>> X_original_; ///< per local vertex: where the design space was set up
+  design::DeformationOptions deformation_;
+  FaultHook fault_;
+  long remesh_count_ = 0;
+  std::unique_ptr<config::CaseConfig> owned_cfg_; ///< the remeshed case (after a remeshing)
+  std::unique_ptr<FlowCase> owned_fc_;
   FlowCase *fc_ = nullptr;
   std::vector<ShapeConstraint> constraints_;
   std::vector<const adjoint::Objective *> flow_;

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# A shape campaign that remeshes (optimization.remesh, the default; ShapeOptimization), killed with
+# SIGKILL during the remeshing and after it, resumes with --restart on the same path
+# (cases/shape-min-drag/re1.yaml, level 0, 30 evaluations; its first remeshing comes at about
+# evaluation 27):
+#  - the uninterrupted campaign (1 rank) has no failed evaluation and at least one remeshing,
+#    listed in remesh.json and summary.json with its files (remesh-K.msh, .embedding,
+#    -state.h5; K = 1, 2 when the mesh around the last good design could not follow either and
+#    a second one is made around the design's own walls), and the optimizer restarted after it;
+#  - killed inside the first remeshing (KARMAN_TEST_KILL=remesh:1: meshed, not used yet) and
+#    restarted on 1 rank: the journal's evaluations are replayed, the remeshing is made again,
+#    and the designs, objectives and remeshings are bitwise those of the uninterrupted run;
+#  - killed two evaluations after the remeshing (in the forward solve) and restarted on 2 ranks:
+#    the restart continues on the kept last mesh (not a new Gmsh mesh) and the designs agree
+#    with the uninterrupted run to 1e-9, the objectives to 1e-9 relative (2 ranks sum in another
+#    order).
+# usage: optimize_remesh.sh KARMAN SOURCE_DIR WORK_DIR
+set -u
+karman=$1 src=$2 work=$3
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+sed "s|file: body.geo, level: 1|file: $src/cases/shape-min-drag/body.geo, level: 0, cache_dir: $work/cache|" \
+  "$src/cases/shape-min-drag/re1.yaml" > case.yaml
+grep -q "cache_dir: $work/cache" case.yaml || fail "the case's mesh line changed"
+opts=(--set optimization.max_evaluations=30 --set optimization.vtk_every=0 --set optimization.remesh=true)
+mpi2=(mpirun -n 2 --oversubscribe)
+
+"$karman" optimize case.yaml -o ref "${opts[@]}" > ref.log 2>&1 || { tail -20 ref.log; fail "uninterrupted campaign"; }
+grep -q "(0 replayed, 0 failed)" ref.log || { grep "optimizer:" ref.log; fail "failed evaluations"; }
+read -r remeshed_at remeshes <<< "$(/usr/bin/python3 - ref <<'PY'
+import json, os, sys
+d = sys.argv[1]
+r = json.load(open(f"{d}/remesh.json"))
+assert r and r[0]["index"] == 1, r
+assert json.load(open(f"{d}/summary.json"))["remeshes"] == r
+for m in r:
+    for ext in (".msh", ".embedding", "-state.h5"):
+        assert os.path.exists(f"{d}/remesh-{m['index']}{ext}"), (m, ext)
+first = r[0]["evaluation"]
+print(first, sum(m["evaluation"] == first for m in r))  # the evaluation, its remeshings
+PY
+)" || fail "no remeshing in the uninterrupted campaign"
+[ "$remeshed_at" -le 27 ] || fail "the first remeshing came at evaluation $remeshed_at: too late for this test"
+grep -q "restart of the optimizer\|restarts of the optimizer" ref.log || fail "the optimizer did not restart"
+
+compare() { # DIR TOLERANCE: the same path as ref
+  /usr/bin/python3 - ref "$1" "$2" <<'PY'
+import csv, json, sys
+ref, d, tol = sys.argv[1], sys.argv[2], float(sys.argv[3])
+rows = lambda p: [list(map(float, r[1:])) for r in list(csv.reader(open(p)))[1:]]
+da, db = rows(f"{ref}/designs.csv"), rows(f"{d}/designs.csv")
+assert len(da) == len(db), (len(da), len(db))
+dx = max(abs(x - y) for p, q in zip(da, db) for x, y in zip(p, q))
+a = list(csv.DictReader(open(f"{ref}/optimization.csv")))
+b = list(csv.DictReader(open(f"{d}/optimization.csv")))
+assert all(r["ok"] == "1" for r in b), "a failed evaluation"
+jw = max(abs(float(x["objective"]) - float(y["objective"])) / abs(float(x["objective"])) for x, y in zip(a, b))
+ra, rb = json.load(open(f"{ref}/remesh.json")), json.load(open(f"{d}/remesh.json"))
+assert [r["evaluation"] for r in ra] == [r["evaluation"] for r in rb], (ra, rb)
+assert dx <= tol and jw <= tol, (dx, jw)
+print(f"{d}: {len(db)} evaluations, {len(rb)} remeshings as the uninterrupted run; designs within "
+      f"{dx:.1e}, objectives within {jw:.1e}")
+PY
+}
+
+# killed inside the first remeshing, restarted on 1 rank
+KARMAN_TEST_KILL=remesh:1 "$karman" optimize case.yaml -o killed_remesh "${opts[@]}" > killed_remesh.log 2>&1 &&
+  fail "remesh: the campaign was not killed"
+grep -q "remeshed around" killed_remesh.log && fail "remesh: killed after the remeshing"
+"$karman" optimize case.yaml -o killed_remesh "${opts[@]}" --restart > killed_remesh.restart.log 2>&1 ||
+  { tail -20 killed_remesh.restart.log; fail "remesh: restart"; }
+grep -q "$remeshed_at evaluations replayed from the journal" killed_remesh.restart.log ||
+  fail "remesh: not $remeshed_at evaluations replayed"
+compare killed_remesh 0 || fail "remesh: another path"
+
+# killed two evaluations after it (the evaluations computed so far count each remeshed
+# attempt), restarted on 2 ranks
+n=$((remeshed_at + 3 + remeshes))
+KARMAN_TEST_KILL=forward:$n "$karman" optimize case.yaml -o killed_after "${opts[@]}" > killed_after.log 2>&1 &&
+  fail "after: the campaign was not killed"
+grep -q "remeshed around" killed_after.log || fail "after: killed before the remeshing"
+cp "killed_after/remesh-$remeshes.msh" kept.msh
+"${mpi2[@]}" "$karman" optimize case.yaml -o killed_after "${opts[@]}" --restart > killed_after.restart.log 2>&1 ||
+  { tail -20 killed_after.restart.log; fail "after: restart on 2 ranks"; }
+grep -q "restart: on the mesh of remeshing $remeshes (evaluation $remeshed_at)" killed_after.restart.log ||
+  fail "after: the restart did not continue on the remeshed mesh"
+cmp -s kept.msh "killed_after/remesh-$remeshes.msh" || fail "after: the kept mesh was made again"
+compare killed_after 1e-9 || fail "after: another path"
+echo "optimize_remesh: all checks passed"
