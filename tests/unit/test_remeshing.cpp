@@ -9,6 +9,7 @@
 //    space set up on the new mesh from the boundary vertices' original coordinates, with a_r
 //    as its reference design, moves the walls exactly where the original mesh's design space
 //    moves them, for a design a != a_r;
+//  - a wall polygon that crosses itself: Gmsh's failure returned, not raised;
 //  - the body's tail pulled out and pinched (wall faces crowded there) and remeshed with its wall
 //    re-sampled: the face lengths even out, every new wall vertex lies on the deformed wall and
 //    its original on the original wall, and the wall's area (also at another design) changes by
@@ -344,6 +345,29 @@ TEST_CASE("remeshing: a pinched wall re-sampled, and its design re-embedded on i
   const double bound = 1.5 * std::pow(2 * M_PI / n, 2) / 6;
   CHECK(std::abs(area_new / area_def - 1) < bound);
   CHECK(std::abs(area_new_a / area_old_a - 1) < bound);
+}
+
+TEST_CASE("remeshing: a wall that crosses itself is a failure with Gmsh's reason, not an error",
+          "[remeshing][mpi]") {
+  const std::string dir = test::work_dir("remeshing-crossed");
+  config::CaseConfig cfg;
+  driver::FlowCase fc;
+  load_case(kBody, {"mesh.cache_dir=" + dir}, &cfg, &fc);
+  const mesh::Mesh &m = fc.mesh();
+  // the wall's vertices above y = 0.3 pushed down through the lower half: the polygon crosses
+  std::vector<Vec3<double>> X = m.coordinates;
+  std::vector<char> wall(m.n_vertices, 0);
+  for (PetscInt f : m.boundary_faces(m.patch_index("cylinder")))
+    for (PetscInt i = m.face_vertex_ptr[f]; i < m.face_vertex_ptr[f + 1]; ++i)
+      wall[m.face_vertex[i]] = 1;
+  for (PetscInt v = 0; v < m.n_vertices; ++v)
+    if (wall[v] && X[v][1] > 0.3) X[v][1] -= 0.9;
+  driver::RemeshResult r;
+  clear_error();
+  REQUIRE(driver::remesh(fc.residual(), {m.patch_index("cylinder")}, m.coordinates, false,
+                         dir + "/crossed", &r, &X) == 0);
+  CHECK_FALSE(r.ok);
+  CHECK_THAT(r.failure, Catch::Contains("gmsh"));
 }
 
 TEST_CASE("remeshing: a boundary that is not closed is refused", "[remeshing]") {
