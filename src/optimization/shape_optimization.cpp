@@ -251,8 +251,6 @@ PetscErrorCode ShapeOptimization::load_remeshed(const std::string &msh,
   const MPI_Comm comm = fc_->mesh().comm;
   std::vector<std::string> overrides = {"mesh.file=" + std::filesystem::absolute(msh).string(),
                                         "mesh.refine=0"};
-  if (!state_file.empty())
-    overrides.push_back("initial.file=" + std::filesystem::absolute(state_file).string());
   auto cfg = std::make_unique<config::CaseConfig>();
   PetscCall(config::CaseConfig::load_text(comm, base.resolved_yaml(), base.file(), base.directory(),
                                           overrides, base.schema(), *cfg));
@@ -270,9 +268,14 @@ PetscErrorCode ShapeOptimization::load_remeshed(const std::string &msh,
     constraints[i].value = problem_.constraints[i].value;
   }
   Vec w0 = nullptr;
-  if (!state_file.empty()) {
+  if (!state_file.empty()) { // (the case keeps its own initial state: the warm starts' reference)
+    config::CaseConfig with_state;
+    overrides.push_back("initial.file=" + std::filesystem::absolute(state_file).string());
+    PetscCall(config::CaseConfig::load_text(comm, base.resolved_yaml(), base.file(),
+                                            base.directory(), overrides, base.schema(),
+                                            with_state));
     PetscCall(fc->create_state(&w0));
-    PetscCall(fc->initial_state(w0));
+    PetscCall(driver::initial_state(fc->residual(), with_state, w0));
   }
   const OptimizationProblem problem = problem_;
   PetscCall(setup(*fc, std::move(design), std::move(constraints), deformation_, w0, fault_));
