@@ -6,12 +6,17 @@
 # the wall time per evaluation split into the forward solve, the adjoint, the mesh deformation
 # and its adjoint; the share of deformation + its adjoint; the warm-started forward solves
 # (evaluations 1...) against the cold first one (evaluation 0, from the initial state); and
-# the drag and constraint history.  Prints the table and writes results/bench-optimize.md.
-# usage: scripts/bench-optimize.sh [LEVEL] [EVALUATIONS] [RANKS]   (default: 1 20 "1 2")
+# the drag and constraint history.  Then a campaign that remeshes (cases/shape-min-drag/re1.yaml,
+# level 0, REMESH_EVALUATIONS evaluations, 1 rank, optimization.remesh true): failed evaluations,
+# remeshings, the shares of the campaign's compute time (forward, adjoint, deformation and its
+# adjoint, remeshing), and the forward solve of each remeshed evaluation against the cold one.
+# Prints the tables and writes results/bench-optimize.md.
+# usage: scripts/bench-optimize.sh [LEVEL] [EVALUATIONS] [RANKS] [REMESH_EVALUATIONS]
+#        (default: 1 20 "1 2" 80)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-level=${1:-1} evaluations=${2:-20} ranks=${3:-"1 2"}
+level=${1:-1} evaluations=${2:-20} ranks=${3:-"1 2"} remesh_evaluations=${4:-80}
 [ -x build/release/karman ] || bash scripts/build.sh
 . scripts/mpi-env.sh
 out=out/bench-optimize
@@ -24,6 +29,11 @@ for np in $ranks; do
     --set optimization.vtk_every=0 --set output.vtk=false --set output.hdf5=false > "$out/np$np.log" 2>&1 ||
     { tail -5 "$out/np$np.log"; exit 1; }
 done
+echo "bench-optimize: shape-min-drag re1.yaml level 0 with remeshing, $remesh_evaluations evaluations"
+rm -rf "$out/remesh"
+build/release/karman optimize cases/shape-min-drag/re1.yaml -o "$out/remesh" --set mesh.level=0 \
+  --set optimization.remesh=true --set optimization.max_evaluations="$remesh_evaluations" \
+  > "$out/remesh.log" 2>&1 || { tail -5 "$out/remesh.log"; exit 1; }
 /usr/bin/python3 - "$out" "$level" "$ranks" <<'PY'
 import csv, json, sys, platform, datetime
 out, level, ranks = sys.argv[1], sys.argv[2], sys.argv[3].split()
@@ -44,6 +54,25 @@ for np in ranks:
                  f"{f('deformation_time', rows):.4f} | {f('deformation_adjoint_time', rows):.4f} | {100 * share:.1f} % | "
                  f"{rows[0]['newton_iterations']} / {f('newton_iterations', warm):.1f} | "
                  f"{float(rows[0]['objective']):.6f} -> {s['objective']:.6f} | {60 * len(rows) / s['wall_time']:.1f} |")
+rows = list(csv.DictReader(open(f"{out}/remesh/optimization.csv")))
+rm = json.load(open(f"{out}/remesh/remesh.json"))
+s = json.load(open(f"{out}/remesh/summary.json"))
+t = {k: sum(float(r[k]) for r in rows if r["ok"] == "1") for k in ("forward_time", "adjoint_time", "deformation_time", "deformation_adjoint_time")}
+tr = sum(m["time"] for m in rm)
+total = sum(t.values()) + tr
+at = sorted({m["evaluation"] for m in rm})
+byk = {int(r["evaluation"]): r for r in rows}
+cold = float(rows[0]["forward_time"])
+lines += ["", "## A campaign that remeshes (cases/shape-min-drag/re1.yaml, level 0, 1 rank, optimization.remesh true)", "",
+          f"{len(rows)} evaluations, {sum(r['ok'] != '1' for r in rows)} failed, {len(rm)} remeshings at evaluations {at} "
+          f"(cells {' / '.join(str(m['cells_before']) + ' -> ' + str(m['cells_after']) for m in rm)}); {s['status']}.", "",
+          "| forward | adjoint | deformation + adjoint | remeshing | deformation + remeshing share |", "|---|---|---|---|---|",
+          f"| {t['forward_time']:.2f} s | {t['adjoint_time']:.2f} s | {t['deformation_time'] + t['deformation_adjoint_time']:.2f} s | "
+          f"{tr:.2f} s | {100 * (t['deformation_time'] + t['deformation_adjoint_time'] + tr) / total:.1f} % |", "",
+          "Forward solve of the remeshed evaluations (from the flow transferred to the new mesh) against the cold one "
+          f"(evaluation 0: {cold:.3f} s, {rows[0]['newton_iterations']} Newton steps):", "",
+          "| evaluation | forward [s] | / cold | Newton steps |", "|---|---|---|---|"]
+lines += [f"| {k} | {float(byk[k]['forward_time']):.3f} | {float(byk[k]['forward_time']) / cold:.2f} | {byk[k]['newton_iterations']} |" for k in at]
 text = "\n".join(lines) + "\n"
 print(text)
 open("results/bench-optimize.md", "w").write(text)

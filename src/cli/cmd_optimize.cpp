@@ -7,7 +7,8 @@
 //   OUTDIR/optimization.csv   evaluation, computed/replayed, ok, objective, constraints, |dJ/da|,
 //                             Newton iterations, forward/adjoint/deformation times, min V/V0,
 //                             failure reason
-//   OUTDIR/designs.csv        the design vector of every evaluation
+//   OUTDIR/designs.csv        the design vector of every evaluation (the design's a, not the
+//                             optimizer's a / scale)
 //   OUTDIR/shape_<wall>.pvd   the walls at every evaluation (time = evaluation index) with
 //                             the objective's shape gradient and surface sensitivity
 //   OUTDIR/shapes/shape_NNNN.csv   the same as CSV with dJ/dd_B (io/wall_shape.hpp), for
@@ -198,7 +199,7 @@ public:
                         static_cast<int>(detail(d, "newton_iterations")), detail(d, "forward_time"),
                         detail(d, "adjoint_time"), detail(d, "deformation_time"),
                         detail(d, "deformation_adjoint_time"), detail(d, "min_volume_ratio")),
-          x);
+          problem_.design_of(x));
     if (replayed) {
       if (e.ok) last_ok_replayed_ = k, last_ok_design_ = x;
       PetscFunctionReturn(0);
@@ -257,7 +258,8 @@ public:
                                        discretization::kSteady));
     nlohmann::json j = campaign_summary(cfg_, algorithm, result, best.f);
     j["design"] = nlohmann::json::object();
-    for (std::size_t i = 0; i < p.names.size(); ++i) j["design"][p.names[i]] = x[i];
+    const std::vector<double> a = problem_.design_of(x); // (the case's units, not a / scale)
+    for (std::size_t i = 0; i < p.names.size(); ++i) j["design"][p.names[i]] = a[i];
     for (std::size_t i = 0; i < p.constraints.size(); ++i)
       j["constraints"][p.constraints[i].name] = {{"value", best.c[i]},
                                                  {"bound", p.constraints[i].value}};

@@ -34,6 +34,10 @@ std::vector<KeySpec> design_common_keys() {
       typed("initial", KeyType::RealList, "[]",
             "initial values of the variables: one value for all, or one per variable; empty: "
             "0 (the reference shape)"),
+      typed("scale", KeyType::RealList, "[]",
+            "the optimizer sees a / scale (one value for all, or one per variable; each > 0): "
+            "variables of different units (an angle and a length) or sensitivities made "
+            "comparable, so that SLSQP does not crawl along a flat direction; empty: 1"),
   };
 }
 
@@ -194,7 +198,7 @@ std::string check_bounds(const DesignEntry &e, const std::string &type) {
   const std::string &label = e.label;
   const YAML::Node &params = e.params;
   const long n = design_variable_count(type, params);
-  for (const char *key : {"lower", "upper", "initial"}) {
+  for (const char *key : {"lower", "upper", "initial", "scale"}) {
     const std::size_t len = params[key].size();
     KARMAN_REQUIRE(len <= 1 || (n >= 0 && len == static_cast<std::size_t>(n)),
                    "%s: '%s.%s' has %zu values; expected 1 (for all) or %s", e.at(key).c_str(),
@@ -209,6 +213,10 @@ std::string check_bounds(const DesignEntry &e, const std::string &type) {
     if (list.size() == 0) return def;
     return list[list.size() == 1 ? 0 : i].as<double>();
   };
+  for (std::size_t i = 0; i < params["scale"].size(); ++i)
+    KARMAN_REQUIRE(params["scale"][i].as<double>() > 0,
+                   "%s: '%s.scale' must be positive (the optimizer sees a / scale), got %g",
+                   e.at("scale").c_str(), label.c_str(), params["scale"][i].as<double>());
   constexpr double inf = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < count; ++i) {
     const double lo = value("lower", i, -inf), up = value("upper", i, inf),

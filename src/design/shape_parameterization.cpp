@@ -351,6 +351,7 @@ PetscErrorCode DesignSpace::setup(const mesh::Mesh &mesh, const std::vector<Vec3
   lower_.clear();
   upper_.clear();
   initial_.clear();
+  scale_.clear();
   const std::string &file = cfg.file();
   for (const config::DesignConfig &dc : cfg.designs()) {
     std::vector<int> patches;
@@ -383,7 +384,7 @@ PetscErrorCode DesignSpace::setup(const mesh::Mesh &mesh, const std::vector<Vec3
       break;
     }
     const std::size_t count = part->names.size();
-    for (const char *key : {"lower", "upper", "initial"}) {
+    for (const char *key : {"lower", "upper", "initial", "scale"}) {
       const std::size_t given = dc.parameters.reals(key).size();
       PetscCheck(given <= 1 || given == count, mesh.comm, PETSC_ERR_USER_INPUT,
                  "%s: '%s.%s' has %zu values for %zu variables (give 1 for all, or one each)",
@@ -392,7 +393,7 @@ PetscErrorCode DesignSpace::setup(const mesh::Mesh &mesh, const std::vector<Vec3
     constexpr double inf = std::numeric_limits<double>::infinity();
     for (auto [out, key, def] :
          {std::tuple{&lower_, "lower", -inf}, std::tuple{&upper_, "upper", inf},
-          std::tuple{&initial_, "initial", 0.0}}) {
+          std::tuple{&initial_, "initial", 0.0}, std::tuple{&scale_, "scale", 1.0}}) {
       const std::vector<double> values = expand(dc.parameters.reals(key), count, def);
       out->insert(out->end(), values.begin(), values.end());
     }

@@ -103,9 +103,13 @@ PetscErrorCode ShapeOptimization::setup(FlowCase &fc, std::unique_ptr<design::De
   PetscCall(shape_.setup(fc, deformation, w0, std::move(fault), std::move(design)));
   problem_ = OptimizationProblem();
   problem_.names = this->design().names();
+  // the optimizer's variables x = a / scale
+  scale_ = this->design().scale();
   problem_.lower = this->design().lower();
   problem_.upper = this->design().upper();
   problem_.start = this->design().initial();
+  for (auto *v : {&problem_.lower, &problem_.upper, &problem_.start})
+    for (std::size_t i = 0; i < v->size(); ++i) (*v)[i] /= scale_[i];
   flow_.clear();
   for (auto &c : constraints_) {
     double value = c.value;
@@ -126,7 +130,24 @@ PetscErrorCode ShapeOptimization::setup(FlowCase &fc, std::unique_ptr<design::De
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode ShapeOptimization::evaluate(const std::vector<double> &a, Evaluation *e) {
+std::vector<double> ShapeOptimization::design_of(const std::vector<double> &x) const {
+  std::vector<double> a = x;
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] *= scale_[i];
+  return a;
+}
+
+PetscErrorCode ShapeOptimization::evaluate(const std::vector<double> &x, Evaluation *e) {
+  PetscFunctionBeginUser;
+  PetscCall(evaluate_design(design_of(x), e));
+  if (!e->ok) PetscFunctionReturn(0);
+  for (std::size_t i = 0; i < scale_.size(); ++i) { // d/dx = scale d/da
+    e->df[i] *= scale_[i];
+    for (auto &dc : e->dc) dc[i] *= scale_[i];
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode ShapeOptimization::evaluate_design(const std::vector<double> &a, Evaluation *e) {
   PetscFunctionBeginUser;
   *e = Evaluation();
   last_ = ShapeRecord();

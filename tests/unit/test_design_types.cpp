@@ -61,6 +61,10 @@ TEST_CASE("design: bad input gives one error naming the file, the line and the k
                Catch::Contains("'design[0].initial' (2") && Catch::Contains("is outside"));
   REQUIRE_THAT(with("{type: rigid, walls: [cylinder], lower: [-1, -1]}"),
                Catch::Contains("'design[0].lower' has 2 values; expected 1 (for all) or 3"));
+  REQUIRE_THAT(with("{type: rigid, walls: [cylinder], scale: [1, 0]}"),
+               Catch::Contains("'design[0].scale' has 2 values; expected 1 (for all) or 3"));
+  REQUIRE_THAT(with("{type: rigid, walls: [cylinder], scale: [0]}"),
+               Catch::Contains("'design[0].scale' must be positive") && Catch::Contains("got 0"));
   REQUIRE_THAT(with("{type: surface-normal, walls: [cylinder], filter_length: 0.1, upper: [1, 2]}"),
                Catch::Contains("'design[0].upper' has 2 values"));
   REQUIRE_THAT(with("{type: rigid, walls: [cylindre]}"),

@@ -232,3 +232,32 @@ TEST_CASE("shape optimization: evaluate at the start design -- constraint values
   CHECK(e.f > 0); // drag
   CHECK(c.opt.last().gradient_norm == Approx(std::hypot(e.df[0], e.df[1])));
 }
+
+TEST_CASE("shape optimization: scaled variables -- bounds, start and gradients in a / scale",
+          "[optimization][shape]") {
+  Campaign plain, scaled;
+  REQUIRE(setup_error(cylinder_case(kRigid, kConstraints), &plain) == "");
+  std::string rigid = kRigid;
+  rigid.replace(rigid.find("lower:"), 0, "scale: [0.01, 0.04], ");
+  REQUIRE(setup_error(cylinder_case(rigid, kConstraints), &scaled) == "");
+  const optimization::OptimizationProblem &p = plain.opt.problem(), &q = scaled.opt.problem();
+  const double s[2] = {0.01, 0.04};
+  for (int i = 0; i < 2; ++i) {
+    CHECK(q.lower[i] == Approx(p.lower[i] / s[i]));
+    CHECK(q.upper[i] == Approx(p.upper[i] / s[i]));
+  }
+  const std::vector<double> x = {0.5, -0.25}; // a = (0.005, -0.01)
+  CHECK(scaled.opt.design_of(x) == std::vector<double>{0.005, -0.01});
+  optimization::Evaluation e, f;
+  clear_error();
+  REQUIRE(plain.opt.evaluate({0.005, -0.01}, &e) == 0);
+  REQUIRE(scaled.opt.evaluate(x, &f) == 0);
+  REQUIRE(e.ok);
+  REQUIRE(f.ok);
+  CHECK(f.f == Approx(e.f).epsilon(1e-10));
+  for (int i = 0; i < 2; ++i) {
+    CHECK(f.df[i] == Approx(s[i] * e.df[i]).epsilon(1e-8));
+    for (std::size_t c = 0; c < e.c.size(); ++c)
+      CHECK(f.dc[c][i] == Approx(s[i] * e.dc[c][i]).epsilon(1e-8).margin(1e-12));
+  }
+}

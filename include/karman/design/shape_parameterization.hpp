@@ -113,6 +113,8 @@ public:
   const std::vector<double> &lower() const { return lower_; }
   const std::vector<double> &upper() const { return upper_; }
   const std::vector<double> &initial() const { return initial_; }
+  /// The variables' scales (`scale`, 1 where the case gives none): an optimizer sees a / scale.
+  const std::vector<double> &scale() const { return scale_; }
   /// The parameterizations in case-file order.
   const std::vector<DesignBlock> &blocks() const { return blocks_; }
   /// Per local vertex: 1 if some parameterization can move it (a vertex of its walls; for an
@@ -143,7 +145,7 @@ private:
   std::vector<std::unique_ptr<ShapeParameterization>> parts_;
   std::vector<DesignBlock> blocks_;
   std::vector<std::string> names_;
-  std::vector<double> lower_, upper_, initial_;
+  std::vector<double> lower_, upper_, initial_, scale_;
 };
 
 } // namespace karman::design

@@ -140,10 +140,14 @@ public:
   /// The same from the case: its design: list, constraints: list and optimization: section
   /// (deformation keys).  Collective.
   PetscErrorCode setup(FlowCase &fc, Vec w0, FaultHook fault = {});
-  /// Bounds, start and constraints for optimization::optimize (relative values resolved).
+  /// Bounds, start and constraints for optimization::optimize (relative values resolved), in
+  /// the optimizer's variables x = a / scale (the design entries' `scale`, 1 by default).
   const OptimizationProblem &problem() const { return problem_; }
-  /// f and c at the design a.  Collective.
-  PetscErrorCode evaluate(const std::vector<double> &a, Evaluation *e);
+  /// The design a of the optimizer's variables x.
+  std::vector<double> design_of(const std::vector<double> &x) const;
+  /// f and c at the optimizer's x (the design a = x scale), their gradients with respect to x.
+  /// Collective.
+  PetscErrorCode evaluate(const std::vector<double> &x, Evaluation *e);
   Evaluator evaluator() {
     return [this](const std::vector<double> &a, Evaluation *e) { return evaluate(a, e); };
   }
@@ -171,8 +175,10 @@ public:
   /// The flow case in use: the one given to setup() until the first remeshing, then the last
   /// remeshed one (owned here).
   FlowCase &flow_case() { return *fc_; }
-  /// The design of the last good evaluation (a restarted campaign sets it).
-  void set_last_good(const std::vector<double> &a) { a_good_ = a, good_since_remesh_ = true; }
+  /// The optimizer's x of the last good evaluation (a restarted campaign sets it).
+  void set_last_good(const std::vector<double> &x) {
+    a_good_ = design_of(x), good_since_remesh_ = true;
+  }
   /// Continues on the mesh of remeshing `r` (a restarted campaign: files as written by
   /// evaluate()) from the flow that remeshing transferred (`with_state`; else the caller sets
   /// the state: ShapeEvaluator::set_state).  Collective.
@@ -181,6 +187,8 @@ public:
 private:
   /// A new mesh around the walls of the last good design (`target` null), or of the design
   /// *target from the current mesh's reference shape; *failure says why not.
+  /// evaluate() in the design's own variables a.
+  PetscErrorCode evaluate_design(const std::vector<double> &a, Evaluation *e);
   PetscErrorCode remesh(const std::vector<double> *target, RemeshRecord *record,
                         std::string *failure);
   /// Continues on the mesh `msh` whose boundary vertices' originals are `embedding`, with the
@@ -188,7 +196,8 @@ private:
   PetscErrorCode load_remeshed(const std::string &msh, const driver::BoundaryEmbedding &embedding,
                                const std::vector<double> &a_ref, const std::string &state_file);
 
-  std::string remesh_dir_; ///< "" : no remeshing
+  std::vector<double> scale_; ///< x = a / scale
+  std::string remesh_dir_;    ///< "" : no remeshing
   std::vector<double> a_good_;
   bool good_since_remesh_ = false;
   std::vector<Vec3<double>> X_original_; ///< per local vertex: where the design space was set up
