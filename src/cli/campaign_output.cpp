@@ -2,7 +2,11 @@
 #include "karman/cli/campaign_output.hpp"
 
 #include "karman/core/logger.hpp"
+#include "karman/core/parallel.hpp"
+#include "karman/io/atomic_file.hpp"
 #include "karman/optimization/optimization_options.hpp"
+
+#include <cstdio>
 
 namespace karman::cli {
 namespace fs = std::filesystem;
@@ -63,6 +67,20 @@ nlohmann::json campaign_summary(const config::CaseConfig &cfg, const std::string
   j["failed"] = result.failed;
   j["objective"] = objective;
   return j;
+}
+
+PetscErrorCode write_json(MPI_Comm comm, const std::string &path, const nlohmann::json &j) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  std::string error;
+  if (rank == 0) {
+    const std::string text = j.dump(2) + "\n";
+    error = io::write_file_atomically(path, [&](std::FILE *f) { std::fputs(text.c_str(), f); });
+  }
+  PetscCall(broadcast_string(comm, &error));
+  PetscCheck(error.empty(), comm, PETSC_ERR_FILE_WRITE, "%s", error.c_str());
+  PetscFunctionReturn(0);
 }
 
 PetscErrorCode write_summary(MPI_Comm comm, const std::string &dir, const nlohmann::json &j) {

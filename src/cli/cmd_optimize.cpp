@@ -41,7 +41,6 @@
 #include "karman/optimization/kkt_check.hpp"
 #include "karman/optimization/optimization_options.hpp"
 #include "karman/optimization/shape_optimization.hpp"
-#include "karman/io/atomic_file.hpp"
 #include "karman/io/hdf5_fields.hpp"
 #include "karman/io/msh_writer.hpp"
 #include "karman/io/state_fields.hpp"
@@ -74,12 +73,8 @@ PetscErrorCode save_state(const driver::FlowCase &fc, const std::string &dir, lo
   PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
   if (rank == 0 && fs::exists(path)) fs::rename(path, prev);
   PetscCallMPI(MPI_Barrier(m.comm));
-  const PetscScalar *a;
-  PetscCall(VecGetArrayRead(w, &a));
-  const std::vector<io::Field> fields = io::state_fields(m, fc.residual().equations(), a);
-  PetscCall(VecRestoreArrayRead(w, &a));
-  PetscCall(io::write_fields_h5(m, m.coordinates, path, fields,
-                                {{"evaluation", static_cast<double>(index)}}));
+  PetscCall(io::write_state_h5(m, fc.residual().equations(), m.coordinates, path, w,
+                               {{"evaluation", static_cast<double>(index)}}));
   PetscFunctionReturn(0);
 }
 
@@ -310,17 +305,7 @@ private:
   }
 
   PetscErrorCode write_remeshes() {
-    PetscFunctionBeginUser;
-    std::string error;
-    if (rank_ == 0) {
-      const std::string text = remeshes_.dump(1) + "\n";
-      error = io::write_file_atomically((fs::path(args_.output_dir) / "remesh.json").string(),
-                                        [&](std::FILE *f) { std::fputs(text.c_str(), f); });
-    }
-    int bad = !error.empty();
-    PetscCallMPI(MPI_Bcast(&bad, 1, MPI_INT, 0, comm_));
-    PetscCheck(!bad, comm_, PETSC_ERR_FILE_WRITE, "%s", error.c_str());
-    PetscFunctionReturn(0);
+    return write_json(comm_, (fs::path(args_.output_dir) / "remesh.json").string(), remeshes_);
   }
 
   /// A restarted campaign: the mesh of its last journaled remeshing (OUTDIR/remesh.json; later

@@ -51,20 +51,6 @@ std::string history_text(const std::vector<double> &h) {
   return out.str();
 }
 
-PetscErrorCode write_json(MPI_Comm comm, const std::string &path, const nlohmann::json &j) {
-  PetscFunctionBeginUser;
-  PetscMPIInt rank;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  std::string error;
-  if (rank == 0) {
-    const std::string text = j.dump(2) + "\n";
-    error = io::write_file_atomically(path, [&](std::FILE *f) { std::fputs(text.c_str(), f); });
-  }
-  PetscCall(broadcast_string(comm, &error));
-  PetscCheck(error.empty(), comm, PETSC_ERR_FILE_WRITE, "%s", error.c_str());
-  PetscFunctionReturn(0);
-}
-
 nlohmann::json base_summary(const FlowResidual &res, const config::CaseConfig &cfg) {
   nlohmann::json j;
   int size;

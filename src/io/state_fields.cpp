@@ -35,6 +35,18 @@ void join_state(const mesh::Mesh &mesh, const physics::EquationSet &eq,
   }
 }
 
+PetscErrorCode write_state_h5(const mesh::Mesh &mesh, const physics::EquationSet &eq,
+                              const std::vector<Vec3<double>> &X, const std::string &path, Vec w,
+                              const std::vector<std::pair<std::string, double>> &attributes) {
+  PetscFunctionBeginUser;
+  const PetscScalar *a;
+  PetscCall(VecGetArrayRead(w, &a));
+  const std::vector<Field> fields = state_fields(mesh, eq, a);
+  PetscCall(VecRestoreArrayRead(w, &a));
+  PetscCall(write_fields_h5(mesh, X, path, fields, attributes));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode read_state_h5(const mesh::Mesh &mesh, const physics::EquationSet &eq,
                              const std::string &path, Vec w, std::vector<std::string> *missing) {
   PetscFunctionBeginUser;

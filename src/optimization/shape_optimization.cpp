@@ -2,8 +2,8 @@
 #include "karman/optimization/shape_optimization.hpp"
 #include "karman/optimization/optimization_options.hpp"
 
+#include "karman/core/parallel.hpp"
 #include "karman/io/atomic_file.hpp"
-#include "karman/io/hdf5_fields.hpp"
 #include "karman/io/state_fields.hpp"
 
 #include <algorithm>
@@ -224,9 +224,8 @@ PetscErrorCode write_embedding(MPI_Comm comm, const driver::BoundaryEmbedding &e
         std::fprintf(f, "%.17g %.17g %.17g %.17g %.17g %.17g\n", e.at[i][0], e.at[i][1], e.at[i][2],
                      e.original[i][0], e.original[i][1], e.original[i][2]);
     });
-  int bad = !error.empty();
-  PetscCallMPI(MPI_Bcast(&bad, 1, MPI_INT, 0, comm));
-  PetscCheck(!bad, comm, PETSC_ERR_FILE_WRITE, "%s", error.c_str());
+  PetscCall(broadcast_string(comm, &error));
+  PetscCheck(error.empty(), comm, PETSC_ERR_FILE_WRITE, "%s", error.c_str());
   PetscFunctionReturn(0);
 }
 
@@ -350,14 +349,8 @@ PetscErrorCode ShapeOptimization::remesh(const std::vector<double> *target, Reme
   PetscCall(write_embedding(comm, r.embedding, record->stem + ".embedding"));
   if (fault_) fault_({"remesh", record->index, 0.0}); // (the crash tests: meshed, not used yet)
   const std::string state = record->stem + "-state.h5";
-  {
-    const mesh::Mesh &m = fc_->mesh();
-    const PetscScalar *w;
-    PetscCall(VecGetArrayRead(shape_.state(), &w));
-    const std::vector<io::Field> fields = io::state_fields(m, fc_->residual().equations(), w);
-    PetscCall(VecRestoreArrayRead(shape_.state(), &w));
-    PetscCall(io::write_fields_h5(m, fc_->residual().coordinates(), state, fields, {}));
-  }
+  PetscCall(io::write_state_h5(fc_->mesh(), fc_->residual().equations(),
+                               fc_->residual().coordinates(), state, shape_.state()));
   PetscCall(load_remeshed(r.msh, r.embedding, record->design, state));
   record->cells_after = fc_->mesh().n_global_cells;
   record->time = MPI_Wtime() - t0;

@@ -39,6 +39,26 @@ void load_case(const std::string &geo, const std::string &dir, config::CaseConfi
   REQUIRE(ierr == 0);
 }
 
+/// The case's .geo `geo` meshed with the view `pos` as its background field (adapted_geo_text;
+/// rank 0 runs gmsh in `dir`), loaded into *m.
+void mesh_adapted(const std::string &geo, const std::string &pos, bool anisotropic,
+                  const std::string &dir, mesh::Mesh *m) {
+  const std::string adapted = dir + "/adapted.geo";
+  int rank;
+  MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
+  std::string error;
+  if (rank == 0) {
+    std::ofstream(adapted) << driver::adapted_geo_text(geo, pos, "test", anisotropic);
+    error = mesh::run_gmsh(adapted, 0, 2, dir + "/adapted.msh");
+  }
+  int failed = !error.empty();
+  MPI_Bcast(&failed, 1, MPI_INT, 0, PETSC_COMM_WORLD);
+  INFO(error);
+  REQUIRE(failed == 0);
+  REQUIRE(mesh::load_mesh(PETSC_COMM_WORLD, dir + "/adapted.msh",
+                          {"inlet", "outlet", "walls", "cylinder"}, "test", m) == 0);
+}
+
 } // namespace
 
 TEST_CASE("adaptation: sizes for a cell count, and the Gmsh mesh of their size field",
@@ -78,22 +98,10 @@ TEST_CASE("adaptation: sizes for a cell count, and the Gmsh mesh of their size f
   CHECK(near_ratio < far_ratio); // refined near the cylinder, relative to the cells there
 
   // the view, the .geo that meshes with it, and the mesh
-  const std::string pos = dir + "/size.pos", adapted = dir + "/adapted.geo";
+  const std::string pos = dir + "/size.pos";
   REQUIRE(driver::write_size_field(fc.residual(), sizes, pos) == 0);
-  int rank;
-  MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
-  std::string error;
-  if (rank == 0) {
-    std::ofstream(adapted) << driver::adapted_geo_text(geo, pos, "test");
-    error = mesh::run_gmsh(adapted, 0, 2, dir + "/adapted.msh");
-  }
-  int failed = !error.empty();
-  MPI_Bcast(&failed, 1, MPI_INT, 0, PETSC_COMM_WORLD);
-  INFO(error);
-  REQUIRE(failed == 0);
   mesh::Mesh a;
-  REQUIRE(mesh::load_mesh(PETSC_COMM_WORLD, dir + "/adapted.msh",
-                          {"inlet", "outlet", "walls", "cylinder"}, "test", &a) == 0);
+  mesh_adapted(geo, pos, false, dir, &a);
   CAPTURE(m.n_global_cells, a.n_global_cells, predicted);
   CHECK(a.n_global_cells >= 0.75 * predicted);
   CHECK(a.n_global_cells <= 1.25 * predicted);
@@ -154,22 +162,10 @@ TEST_CASE("adaptation: anisotropic metrics along the velocity's Hessian, meshed 
   CHECK(counts[1] >= 0.9 * counts[2]);
 
   // the tensor view meshed by BAMG: about as many cells, stretched along x
-  const std::string pos = dir + "/metric.pos", adapted = dir + "/adapted.geo";
+  const std::string pos = dir + "/metric.pos";
   REQUIRE(driver::write_metric_field(fc.residual(), metric, pos) == 0);
-  int rank;
-  MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
-  std::string error;
-  if (rank == 0) {
-    std::ofstream(adapted) << driver::adapted_geo_text(geo, pos, "test", true);
-    error = mesh::run_gmsh(adapted, 0, 2, dir + "/adapted.msh");
-  }
-  int failed = !error.empty();
-  MPI_Bcast(&failed, 1, MPI_INT, 0, PETSC_COMM_WORLD);
-  INFO(error);
-  REQUIRE(failed == 0);
   mesh::Mesh b;
-  REQUIRE(mesh::load_mesh(PETSC_COMM_WORLD, dir + "/adapted.msh",
-                          {"inlet", "outlet", "walls", "cylinder"}, "test", &b) == 0);
+  mesh_adapted(geo, pos, true, dir, &b);
   // the extents of the interior cells along x and y: their median ratio
   std::vector<double> ratio;
   for (PetscInt c = 0; c < b.n_owned_cells; ++c) {

@@ -99,26 +99,30 @@ const char *kBody =
     "  - {type: ffd, walls: [cylinder], origin: [-0.51, -0.51], size: [1.02, 1.02], lattice: "
     "[5, 4], axes: [x, y], fixed_layers: 0, lower: [-1], upper: [1]}\n";
 
-/// shape-min-drag's body (level 0) in fc with its FFD design space, held by `chain`, moved by
-/// the chain to the design a_r that `fill` makes (from zeros), then remeshed (walls re-sampled
-/// or not) into dir/body.msh.  *space is the design space.
-driver::RemeshResult deformed_body(const std::string &dir, bool resample,
-                                   const std::function<void(std::vector<double> &)> &fill,
-                                   config::CaseConfig *cfg, driver::FlowCase *fc,
-                                   driver::DesignChain *chain, std::vector<double> *a_r,
-                                   const design::DesignSpace **space) {
-  load_case(kBody, {"mesh.cache_dir=" + dir}, cfg, fc);
-  auto design = std::make_unique<design::DesignSpace>();
-  REQUIRE(design->setup(fc->mesh(), fc->mesh().coordinates, *cfg) == 0);
-  *space = design.get();
-  a_r->assign(design->size(), 0.0);
-  fill(*a_r);
-  REQUIRE(chain->setup(*fc, std::move(design), {}) == 0);
-  design::DeformationResult dr;
-  REQUIRE(chain->move_to_design(*a_r, "test", &dr) == 0);
-  REQUIRE(dr.valid);
-  return remeshed(*fc, "cylinder", chain->reference_coordinates(), resample, dir, "body");
-}
+/// shape-min-drag's body (level 0) with its FFD design space (held by the chain), moved by the
+/// chain to the design a_r that `fill` makes (from zeros), then remeshed (walls re-sampled or
+/// not) into dir/body.msh.
+struct DeformedBody {
+  config::CaseConfig cfg;
+  driver::FlowCase fc;
+  driver::DesignChain chain;
+  std::vector<double> a_r;
+  driver::RemeshResult remesh;
+
+  DeformedBody(const std::string &dir, bool resample,
+               const std::function<void(std::vector<double> &)> &fill) {
+    load_case(kBody, {"mesh.cache_dir=" + dir}, &cfg, &fc);
+    auto design = std::make_unique<design::DesignSpace>();
+    REQUIRE(design->setup(fc.mesh(), fc.mesh().coordinates, cfg) == 0);
+    a_r.assign(design->size(), 0.0);
+    fill(a_r);
+    REQUIRE(chain.setup(fc, std::move(design), {}) == 0);
+    design::DeformationResult dr;
+    REQUIRE(chain.move_to_design(a_r, "test", &dr) == 0);
+    REQUIRE(dr.valid);
+    remesh = remeshed(fc, "cylinder", chain.reference_coordinates(), resample, dir, "body");
+  }
+};
 
 } // namespace
 
@@ -181,19 +185,15 @@ TEST_CASE("remeshing: the boundary layer measured, and made again by Gmsh around
 TEST_CASE("remeshing: a deformed body remeshed, and its design re-embedded on the new mesh",
           "[remeshing][mpi]") {
   const std::string dir = test::work_dir("remeshing-body");
-  config::CaseConfig cfg;
-  driver::FlowCase fc;
-  driver::DesignChain chain;
-  std::vector<double> a_r;
-  const design::DesignSpace *design = nullptr;
   // the body stretched along x by 0.3 at each end (the FFD's outer control point columns)
-  const driver::RemeshResult r = deformed_body(
-      dir, false,
-      [](std::vector<double> &a) {
-        for (int j = 0; j < 4; ++j) a[(j * 5 + 4) * 2] = 0.3, a[(j * 5 + 0) * 2] = -0.3;
-      },
-      &cfg, &fc, &chain, &a_r, &design);
-  const design::DesignSpace &space = *design;
+  DeformedBody body(dir, false, [](std::vector<double> &a) {
+    for (int j = 0; j < 4; ++j) a[(j * 5 + 4) * 2] = 0.3, a[(j * 5 + 0) * 2] = -0.3;
+  });
+  const driver::FlowCase &fc = body.fc;
+  const driver::DesignChain &chain = body.chain;
+  const std::vector<double> &a_r = body.a_r;
+  const design::DesignSpace &space = chain.design();
+  const driver::RemeshResult &r = body.remesh;
 
   config::CaseConfig cfg2;
   driver::FlowCase fc2;
@@ -279,21 +279,17 @@ area_and_spread(const std::vector<std::pair<Vec3<double>, Vec3<double>>> &segs) 
 TEST_CASE("remeshing: a pinched wall re-sampled, and its design re-embedded on it",
           "[remeshing][mpi]") {
   const std::string dir = test::work_dir("remeshing-resample");
-  config::CaseConfig cfg;
-  driver::FlowCase fc;
-  driver::DesignChain chain;
-  std::vector<double> a_r;
-  const design::DesignSpace *design = nullptr;
   // the tail pulled out and pinched (the outer right control points toward y = 0): the wall
   // vertices crowd at the tail
-  const driver::RemeshResult r = deformed_body(
-      dir, true,
-      [](std::vector<double> &a) {
-        for (int j = 0; j < 4; ++j)
-          a[(j * 5 + 4) * 2] = 0.3, a[(j * 5 + 4) * 2 + 1] = -0.25 * (j - 1.5);
-      },
-      &cfg, &fc, &chain, &a_r, &design);
-  const design::DesignSpace &space = *design;
+  DeformedBody body(dir, true, [](std::vector<double> &a) {
+    for (int j = 0; j < 4; ++j)
+      a[(j * 5 + 4) * 2] = 0.3, a[(j * 5 + 4) * 2 + 1] = -0.25 * (j - 1.5);
+  });
+  const driver::FlowCase &fc = body.fc;
+  const driver::DesignChain &chain = body.chain;
+  const std::vector<double> &a_r = body.a_r;
+  const design::DesignSpace &space = chain.design();
+  const driver::RemeshResult &r = body.remesh;
   const int wall = fc.mesh().patch_index("cylinder");
   config::CaseConfig cfg2;
   driver::FlowCase fc2;

@@ -95,6 +95,9 @@ std::string constraint_text(const optimization::OptimizationProblem &p,
 /// The summary.json entries every campaign has.
 nlohmann::json campaign_summary(const config::CaseConfig &cfg, const std::string &algorithm,
                                 const optimization::OptimizationResult &result, double objective);
+/// Writes j (2-space indented) to `path` on rank 0, whole or not at all (io/atomic_file.hpp);
+/// a failure is a collective error.  Collective.
+PetscErrorCode write_json(MPI_Comm comm, const std::string &path, const nlohmann::json &j);
 /// OUTDIR/summary.json (rank 0).  Collective.
 PetscErrorCode write_summary(MPI_Comm comm, const std::string &dir, const nlohmann::json &j);
 /// The optimizer options of the case's optimization: section and the command line (journal in

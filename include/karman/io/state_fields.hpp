@@ -12,6 +12,7 @@
 #include <petscvec.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace karman::io {
@@ -25,6 +26,12 @@ std::vector<Field> state_fields(const mesh::Mesh &mesh, const physics::EquationS
 /// first dim components).
 void join_state(const mesh::Mesh &mesh, const physics::EquationSet &eq,
                 const std::vector<Field> &fields, double *w);
+
+/// Writes the state w (its owned cells) as the fields of eq to the karman fields file `path`,
+/// with the mesh at coordinates X and the real attributes given.  Collective.
+PetscErrorCode write_state_h5(const mesh::Mesh &mesh, const physics::EquationSet &eq,
+                              const std::vector<Vec3<double>> &X, const std::string &path, Vec w,
+                              const std::vector<std::pair<std::string, double>> &attributes = {});
 
 /// Reads the state fields of eq from the cell fields of the karman fields file `path` (the same
 /// mesh) into w.  A field the file lacks is an error naming the file and the field, or, with
