@@ -73,8 +73,11 @@ PetscErrorCode save_state(const driver::FlowCase &fc, const std::string &dir, lo
   PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
   if (rank == 0 && fs::exists(path)) fs::rename(path, prev);
   PetscCallMPI(MPI_Barrier(m.comm));
-  PetscCall(io::write_state_h5(m, fc.residual().equations(), m.coordinates, path, w,
-                               {{"evaluation", static_cast<double>(index)}}));
+  const config::CaseConfig &cfg = fc.config();
+  PetscCall(
+      io::write_state_h5(m, fc.residual().equations(), m.coordinates, path, w,
+                         {{"evaluation", static_cast<double>(index)}},
+                         {{"case_hash", cfg.problem_hash()}, {"case_keys", cfg.problem_keys()}}));
   PetscFunctionReturn(0);
 }
 
@@ -292,15 +295,22 @@ private:
                          {"design", m.design},
                          {"cells_before", m.cells_before},
                          {"cells_after", m.cells_after},
+                         {"size_scale", m.size_scale},
+                         {"meshings", m.meshings},
                          {"time", m.time},
                          {"reason", r.first_failure}});
     PetscCall(write_remeshes());
+    char calibrated[96] = "";
+    if (m.meshings > 1)
+      std::snprintf(calibrated, sizeof(calibrated), "; sizes x%.3f for the cell count, %d meshings",
+                    m.size_scale, m.meshings);
     PetscCall(log_info(comm_,
                        "evaluation %3ld  the mesh could not follow (%s): remeshed around the walls "
-                       "of %s in %.2f s (%s.msh, %ld -> %ld cells)",
+                       "of %s in %.2f s (%s.msh, %ld -> %ld cells%s)",
                        k, r.first_failure.c_str(),
                        &m == &r.remeshes.front() ? "the last good design" : "the design", m.time,
-                       fs::path(m.stem).filename().c_str(), m.cells_before, m.cells_after));
+                       fs::path(m.stem).filename().c_str(), m.cells_before, m.cells_after,
+                       calibrated));
     PetscFunctionReturn(0);
   }
 
@@ -340,6 +350,7 @@ private:
       m.index = r.at("index").get<long>();
       m.stem = (fs::path(args_.output_dir) / ("remesh-" + std::to_string(m.index))).string();
       m.design = r.at("design").get<std::vector<double>>();
+      m.size_scale = r.value("size_scale", 1.0); // (absent in files of the first version)
       remeshed_at = r.at("evaluation").get<long>();
       PetscCall(problem_.restore_remeshing(m, last_ok_replayed_ < remeshed_at));
       pending_reset_ = last_ok_replayed_ < remeshed_at; // (no good evaluation on it yet)

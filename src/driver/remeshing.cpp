@@ -329,10 +329,85 @@ std::string remesh_geo_text(const BoundaryCurves &b, const std::vector<std::stri
   return t;
 }
 
+namespace {
+
+/// The cells of the mesh Gmsh wrote, from its log's last "N nodes M elements" line: M less the
+/// point and line elements of the script's `points` points and `lines` lines; -1 if not found.
+long gmsh_cells(const std::string &log, long points, long lines) {
+  std::ifstream in(log);
+  std::string line;
+  long cells = -1, nodes, elements;
+  while (std::getline(in, line)) {
+    const std::size_t at = line.find("Info    : ");
+    if (at == std::string::npos) continue;
+    char tail[16] = {};
+    if (std::sscanf(line.c_str() + at + 10, "%ld nodes %ld %15s", &nodes, &elements, tail) == 3 &&
+        std::string(tail) == "elements")
+      cells = elements - points - lines;
+  }
+  return cells;
+}
+
+/// Meshes STEM.geo (rank 0) with the current cells' sizes times `scale` as the view `pos`; with
+/// target > 0
+/// meshes again with the view scaled until the cells are within 5 % of it (the count goes as
+/// scale^-2), at most 3 meshings, the closest kept (its view and mesh the files left).  Sets
+/// r->cells, size_scale, gmsh_runs, and r->failure if the first meshing failed.  Collective.
+PetscErrorCode mesh_to_target(const discretization::FlowResidual &res, const BoundaryCurves &b,
+                              const std::string &stem, const std::string &pos, long target,
+                              double scale, RemeshResult *r) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = res.mesh();
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
+  const std::vector<double> h = cell_sizes(res);
+  const auto write_view = [&](double scale) {
+    std::vector<double> scaled(h);
+    for (double &x : scaled) x *= scale;
+    return write_size_field(res, scaled, pos);
+  };
+  long best = -1;
+  for (int run = 0; run < (target > 0 ? 3 : 1); ++run) {
+    PetscCall(write_view(scale));
+    long cells = -1;
+    if (rank == 0 && r->failure.empty()) {
+      const std::string msh = run == 0 ? r->msh : stem + ".retry.msh";
+      std::error_code ec;
+      std::filesystem::remove(msh, ec);
+      const std::string why = mesh::run_gmsh(stem + ".geo", 0, 2, msh);
+      if (run == 0) r->failure = why; // (a later one keeps the first mesh)
+      if (why.empty()) {
+        ++r->gmsh_runs;
+        cells = gmsh_cells(msh + ".log", static_cast<long>(b.x.size()),
+                           static_cast<long>(b.segments.size()));
+      }
+      if (why.empty() && (run == 0 || std::abs(cells - target) < std::abs(best - target))) {
+        if (run > 0) {
+          std::filesystem::rename(msh, r->msh, ec);
+          std::filesystem::rename(msh + ".log", r->msh + ".log", ec);
+        }
+        best = cells, r->size_scale = scale;
+      }
+      std::filesystem::remove(stem + ".retry.msh", ec);
+      std::filesystem::remove(stem + ".retry.msh.log", ec);
+    }
+    PetscCallMPI(MPI_Bcast(&cells, 1, MPI_LONG, 0, m.comm));
+    if (cells <= 0 || target <= 0 || std::abs(cells - target) <= 0.05 * target) break;
+    scale *= std::sqrt(static_cast<double>(cells) / target);
+  }
+  PetscCallMPI(MPI_Bcast(&best, 1, MPI_LONG, 0, m.comm));
+  PetscCallMPI(MPI_Bcast(&r->size_scale, 1, MPI_DOUBLE, 0, m.comm));
+  PetscCallMPI(MPI_Bcast(&r->gmsh_runs, 1, MPI_INT, 0, m.comm));
+  r->cells = best;
+  if (r->size_scale != scale) PetscCall(write_view(r->size_scale)); // (the kept mesh's view)
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
 PetscErrorCode remesh(const discretization::FlowResidual &res, const std::vector<int> &walls,
-                      const std::vector<Vec3<double>> &X_original, bool resample,
-                      const std::string &stem, RemeshResult *r,
-                      const std::vector<Vec3<double>> *boundary) {
+                      const std::vector<Vec3<double>> &X_original, const RemeshOptions &options,
+                      const std::string &stem, RemeshResult *r) {
   PetscFunctionBeginUser;
   const double t0 = MPI_Wtime();
   const mesh::Mesh &m = res.mesh();
@@ -340,21 +415,19 @@ PetscErrorCode remesh(const discretization::FlowResidual &res, const std::vector
   r->msh = stem + ".msh";
   PetscCall(measure_boundary_layer(res, walls, &r->layer));
   BoundaryCurves b;
-  PetscCall(gather_boundary(m, boundary ? *boundary : res.coordinates(), X_original, &b));
-  if (resample) b = resample_walls(b, walls);
+  PetscCall(
+      gather_boundary(m, options.boundary ? *options.boundary : res.coordinates(), X_original, &b));
+  if (options.resample) b = resample_walls(b, walls);
   const std::string pos = std::filesystem::absolute(stem + ".pos").string();
-  PetscCall(write_size_field(res, cell_sizes(res), pos));
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
-  std::vector<double> embedding; // at, original per boundary vertex (rank 0)
   if (rank == 0) {
     const std::string text = remesh_geo_text(b, m.patch_names, walls, r->layer, pos, &r->failure);
-    if (r->failure.empty()) {
-      std::ofstream(stem + ".geo") << text;
-      std::error_code ec;
-      std::filesystem::remove(r->msh, ec);
-      r->failure = mesh::run_gmsh(stem + ".geo", 0, 2, r->msh);
-    }
+    if (r->failure.empty()) std::ofstream(stem + ".geo") << text;
+  }
+  PetscCall(mesh_to_target(res, b, stem, pos, options.target_cells, options.initial_scale, r));
+  std::vector<double> embedding; // at, original per boundary vertex (rank 0)
+  if (rank == 0) {
     std::map<Key, Vec3<double>> sorted;
     for (std::size_t i = 0; i < b.x.size(); ++i) sorted[key_of(b.x[i])] = b.original[i];
     for (const auto &[k, x0] : sorted)

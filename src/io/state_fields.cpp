@@ -35,15 +35,17 @@ void join_state(const mesh::Mesh &mesh, const physics::EquationSet &eq,
   }
 }
 
-PetscErrorCode write_state_h5(const mesh::Mesh &mesh, const physics::EquationSet &eq,
-                              const std::vector<Vec3<double>> &X, const std::string &path, Vec w,
-                              const std::vector<std::pair<std::string, double>> &attributes) {
+PetscErrorCode
+write_state_h5(const mesh::Mesh &mesh, const physics::EquationSet &eq,
+               const std::vector<Vec3<double>> &X, const std::string &path, Vec w,
+               const std::vector<std::pair<std::string, double>> &attributes,
+               const std::vector<std::pair<std::string, std::string>> &text_attributes) {
   PetscFunctionBeginUser;
   const PetscScalar *a;
   PetscCall(VecGetArrayRead(w, &a));
   const std::vector<Field> fields = state_fields(mesh, eq, a);
   PetscCall(VecRestoreArrayRead(w, &a));
-  PetscCall(write_fields_h5(mesh, X, path, fields, attributes));
+  PetscCall(write_fields_h5(mesh, X, path, fields, attributes, text_attributes));
   PetscFunctionReturn(0);
 }
 

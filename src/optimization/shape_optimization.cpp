@@ -339,8 +339,14 @@ PetscErrorCode ShapeOptimization::remesh(const std::vector<double> *target, Reme
   record->design = target ? *target : a_good_;
   record->cells_before = fc_->mesh().n_global_cells;
   driver::RemeshResult r;
+  driver::RemeshOptions o;
+  o.boundary = target ? &walls : nullptr;
+  // a mesh made by a remeshing keeps its cell count (RemeshOptions::target_cells); the case's
+  // own mesh gives its sizes as they are
+  o.target_cells = owned_fc_ ? static_cast<long>(fc_->mesh().n_global_cells) : 0;
+  o.initial_scale = owned_fc_ ? size_scale_ : 1.0;
   PetscCall(driver::remesh(fc_->residual(), fc_->residual().boundary_conditions().wall_patches(),
-                           X_original_, true, record->stem, &r, target ? &walls : nullptr));
+                           X_original_, o, record->stem, &r));
   if (!r.ok) {
     --remesh_count_;
     *failure = "remeshing: " + r.failure;
@@ -349,10 +355,14 @@ PetscErrorCode ShapeOptimization::remesh(const std::vector<double> *target, Reme
   PetscCall(write_embedding(comm, r.embedding, record->stem + ".embedding"));
   if (fault_) fault_({"remesh", record->index, 0.0}); // (the crash tests: meshed, not used yet)
   const std::string state = record->stem + "-state.h5";
-  PetscCall(io::write_state_h5(fc_->mesh(), fc_->residual().equations(),
-                               fc_->residual().coordinates(), state, shape_.state()));
+  const config::CaseConfig &cfg = fc_->config(); // (the remeshed case reads it: the same problem)
+  PetscCall(io::write_state_h5(
+      fc_->mesh(), fc_->residual().equations(), fc_->residual().coordinates(), state,
+      shape_.state(), {}, {{"case_hash", cfg.problem_hash()}, {"case_keys", cfg.problem_keys()}}));
   PetscCall(load_remeshed(r.msh, r.embedding, record->design, state));
   record->cells_after = fc_->mesh().n_global_cells;
+  record->size_scale = r.size_scale, record->meshings = r.gmsh_runs;
+  size_scale_ = r.size_scale;
   record->time = MPI_Wtime() - t0;
   PetscFunctionReturn(0);
 }
@@ -364,6 +374,7 @@ PetscErrorCode ShapeOptimization::restore_remeshing(const RemeshRecord &r, bool 
   PetscCall(
       load_remeshed(r.stem + ".msh", embedding, r.design, with_state ? r.stem + "-state.h5" : ""));
   remesh_count_ = r.index;
+  size_scale_ = r.size_scale;
   PetscFunctionReturn(0);
 }
 

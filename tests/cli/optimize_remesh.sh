@@ -29,6 +29,8 @@ mpi2=(mpirun -n 2 --oversubscribe)
 
 "$karman" optimize case.yaml -o ref "${opts[@]}" > ref.log 2>&1 || { tail -20 ref.log; fail "uninterrupted campaign"; }
 grep -q "(0 replayed, 0 failed)" ref.log || { grep "optimizer:" ref.log; fail "failed evaluations"; }
+# the transferred state of a remeshing is the same problem: no "written with another case"
+grep -q "was written with another case" ref.log && fail "the remeshed case warns about its own state"
 read -r remeshed_at remeshes <<< "$(/usr/bin/python3 - ref <<'PY'
 import json, os, sys
 d = sys.argv[1]

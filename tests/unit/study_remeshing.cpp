@@ -87,7 +87,9 @@ TEST_CASE("remeshing study: the failed designs of a campaign on a remeshed mesh"
   const std::vector<Vec3<double>> X0 = ev.reference_coordinates();
   for (bool resample : {false, true}) {
     driver::RemeshResult r;
-    REQUIRE(driver::remesh(fc.residual(), {fc.mesh().patch_index("cylinder")}, X0, resample,
+    driver::RemeshOptions o;
+    o.resample = resample;
+    REQUIRE(driver::remesh(fc.residual(), {fc.mesh().patch_index("cylinder")}, X0, o,
                            std::string(dir) + "/remesh-" + std::to_string(resample), &r) == 0);
     REQUIRE(r.ok);
     config::CaseConfig cfg2;

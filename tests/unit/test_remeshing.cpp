@@ -8,7 +8,8 @@
 //    vertex is a vertex of the deformed mesh, the cells are valid and about as many; the design
 //    space set up on the new mesh from the boundary vertices' original coordinates, with a_r
 //    as its reference design, moves the walls exactly where the original mesh's design space
-//    moves them, for a design a != a_r;
+//    moves them, for a design a != a_r; that mesh remeshed to its own cell count has it within
+//    5 % (the size view calibrated), and the count read from Gmsh's log is the mesh's;
 //  - a wall polygon that crosses itself: Gmsh's failure returned, not raised;
 //  - the body's tail pulled out and pinched (wall faces crowded there) and remeshed with its wall
 //    re-sampled: the face lengths even out, every new wall vertex lies on the deformed wall and
@@ -49,7 +50,9 @@ driver::RemeshResult remeshed(driver::FlowCase &fc, const std::string &wall,
                               const std::string &dir, const std::string &name) {
   driver::RemeshResult r;
   clear_error();
-  REQUIRE(driver::remesh(fc.residual(), {fc.mesh().patch_index(wall)}, X_original, resample,
+  driver::RemeshOptions o;
+  o.resample = resample;
+  REQUIRE(driver::remesh(fc.residual(), {fc.mesh().patch_index(wall)}, X_original, o,
                          dir + "/" + name, &r) == 0);
   INFO(r.failure);
   REQUIRE(r.ok);
@@ -206,6 +209,24 @@ TEST_CASE("remeshing: a deformed body remeshed, and its design re-embedded on th
   CAPTURE(fc.mesh().n_global_cells, m2.n_global_cells);
   CHECK(cells > 0.5);
   CHECK(cells < 2.0);
+  CHECK(r.cells == m2.n_global_cells); // (the count read from Gmsh's log)
+
+  // the remeshed mesh remeshed again to its own cell count: within 5 %, as the loaded mesh has
+  {
+    driver::RemeshOptions o;
+    o.target_cells = m2.n_global_cells;
+    driver::RemeshResult again;
+    REQUIRE(driver::remesh(fc2.residual(), {m2.patch_index("cylinder")}, m2.coordinates, o,
+                           dir + "/again", &again) == 0);
+    REQUIRE(again.ok);
+    config::CaseConfig cfg3;
+    driver::FlowCase fc3;
+    load_case(kBody, {"mesh.file=" + again.msh}, &cfg3, &fc3);
+    CAPTURE(again.cells, again.size_scale, again.gmsh_runs);
+    CHECK(again.cells == fc3.mesh().n_global_cells);
+    CHECK(std::abs(again.cells - m2.n_global_cells) <= 0.05 * m2.n_global_cells);
+    CHECK(again.gmsh_runs <= 3);
+  }
 
   // re-embedding: the new mesh's boundary vertices by their original coordinates
   driver::BoundaryEmbedding e;
@@ -360,8 +381,10 @@ TEST_CASE("remeshing: a wall that crosses itself is a failure with Gmsh's reason
     if (wall[v] && X[v][1] > 0.3) X[v][1] -= 0.9;
   driver::RemeshResult r;
   clear_error();
-  REQUIRE(driver::remesh(fc.residual(), {m.patch_index("cylinder")}, m.coordinates, false,
-                         dir + "/crossed", &r, &X) == 0);
+  driver::RemeshOptions o;
+  o.resample = false, o.boundary = &X;
+  REQUIRE(driver::remesh(fc.residual(), {m.patch_index("cylinder")}, m.coordinates, o,
+                         dir + "/crossed", &r) == 0);
   CHECK_FALSE(r.ok);
   CHECK_THAT(r.failure, Catch::Contains("gmsh"));
 }

@@ -95,20 +95,37 @@ struct RemeshResult {
   std::string msh;     ///< the new mesh (STEM.msh)
   BoundaryLayerShape layer;
   BoundaryEmbedding embedding; ///< the new mesh's boundary vertices and their originals
+  long cells = 0;              ///< the new mesh's cells (as Gmsh reports them)
+  double size_scale = 1;       ///< the factor on the size view of the mesh kept
+  int gmsh_runs = 0;           ///< meshings (more than one: calibrated to target_cells)
   double time = 0;             ///< wall time [s]
 };
 
+/// How to remesh (remesh below).
+struct RemeshOptions {
+  /// re-sample the closed wall loops (else every boundary vertex is kept)
+  bool resample = true;
+  /// if given (per local vertex): the boundary there instead of at the current coordinates (a
+  /// design's walls that the volume mesh could not follow; the sizes are still the current
+  /// cells')
+  const std::vector<Vec3<double>> *boundary = nullptr;
+  /// if > 0: the new mesh has this many cells within 5 %: the size view is scaled by
+  /// sqrt(cells / target) and the domain meshed again (at most twice more), the closest kept.
+  /// For a mesh that is itself a remeshing: Gmsh's triangles from a view of triangle sizes come
+  /// out a few per cent smaller than the view, which repeated remeshings would compound (4488 ->
+  /// 5404 -> 5818 -> 6274 cells on shape-min-drag level 0)
+  long target_cells = 0;
+  /// the size view's factor of the first meshing (with target_cells: the factor a previous
+  /// remeshing found, which saves the second meshing)
+  double initial_scale = 1;
+};
+
 /// Remeshes the domain of the residual's mesh at its current coordinates around its boundary
-/// (above), the boundary layer measured on `walls`, their closed loops re-sampled if `resample`
-/// (else every boundary vertex kept); X_original the vertices' original coordinates (per local
-/// vertex); files STEM.*.  Collective (rank 0 runs Gmsh).
-/// `boundary` (if given; per local vertex): the boundary there instead of at the current
-/// coordinates (a design's walls that the volume mesh could not follow; the sizes are still the
-/// current cells').
+/// (above), the boundary layer measured on `walls`; X_original the vertices' original coordinates
+/// (per local vertex); files STEM.*.  Collective (rank 0 runs Gmsh).
 PetscErrorCode remesh(const discretization::FlowResidual &res, const std::vector<int> &walls,
-                      const std::vector<Vec3<double>> &X_original, bool resample,
-                      const std::string &stem, RemeshResult *result,
-                      const std::vector<Vec3<double>> *boundary = nullptr);
+                      const std::vector<Vec3<double>> &X_original, const RemeshOptions &options,
+                      const std::string &stem, RemeshResult *result);
 
 /// The embedding of the boundary vertices of `mesh` (coordinates X, original coordinates
 /// X_original, per local vertex).  Collective.

@@ -28,10 +28,13 @@ void join_state(const mesh::Mesh &mesh, const physics::EquationSet &eq,
                 const std::vector<Field> &fields, double *w);
 
 /// Writes the state w (its owned cells) as the fields of eq to the karman fields file `path`,
-/// with the mesh at coordinates X and the real attributes given.  Collective.
-PetscErrorCode write_state_h5(const mesh::Mesh &mesh, const physics::EquationSet &eq,
-                              const std::vector<Vec3<double>> &X, const std::string &path, Vec w,
-                              const std::vector<std::pair<std::string, double>> &attributes = {});
+/// with the mesh at coordinates X and the real and text attributes given (a state that a case
+/// reads as its initial.file carries the case's case_hash and case_keys).  Collective.
+PetscErrorCode
+write_state_h5(const mesh::Mesh &mesh, const physics::EquationSet &eq,
+               const std::vector<Vec3<double>> &X, const std::string &path, Vec w,
+               const std::vector<std::pair<std::string, double>> &attributes = {},
+               const std::vector<std::pair<std::string, std::string>> &text_attributes = {});
 
 /// Reads the state fields of eq from the cell fields of the karman fields file `path` (the same
 /// mesh) into w.  A field the file lacks is an error naming the file and the field, or, with

@@ -49,7 +49,9 @@ struct RemeshRecord {
   std::string stem;           ///< DIR/remesh-K
   std::vector<double> design; ///< the design remeshed (the new mesh's shape)
   long cells_before = 0, cells_after = 0;
-  double time = 0; ///< meshing, transfer and set-up [s]
+  double size_scale = 1; ///< the factor on the size view (driver::RemeshOptions::target_cells)
+  int meshings = 0;      ///< Gmsh runs
+  double time = 0;       ///< meshing, transfer and set-up [s]
 };
 
 /// What the last evaluation measured besides f and c (for logs and history files).
@@ -206,6 +208,7 @@ private:
   long remesh_count_ = 0;
   std::unique_ptr<config::CaseConfig> owned_cfg_; ///< the remeshed case (after a remeshing)
   std::unique_ptr<FlowCase> owned_fc_;
+  double size_scale_ = 1; ///< the last remeshing's size-view factor (RemeshRecord::size_scale)
   FlowCase *fc_ = nullptr;
   std::vector<ShapeConstraint> constraints_;
   std::vector<const adjoint::Objective *> flow_;
