@@ -183,7 +183,7 @@ PetscErrorCode FlowCase::solve_steady(Vec w, Vec best, const SteadyObserver &obs
                                       SteadySolution *solution, double reference_residual) {
   PetscFunctionBeginUser;
   solver::SteadySolver newton;
-  PetscCall(newton.setup(res_, *cfg_));
+  PetscCall(newton.setup(res_, *cfg_, steady_solves_++ == 0));
   newton.set_reference_residual(reference_residual);
   LocalState state;
   const std::function<PetscErrorCode(const solver::NewtonRecord &, Vec)> monitor =

@@ -22,7 +22,7 @@ SteadySolver::~SteadySolver() {
 }
 
 PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
-                                   const config::CaseConfig &cfg) {
+                                   const config::CaseConfig &cfg, bool announce) {
   PetscFunctionBeginUser;
   res_ = &residual;
   const SolverOptions s = solver_options().get(cfg);
@@ -38,8 +38,9 @@ PetscErrorCode SteadySolver::setup(discretization::FlowResidual &residual,
   const LinearChoice choice = linear_choice(cfg);
   may_fall_back_ = choice.fallback;
   fell_back_ = false;
-  PetscCall(
-      log_info(residual.mesh().comm, "steady solver: linear solver %s", describe(choice).c_str()));
+  if (announce)
+    PetscCall(log_info(residual.mesh().comm, "steady solver: linear solver %s",
+                       describe(choice).c_str()));
   PetscCall(create_snes(choice.method, LinearSolverRole::Newton, &snes_));
   if (may_fall_back_) PetscCall(residual.create_state(&w0_));
   shift_.assign(residual.mesh().n_owned_cells, 0.0);

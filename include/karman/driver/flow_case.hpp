@@ -166,6 +166,7 @@ private:
   /// the GMRES restart that the steady Newton solves widened to (0: none); the steady adjoint
   /// starts with it (AdjointSolver::raise_restart)
   int widened_restart_ = 0;
+  long steady_solves_ = 0; ///< solve_steady calls (the first announces its linear solver)
 };
 
 } // namespace karman::driver

@@ -135,8 +135,10 @@ public:
   SteadySolver &operator=(const SteadySolver &) = delete;
   ~SteadySolver();
 
-  /// Creates the SNES (options prefix none: -snes_*, -ksp_*, -pc_* apply).  Collective.
-  PetscErrorCode setup(discretization::FlowResidual &residual, const config::CaseConfig &cfg);
+  /// Creates the SNES (options prefix none: -snes_*, -ksp_*, -pc_* apply) and, if `announce`,
+  /// logs the linear solver chosen (a design loop's later solves do not).  Collective.
+  PetscErrorCode setup(discretization::FlowResidual &residual, const config::CaseConfig &cfg,
+                       bool announce = true);
 
   /// Solves from the state in w; on return w holds the last iterate and `best` (if not null)
   /// the iterate with the smallest residual.  `monitor(record, w)` runs after every iteration.
