@@ -73,11 +73,9 @@ PetscErrorCode save_state(const driver::FlowCase &fc, const std::string &dir, lo
   PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
   if (rank == 0 && fs::exists(path)) fs::rename(path, prev);
   PetscCallMPI(MPI_Barrier(m.comm));
-  const config::CaseConfig &cfg = fc.config();
-  PetscCall(
-      io::write_state_h5(m, fc.residual().equations(), m.coordinates, path, w,
-                         {{"evaluation", static_cast<double>(index)}},
-                         {{"case_hash", cfg.problem_hash()}, {"case_keys", cfg.problem_keys()}}));
+  PetscCall(io::write_state_h5(m, fc.residual().equations(), m.coordinates, path, w,
+                               {{"evaluation", static_cast<double>(index)}},
+                               fc.config().problem_attributes()));
   PetscFunctionReturn(0);
 }
 

@@ -99,6 +99,10 @@ std::string CaseConfig::problem_hash() const {
   return hash_hex(hash_bytes(text.data(), text.size()));
 }
 
+std::vector<std::pair<std::string, std::string>> CaseConfig::problem_attributes() const {
+  return {{"case_hash", problem_hash()}, {"case_keys", problem_keys()}};
+}
+
 std::vector<KeyChange> compare_problem_keys(const std::string &stored, const std::string &current) {
   std::vector<std::pair<std::string, std::string>> a, b;
   for (const auto &[text, out] : {std::pair{&stored, &a}, std::pair{&current, &b}}) {

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <utility>
 
 namespace karman::driver {
 
@@ -183,7 +184,7 @@ PetscErrorCode FlowCase::solve_steady(Vec w, Vec best, const SteadyObserver &obs
                                       SteadySolution *solution, double reference_residual) {
   PetscFunctionBeginUser;
   solver::SteadySolver newton;
-  PetscCall(newton.setup(res_, *cfg_, steady_solves_++ == 0));
+  PetscCall(newton.setup(res_, *cfg_, !std::exchange(solver_announced_, true)));
   newton.set_reference_residual(reference_residual);
   LocalState state;
   const std::function<PetscErrorCode(const solver::NewtonRecord &, Vec)> monitor =

@@ -23,8 +23,7 @@ PetscErrorCode FlowWriter::setup(const FlowResidual &res, const solver::FlowMoni
   name_ = name;
   const OutputOptions output = output_options().get(cfg);
   vtk_ = output.vtk;
-  problem_hash_ = cfg.problem_hash();
-  problem_keys_ = cfg.problem_keys();
+  problem_attributes_ = cfg.problem_attributes();
   hdf5_ = output.hdf5;
   volume_ = std::make_unique<io::VtkSeries>(m.comm, directory, name);
   surface_patches_.clear();
@@ -101,8 +100,7 @@ PetscErrorCode FlowWriter::write_hdf5(const FlowResidual &res, const LocalState 
   const mesh::Mesh &m = res.mesh();
   PetscCall(io::write_fields_h5(
       m, res.coordinates(), (std::filesystem::path(directory_) / (name_ + ".h5")).string(),
-      io::state_fields(m, res.equations(), state.w.data()), {{"time", time}},
-      {{"case_hash", problem_hash_}, {"case_keys", problem_keys_}}));
+      io::state_fields(m, res.equations(), state.w.data()), {{"time", time}}, problem_attributes_));
   PetscFunctionReturn(0);
 }
 

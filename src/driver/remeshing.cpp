@@ -349,9 +349,8 @@ long gmsh_cells(const std::string &log, long points, long lines) {
 }
 
 /// Meshes STEM.geo (rank 0) with the current cells' sizes times `scale` as the view `pos`; with
-/// target > 0
-/// meshes again with the view scaled until the cells are within 5 % of it (the count goes as
-/// scale^-2), at most 3 meshings, the closest kept (its view and mesh the files left).  Sets
+/// target > 0 meshes again with the view scaled until the cells are within 5 % of it (the count
+/// goes as scale^-2), at most 3 meshings, the closest kept (its view and mesh the files left). Sets
 /// r->cells, size_scale, gmsh_runs, and r->failure if the first meshing failed.  Collective.
 PetscErrorCode mesh_to_target(const discretization::FlowResidual &res, const BoundaryCurves &b,
                               const std::string &stem, const std::string &pos, long target,
@@ -361,9 +360,9 @@ PetscErrorCode mesh_to_target(const discretization::FlowResidual &res, const Bou
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
   const std::vector<double> h = cell_sizes(res);
-  const auto write_view = [&](double scale) {
+  const auto write_view = [&](double factor) {
     std::vector<double> scaled(h);
-    for (double &x : scaled) x *= scale;
+    for (double &x : scaled) x *= factor;
     return write_size_field(res, scaled, pos);
   };
   long best = -1;

@@ -344,7 +344,7 @@ PetscErrorCode ShapeOptimization::remesh(const std::vector<double> *target, Reme
   // a mesh made by a remeshing keeps its cell count (RemeshOptions::target_cells); the case's
   // own mesh gives its sizes as they are
   o.target_cells = owned_fc_ ? static_cast<long>(fc_->mesh().n_global_cells) : 0;
-  o.initial_scale = owned_fc_ ? size_scale_ : 1.0;
+  o.initial_scale = size_scale_; // (1 until a remeshing)
   PetscCall(driver::remesh(fc_->residual(), fc_->residual().boundary_conditions().wall_patches(),
                            X_original_, o, record->stem, &r));
   if (!r.ok) {
@@ -355,10 +355,10 @@ PetscErrorCode ShapeOptimization::remesh(const std::vector<double> *target, Reme
   PetscCall(write_embedding(comm, r.embedding, record->stem + ".embedding"));
   if (fault_) fault_({"remesh", record->index, 0.0}); // (the crash tests: meshed, not used yet)
   const std::string state = record->stem + "-state.h5";
-  const config::CaseConfig &cfg = fc_->config(); // (the remeshed case reads it: the same problem)
-  PetscCall(io::write_state_h5(
-      fc_->mesh(), fc_->residual().equations(), fc_->residual().coordinates(), state,
-      shape_.state(), {}, {{"case_hash", cfg.problem_hash()}, {"case_keys", cfg.problem_keys()}}));
+  // (the remeshed case reads it as its initial.file: the same problem)
+  PetscCall(io::write_state_h5(fc_->mesh(), fc_->residual().equations(),
+                               fc_->residual().coordinates(), state, shape_.state(), {},
+                               fc_->config().problem_attributes()));
   PetscCall(load_remeshed(r.msh, r.embedding, record->design, state));
   record->cells_after = fc_->mesh().n_global_cells;
   record->size_scale = r.size_scale, record->meshings = r.gmsh_runs;

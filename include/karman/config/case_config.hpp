@@ -93,6 +93,9 @@ public:
   /// Hash (16 hex digits) of problem_keys().  Checkpoints and flow.h5 carry it with the text
   /// (attributes case_hash and case_keys) and the mesh's own hash; a restart checks both.
   std::string problem_hash() const;
+  /// problem_hash() and problem_keys() as the text attributes case_hash and case_keys of a
+  /// fields file (what a case reading it as its initial.file compares with its own).
+  std::vector<std::pair<std::string, std::string>> problem_attributes() const;
   /// Inserts the `petsc:` block into PETSc's options database; options already set
   /// (command line) take precedence.
   PetscErrorCode apply_petsc_options() const;

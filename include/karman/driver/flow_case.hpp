@@ -166,7 +166,7 @@ private:
   /// the GMRES restart that the steady Newton solves widened to (0: none); the steady adjoint
   /// starts with it (AdjointSolver::raise_restart)
   int widened_restart_ = 0;
-  long steady_solves_ = 0; ///< solve_steady calls (the first announces its linear solver)
+  bool solver_announced_ = false; ///< solve_steady logged its linear solver (the first does)
 };
 
 } // namespace karman::driver

@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace karman::driver {
@@ -35,7 +36,8 @@ public:
 
 private:
   const solver::FlowMonitors *mon_ = nullptr;
-  std::string directory_, name_, problem_hash_, problem_keys_;
+  std::string directory_, name_;
+  std::vector<std::pair<std::string, std::string>> problem_attributes_; ///< case_hash, case_keys
   bool vtk_ = true, hdf5_ = true;
   std::unique_ptr<io::VtkSeries> volume_;
   std::vector<int> surface_patches_;
