@@ -2,10 +2,14 @@
 // wall-type boundary if empty),
 //   drag / lift / force   J = e . F / (q S_ref),  F = sum_f (p_f S_f - visc_f + T_f)
 //   moment                J = e_z . sum_f (x_f - x_0) x F_f / (q S_ref L_ref)
-// with e the unit drag_direction, lift_direction or direction, T_f the rotating-wall traction
+// with e the unit drag_direction, lift_direction or direction turned by the far field's angle of
+// attack alpha (e = R(alpha) e_0, physics::turned: wind axes; dJ/dalpha = e' . F / (q S_ref) goes
+// to the parameter boundaries.NAME.angle_of_attack), T_f the rotating-wall traction
 // (physics::rotating_wall_traction), x_0 = reference.moment_center.
 #include "karman/adjoint/objective_terms.hpp"
 #include "karman/config/section_options.hpp"
+#include "karman/discretization/parameters.hpp"
+#include "karman/physics/boundary_kernels.hpp"
 #include "karman/solver/forces.hpp"
 #include "karman/solver/solver_options.hpp"
 
@@ -17,9 +21,12 @@ using discretization::LocalState;
 
 class ForceTerm : public ObjectiveTerm {
 public:
+  /// alpha_parameter: the registry index of the angle of attack that turns `direction` (-1: the
+  /// direction is fixed: a moment, or no far field).
   ForceTerm(std::vector<int> walls, Vec3<double> direction, bool moment,
-            solver::ForceScaling scaling)
-      : walls_(std::move(walls)), direction_(direction), moment_(moment), scaling_(scaling) {}
+            solver::ForceScaling scaling, int alpha_parameter)
+      : walls_(std::move(walls)), direction_(direction), moment_(moment), scaling_(scaling),
+        alpha_parameter_(alpha_parameter) {}
 
   PetscErrorCode value(const FlowResidual &res, const LocalState &state, double weight,
                        double *J) const override {
@@ -29,7 +36,7 @@ public:
     if (moment_)
       *J += weight * dot(fr.moment, direction_) / (scaling_.q * scaling_.area * scaling_.length);
     else
-      *J += weight * dot(fr.total(), direction_) / (scaling_.q * scaling_.area);
+      *J += weight * dot(fr.total(), direction(res)) / (scaling_.q * scaling_.area);
     PetscFunctionReturn(0);
   }
 
@@ -40,12 +47,14 @@ public:
     const mesh::Mesh &m = res.mesh();
     const auto &bcs = res.boundary_conditions();
     const double c = weight / (scaling_.q * scaling_.area * (moment_ ? scaling_.length : 1.0));
+    const Vec3<double> e = moment_ ? direction_ : direction(res);
+    Vec3<double> F; // this rank's share of the force (the angle's adjoint, summed over ranks)
     for (int p : walls_)
       for (PetscInt f : m.boundary_faces(p)) {
         const physics::FaceGeometry<double> g = res.face_geometry(f);
         const Vec3<double> r = g.xf - scaling_.moment_center;
         // dJ/dF_f
-        const Vec3<double> Fb = moment_ ? c * cross(direction_, r) : c * direction_;
+        const Vec3<double> Fb = moment_ ? c * cross(e, r) : c * e;
         double pf;
         Vec3<double> visc;
         physics::dirichlet_face_stress(m.dim, state.cell(m.face_left[f]), g, res.parameters(),
@@ -55,16 +64,25 @@ public:
         s.geom.face_area[f] += pf * Fb;
         s.add_wall_stress(res, state, f, dot(Fb, g.S), -Fb);
         s.add_wall_rotation(res, f, Fb);
-        if (moment_) s.geom.face_centroid[f] += c * cross(pf * g.S - visc + T, direction_);
+        if (moment_) s.geom.face_centroid[f] += c * cross(pf * g.S - visc + T, e);
+        F += pf * g.S - visc + T;
       }
+    if (alpha_parameter_ >= 0)
+      s.parameters[alpha_parameter_] +=
+          c *
+          dot(F, physics::turned_dalpha(direction_, res.boundary_conditions().angle_of_attack()));
     PetscFunctionReturn(0);
   }
 
 private:
+  Vec3<double> direction(const FlowResidual &res) const {
+    return physics::turned(direction_, res.boundary_conditions().angle_of_attack());
+  }
   std::vector<int> walls_;
-  Vec3<double> direction_;
+  Vec3<double> direction_; ///< at zero angle of attack
   bool moment_;
   solver::ForceScaling scaling_;
+  int alpha_parameter_;
 };
 
 // The walls of `sec` (checked: boundaries of wall type) and the unit direction `given` (named
@@ -92,7 +110,13 @@ PetscErrorCode create_force(const FlowResidual &res, const config::CaseConfig &c
   const double n = norm(e);
   PetscCheck(n > 0, m.comm, PETSC_ERR_USER_INPUT, "%s: %s.%s must not be zero", file, where.c_str(),
              key);
-  *term = std::make_unique<ForceTerm>(walls, (1.0 / n) * e, moment, solver::force_scaling(res));
+  const int stream = res.boundary_conditions().stream_patch();
+  const int alpha = moment || stream < 0
+                        ? -1
+                        : discretization::ParameterRegistry(res).find(
+                              "boundaries." + m.patch_names[stream] + ".angle_of_attack");
+  *term =
+      std::make_unique<ForceTerm>(walls, (1.0 / n) * e, moment, solver::force_scaling(res), alpha);
   PetscFunctionReturn(0);
 }
 

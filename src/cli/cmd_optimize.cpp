@@ -19,6 +19,7 @@
 // and at the end OUTDIR/optimized.msh (the best design's mesh, to re-run), summary.json and the
 // flow and surface sensitivity of the best design.  A progress line per evaluation with an ETA.
 //
+// (cmd_optimize_multipoint.cpp) A points: list makes it a multipoint campaign.
 // (cmd_optimize_control.cpp) A design: list of control entries (parameter, time-function, per-step:
 // driver/ control_optimization.hpp) optimizes physical and boundary parameters of a steady or
 // unsteady case instead (forward + adjoint per function, no mesh deformation):
@@ -428,6 +429,10 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
              "%s: karman optimize needs a 'design:' list (the shape parameterizations: ffd, "
              "hicks-henne, rigid, surface-normal)",
              cfg.file().c_str());
+  if (!cfg.points().empty()) {
+    PetscCall(run_multipoint_optimize(comm, args, cfg));
+    PetscFunctionReturn(0);
+  }
   driver::FlowCase fc;
   PetscCall(fc.load(comm, cfg));
   const optimization::OptimizerOptions o = optimizer_options(cfg, args);

@@ -166,10 +166,11 @@ PetscErrorCode parse_sections(MPI_Comm comm, const std::string &file, const Sche
   known.push_back("design");
   known.push_back("petsc");
   known.push_back("constraints");
+  known.push_back("points");
   for (const auto &item : root) {
     const std::string name = item.first.Scalar();
     PetscCheck(name == "boundaries" || name == "design" || name == "petsc" ||
-                   name == "constraints" || schema.section(name),
+                   name == "constraints" || name == "points" || schema.section(name),
                comm, PETSC_ERR_USER_INPUT, "%s: unknown section '%s': %s",
                where(file, item.first).c_str(), name.c_str(), suggestion(name, known).c_str());
   }
@@ -197,35 +198,48 @@ PetscErrorCode parse_sections(MPI_Comm comm, const std::string &file, const Sche
   PetscFunctionReturn(0);
 }
 
+// A list of maps with the keys of `spec` (constraints, points of karman optimize); `example`
+// shows an entry in the message about a list that is none (or an empty one, unless
+// `allow_empty`).
+PetscErrorCode parse_list(MPI_Comm comm, const std::string &file, const SectionSpec &spec,
+                          const YAML::Node &root, const char *example, bool allow_empty,
+                          YAML::Node &resolved, std::vector<Section> *out) {
+  PetscFunctionBeginUser;
+  out->clear();
+  const YAML::Node list = root[spec.name];
+  if (!list || (list.IsNull() && allow_empty)) PetscFunctionReturn(0);
+  PetscCheck(list.IsSequence() && (allow_empty || list.size() > 0), comm, PETSC_ERR_USER_INPUT,
+             "%s: '%s' must be a list of maps%s (%s)", where(file, list).c_str(), spec.name.c_str(),
+             allow_empty ? "" : ", at least one", example);
+  YAML::Node resolved_list(YAML::NodeType::Sequence);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string label = spec.name + "[" + std::to_string(i) + "]";
+    YAML::Node params;
+    PetscCall(resolve_section(comm, file, spec, list[i], label, {}, &params));
+    resolved_list.push_back(params);
+    out->emplace_back(params, &spec, label);
+  }
+  resolved[spec.name] = resolved_list;
+  PetscFunctionReturn(0);
+}
+
 // Constraints (karman optimize): a list of maps with the keys of constraint_spec()
 PetscErrorCode parse_constraints(MPI_Comm comm, const std::string &file, const Schema &schema,
                                  const YAML::Node &root, YAML::Node &resolved,
                                  std::vector<Section> *constraints) {
   PetscFunctionBeginUser;
-  constraints->clear();
-  const YAML::Node cons = root["constraints"];
-  if (cons && !cons.IsNull()) {
-    PetscCheck(cons.IsSequence(), comm, PETSC_ERR_USER_INPUT,
-               "%s: 'constraints' must be a list of maps ({type: area, walls: [body], sense: '=', "
-               "value: 1, relative: true}, ...)",
-               where(file, cons).c_str());
-    YAML::Node resolved_cons(YAML::NodeType::Sequence);
-    for (std::size_t i = 0; i < cons.size(); ++i) {
-      const std::string label = "constraints[" + std::to_string(i) + "]";
-      YAML::Node params;
-      PetscCall(resolve_section(comm, file, schema.constraints(), cons[i], label, {}, &params));
-      const std::string type = params["type"].Scalar();
-      const bool geometric =
-          type == "area" || type == "volume" || type == "centroid" || type == "thickness";
-      PetscCheck(!geometric || params["walls"].size() > 0, comm, PETSC_ERR_USER_INPUT,
-                 "%s: '%s.walls' must name the walls of the body (type %s)",
-                 where(file, cons[i]).c_str(), label.c_str(), type.c_str());
-      resolved_cons.push_back(params);
-      constraints->emplace_back(params, &schema.constraints(), label);
-    }
-    resolved["constraints"] = resolved_cons;
+  PetscCall(parse_list(comm, file, schema.constraints(), root,
+                       "{type: area, walls: [body], sense: '=', value: 1, relative: true}, ...",
+                       true, resolved, constraints));
+  for (std::size_t i = 0; i < constraints->size(); ++i) {
+    const Section &c = (*constraints)[i];
+    const std::string type = c.text("type");
+    const bool geometric =
+        type == "area" || type == "volume" || type == "centroid" || type == "thickness";
+    PetscCheck(!geometric || !c.names("walls").empty(), comm, PETSC_ERR_USER_INPUT,
+               "%s: '%s.walls' must name the walls of the body (type %s)",
+               where(file, root["constraints"][i]).c_str(), c.label().c_str(), type.c_str());
   }
-
   PetscFunctionReturn(0);
 }
 
@@ -322,7 +336,7 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
                      YAML::Node *resolved_out, std::vector<BoundaryConfig> *boundaries,
                      std::vector<DesignConfig> *designs,
                      std::vector<std::pair<std::string, std::string>> *petsc,
-                     std::vector<Section> *constraints,
+                     std::vector<Section> *constraints, std::vector<Section> *points,
                      std::map<std::string, std::vector<BoundaryConfig>> *maps) {
   PetscFunctionBeginUser;
   // (not cloned: YAML::Clone drops the line marks that error messages cite)
@@ -340,6 +354,10 @@ PetscErrorCode parse(MPI_Comm comm, const YAML::Node &input, const std::string &
                               &resolved_bcs, boundaries));
   resolved["boundaries"] = resolved_bcs;
   PetscCall(parse_constraints(comm, file, schema, root, resolved, constraints));
+  PetscCall(parse_list(comm, file, schema.points(), root,
+                       "{name: cruise, weight: 1, set: ['boundaries.farfield.angle_of_attack=2']}, "
+                       "...",
+                       false, resolved, points));
   PetscCall(parse_designs(comm, file, schema, root, boundaries, resolved, designs));
   PetscCall(parse_petsc(comm, file, root, resolved, petsc));
   *resolved_out = resolved;
@@ -381,7 +399,7 @@ PetscErrorCode CaseConfig::load_text(MPI_Comm comm, const std::string &text,
   out.file_ = name;
   out.directory_ = directory;
   PetscCall(parse(comm, root, name, overrides, schema, &out.resolved_, &out.boundaries_,
-                  &out.designs_, &out.petsc_, &out.constraints_, &out.maps_));
+                  &out.designs_, &out.petsc_, &out.constraints_, &out.points_, &out.maps_));
   PetscFunctionReturn(0);
 }
 

@@ -164,6 +164,11 @@ Schema &Schema::set_constraints(SectionSpec spec) {
   return *this;
 }
 
+Schema &Schema::set_points(SectionSpec spec) {
+  points_ = std::move(spec);
+  return *this;
+}
+
 const SectionSpec *Schema::section(const std::string &name) const {
   for (const auto &sec : sections_)
     if (sec.name == name) return &sec;
@@ -223,6 +228,11 @@ std::string Schema::help() const {
     out << "\nconstraints:    # optional (karman optimize): " << constraints_.help << "\n"
         << "  - {type: TYPE, ...}    keys:\n";
     print_keys(constraints_, "    ");
+  }
+  if (!points_.keys.empty()) {
+    out << "\npoints:    # optional (karman optimize, shape campaigns): " << points_.help << "\n"
+        << "  - {name: NAME, ...}    keys:\n";
+    print_keys(points_, "    ");
   }
   out << "\npetsc:    # options for PETSc's database, e.g. {ksp_type: gmres, pc_type: asm}\n"
          "  OPTION: VALUE    (command-line PETSc options take precedence)\n";

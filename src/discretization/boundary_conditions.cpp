@@ -1,6 +1,8 @@
 // Boundary conditions (see include/karman/discretization/boundary_conditions.hpp).
 #include "karman/discretization/boundary_conditions.hpp"
 
+#include <cstdio>
+
 namespace karman::discretization {
 
 std::vector<config::VariantSpec> boundary_types() {
@@ -25,7 +27,30 @@ PetscErrorCode BoundaryConditions::setup(const mesh::Mesh &mesh, const config::C
     PetscCall(pc.type->create(bc->parameters, context, &pc.unit));
     patches_.push_back(std::move(pc));
   }
+  // one stream: the force directions turn with the first far field's angle of attack
+  for (const auto &pc : patches_) {
+    const double *a = pc.unit->angle_of_attack();
+    if (!a || *a == angle_of_attack()) continue;
+    char angles[96];
+    std::snprintf(angles, sizeof angles, "%g, boundaries.%s's %g", *a,
+                  patches_[stream_patch()].name.c_str(), angle_of_attack());
+    SETERRQ(mesh.comm, PETSC_ERR_USER_INPUT,
+            "%s: boundaries.%s.angle_of_attack is %s: the far-field boundaries of a case share "
+            "one angle of attack",
+            cfg.file().c_str(), pc.name.c_str(), angles);
+  }
   PetscFunctionReturn(0);
+}
+
+int BoundaryConditions::stream_patch() const {
+  for (std::size_t p = 0; p < patches_.size(); ++p)
+    if (patches_[p].unit->angle_of_attack()) return static_cast<int>(p);
+  return -1;
+}
+
+double BoundaryConditions::angle_of_attack() const {
+  const int p = stream_patch();
+  return p < 0 ? 0.0 : *patches_[p].unit->angle_of_attack();
 }
 
 std::vector<int> BoundaryConditions::wall_patches() const {

@@ -328,6 +328,7 @@ const SectionOptions<NoOptions> &symmetry_options() {
 struct FarFieldOptions {
   Vec3<double> velocity;
   double pressure = 0;
+  double angle_of_attack = 0; ///< degrees
 };
 
 class FarField : public FlowBoundary {
@@ -335,29 +336,34 @@ public:
   FarField(const FarFieldOptions &o, int dim) : o_(o), dim_(dim) {}
   // decided once from the geometry, so that the residual stays smooth in the state
   FaceKind face_kind(const Vec3<double> &S) const override {
-    return dot(o_.velocity, S) >= 0 ? FaceKind::PressureOutlet : FaceKind::VelocityDirichlet;
+    return dot(stream(), S) >= 0 ? FaceKind::PressureOutlet : FaceKind::VelocityDirichlet;
   }
   Vec3<double> velocity(const Vec3<double> &, const Vec3<double> &) const override {
-    return o_.velocity;
+    return stream();
   }
   double pressure() const override { return o_.pressure; }
+  const double *angle_of_attack() const override { return &o_.angle_of_attack; }
   std::vector<TermParameter> parameters(const std::string &prefix) override {
     std::vector<TermParameter> p;
     for (int d = 0; d < dim_; ++d)
       p.push_back({prefix + "velocity." + kAxis[d], &o_.velocity[d], nullptr});
     p.push_back({prefix + "pressure", &o_.pressure, nullptr});
+    p.push_back({prefix + "angle_of_attack", &o_.angle_of_attack, nullptr});
     return p;
   }
   void velocity_reverse(const Vec3<double> &, const Vec3<double> &, const Vec3<double> &ubar,
                         double, double *parameter_bar, Vec3<double> *,
                         Vec3<double> *) const override {
-    for (int d = 0; d < dim_; ++d) parameter_bar[d] += ubar[d];
+    Vec3<double> Ubar;
+    physics::turned_reverse(o_.velocity, o_.angle_of_attack, ubar, &Ubar, &parameter_bar[dim_ + 1]);
+    for (int d = 0; d < dim_; ++d) parameter_bar[d] += Ubar[d];
   }
   void pressure_reverse(double pbar, double *parameter_bar) const override {
     parameter_bar[dim_] += pbar;
   }
 
 private:
+  Vec3<double> stream() const { return physics::turned(o_.velocity, o_.angle_of_attack); }
   FarFieldOptions o_;
   int dim_;
 };
@@ -367,9 +373,15 @@ const SectionOptions<FarFieldOptions> &far_field_options() {
       SectionOptions<FarFieldOptions>(
           "far-field", "uniform stream: velocity imposed where it enters, pressure where it leaves",
           true)
-          .key(typed("velocity", KeyType::RealVector, "", "free-stream velocity [m/s]"),
+          .key(typed("velocity", KeyType::RealVector, "",
+                     "free-stream velocity [m/s] at zero angle of attack"),
                &FarFieldOptions::velocity)
-          .key(real("pressure", "0.0", "free-stream pressure"), &FarFieldOptions::pressure);
+          .key(real("pressure", "0.0", "free-stream pressure"), &FarFieldOptions::pressure)
+          .key(real("angle_of_attack", "0.0",
+                    "angle of attack [degrees]: turns `velocity` about the z axis (x toward y), "
+                    "and with it the drag and lift directions of the force objectives, "
+                    "constraints and monitors (given at zero angle); a differentiable parameter"),
+               &FarFieldOptions::angle_of_attack);
   return options;
 }
 

@@ -108,6 +108,7 @@ PetscErrorCode ShapeEvaluator::evaluate(const std::vector<Vec3<double>> &boundar
     PetscCall(fc_->gradient(w_, *o, &rc, true)); // the objective's Jacobian and LU factors
     e->adjoint_time += rc.wall_time;
     e->extra.push_back(rc.J);
+    e->extra_parameters.push_back(rc.gradient.parameters);
     e->extra_dB.emplace_back();
     t = MPI_Wtime();
     PetscCall(chain_.displacement_reverse(rc.gradient.X, &e->extra_dB.back(), &its));

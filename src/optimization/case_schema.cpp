@@ -66,6 +66,7 @@ config::Schema make_schema() {
   for (const auto &k : objective)
     if (k.name != "type") constraints.keys.push_back(k);
   s.set_constraints(constraints);
+  s.set_points(point_options().spec());
   return s;
 }
 

@@ -62,8 +62,39 @@ const config::SectionOptions<OptimizationOptions> &optimization_options() {
                      "case's sizes and wall layers), which the campaign then continues "
                      "on (driver/remeshing.hpp); false: such a design is a failed "
                      "evaluation"),
-               &OptimizationOptions::remesh);
+               &OptimizationOptions::remesh)
+          .key(choice("points_mode", "auto",
+                      "multipoint campaigns (`points:`): concurrent (the ranks split into "
+                      "min(points, ranks) groups, point k on group k mod groups), sequential (one "
+                      "point after the other on all ranks), auto (concurrent when there are at "
+                      "least as many ranks as points); the same designs either way",
+                      {"auto", "concurrent", "sequential"}),
+               &OptimizationOptions::points_mode);
   return options;
+}
+
+config::SectionOptions<PointOptions> point_options() {
+  return config::SectionOptions<PointOptions>(
+             "points",
+             "the operating points of a multipoint shape campaign: the objective is the weighted "
+             "sum of the case's objective at each point, each point its own flow solve and "
+             "adjoints on the same shape")
+      .key(typed("name", KeyType::String, "", "the point's name (constraints' `point`, logs)"),
+           &PointOptions::name)
+      .key(positive("weight", "1.0", "its weight in the objective"), &PointOptions::weight)
+      .key(typed("set", KeyType::NameList, "[]",
+                 "overrides of the case at this point, as karman's --set: "
+                 "['boundaries.farfield.angle_of_attack=2', 'fluid.viscosity=1e-3']"),
+           &PointOptions::set)
+      .key(typed("variable", KeyType::String, "''",
+                 "a parameter of the case (karman adjoint lists them, e.g. "
+                 "boundaries.farfield.angle_of_attack) that is a design variable of this point "
+                 "alone, started from its value here, within [lower, upper]"),
+           &PointOptions::variable)
+      .key(real("lower", "0.0", "the variable's lower bound"), &PointOptions::lower)
+      .key(real("upper", "0.0", "the variable's upper bound"), &PointOptions::upper)
+      .key(positive("scale", "1.0", "the variable's scale (the optimizer sees value / scale)"),
+           &PointOptions::scale);
 }
 
 namespace {
@@ -206,7 +237,11 @@ constraint_options(const std::vector<std::string> &objective_types) {
            &ConstraintOptions::name)
       .key(choice("axis", "x", "centroid: the component", {"x", "y", "z"}),
            &ConstraintOptions::axis)
-      .key(real("station", "0.0", "thickness: the chord station x"), &ConstraintOptions::station);
+      .key(real("station", "0.0", "thickness: the chord station x"), &ConstraintOptions::station)
+      .key(typed("point", KeyType::String, "''",
+                 "multipoint campaigns: the point (points[].name) a flow constraint is measured "
+                 "at; empty: at every point (named NAME@POINT)"),
+           &ConstraintOptions::point);
 }
 
 } // namespace karman::optimization

@@ -3,6 +3,7 @@
 #include "karman/optimization/optimization_options.hpp"
 
 #include "karman/core/parallel.hpp"
+#include "karman/discretization/parameters.hpp"
 #include "karman/io/atomic_file.hpp"
 #include "karman/io/state_fields.hpp"
 
@@ -22,6 +23,10 @@ PetscErrorCode build_shape_constraints(FlowCase &fc, std::vector<ShapeConstraint
   const mesh::Mesh &m = fc.mesh();
   out->clear();
   for (const config::Section &sec : cfg.constraints()) {
+    PetscCheck(sec.text("point").empty() || !cfg.points().empty(), m.comm, PETSC_ERR_USER_INPUT,
+               "%s: %s.point: the case has no points: list (a multipoint campaign's operating "
+               "points)",
+               cfg.file().c_str(), sec.label().c_str());
     ShapeConstraint c;
     const std::string type = sec.text("type"), sense = sec.text("sense");
     c.sense = sense == "="
@@ -110,6 +115,7 @@ PetscErrorCode ShapeOptimization::setup(FlowCase &fc, std::unique_ptr<design::De
   problem_.start = this->design().initial();
   for (auto *v : {&problem_.lower, &problem_.upper, &problem_.start})
     for (std::size_t i = 0; i < v->size(); ++i) (*v)[i] /= scale_[i];
+  for (std::size_t i = 0; i < parameter_variables_.size(); ++i) append_parameter_variable(i);
   flow_.clear();
   for (auto &c : constraints_) {
     double value = c.value;
@@ -126,6 +132,69 @@ PetscErrorCode ShapeOptimization::setup(FlowCase &fc, std::unique_ptr<design::De
     }
     if (c.flow) flow_.push_back(c.flow.get());
     problem_.constraints.push_back({c.name, c.sense, value, c.tolerance});
+  }
+  PetscFunctionReturn(0);
+}
+
+void ShapeOptimization::append_parameter_variable(std::size_t i) {
+  const ParameterVariable &v = parameter_variables_[i];
+  problem_.names.push_back(v.name);
+  problem_.lower.push_back(v.lower / v.scale);
+  problem_.upper.push_back(v.upper / v.scale);
+  problem_.start.push_back(v.start / v.scale);
+  scale_.push_back(v.scale);
+}
+
+PetscErrorCode ShapeOptimization::add_parameter_variable(const std::string &name, double lower,
+                                                         double upper, double scale) {
+  PetscFunctionBeginUser;
+  const discretization::FlowResidual &res = fc_->residual();
+  const MPI_Comm comm = fc_->mesh().comm;
+  const char *file = fc_->config().file().c_str();
+  const discretization::ParameterRegistry registry(res);
+  const int i = registry.find(name);
+  PetscCheck(i >= 0 && !registry.spec(i).time_dependent, comm, PETSC_ERR_USER_INPUT,
+             "%s: '%s' is not a constant parameter of the case (it has: %s)", file, name.c_str(),
+             registry.names(false).c_str());
+  ParameterVariable v{name, lower, upper, scale, registry.value(res, i, discretization::kSteady)};
+  if (!(lower < upper && v.start >= lower && v.start <= upper && scale > 0)) {
+    char values[160]; // (%g as printf writes it)
+    std::snprintf(values, sizeof values,
+                  "its value %g must lie within [lower, upper] = [%g, %g] "
+                  "(lower < upper), its scale %g > 0",
+                  v.start, lower, upper, scale);
+    SETERRQ(comm, PETSC_ERR_USER_INPUT, "%s: the design variable %s: %s", file, name.c_str(),
+            values);
+  }
+  for (const auto &p : parameter_variables_)
+    PetscCheck(p.name != name, comm, PETSC_ERR_USER_INPUT,
+               "%s: the parameter %s is a design variable twice", file, name.c_str());
+  parameter_variables_.push_back(v);
+  append_parameter_variable(parameter_variables_.size() - 1);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode ShapeOptimization::set_parameters(const std::vector<double> &a) {
+  PetscFunctionBeginUser;
+  if (parameter_variables_.empty()) PetscFunctionReturn(0);
+  const discretization::ParameterRegistry registry(fc_->residual());
+  const std::size_t nd = design().size();
+  for (std::size_t i = 0; i < parameter_variables_.size(); ++i)
+    PetscCall(registry.set(fc_->residual(), parameter_variables_[i].name, a[nd + i]));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode ShapeOptimization::append_parameter_gradients(
+    const std::vector<discretization::ParameterGradient> &parameters,
+    std::vector<double> *g) const {
+  PetscFunctionBeginUser;
+  for (const auto &v : parameter_variables_) {
+    auto it = std::find_if(parameters.begin(), parameters.end(),
+                           [&](const auto &p) { return p.name == v.name; });
+    PetscCheck(it != parameters.end(), fc_->mesh().comm, PETSC_ERR_USER_INPUT,
+               "%s: the design variable %s has no gradient: adjoint.parameters leaves it out",
+               fc_->config().file().c_str(), v.name.c_str());
+    g->push_back(it->gradient);
   }
   PetscFunctionReturn(0);
 }
@@ -147,10 +216,13 @@ PetscErrorCode ShapeOptimization::evaluate(const std::vector<double> &x, Evaluat
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode ShapeOptimization::evaluate_design(const std::vector<double> &a, Evaluation *e) {
+PetscErrorCode ShapeOptimization::evaluate_design(const std::vector<double> &a_all, Evaluation *e) {
   PetscFunctionBeginUser;
   *e = Evaluation();
   last_ = ShapeRecord();
+  // the design space's variables, then the parameter variables (set in the flow case)
+  const std::vector<double> a(a_all.begin(), a_all.begin() + design().size());
+  PetscCall(set_parameters(a_all));
   std::vector<Vec3<double>> dB;
   PetscCall(shape_.chain().displacement(a, &dB));
   PetscCall(shape_.evaluate(dB, &last_.shape, flow_));
@@ -168,6 +240,7 @@ PetscErrorCode ShapeOptimization::evaluate_design(const std::vector<double> &a, 
     if (stage == 0) last_.first_failure = last_.shape.failure;
     last_.remeshed = true;
     last_.remeshes.push_back(record);
+    PetscCall(set_parameters(a_all)); // (the remeshed case)
     PetscCall(shape_.chain().displacement(a, &dB));
     PetscCall(shape_.evaluate(dB, &last_.shape, flow_));
   }
@@ -182,6 +255,7 @@ PetscErrorCode ShapeOptimization::evaluate_design(const std::vector<double> &a, 
   good_since_remesh_ = true;
   e->f = s.J;
   PetscCall(chain.design_reverse(a, s.dJ_dB, &e->df));
+  PetscCall(append_parameter_gradients(s.parameters, &e->df));
   double g2 = 0;
   for (double g : e->df) g2 += g * g;
   last_.gradient_norm = std::sqrt(g2);
@@ -191,6 +265,7 @@ PetscErrorCode ShapeOptimization::evaluate_design(const std::vector<double> &a, 
     if (c.flow) {
       e->c.push_back(s.extra[k]);
       PetscCall(chain.design_reverse(a, s.extra_dB[k], &dc));
+      PetscCall(append_parameter_gradients(s.extra_parameters[k], &dc));
       ++k;
     } else {
       design::GeometricConstraintValue v;
@@ -201,6 +276,7 @@ PetscErrorCode ShapeOptimization::evaluate_design(const std::vector<double> &a, 
         PetscFunctionReturn(0);
       }
       PetscCall(chain.reverse(a, v.dX, &dc));
+      dc.resize(a_all.size(), 0.0); // (no dependence on the parameter variables)
       e->c.push_back(v.value);
     }
     e->dc.push_back(dc);
@@ -556,6 +632,8 @@ PetscErrorCode ShapeOptimization::check_gradient(const std::vector<double> &a,
   };
   std::vector<VariableBlock> blocks;
   for (const auto &b : design().blocks()) blocks.push_back({b.name, b.offset, b.count});
+  for (std::size_t i = 0; i < parameter_variables_.size(); ++i)
+    blocks.push_back({parameter_variables_[i].name, design().size() + i, 1});
   PetscCall(check_design_gradient(problem_, blocks, a, e0, values,
                                   fc_->residual().reference().length, max_variables, rel, check));
   // back to the design a (the warm start and the mesh of the caller's design)

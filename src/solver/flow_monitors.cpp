@@ -1,5 +1,6 @@
 // Flow monitors (see include/karman/solver/flow_monitors.hpp).
 #include "karman/solver/flow_monitors.hpp"
+#include "karman/physics/boundary_kernels.hpp"
 #include "karman/solver/solver_options.hpp"
 
 #include <cstdio>
@@ -47,10 +48,14 @@ PetscErrorCode FlowMonitors::evaluate(const FlowResidual &res,
   PetscFunctionBeginUser;
   PetscCall(wall_force(res, state, walls_, scaling_.moment_center, &v->force));
   const double scale = 1.0 / (scaling_.q * scaling_.area);
-  v->cd = dot(v->force.total(), drag_dir_) * scale;
-  v->cl = dot(v->force.total(), lift_dir_) * scale;
-  v->cd_pressure = dot(v->force.pressure, drag_dir_) * scale;
-  v->cd_viscous = dot(v->force.viscous, drag_dir_) * scale;
+  // wind axes: the directions turned by the far field's angle of attack
+  const double alpha = res.boundary_conditions().angle_of_attack();
+  const Vec3<double> drag = physics::turned(drag_dir_, alpha);
+  const Vec3<double> lift = physics::turned(lift_dir_, alpha);
+  v->cd = dot(v->force.total(), drag) * scale;
+  v->cl = dot(v->force.total(), lift) * scale;
+  v->cd_pressure = dot(v->force.pressure, drag) * scale;
+  v->cd_viscous = dot(v->force.viscous, drag) * scale;
   v->cm = v->force.moment[2] * scale / scaling_.length;
   v->has_dp = dp_points_.size() == 2;
   if (v->has_dp) {

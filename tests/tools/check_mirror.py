@@ -26,6 +26,8 @@ EXEMPT = {
     "src/cli/cmd_optimize_control.cpp": "karman optimize, control campaigns: tests/cli/"
                                         "control_identify.sh, control_optimize.sh, "
                                         "slurm_requeue.sh",
+    "src/cli/cmd_optimize_multipoint.cpp": "karman optimize, multipoint campaigns: tests/cli/"
+                                           "optimize_multipoint.sh",
     "src/cli/campaign_output.cpp": "the history files and summaries of both campaigns: tests/cli/"
                                    "optimize.sh, optimize_kill.sh, control_optimize.sh",
     "src/cli/main.cpp": "the executable's main (dispatch, --help, error exit): every tests/cli "

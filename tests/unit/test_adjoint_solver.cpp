@@ -2,8 +2,9 @@
 // converged state, and dJ/da = dJ/da|explicit + psi^T dR/da:
 //  - adjoint gradients against central differences of re-solved objectives for every parameter
 //    kind (DFG 2D-1 with a rotating/translating cylinder, blowing walls and an outlet pressure;
-//    far-field cylinder, Re 40), for drag, lift, pressure difference, pressure drop, moment and
-//    probe matching;
+//    far-field cylinder, Re 40, at an angle of attack: its gradient through the stream and the
+//    turned force directions), for drag, lift, force, pressure difference, pressure drop, moment
+//    and probe matching;
 //  - same_operator: a second objective at the same state with the first solve's Jacobian and LU
 //    gives the gradient of a solver that assembles and factorizes anew; without a previous solve
 //    it is refused with a message;
@@ -82,11 +83,18 @@ initial: {velocity: [1, 0]}
 solver: {rtol: 1e-14, atol: 1e-13, max_iterations: 60}
 boundaries:
   cylinder: {type: wall}
-  farfield: {type: far-field, velocity: [1, 0.05]}
+  farfield: {type: far-field, velocity: [1, 0.05], angle_of_attack: 3}
 )",
        std::string(KARMAN_SOURCE_DIR) + "/cases/cylinder-unbounded/cylinder.geo", 0,
        {"cylinder", "farfield"}, &p);
-  check_parameters(p, {"objective: {type: drag, walls: [cylinder]}\n"}, 1e-6);
+  // (the angle of attack turns the stream and the force directions: wind-axis drag and lift)
+  check_parameters(
+      p,
+      {"objective: {type: drag, walls: [cylinder]}\n",
+       "objective: {type: sum, terms: [{type: lift, walls: [cylinder], lift_direction: "
+       "[0.1, 1]}, {type: force, direction: [1, 1], weight: 0.5}, {type: moment, "
+       "walls: [cylinder], weight: 0.3}]}\n"},
+      1e-6);
 }
 
 TEST_CASE("adjoint solver: a reused operator gives the gradient of a fresh solve; reuse without a "

@@ -4,7 +4,9 @@
 //    wall patches, which field is prescribed where, the pressure level fixed by the outlet;
 //  - the imposed values at the face centroids: the parabolic inlet 4 U y (H - y) / H^2 scaled
 //    by a sine in time, the rotating cylinder's omega e_z x (x - c), the outlet pressure;
-//  - time dependence only with a time function.
+//  - time dependence only with a time function;
+//  - far fields: the stream turned by the angle of attack (the first far field's), and far fields
+//    with different angles refused.
 #include "karman/discretization/boundary_conditions.hpp"
 #include "objective_check.hpp"
 
@@ -78,4 +80,33 @@ TEST_CASE("boundary conditions: constant values are not time dependent", "[discr
   CHECK(!bc.time_dependent());
   CHECK(bc.patch(f.res().mesh().patch_index("walls")).is_wall());
   CHECK(!bc.patch(f.res().mesh().patch_index("inlet")).is_wall());
+}
+
+TEST_CASE("boundary conditions: the angle of attack turns the far field's stream; far fields share "
+          "it",
+          "[discretization]") {
+  const std::string far = "{type: far-field, velocity: [2, 0], angle_of_attack: 30}";
+  test::FlowFixture f;
+  test::load_dfg_with("objective: {type: drag, walls: [cylinder]}\n", &f,
+                      {"boundaries.inlet=" + far, "boundaries.outlet=" + far});
+  const mesh::Mesh &m = f.res().mesh();
+  const discretization::BoundaryConditions &bc = f.res().boundary_conditions();
+  CHECK(bc.stream_patch() == m.patch_index("inlet"));
+  CHECK(bc.angle_of_attack() == 30);
+  REQUIRE(f.res().boundary_data(discretization::kSteady) == 0);
+  int checked = 0;
+  for (PetscInt face = 0; face < m.n_flux_faces; ++face)
+    if (m.face_patch[face] == m.patch_index("inlet")) {
+      REQUIRE(bc.kind(face) == FaceKind::VelocityDirichlet); // (S = -e_x: U . S < 0)
+      CHECK(bc.velocity(face)[0] == Approx(std::sqrt(3.0)).epsilon(1e-14));
+      CHECK(bc.velocity(face)[1] == Approx(1.0).epsilon(1e-14));
+      ++checked;
+    }
+  CHECK(checked == m.boundary_faces(m.patch_index("inlet")).size());
+  test::FlowFixture g;
+  CHECK(test::try_load_dfg_with(
+            "", &g,
+            {"boundaries.inlet=" + far, "boundaries.outlet={type: far-field, velocity: [2, 0]}"}) ==
+        "case.yaml: boundaries.outlet.angle_of_attack is 0, boundaries.inlet's 30: the far-field "
+        "boundaries of a case share one angle of attack");
 }

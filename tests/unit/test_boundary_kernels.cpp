@@ -110,6 +110,18 @@ TEST_CASE("boundary kernels: reverse mode equals complex step", "[kernels][bound
                             const Vec3<cplx> &s) { return jet_velocity(p[0], pr, x, s); },
                         in, ubar, {amplitude_bar}, xfbar, Sbar);
         }
+        SECTION("far field turned by the angle of attack") {
+          const Inputs in{{u(gen), u(gen), dim == 3 ? u(gen) : 0.0, 30 * u(gen)}, xf, S};
+          Vec3<double> Ubar, xfbar, Sbar;
+          double alpha_bar = 0;
+          const Vec3<double> U(in.p[0], in.p[1], in.p[2]);
+          turned_reverse(U, in.p[3], ubar, &Ubar, &alpha_bar);
+          check_reverse(
+              [&](const std::vector<cplx> &p, const Vec3<cplx> &, const Vec3<cplx> &) {
+                return turned(Vec3<cplx>(p[0], p[1], p[2]), p[3]);
+              },
+              in, ubar, {Ubar[0], Ubar[1], Ubar[2], alpha_bar}, xfbar, Sbar);
+        }
       }
 }
 
@@ -129,4 +141,9 @@ TEST_CASE("boundary kernels: closed forms", "[kernels][boundary]") {
   const Vec3<double> uj = jet_velocity(0.25, VelocityProfile(), x, S); // -0.25 S/|S|: into fluid
   CHECK(uj[1] == Approx(0.25));
   CHECK(profile_factor(pr, Vec3<double>(1.5, 0, 0)) == Approx(0.75));
+  // (1, 0) turned by 30 degrees: (cos 30, sin 30); z unchanged
+  const Vec3<double> t = turned(Vec3<double>(1, 0, 2), 30.0);
+  CHECK(t[0] == Approx(std::sqrt(3.0) / 2));
+  CHECK(t[1] == Approx(0.5));
+  CHECK(t[2] == Approx(2.0));
 }

@@ -1,7 +1,7 @@
 // The flow's boundary units (src/discretization/flow_boundaries.cpp), created from case-file keys
 // without a mesh:
 //  - face kinds: walls, inlets, jets velocity-Dirichlet, outlets pressure, symmetry slip, far
-//    field by the sign of U_inf . S;
+//    field by the sign of U_inf . S, U_inf the velocity turned by the angle of attack;
 //  - prescribed values: a wall's U + omega e_z x (x - c), a parabolic inlet U 4 s (1 - s) along
 //    its unit direction, a jet's speed into the fluid along -S, the outlet and far-field pressures;
 //  - parameters named boundaries.NAME.KEY, and each unit's reverse mode (velocity_reverse,
@@ -31,6 +31,7 @@ boundaries:
   outlet: {type: pressure-outlet, pressure: 0.25}
   sym: {type: symmetry}
   far: {type: far-field, velocity: [1, 0.5], pressure: 0.1}
+  far2: {type: far-field, velocity: [1, 0.5], pressure: 0.1, angle_of_attack: 25}
 )";
 
 std::unique_ptr<discretization::FlowBoundary> unit(const config::CaseConfig &cfg,
@@ -78,6 +79,14 @@ TEST_CASE("flow boundaries: face kinds and prescribed values", "[discretization]
   CHECK(far->face_kind(Vec3<double>(-1, 0, 0)) == FaceKind::VelocityDirichlet);
   CHECK(far->pressure() == 0.1);
   CHECK((far->velocity(x, S)[0] == 1 && far->velocity(x, S)[1] == 0.5));
+  auto far2 = unit(cfg, "far2"); // turned by 25 degrees
+  const double ca = std::cos(25 * M_PI / 180), sa = std::sin(25 * M_PI / 180);
+  CHECK(far2->velocity(x, S)[0] == Approx(ca - 0.5 * sa).epsilon(1e-14));
+  CHECK(far2->velocity(x, S)[1] == Approx(sa + 0.5 * ca).epsilon(1e-14));
+  CHECK(*far2->angle_of_attack() == 25);
+  // the kind by the turned stream: U . S = 0.05 leaves, R U . S = -0.44 enters
+  CHECK(far->face_kind(Vec3<double>(0.5, -0.9, 0)) == FaceKind::PressureOutlet);
+  CHECK(far2->face_kind(Vec3<double>(0.5, -0.9, 0)) == FaceKind::VelocityDirichlet);
   for (const char *name : {"inlet", "wall", "jet", "outlet", "sym", "far"})
     CHECK(!unit(cfg, name)->time_dependent());
   CHECK(discretization::find_flow_boundary_type("wal") == nullptr);
@@ -92,7 +101,7 @@ TEST_CASE("flow boundaries: parameters and reverse mode against differences", "[
   std::mt19937 gen(5);
   std::uniform_real_distribution<double> r(-1, 1);
   const double h = 1e-6;
-  for (const char *name : {"inlet", "wall", "jet", "outlet", "far"}) {
+  for (const char *name : {"inlet", "wall", "jet", "outlet", "far", "far2"}) {
     CAPTURE(name);
     auto u = unit(cfg, name);
     const auto params = u->parameters(std::string("boundaries.") + name + ".");

@@ -2,7 +2,8 @@
 // rest with the pressure p = a + b x + c y, where the force on the cylinder is exact (see
 // test_forces.cpp): c_D and c_L are its components along the case's drag and lift directions
 // over q S_ref (q = rho U^2 / 2, S_ref = L in 2D), delta p is p(x_1) - p(x_2) of the objective's
-// points, the output probes report p at their points; the CSV row has one column per header name.
+// points, the output probes report p at their points; the CSV row has one column per header name;
+// with far fields at an angle of attack alpha the directions are turned by alpha (wind axes).
 #include "karman/driver/flow_case.hpp"
 #include "karman/optimization/case_schema.hpp"
 #include "karman/solver/flow_monitors.hpp"
@@ -70,5 +71,48 @@ output: {probes: [[0.5, 0.1], [0.05, 0.3]]}
   const std::string header = mon.csv_header(res.equations()), row = mon.csv_values(v);
   CAPTURE(header, row);
   CHECK(std::count(header.begin(), header.end(), ',') == std::count(row.begin(), row.end(), ','));
+  VecDestroy(&w);
+}
+
+TEST_CASE("flow monitors: drag and lift directions turned by the far field's angle of attack",
+          "[solver]") {
+  const std::string yaml =
+      "mesh: {file: " + test::mesh_file(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2) + R"(}
+fluid: {density: 2.0, viscosity: 1.0e-3}
+reference: {velocity: 0.2, length: 0.1}
+boundaries:
+  inlet: {type: far-field, velocity: [0.3, 0], angle_of_attack: 30}
+  outlet: {type: far-field, velocity: [0.3, 0], angle_of_attack: 30}
+  walls: {type: wall}
+  cylinder: {type: wall}
+objective: {type: drag, walls: [cylinder], drag_direction: [1, 0], lift_direction: [0, 1]}
+)";
+  config::CaseConfig cfg;
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "case.yaml", ".", {},
+                                        optimization::case_schema(), cfg) == 0);
+  driver::FlowCase fc;
+  REQUIRE(fc.load(PETSC_COMM_WORLD, cfg) == 0);
+  const discretization::FlowResidual &res = fc.residual();
+  const mesh::Mesh &m = res.mesh();
+  Vec w;
+  REQUIRE(fc.create_state(&w) == 0);
+  const double b = -2.0, c = 3.0; // p = b x + c y at rest: F = -(b, c) A on the cylinder
+  PetscScalar *x;
+  REQUIRE(VecGetArray(w, &x) == 0);
+  for (PetscInt k = 0; k < m.n_owned_cells; ++k) {
+    const Vec3<double> &xc = res.geometry().cell_centroid[k];
+    x[k * res.nv()] = b * xc[0] + c * xc[1];
+  }
+  REQUIRE(VecRestoreArray(w, &x) == 0);
+  discretization::LocalState state;
+  solver::FlowMonitors::Values v;
+  REQUIRE(fc.evaluate(discretization::kSteady, w, &state, &v) == 0);
+  double volume = 0, total = 0;
+  for (PetscInt k = 0; k < m.n_owned_cells; ++k) volume += res.geometry().cell_volume[k];
+  MPI_Allreduce(&volume, &total, 1, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+  const double A = 2.2 * 0.41 - total, Fx = -b * A, Fy = -c * A;
+  const double qS = 0.5 * 2.0 * 0.2 * 0.2 * 0.1, ca = std::sqrt(3.0) / 2, sa = 0.5;
+  CHECK(v.cd == Approx((ca * Fx + sa * Fy) / qS).epsilon(1e-10));
+  CHECK(v.cl == Approx((-sa * Fx + ca * Fy) / qS).epsilon(1e-10));
   VecDestroy(&w);
 }

@@ -109,6 +109,9 @@ double detail(const nlohmann::json &d, const char *key);
 /// An evaluation's details as JSON (empty object if none).
 nlohmann::json details_of(const optimization::Evaluation &e);
 
+/// `karman optimize` of a case with a points: list (cmd_optimize_multipoint.cpp).
+PetscErrorCode run_multipoint_optimize(MPI_Comm comm, const CliArgs &args,
+                                       const config::CaseConfig &cfg);
 /// `karman optimize` of a design: list of control entries (cmd_optimize_control.cpp).
 PetscErrorCode run_control_optimize(MPI_Comm comm, const CliArgs &args,
                                     const config::CaseConfig &cfg);

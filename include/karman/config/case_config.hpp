@@ -72,6 +72,8 @@ public:
   const std::vector<BoundaryConfig> &variant_map(const std::string &list) const;
   /// The `constraints:` list of karman optimize (constraint_spec() keys), in file order.
   const std::vector<Section> &constraints() const { return constraints_; }
+  /// The `points:` list of a multipoint shape campaign (Schema::points() keys), in file order.
+  const std::vector<Section> &points() const { return points_; }
   /// The `design:` list in the case file's order (empty when the case has none).
   const std::vector<DesignConfig> &designs() const { return designs_; }
   /// PETSc options from the `petsc:` block as (-name, value) pairs.
@@ -106,7 +108,7 @@ private:
   YAML::Node resolved_;
   std::vector<BoundaryConfig> boundaries_;
   std::map<std::string, std::vector<BoundaryConfig>> maps_;
-  std::vector<Section> constraints_;
+  std::vector<Section> constraints_, points_;
   std::vector<DesignConfig> designs_;
   std::vector<std::pair<std::string, std::string>> petsc_;
 };

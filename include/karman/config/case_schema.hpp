@@ -116,12 +116,15 @@ public:
   Schema &add_variant(const std::string &list, VariantSpec variant);
   /// The keys of one `constraints:` entry.
   Schema &set_constraints(SectionSpec spec);
+  /// The keys of one `points:` entry (the operating points of a multipoint campaign).
+  Schema &set_points(SectionSpec spec);
 
   const std::vector<SectionSpec> &sections() const { return sections_; }
   const SectionSpec *section(const std::string &name) const;
   const std::vector<VariantSpec> &variants(const std::string &list) const;
   const VariantSpec *variant(const std::string &list, const std::string &type) const;
   const SectionSpec &constraints() const { return constraints_; }
+  const SectionSpec &points() const { return points_; }
   /// Text for `karman --help`: every section, key, default and meaning.
   std::string help() const;
 
@@ -129,6 +132,7 @@ private:
   std::vector<SectionSpec> sections_;
   std::vector<std::pair<std::string, std::vector<VariantSpec>>> lists_;
   SectionSpec constraints_{"constraints", "", {}};
+  SectionSpec points_{"points", "", {}};
 };
 
 /// Human-readable description of a key type ("a number > 0", ...), used in messages.

@@ -63,6 +63,12 @@ public:
   std::size_t n_patches() const { return patches_.size(); }
   /// Patch indices of wall-type boundaries (PatchCondition::is_wall).
   std::vector<int> wall_patches() const;
+  /// The far-field boundary whose angle of attack turns the force objectives' and monitors'
+  /// directions: the first far field (-1: none; setup() checks that all far fields share the
+  /// angle), and that angle [degrees] (0 without a far field; its parameter is
+  /// boundaries.NAME.angle_of_attack).
+  int stream_patch() const;
+  double angle_of_attack() const;
 
 private:
   std::vector<PatchCondition> patches_;

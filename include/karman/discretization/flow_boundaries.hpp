@@ -48,6 +48,8 @@ public:
   }
   virtual double pressure() const { return 0; }
   virtual double rotation() const { return 0; }
+  /// The angle of attack [degrees] of a far field (the stream's turn about z), null elsewhere.
+  virtual const double *angle_of_attack() const { return nullptr; }
   /// True if some parameter depends on time.
   virtual bool time_dependent() const { return false; }
   /// The differentiable parameters, named prefix + key ("boundaries.NAME.omega").

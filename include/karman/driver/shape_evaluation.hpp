@@ -37,7 +37,8 @@ struct ShapeEvaluation {
   std::vector<discretization::ParameterGradient> parameters; ///< the case's parameter gradients
   std::vector<double> extra;                                 ///< the extra flow functions' values
   std::vector<std::vector<Vec3<double>>> extra_dB;           ///< and their d/dd_B
-  solver::FlowMonitors::Values values;                       ///< c_D, c_L, ... of the new shape
+  std::vector<std::vector<discretization::ParameterGradient>> extra_parameters; ///< and d/dp
+  solver::FlowMonitors::Values values; ///< c_D, c_L, ... of the new shape
   int newton_iterations = 0, deformation_iterations = 0, deformation_reverse_iterations = 0;
   double forward_time = 0, adjoint_time = 0, deformation_time = 0, deformation_reverse_time = 0;
   double min_volume_ratio = 0; ///< min over cells of V(X) / V(X0)

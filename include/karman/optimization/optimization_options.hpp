@@ -1,5 +1,6 @@
 // The case-file keys the optimization layer owns: the `optimization` section (the optimizer and
-// the mesh deformation of shape campaigns), the keys of a `constraints:` entry, and the control
+// the mesh deformation of shape campaigns), the keys of a `constraints:` entry and of a `points:`
+// entry (multipoint shape campaigns), and the control
 // and identification entries of the `design:` list (parameter, time-function, per-step).
 #pragma once
 
@@ -19,7 +20,8 @@ struct OptimizationOptions {
   long projection_steps = 0, vtk_every = 1;
   double deformation_stiffness_exponent = 1, deformation_poisson_ratio = 0.3,
          deformation_rtol = 1e-14;
-  bool remesh = true; ///< 2D shape campaigns: remesh when the deformation fails
+  bool remesh = true;               ///< 2D shape campaigns: remesh when the deformation fails
+  std::string points_mode = "auto"; ///< multipoint: auto, concurrent or sequential
 };
 
 const config::SectionOptions<OptimizationOptions> &optimization_options();
@@ -54,6 +56,7 @@ struct ConstraintOptions {
   std::string name;
   std::string axis = "x";
   double station = 0;
+  std::string point; ///< multipoint: the point of a flow constraint ("": every point)
   /// A constraint on the body's geometry (area, volume, centroid, thickness).
   bool geometric() const;
 };
@@ -62,5 +65,15 @@ struct ConstraintOptions {
 /// geometric ones and control-power).
 config::SectionOptions<ConstraintOptions>
 constraint_options(const std::vector<std::string> &objective_types = {});
+
+/// The keys of a `points:` entry (an operating point of a multipoint shape campaign).
+struct PointOptions {
+  std::string name;
+  double weight = 1;
+  std::vector<std::string> set; ///< overrides of the case ("key=value", as --set)
+  std::string variable;         ///< a case parameter that is this point's design variable
+  double lower = 0, upper = 0, scale = 1;
+};
+config::SectionOptions<PointOptions> point_options();
 
 } // namespace karman::optimization

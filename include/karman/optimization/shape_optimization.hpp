@@ -142,6 +142,16 @@ public:
   /// The same from the case: its design: list, constraints: list and optimization: section
   /// (deformation keys).  Collective.
   PetscErrorCode setup(FlowCase &fc, Vec w0, FaultHook fault = {});
+  /// A parameter of the case (a discretization::ParameterRegistry name, e.g.
+  /// boundaries.farfield.angle_of_attack: the angle of attack of an airfoil held at a lift) as
+  /// one more variable after the design space's (and the ones added before), within [lower,
+  /// upper], the optimizer's variable value / scale, started from its value in the case: set in
+  /// the flow case before each evaluation; its derivatives are the adjoints' parameter gradients
+  /// (the objective's and the flow constraints'; the geometric constraints do not depend on it).
+  /// An unknown or time-dependent parameter, bounds that do not hold its value: an error naming
+  /// it.  Collective.
+  PetscErrorCode add_parameter_variable(const std::string &name, double lower, double upper,
+                                        double scale);
   /// Bounds, start and constraints for optimization::optimize (relative values resolved), in
   /// the optimizer's variables x = a / scale (the design entries' `scale`, 1 by default).
   const OptimizationProblem &problem() const { return problem_; }
@@ -180,6 +190,7 @@ public:
   /// The optimizer's x of the last good evaluation (a restarted campaign sets it).
   void set_last_good(const std::vector<double> &x) {
     a_good_ = design_of(x), good_since_remesh_ = true;
+    a_good_.resize(design().size());
   }
   /// Continues on the mesh of remeshing `r` (a restarted campaign: files as written by
   /// evaluate()) from the flow that remeshing transferred (`with_state`; else the caller sets
@@ -198,9 +209,22 @@ private:
   PetscErrorCode load_remeshed(const std::string &msh, const driver::BoundaryEmbedding &embedding,
                                const std::vector<double> &a_ref, const std::string &state_file);
 
-  std::vector<double> scale_; ///< x = a / scale
-  std::string remesh_dir_;    ///< "" : no remeshing
-  std::vector<double> a_good_;
+  /// Sets the parameter variables (add_parameter_variable) to their values in the design a.
+  PetscErrorCode set_parameters(const std::vector<double> &a);
+  /// Appends the parameter variables' derivatives, from an adjoint's parameter gradients, to g.
+  PetscErrorCode
+  append_parameter_gradients(const std::vector<discretization::ParameterGradient> &parameters,
+                             std::vector<double> *g) const;
+  /// Appends a parameter variable to the problem and the scales.
+  void append_parameter_variable(std::size_t i);
+  struct ParameterVariable {
+    std::string name;
+    double lower = 0, upper = 0, scale = 1, start = 0;
+  };
+  std::vector<ParameterVariable> parameter_variables_;
+  std::vector<double> scale_;  ///< x = a / scale
+  std::string remesh_dir_;     ///< "" : no remeshing
+  std::vector<double> a_good_; ///< the design space's variables (no parameter variables)
   bool good_since_remesh_ = false;
   std::vector<Vec3<double>> X_original_; ///< per local vertex: where the design space was set up
   design::DeformationOptions deformation_;

@@ -3,9 +3,11 @@
 //   wall             u_b = U + omega e_z x (x_f - c)                      (translating, rotating)
 //   velocity-inlet   u_b = s phi(x_f) e,   e = the given direction, or -S/|S| if none
 //   blowing-suction  u_b = -a phi(x_f) S/|S|      (a > 0 blows into the fluid)
-//   far-field        u_b = U_inf                  (on faces where U_inf . S < 0)
+//   far-field        u_b = R(alpha) U_inf         (on faces where u_b . S < 0)
 // with the profile phi(x) = 1 (uniform) or prod_i 4 s_i (1 - s_i),
-// s_i = (x_{axis_i} - lo_i) / (hi_i - lo_i) (parabolic, peak 1 at the centre).
+// s_i = (x_{axis_i} - lo_i) / (hi_i - lo_i) (parabolic, peak 1 at the centre), and
+// R(alpha) the turn by the angle of attack alpha [degrees] about the z axis (turned(); the force
+// objectives and monitors turn their drag and lift directions with it).
 // The differentiable inputs are the boundary parameters (U, omega, s, a at the current time) and
 // the face geometry (x_f, S); the centre c, the direction e and the profile are fixed data.  The
 // kernels are templated on the scalar type (complex step in tests/unit/test_boundary_kernels.cpp);
@@ -108,6 +110,30 @@ inline void jet_velocity_reverse(const double &amplitude, const VelocityProfile 
   *amplitude_bar += -phi * dot(ubar, n);
   *xfbar += (-amplitude * dot(ubar, n)) * profile_factor_gradient(pr, xf);
   unit_normal_reverse(S, (-amplitude * phi) * ubar, *Sbar);
+}
+
+// ---------------------------------------------------------------------- angle of attack
+
+/// R(alpha) v: v turned by alpha degrees about the z axis (x toward y).
+template <typename T> Vec3<T> turned(const Vec3<T> &v, const T &alpha_degrees) {
+  using std::cos, std::sin;
+  const T a = alpha_degrees * T(0.017453292519943295); // pi / 180
+  const T c = cos(a), s = sin(a);
+  return Vec3<T>(c * v[0] - s * v[1], s * v[0] + c * v[1], v[2]);
+}
+
+/// d(R(alpha) v)/d alpha [per degree] = (pi / 180) e_z x R(alpha) v.
+inline Vec3<double> turned_dalpha(const Vec3<double> &v, double alpha_degrees) {
+  const Vec3<double> r = turned(v, alpha_degrees);
+  const double k = 0.017453292519943295;
+  return Vec3<double>(-k * r[1], k * r[0], 0.0);
+}
+
+/// Adds the adjoints of v and alpha of turned(v, alpha) for the adjoint rbar.
+inline void turned_reverse(const Vec3<double> &v, double alpha_degrees, const Vec3<double> &rbar,
+                           Vec3<double> *vbar, double *alpha_bar) {
+  *vbar += turned(rbar, -alpha_degrees); // R^T rbar
+  *alpha_bar += dot(rbar, turned_dalpha(v, alpha_degrees));
 }
 
 } // namespace karman::physics

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# karman optimize on the multipoint case cases/naca0012-laminar/multipoint.yaml (three angles of
+# attack, each point's lift held and its angle a design variable, the mean drag minimized) on the
+# coarsest mesh of its geometry (gmsh -setnumber level -1: 24 segments per side), 6 evaluations:
+#  1. on 2 ranks, the points on 2 groups of one rank (points_mode concurrent, uninterrupted) and
+#     one after the other on both ranks (sequential, killed with SIGKILL after its third
+#     evaluation and restarted with --restart: it replays the journal, and its first new
+#     evaluation starts each point from the case's initial state) take the same designs (to 1e-8)
+#     with the same objectives (to 1e-8);
+#  2. the objective is the weighted sum of the points' objectives (optimization.csv), and the
+#     summary's per-point values and angles are those of the best design;
+#  3. bad input, one error line each: an empty points list, a constraint's unknown point, a
+#     constraint with a point in a case without points.
+# usage: optimize_multipoint.sh KARMAN SOURCE_DIR WORK_DIR
+set -u
+karman=$1 src=$2 work=$3
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+gmsh -2 -setnumber level -1 "$src/cases/naca0012-laminar/naca0012.geo" -o naca.msh > gmsh.log 2>&1 ||
+  { tail -5 gmsh.log; fail "gmsh"; }
+cp "$src/cases/naca0012-laminar/multipoint.yaml" case.yaml
+set_common=(--set mesh.file="$work/naca.msh" --set optimization.max_evaluations=6)
+run() { # $1 output folder, rest: more arguments
+  local out=$1
+  shift
+  mpirun -n 2 --oversubscribe "$karman" optimize case.yaml -o "$out" "${set_common[@]}" "$@" \
+    > "$out.log" 2>&1 || { tail -20 "$out.log"; fail "campaign $out"; }
+}
+
+# 1. concurrent; sequential, killed after the third evaluation and restarted
+run concurrent --set optimization.points_mode=concurrent
+grep -q "3 points (concurrent on 2 groups of ranks)" concurrent.log || fail "not concurrent"
+mpirun -n 2 --oversubscribe "$karman" optimize case.yaml -o sequential "${set_common[@]}" \
+  --set optimization.points_mode=sequential > killed.log 2>&1 &
+pid=$!
+for _ in $(seq 1 900); do
+  grep -q "evaluation   2 " killed.log && break
+  sleep 0.1
+done
+kill -9 $pid
+wait $pid 2> /dev/null
+grep -q "best design" killed.log && fail "the campaign finished before it could be killed"
+grep -q "3 points (one after the other)" killed.log || fail "not sequential"
+run sequential --set optimization.points_mode=sequential --restart
+grep -q "evaluations replayed from the journal" sequential.log || fail "no replay in the restart log"
+/usr/bin/python3 - <<'PY' || exit 1
+import csv, json
+def load(d):
+    rows = list(csv.DictReader(open(f"{d}/optimization.csv")))
+    designs = [list(map(float, r[1:])) for r in list(csv.reader(open(f"{d}/designs.csv")))[1:]]
+    return rows, designs
+rc, dc = load("concurrent")
+rs, ds = load("sequential")
+replayed = sum(int(r["replayed"]) for r in rs)
+assert len(rc) == len(rs) == 6 and replayed >= 3, (len(rc), len(rs), replayed)
+xw = max(abs(a - b) for u, v in zip(dc, ds) for a, b in zip(u, v))
+jw = max(abs(float(a["objective"]) - float(b["objective"])) / abs(float(b["objective"]))
+         for a, b in zip(rc, rs))
+print(f"concurrent vs sequential ({replayed} evaluations replayed after the kill): designs within "
+      f"{xw:.1e}, objectives within {jw:.1e}")
+assert xw <= 1e-8 and jw <= 1e-8
+# 2. J = sum of w_k J_k at the points (weights 1/3); the summary
+for r in rs:
+    j = sum(float(r[f"J@{p}"]) for p in ("a2", "a4", "a5")) / 3
+    assert abs(j - float(r["objective"])) <= 1e-11 * abs(j), (j, r["objective"])  # (13 digits)
+s = json.load(open("sequential/summary.json"))
+names = list(csv.reader(open("sequential/designs.csv")))[0][1:]
+assert names[-3:] == [f"boundaries.farfield.angle_of_attack@{p}" for p in ("a2", "a4", "a5")], names
+for p in s["points"]:
+    assert abs(p["cd"] - p["J"]) <= 1e-14, p
+assert abs(sum(p["J"] * p["weight"] for p in s["points"]) - s["objective"]) <= 1e-12
+print("angles " + ", ".join(f"{s['design'][n]:.4f}" for n in names[-3:]) +
+      "; c_L " + ", ".join(f"{p['cl']:.5f}" for p in s["points"]) + f"; mean c_D {s['objective']:.8f}")
+PY
+
+# 3. bad input: one error line each
+bad() { # $1 case file, $2 expected fragment
+  "$karman" optimize "$1" -o bad "${set_common[@]}" > bad.log 2>&1 && fail "accepted: $1"
+  [ "$(grep -c '^karman: error:' bad.log)" = 1 ] || { cat bad.log; fail "not one error line: $1"; }
+  grep -qF "$2" bad.log || { cat bad.log; fail "expected '$2'"; }
+}
+sed '/^points:/,/^constraints:/{/^constraints:/!d}' case.yaml > single.yaml
+{ cat single.yaml; echo "points: []"; } > empty.yaml
+sed 's/point: a2}/point: a3}/' case.yaml > unknown.yaml
+bad empty.yaml "'points' must be a list of maps, at least one"
+bad unknown.yaml "constraints[0].point: no point named 'a3'"
+bad single.yaml "constraints[0].point: the case has no points: list"
+echo "PASS"
