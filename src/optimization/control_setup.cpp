@@ -59,9 +59,14 @@ struct DesignParse {
 
 namespace {
 
-/// The constraint's keys that are not objective keys.
-const char *const kConstraintOnlyKeys[] = {"sense", "value", "relative", "tolerance",
-                                           "name",  "axis",  "station"};
+/// True for the constraint's own keys (constraint_options(): sense, value, ...; not its type),
+/// which are no objective keys.
+bool constraint_only_key(const std::string &key) {
+  static const config::SectionSpec spec = constraint_options().spec();
+  for (const auto &k : spec.keys)
+    if (k.name == key) return key != "type";
+  return false;
+}
 
 /// A parameter entry's variables: the case parameters it names (not time-dependent ones).
 PetscErrorCode parameter_variables(DesignParse &d, const ControlEntryOptions &options,
@@ -227,9 +232,7 @@ PetscErrorCode constraint_case(const config::CaseConfig &cfg, const YAML::Node &
   YAML::Node obj(YAML::NodeType::Map);
   for (const auto &item : resolved["constraints"][k]) {
     const std::string key = item.first.Scalar();
-    if (std::find(std::begin(kConstraintOnlyKeys), std::end(kConstraintOnlyKeys), key) ==
-        std::end(kConstraintOnlyKeys))
-      obj[key] = item.second;
+    if (!constraint_only_key(key)) obj[key] = item.second;
   }
   root["objective"] = obj;
   root.remove("constraints");
