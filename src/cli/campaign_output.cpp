@@ -46,6 +46,16 @@ PetscErrorCode log_campaign(MPI_Comm comm, const std::string &what,
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode log_kkt(MPI_Comm comm, const optimization::KktReport &kkt) {
+  return log_info(comm,
+                  "KKT: residual %.3e (|projected Lagrangian gradient| / |dJ/da| = %.3e / %.3e), "
+                  "largest constraint violation %.3e (relative %.3e), %ld active bounds, %ld "
+                  "wrong-signed multipliers",
+                  kkt.residual, kkt.lagrangian_gradient_norm, kkt.objective_gradient_norm,
+                  kkt.max_violation, kkt.max_relative_violation,
+                  kkt.active_lower + kkt.active_upper, kkt.wrong_signs);
+}
+
 /// "  name value" of every constraint of an evaluation (its progress line).
 std::string constraint_text(const optimization::OptimizationProblem &p,
                             const optimization::Evaluation &e) {

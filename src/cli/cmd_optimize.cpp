@@ -273,13 +273,7 @@ public:
     PetscCall(write_summary(comm_, args_.output_dir, j));
     PetscCall(log_info(comm_, "best design: J %.10g, c_D %.8f, c_L %.8f; mesh %s/optimized.msh",
                        best.f, bv.cd, bv.cl, args_.output_dir.c_str()));
-    PetscCall(log_info(comm_,
-                       "KKT: residual %.3e (|projected Lagrangian gradient| / |dJ/da| = %.3e / "
-                       "%.3e), largest constraint violation %.3e (relative %.3e), %ld active "
-                       "bounds, %ld wrong-signed multipliers",
-                       kkt.residual, kkt.lagrangian_gradient_norm, kkt.objective_gradient_norm,
-                       kkt.max_violation, kkt.max_relative_violation,
-                       kkt.active_lower + kkt.active_upper, kkt.wrong_signs));
+    PetscCall(log_kkt(comm_, kkt));
     PetscFunctionReturn(0);
   }
 

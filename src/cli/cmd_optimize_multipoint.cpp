@@ -93,6 +93,7 @@ PetscErrorCode finish(MPI_Comm comm, const CliArgs &args, const config::CaseConf
   const optimization::OptimizationProblem &p = mp.problem();
   // the best design again: its files and summary
   optimization::Evaluation best;
+  mp.forget(); // (solved again: the flows and the mesh written are the best design's)
   PetscCall(mp.evaluate(result.x, &best));
   PetscCheck(best.ok, comm, PETSC_ERR_NOT_CONVERGED,
              "the best design of the optimizer could not be evaluated again: %s",
@@ -116,13 +117,7 @@ PetscErrorCode finish(MPI_Comm comm, const CliArgs &args, const config::CaseConf
   for (const auto &pt : mp.last())
     PetscCall(log_info(comm, "best design at %s: J %.10g, c_D %.8f, c_L %.8f", pt.name.c_str(),
                        pt.J, pt.cd, pt.cl));
-  PetscCall(log_info(comm,
-                     "KKT: residual %.3e (|projected Lagrangian gradient| / |dJ/da| = %.3e / "
-                     "%.3e), largest constraint violation %.3e (relative %.3e), %ld active "
-                     "bounds, %ld wrong-signed multipliers",
-                     kkt.residual, kkt.lagrangian_gradient_norm, kkt.objective_gradient_norm,
-                     kkt.max_violation, kkt.max_relative_violation,
-                     kkt.active_lower + kkt.active_upper, kkt.wrong_signs));
+  PetscCall(log_kkt(comm, kkt));
   PetscFunctionReturn(0);
 }
 

@@ -12,6 +12,9 @@
 // and fails (non-zero exit) when the best finite difference of some parameter differs from the
 // adjoint by more than 1e-6 (relative, above the round-off of the differences), a design
 // gradient by more than 1e-6 of its scale, or a Taylor rate is below 1.9.
+// A case with a points: list (a multipoint campaign) gets the design checks of its weighted
+// objective and of every point's constraints, the points' own variables included
+// (optimization::MultipointShapeOptimization::check_gradient).
 // A design: list of control entries (parameter, time-function, per-step; steady or unsteady:
 // driver/control_optimization.hpp) gets the same design checks, through forward runs (and the
 // unsteady adjoint) instead of deformations and re-solves.
@@ -20,6 +23,7 @@
 #include "karman/optimization/case_schema.hpp"
 #include "karman/core/logger.hpp"
 #include "karman/optimization/control_optimization.hpp"
+#include "karman/optimization/multipoint.hpp"
 #include "karman/optimization/shape_optimization.hpp"
 
 #include <nlohmann/json.hpp>
@@ -276,6 +280,24 @@ PetscErrorCode verify_shape_design(MPI_Comm comm, driver::FlowCase &fc, Vec w,
   PetscFunctionReturn(0);
 }
 
+/// `karman verify` of a multipoint case (points:): the design gradients of the weighted
+/// objective and of every point's constraints, the points' own variables included, against
+/// finite differences of re-solved designs, and Taylor tests
+/// (optimization::MultipointShapeOptimization::check_gradient).  Collective.
+PetscErrorCode run_multipoint_verify(MPI_Comm comm, const CliArgs &args,
+                                     const config::CaseConfig &cfg) {
+  PetscFunctionBeginUser;
+  optimization::MultipointShapeOptimization mp;
+  PetscCall(mp.setup(comm, cfg));
+  const optimization::OptimizationProblem &p = mp.problem();
+  optimization::DesignGradientCheck check;
+  PetscCall(mp.check_gradient(p.start, 12, 1e-3, &check));
+  nlohmann::json report;
+  PetscCall(report_design_check(comm, p, check, &report));
+  PetscCall(finish_verify(comm, args.output_dir, check.failures, &report));
+  PetscFunctionReturn(0);
+}
+
 } // namespace
 
 PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args) {
@@ -299,6 +321,10 @@ PetscErrorCode run_verify_command(MPI_Comm comm, const CliArgs &args) {
   config::CaseConfig cfg;
   PetscCall(
       config::CaseConfig::load(comm, args.case_file, overrides, optimization::case_schema(), cfg));
+  if (!cfg.points().empty()) {
+    PetscCall(run_multipoint_verify(comm, args, cfg));
+    PetscFunctionReturn(0);
+  }
   driver::FlowCase fc;
   PetscCall(fc.load(comm, cfg));
   FlowResidual &res = fc.residual();

@@ -91,7 +91,8 @@ PetscErrorCode MultipointShapeOptimization::setup(MPI_Comm comm, const config::C
                                                   FaultHook fault) {
   PetscFunctionBeginUser;
   comm_ = comm;
-  const char *file = cfg.file().c_str();
+  file_ = cfg.file();
+  const char *file = file_.c_str();
   const std::size_t K = cfg.points().size();
   PetscCheck(K > 0, comm, PETSC_ERR_USER_INPUT,
              "%s: points: a multipoint campaign needs at least one point ({name: NAME, set: "
@@ -151,6 +152,7 @@ PetscErrorCode MultipointShapeOptimization::setup(MPI_Comm comm, const config::C
   }
   const design::DesignSpace &space = local_.front().problem->design();
   shared_ = space.size();
+  length_ = local_.front().fc->residual().reference().length;
   problem_ = OptimizationProblem();
   const OptimizationProblem &first = per_point[0];
   problem_.names.assign(first.names.begin(), first.names.begin() + shared_);
@@ -198,8 +200,16 @@ PetscErrorCode MultipointShapeOptimization::evaluate(const std::vector<double> &
   // each group its points, one after the other
   std::vector<std::string> result(K);
   for (auto &lp : local_) {
+    const std::vector<double> xk = point_x(lp.index, x);
+    const auto kept = lp.results.find(xk);
+    if (kept != lp.results.end()) { // (evaluated before: those values, no work)
+      nlohmann::json j = nlohmann::json::parse(kept->second);
+      j["newton"] = 0, j["time"] = 0.0;
+      result[lp.index] = j.dump();
+      continue;
+    }
     Evaluation ek;
-    PetscCall(lp.problem->evaluate(point_x(lp.index, x), &ek));
+    PetscCall(lp.problem->evaluate(xk, &ek));
     const ShapeRecord &r = lp.problem->last();
     result[lp.index] =
         nlohmann::json({{"ok", ek.ok},
@@ -214,6 +224,8 @@ PetscErrorCode MultipointShapeOptimization::evaluate(const std::vector<double> &
                         {"time", r.shape.forward_time + r.shape.adjoint_time +
                                      r.shape.deformation_time + r.shape.deformation_reverse_time}})
             .dump();
+    if (lp.results.size() >= 1000) lp.results.clear(); // (a bound on the memory)
+    lp.results[xk] = result[lp.index];
   }
   // every point on every rank, summed up
   *e = Evaluation();
@@ -252,6 +264,38 @@ PetscErrorCode MultipointShapeOptimization::evaluate(const std::vector<double> &
     }
   }
   if (!e->ok) e->f = 0, e->df.assign(n, 0.0), e->c.clear(), e->dc.clear();
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MultipointShapeOptimization::check_gradient(const std::vector<double> &x,
+                                                           std::size_t max_variables, double rel,
+                                                           DesignGradientCheck *check) {
+  PetscFunctionBeginUser;
+  Evaluation e0;
+  PetscCall(evaluate(x, &e0));
+  PetscCheck(e0.ok, comm_, PETSC_ERR_NOT_CONVERGED,
+             "%s: verify: the design cannot be evaluated: %s", file_.c_str(), e0.failure.c_str());
+  const DesignValues values = [&](const std::vector<double> &xv,
+                                  std::vector<double> *F) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    Evaluation e;
+    PetscCall(evaluate(xv, &e));
+    PetscCheck(e.ok, comm_, PETSC_ERR_NOT_CONVERGED,
+               "%s: verify: a perturbed design cannot be evaluated (%s); use smaller steps",
+               file_.c_str(), e.failure.c_str());
+    F->assign(1, e.f);
+    F->insert(F->end(), e.c.begin(), e.c.end());
+    PetscFunctionReturn(0);
+  };
+  std::vector<VariableBlock> blocks;
+  for (const auto &b : local_.front().problem->design().blocks())
+    blocks.push_back({b.name, b.offset, b.count});
+  for (const auto &p : points_)
+    if (!p.variable.empty()) blocks.push_back({problem_.names[p.offset], p.offset, 1});
+  PetscCall(
+      check_design_gradient(problem_, blocks, x, e0, values, length_, max_variables, rel, check));
+  Evaluation e; // (back to x: the warm starts of the caller's design)
+  PetscCall(evaluate(x, &e));
   PetscFunctionReturn(0);
 }
 

@@ -20,7 +20,7 @@ EXEMPT = {
     "src/cli/cmd_adjoint.cpp": "karman adjoint: tests/cli/adjoint.sh, unsteady_adjoint.sh, "
                                "bad_input.sh",
     "src/cli/cmd_verify.cpp": "karman verify: tests/cli/adjoint.sh, verify_design.sh, "
-                              "control_verify.sh",
+                              "control_verify.sh, optimize_multipoint.sh",
     "src/cli/cmd_optimize.cpp": "karman optimize, shape campaigns: tests/cli/optimize.sh, "
                                 "optimize_kill.sh",
     "src/cli/cmd_optimize_control.cpp": "karman optimize, control campaigns: tests/cli/"

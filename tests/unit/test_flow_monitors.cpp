@@ -15,6 +15,34 @@
 
 using namespace karman;
 
+namespace {
+
+// The case `yaml` loaded with the state at rest and p = a + b x + c y (set in *w), its monitors'
+// values in *v, and the exact force on the cylinder, -(b, c) times its area (the channel's
+// 2.2 x 0.41 less the cells').
+void linear_pressure(driver::FlowCase &fc, double a, double b, double c, Vec *w,
+                     solver::FlowMonitors::Values *v, Vec3<double> *force) {
+  const discretization::FlowResidual &res = fc.residual();
+  const mesh::Mesh &m = res.mesh();
+  REQUIRE(fc.create_state(w) == 0);
+  PetscScalar *x;
+  REQUIRE(VecGetArray(*w, &x) == 0);
+  for (PetscInt k = 0; k < m.n_owned_cells; ++k) {
+    const Vec3<double> &xc = res.geometry().cell_centroid[k];
+    x[k * res.nv()] = a + b * xc[0] + c * xc[1];
+  }
+  REQUIRE(VecRestoreArray(*w, &x) == 0);
+  discretization::LocalState state;
+  REQUIRE(fc.evaluate(discretization::kSteady, *w, &state, v) == 0);
+  double volume = 0, total = 0;
+  for (PetscInt k = 0; k < m.n_owned_cells; ++k) volume += res.geometry().cell_volume[k];
+  MPI_Allreduce(&volume, &total, 1, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+  const double A = 2.2 * 0.41 - total;
+  *force = Vec3<double>(-b * A, -c * A, 0.0);
+}
+
+} // namespace
+
 TEST_CASE("flow monitors: coefficients, pressure difference and probes of a known state",
           "[solver][mpi]") {
   const std::string yaml =
@@ -41,22 +69,11 @@ output: {probes: [[0.5, 0.1], [0.05, 0.3]]}
   CHECK(mon.walls() == std::vector<int>{m.patch_index("cylinder")});
   CHECK(mon.n_probes() == 2);
   Vec w;
-  REQUIRE(fc.create_state(&w) == 0);
   const double a = 0.5, b = -2.0, c = 3.0;
-  PetscScalar *x;
-  REQUIRE(VecGetArray(w, &x) == 0);
-  for (PetscInt k = 0; k < m.n_owned_cells; ++k) {
-    const Vec3<double> &xc = res.geometry().cell_centroid[k];
-    x[k * res.nv()] = a + b * xc[0] + c * xc[1];
-  }
-  REQUIRE(VecRestoreArray(w, &x) == 0);
-  discretization::LocalState state;
   solver::FlowMonitors::Values v;
-  REQUIRE(fc.evaluate(discretization::kSteady, w, &state, &v) == 0);
-  double volume = 0, total = 0;
-  for (PetscInt k = 0; k < m.n_owned_cells; ++k) volume += res.geometry().cell_volume[k];
-  MPI_Allreduce(&volume, &total, 1, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
-  const double A = 2.2 * 0.41 - total, Fx = -b * A, Fy = -c * A;
+  Vec3<double> F;
+  linear_pressure(fc, a, b, c, &w, &v, &F);
+  const double Fx = F[0], Fy = F[1];
   const double qS = 0.5 * 2.0 * 0.2 * 0.2 * 0.1;
   CHECK(v.cd == Approx((0.6 * Fx + 0.8 * Fy) / qS).epsilon(1e-10));
   CHECK(v.cl == Approx((-0.8 * Fx + 0.6 * Fy) / qS).epsilon(1e-10));
@@ -92,25 +109,11 @@ objective: {type: drag, walls: [cylinder], drag_direction: [1, 0], lift_directio
                                         optimization::case_schema(), cfg) == 0);
   driver::FlowCase fc;
   REQUIRE(fc.load(PETSC_COMM_WORLD, cfg) == 0);
-  const discretization::FlowResidual &res = fc.residual();
-  const mesh::Mesh &m = res.mesh();
   Vec w;
-  REQUIRE(fc.create_state(&w) == 0);
-  const double b = -2.0, c = 3.0; // p = b x + c y at rest: F = -(b, c) A on the cylinder
-  PetscScalar *x;
-  REQUIRE(VecGetArray(w, &x) == 0);
-  for (PetscInt k = 0; k < m.n_owned_cells; ++k) {
-    const Vec3<double> &xc = res.geometry().cell_centroid[k];
-    x[k * res.nv()] = b * xc[0] + c * xc[1];
-  }
-  REQUIRE(VecRestoreArray(w, &x) == 0);
-  discretization::LocalState state;
   solver::FlowMonitors::Values v;
-  REQUIRE(fc.evaluate(discretization::kSteady, w, &state, &v) == 0);
-  double volume = 0, total = 0;
-  for (PetscInt k = 0; k < m.n_owned_cells; ++k) volume += res.geometry().cell_volume[k];
-  MPI_Allreduce(&volume, &total, 1, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
-  const double A = 2.2 * 0.41 - total, Fx = -b * A, Fy = -c * A;
+  Vec3<double> F;
+  linear_pressure(fc, 0.0, -2.0, 3.0, &w, &v, &F); // p = b x + c y at rest
+  const double Fx = F[0], Fy = F[1];
   const double qS = 0.5 * 2.0 * 0.2 * 0.2 * 0.1, ca = std::sqrt(3.0) / 2, sa = 0.5;
   CHECK(v.cd == Approx((ca * Fx + sa * Fy) / qS).epsilon(1e-10));
   CHECK(v.cl == Approx((-sa * Fx + ca * Fy) / qS).epsilon(1e-10));

@@ -83,6 +83,8 @@ template <typename... A> std::string printf_string(const char *fmt, A... args) {
   return line;
 }
 
+/// The log line of a shape campaign's KKT report.  Collective.
+PetscErrorCode log_kkt(MPI_Comm comm, const optimization::KktReport &kkt);
 /// The KKT report as JSON (summary.json).
 nlohmann::json kkt_json(const optimization::OptimizationProblem &p,
                         const optimization::KktReport &kkt);

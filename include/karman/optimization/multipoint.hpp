@@ -16,7 +16,11 @@
 // goes to group k mod G and the groups evaluate their points one after the other; each point's
 // values and gradients are broadcast from its group's first rank to every rank, and every rank
 // assembles the same Evaluation.  G = 1 (sequential): every point on all ranks.  The designs are
-// the same either way, to the tolerance of the flow solves.
+// the same either way, to the tolerance of the flow solves.  A point whose variables (the shared
+// ones and its own) were evaluated before is not solved again: their values then are taken (0
+// Newton iterations, 0 s), so that a change of one point's variable leaves the other points'
+// values exactly as they were (finite differences, Taylor tests) -- but the point's flow state
+// and mesh stay those of its last solve (forget() before an evaluation whose flows are wanted).
 //
 // Not remeshed: a design that a point's mesh cannot follow is a failed evaluation (the points'
 // meshes stay the case's).
@@ -24,6 +28,7 @@
 
 #include "karman/optimization/shape_optimization.hpp"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,12 +61,22 @@ public:
   const OptimizationProblem &problem() const { return problem_; }
   /// f, c and their gradients at the optimizer's x.  Collective on comm.
   PetscErrorCode evaluate(const std::vector<double> &x, Evaluation *e);
+  /// Drops the kept results: the next evaluation solves every point (its flow states and meshes
+  /// are then the design's).
+  void forget() {
+    for (auto &lp : local_) lp.results.clear();
+  }
   /// The last evaluation's points.
   const std::vector<PointRecord> &last() const { return last_; }
   /// The number of groups of ranks (1: sequential).
   int groups() const { return groups_; }
   /// The design a of the optimizer's x (the case's units: design entries and point variables).
   std::vector<double> design_of(const std::vector<double> &x) const;
+  /// check_design_gradient (shape_optimization.hpp) at the optimizer's x for the objective and
+  /// every constraint: the design entries' blocks, then one block per point variable; steps
+  /// rel (upper - lower), at most `max_variables` variables by differences.  Collective.
+  PetscErrorCode check_gradient(const std::vector<double> &x, std::size_t max_variables, double rel,
+                                DesignGradientCheck *check);
 
   /// The points this rank evaluates, with their flow cases and problems (each on its group's
   /// communicator), and the index of each in the case's list.
@@ -70,6 +85,8 @@ public:
     std::unique_ptr<config::CaseConfig> cfg;
     std::unique_ptr<FlowCase> fc;
     std::unique_ptr<ShapeOptimization> problem;
+    /// the results (JSON) of the point's x evaluated so far
+    std::map<std::vector<double>, std::string> results;
   };
   const std::vector<LocalPoint> &local_points() const { return local_; }
   /// The communicator of this rank's group.
@@ -81,6 +98,8 @@ private:
   /// Loads point k on this rank's group and appends it to local_.  Collective on the group.
   PetscErrorCode load_point(std::size_t k, const config::CaseConfig &cfg, FaultHook fault);
 
+  std::string file_;  ///< the case file (messages)
+  double length_ = 1; ///< reference.length (unbounded steps)
   MPI_Comm comm_ = MPI_COMM_NULL, group_ = MPI_COMM_NULL;
   int groups_ = 1, group_index_ = 0;
   std::vector<int> leader_; ///< per group: its first rank on comm_
