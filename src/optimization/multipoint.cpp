@@ -271,31 +271,14 @@ PetscErrorCode MultipointShapeOptimization::check_gradient(const std::vector<dou
                                                            std::size_t max_variables, double rel,
                                                            DesignGradientCheck *check) {
   PetscFunctionBeginUser;
-  Evaluation e0;
-  PetscCall(evaluate(x, &e0));
-  PetscCheck(e0.ok, comm_, PETSC_ERR_NOT_CONVERGED,
-             "%s: verify: the design cannot be evaluated: %s", file_.c_str(), e0.failure.c_str());
-  const DesignValues values = [&](const std::vector<double> &xv,
-                                  std::vector<double> *F) -> PetscErrorCode {
-    PetscFunctionBeginUser;
-    Evaluation e;
-    PetscCall(evaluate(xv, &e));
-    PetscCheck(e.ok, comm_, PETSC_ERR_NOT_CONVERGED,
-               "%s: verify: a perturbed design cannot be evaluated (%s); use smaller steps",
-               file_.c_str(), e.failure.c_str());
-    F->assign(1, e.f);
-    F->insert(F->end(), e.c.begin(), e.c.end());
-    PetscFunctionReturn(0);
-  };
   std::vector<VariableBlock> blocks;
   for (const auto &b : local_.front().problem->design().blocks())
     blocks.push_back({b.name, b.offset, b.count});
   for (const auto &p : points_)
     if (!p.variable.empty()) blocks.push_back({problem_.names[p.offset], p.offset, 1});
-  PetscCall(
-      check_design_gradient(problem_, blocks, x, e0, values, length_, max_variables, rel, check));
-  Evaluation e; // (back to x: the warm starts of the caller's design)
-  PetscCall(evaluate(x, &e));
+  PetscCall(check_evaluator_gradient(
+      comm_, file_, [this](const std::vector<double> &y, Evaluation *e) { return evaluate(y, e); },
+      problem_, blocks, x, length_, max_variables, rel, check));
   PetscFunctionReturn(0);
 }
 

@@ -608,37 +608,50 @@ PetscErrorCode check_design_gradient(const OptimizationProblem &problem,
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode ShapeOptimization::check_gradient(const std::vector<double> &a,
-                                                 std::size_t max_variables, double rel,
-                                                 DesignGradientCheck *check) {
+PetscErrorCode check_evaluator_gradient(MPI_Comm comm, const std::string &file,
+                                        const Evaluator &evaluate,
+                                        const OptimizationProblem &problem,
+                                        const std::vector<VariableBlock> &blocks,
+                                        const std::vector<double> &x, double default_step,
+                                        std::size_t max_variables, double rel,
+                                        DesignGradientCheck *check) {
   PetscFunctionBeginUser;
-  const MPI_Comm comm = fc_->mesh().comm;
   Evaluation e0;
-  PetscCall(evaluate(a, &e0));
+  PetscCall(evaluate(x, &e0));
   PetscCheck(e0.ok, comm, PETSC_ERR_NOT_CONVERGED, "%s: verify: the design cannot be evaluated: %s",
-             fc_->config().file().c_str(), e0.failure.c_str());
+             file.c_str(), e0.failure.c_str());
   // F(x): objective then constraints
-  const DesignValues values = [&](const std::vector<double> &x,
+  const DesignValues values = [&](const std::vector<double> &y,
                                   std::vector<double> *F) -> PetscErrorCode {
     PetscFunctionBeginUser;
     Evaluation e;
-    PetscCall(evaluate(x, &e));
+    PetscCall(evaluate(y, &e));
     PetscCheck(e.ok, comm, PETSC_ERR_NOT_CONVERGED,
                "%s: verify: a perturbed design cannot be evaluated (%s); use smaller steps",
-               fc_->config().file().c_str(), e.failure.c_str());
+               file.c_str(), e.failure.c_str());
     F->assign(1, e.f);
     F->insert(F->end(), e.c.begin(), e.c.end());
     PetscFunctionReturn(0);
   };
+  PetscCall(check_design_gradient(problem, blocks, x, e0, values, default_step, max_variables, rel,
+                                  check));
+  // back to x (the warm start and the mesh of the caller's design)
+  Evaluation e;
+  PetscCall(evaluate(x, &e));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode ShapeOptimization::check_gradient(const std::vector<double> &a,
+                                                 std::size_t max_variables, double rel,
+                                                 DesignGradientCheck *check) {
+  PetscFunctionBeginUser;
   std::vector<VariableBlock> blocks;
   for (const auto &b : design().blocks()) blocks.push_back({b.name, b.offset, b.count});
   for (std::size_t i = 0; i < parameter_variables_.size(); ++i)
     blocks.push_back({parameter_variables_[i].name, design().size() + i, 1});
-  PetscCall(check_design_gradient(problem_, blocks, a, e0, values,
-                                  fc_->residual().reference().length, max_variables, rel, check));
-  // back to the design a (the warm start and the mesh of the caller's design)
-  Evaluation e;
-  PetscCall(evaluate(a, &e));
+  PetscCall(check_evaluator_gradient(fc_->mesh().comm, fc_->config().file(), evaluator(), problem_,
+                                     blocks, a, fc_->residual().reference().length, max_variables,
+                                     rel, check));
   PetscFunctionReturn(0);
 }
 

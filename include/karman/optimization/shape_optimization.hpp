@@ -123,6 +123,17 @@ PetscErrorCode check_design_gradient(const OptimizationProblem &problem,
                                      std::size_t max_variables, double rel,
                                      DesignGradientCheck *check, double taylor_scale = 1.0);
 
+/// check_design_gradient at the optimizer's x for the problem of an evaluator: e0 = evaluate(x)
+/// (it must be evaluable), the functions at perturbed designs (each must be; else an error
+/// naming `file`), then x evaluated again (the caller's warm start and mesh).  Collective.
+PetscErrorCode check_evaluator_gradient(MPI_Comm comm, const std::string &file,
+                                        const Evaluator &evaluate,
+                                        const OptimizationProblem &problem,
+                                        const std::vector<VariableBlock> &blocks,
+                                        const std::vector<double> &x, double default_step,
+                                        std::size_t max_variables, double rel,
+                                        DesignGradientCheck *check);
+
 /// The mesh deformation's options from the case's optimization section
 /// (deformation_stiffness_exponent, deformation_poisson_ratio, deformation_rtol).
 design::DeformationOptions deformation_options(const config::CaseConfig &cfg);
