@@ -114,15 +114,12 @@ PetscErrorCode MultipointShapeOptimization::setup(MPI_Comm comm, const config::C
     points_.push_back(p);
   }
   for (const auto &c : cfg.constraints()) {
-    const std::string point = c.text("point");
-    PetscCheck(point.empty() || names.count(point), comm, PETSC_ERR_USER_INPUT,
-               "%s: %s.point: no point named '%s'", file, c.label().c_str(), point.c_str());
-    const std::string type = c.text("type");
-    const bool geometric =
-        type == "area" || type == "volume" || type == "centroid" || type == "thickness";
-    PetscCheck(point.empty() || !geometric, comm, PETSC_ERR_USER_INPUT,
+    const ConstraintOptions o = constraint_options().get(c);
+    PetscCheck(o.point.empty() || names.count(o.point), comm, PETSC_ERR_USER_INPUT,
+               "%s: %s.point: no point named '%s'", file, c.label().c_str(), o.point.c_str());
+    PetscCheck(o.point.empty() || !o.geometric(), comm, PETSC_ERR_USER_INPUT,
                "%s: %s.point: a geometric constraint (%s) holds at every point: give no point",
-               file, c.label().c_str(), type.c_str());
+               file, c.label().c_str(), o.type.c_str());
   }
   // the groups of ranks
   PetscMPIInt size, rank;
