@@ -186,6 +186,7 @@ PetscErrorCode FlowCase::solve_steady(Vec w, Vec best, const SteadyObserver &obs
   solver::SteadySolver newton;
   PetscCall(newton.setup(res_, *cfg_, !std::exchange(solver_announced_, true)));
   newton.set_reference_residual(reference_residual);
+  if (smoothers_unshifted_) PetscCall(newton.start_unshifted());
   LocalState state;
   const std::function<PetscErrorCode(const solver::NewtonRecord &, Vec)> monitor =
       [&](const solver::NewtonRecord &r, Vec x) -> PetscErrorCode {
@@ -198,6 +199,7 @@ PetscErrorCode FlowCase::solve_steady(Vec w, Vec best, const SteadyObserver &obs
   };
   PetscCall(newton.solve(w, monitor, best, &solution->summary));
   widened_restart_ = std::max(widened_restart_, solution->summary.widened_restart);
+  smoothers_unshifted_ = solution->summary.smoothers_unshifted;
   PetscCall(solver::peak_memory(mesh_.comm, &solution->peak_memory_mib,
                                 &solution->peak_memory_mib_max_rank));
   const bool at_best = !solution->summary.converged && best;

@@ -253,8 +253,18 @@ PetscErrorCode set_smoother_defaults(const char *prefix, LinearSystems systems,
   // bump (level 0, first cells of aspect ratio up to 4e5) the shifted ILU(1) made GMRES stop at 200
   // iterations on 99 of 100 Newton steps from CFL 0.5 up (with tight linear tolerances; the solve
   // diverged); unshifted, 1-58 iterations per step and 38 Newton steps.  The flat plate: the same
-  // steps
-  const bool zero_pivots_only = tetrahedral || (steady && kind.boundary_layers());
+  // steps.
+  // The steady adjoint (J^T at the converged state, no pseudo-time shift): zero pivots only.  The
+  // laminar NACA 0012 (level 0, 8 622 cells, Re 1000) with the positive-definite shift: 1 768
+  // GMRES iterations, 6.65 s (its 1 000 iterations, then again with the restart widened); with
+  // zero pivots only 49, 0.26 s.  Where no pivot is non-positive the two are the same
+  // factorization: DFG 2D-1 levels 1-2, cylinder-unbounded level 1, NACA 0012 level 1, DFG 3D-1Z
+  // level 0, shape-min-drag re40 and heated-cylinder level 0 took the same iterations (33, 37,
+  // 36, 75, 30, 32, 30) and gave the same gradients.  Steady Newton steps keep the shift from the
+  // start (the Stokes-like Jacobians above) and drop it at their first unconverged linear solve
+  // (unshift_smoothers, solver/steady_solver.hpp)
+  const bool zero_pivots_only =
+      tetrahedral || (steady && kind.boundary_layers()) || systems == LinearSystems::SteadyAdjoint;
   PetscCall(set_default_option(prefix, "mg_levels_sub_pc_factor_shift_type",
                                zero_pivots_only ? "nonzero" : "positive_definite"));
   PetscFunctionReturn(0);
@@ -504,6 +514,82 @@ PetscErrorCode widen_restart(KSP ksp, PetscInt *from, PetscInt *to) {
   PetscCall(gmres_restart(ksp, &current));
   PetscCall(raise_restart(ksp, kRestartGrowth * current, from, to));
   PetscFunctionReturn(0);
+}
+
+namespace {
+
+/// The ILU shift `type` in the block Jacobi or additive Schwarz smoother `pc` (set up: PCMG sets
+/// its levels' smoothers up with the hierarchy), for its next factorization.
+PetscErrorCode shift_smoother(PC pc, MatFactorShiftType type) {
+  PetscFunctionBeginUser;
+  PetscBool bjacobi, asm_;
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCBJACOBI, &bjacobi));
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCASM, &asm_));
+  if (!bjacobi && !asm_) PetscFunctionReturn(0);
+  PetscInt n;
+  KSP *sub;
+  if (bjacobi)
+    PetscCall(PCBJacobiGetSubKSP(pc, &n, nullptr, &sub));
+  else
+    PetscCall(PCASMGetSubKSP(pc, &n, nullptr, &sub));
+  for (PetscInt i = 0; i < n; ++i) {
+    PC subpc;
+    PetscCall(KSPGetPC(sub[i], &subpc));
+    PetscBool ilu;
+    PetscCall(PetscObjectTypeCompare((PetscObject)subpc, PCILU, &ilu));
+    if (ilu) PetscCall(PCFactorSetShiftType(subpc, type));
+  }
+  PetscFunctionReturn(0);
+}
+
+/// The multigrid smoothers of ksp from the shift `from` (karman's default, not a user's) to `to`:
+/// the option and the smoothers already made; *changed false if ksp is not the multigrid or the
+/// option is not karman's `from`.
+PetscErrorCode change_smoother_shift(KSP ksp, const char *from, const char *to,
+                                     MatFactorShiftType type, bool *changed) {
+  PetscFunctionBeginUser;
+  *changed = false;
+  PC pc;
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscBool gamg;
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCGAMG, &gamg));
+  if (!gamg) PetscFunctionReturn(0);
+  const char *prefix = nullptr;
+  PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
+  const char *name = "mg_levels_sub_pc_factor_shift_type";
+  const std::string option = std::string("-") + (prefix ? prefix : "") + name;
+  char current[256];
+  PetscBool set;
+  PetscCall(
+      PetscOptionsGetString(nullptr, nullptr, option.c_str(), current, sizeof(current), &set));
+  const auto it = inserted_defaults().find(option);
+  // karman's, and `from` (a user's value is never touched)
+  if (!set || it == inserted_defaults().end() || it->second != current || it->second != from)
+    PetscFunctionReturn(0);
+  PetscCall(set_default_option(prefix, name, to));
+  // the smoothers already made (none before the first set-up: 0 levels)
+  PetscInt levels;
+  PetscCall(PCMGGetLevels(pc, &levels));
+  for (PetscInt l = 1; l < levels; ++l) {
+    KSP smoother;
+    PC spc;
+    PetscCall(PCMGGetSmoother(pc, l, &smoother));
+    PetscCall(KSPGetPC(smoother, &spc));
+    PetscCall(shift_smoother(spc, type));
+  }
+  *changed = true;
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+PetscErrorCode unshift_smoothers(KSP ksp, bool *changed) {
+  return change_smoother_shift(ksp, "positive_definite", "nonzero", MAT_SHIFT_NONZERO, changed);
+}
+
+PetscErrorCode reshift_smoothers(KSP ksp, bool *changed) {
+  return change_smoother_shift(ksp, "nonzero", "positive_definite", MAT_SHIFT_POSITIVE_DEFINITE,
+                               changed);
 }
 
 PetscErrorCode set_up_preconditioner(KSP ksp) {

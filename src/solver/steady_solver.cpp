@@ -280,25 +280,67 @@ PetscErrorCode SteadySolver::record_iteration(SNES snes, PetscInt snes_it, Petsc
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode SteadySolver::start_unshifted() {
+  PetscFunctionBeginUser;
+  KSP ksp;
+  PetscCall(SNESGetKSP(snes_, &ksp));
+  bool unshifted;
+  PetscCall(unshift_smoothers(ksp, &unshifted));
+  if (unshifted) pivots_ = SmootherShift::Trial;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode SteadySolver::widen_unconverged(SNES snes, PetscInt it) {
   PetscFunctionBeginUser;
-  // a linear solve that stopped unconverged: a wider GMRES restart for the next steps (header)
+  // a linear solve that stopped unconverged: a stronger linear solver for the next steps (header)
   KSP ksp;
   KSPConvergedReason linear;
   PetscCall(SNESGetKSP(snes, &ksp));
   PetscCall(KSPGetConvergedReason(ksp, &linear));
-  if (linear >= 0) PetscFunctionReturn(0);
+  if (linear >= 0) {
+    if (pivots_ == SmootherShift::Trial) pivots_ = SmootherShift::Kept;
+    PetscFunctionReturn(0);
+  }
   PetscInt from, to, its;
-  PetscCall(widen_restart(ksp, &from, &to));
-  if (to == from) PetscFunctionReturn(0);
   PetscCall(KSPGetIterationNumber(ksp, &its));
-  PetscCall(log_info(res_->mesh().comm,
+  const MPI_Comm comm = res_->mesh().comm;
+  // first the smoothers' pivots (only zero ones shifted); the stall cut waits for them
+  if (pivots_ == SmootherShift::Default) {
+    bool unshifted;
+    PetscCall(unshift_smoothers(ksp, &unshifted));
+    if (unshifted) {
+      PetscCall(log_info(comm,
+                         "continuation: the linear solve of Newton step %d stopped unconverged (%s "
+                         "after %d iterations); multigrid smoothers: ILU pivots shifted only where "
+                         "zero (mg_levels_sub_pc_factor_shift_type positive_definite -> nonzero)",
+                         static_cast<int>(it), KSPConvergedReasons[linear], static_cast<int>(its)));
+      pivots_ = SmootherShift::Trial;
+      summary_->smoothers_unshifted = true;
+      last_cut_ = static_cast<int>(it);
+      PetscFunctionReturn(0);
+    }
+  }
+  // then the restart, with the shift again if the unshifted smoothers did no better
+  bool reshifted = false;
+  if (pivots_ == SmootherShift::Trial) {
+    PetscCall(reshift_smoothers(ksp, &reshifted));
+    pivots_ = SmootherShift::Restored;
+    summary_->smoothers_unshifted = false;
+  }
+  PetscCall(widen_restart(ksp, &from, &to));
+  if (to == from && !reshifted) PetscFunctionReturn(0);
+  PetscCall(log_info(comm,
                      "continuation: the linear solve of Newton step %d stopped unconverged (%s "
-                     "after %d iterations); GMRES restart %d -> %d",
+                     "after %d iterations); GMRES restart %d -> %d%s",
                      static_cast<int>(it), KSPConvergedReasons[linear], static_cast<int>(its),
-                     static_cast<int>(from), static_cast<int>(to)));
-  summary_->restart_widenings += 1;
-  summary_->widened_restart = static_cast<int>(to);
+                     static_cast<int>(from), static_cast<int>(to),
+                     reshifted ? "; multigrid smoothers: the positive-definite shift of their ILU "
+                                 "pivots again (the unshifted ones did not converge either)"
+                               : ""));
+  if (to != from) {
+    summary_->restart_widenings += 1;
+    summary_->widened_restart = static_cast<int>(to);
+  }
   // the stall cut of the switched evolution relaxation waits for the wider solves
   last_cut_ = static_cast<int>(it);
   PetscFunctionReturn(0);
@@ -403,6 +445,7 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
 PetscErrorCode SteadySolver::continuation(SNES snes, Vec w, SteadySummary *summary) {
   PetscFunctionBeginUser;
   *summary = SteadySummary();
+  summary->smoothers_unshifted = pivots_ == SmootherShift::Trial || pivots_ == SmootherShift::Kept;
   cfl_ = cfl_base_ = cfl0_;
   last_cut_ = 0;
   PetscReal atol, rtol, stol;

@@ -102,7 +102,7 @@ TEST_CASE("boundary conditions: the angle of attack turns the far field's stream
       CHECK(bc.velocity(face)[1] == Approx(1.0).epsilon(1e-14));
       ++checked;
     }
-  CHECK(checked == m.boundary_faces(m.patch_index("inlet")).size());
+  CHECK(static_cast<std::size_t>(checked) == m.boundary_faces(m.patch_index("inlet")).size());
   test::FlowFixture g;
   CHECK(test::try_load_dfg_with(
             "", &g,

@@ -166,6 +166,9 @@ private:
   /// the GMRES restart that the steady Newton solves widened to (0: none); the steady adjoint
   /// starts with it (AdjointSolver::raise_restart)
   int widened_restart_ = 0;
+  /// the last steady Newton solve ended with its smoothers shifting only zero pivots
+  /// (solver::unshift_smoothers): the next starts so (SteadySolver::start_unshifted)
+  bool smoothers_unshifted_ = false;
   bool solver_announced_ = false; ///< solve_steady logged its linear solver (the first does)
 };
 

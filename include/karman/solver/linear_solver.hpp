@@ -268,6 +268,21 @@ PetscErrorCode widen_restart(KSP ksp, PetscInt *from, PetscInt *to);
 /// steady adjoint starts with the restart its forward solve was widened to.  Collective.
 PetscErrorCode raise_restart(KSP ksp, PetscInt at_least, PetscInt *from, PetscInt *to);
 
+/// The first reaction of a steady solve to a linear solve that stopped unconverged, before a wider
+/// restart: the multigrid's level smoothers shift only zero pivots of their ILU factors instead of
+/// the whole diagonal when a pivot is not positive (-PREFIXmg_levels_sub_pc_factor_shift_type
+/// nonzero instead of positive_definite; linear_solver.cpp: the positive-definite shift keeps the
+/// ILU of Stokes-like Jacobians at rest stable, and makes it too weak on some later ones).  The
+/// option is changed and the smoothers already set up get the new shift for their next
+/// factorization.  *changed is false (nothing done) when ksp is not the multigrid, the smoothers
+/// already shift only zero pivots, or the user set the option.  Collective.
+PetscErrorCode unshift_smoothers(KSP ksp, bool *changed);
+/// Undoes unshift_smoothers (the positive-definite shift again, option and smoothers), for a
+/// steady solve whose next linear solve did not converge either.  Only for a solver whose
+/// smoothers unshift_smoothers changed: the smoothers of tetrahedral and boundary-layer meshes
+/// shift only zero pivots by default, and this would give them the shift.  Collective.
+PetscErrorCode reshift_smoothers(KSP ksp, bool *changed);
+
 /// Sets the preconditioner of ksp up now (KSPSetUp, with its operators set); with more than one
 /// rank the multigrid's coarse Galerkin products use PETSc's memory-lean "allatonce" algorithm
 /// (-matptap_via, unless the user set it; only during this set-up, since PETSc reads it for every

@@ -57,10 +57,16 @@
 // multigrid on the compact matrix P, with Eisenstat-Walker inexact Newton capped at 0.1: the linear
 // tolerance follows the nonlinear convergence, so the converged state is the same).  A step whose
 // GMRES stops unconverged (its iteration limit, a breakdown) is still taken as far as the line
-// search allows, and the steps after it get a wider GMRES restart (x 3 up to 100, unless the user
-// set -ksp_gmres_restart: solver::widen_restart, with the measurements) while the stall cut of the
+// search allows, and the steps after it get a stronger linear solver while the stall cut of the
 // base CFL waits another 5 steps: a direction that GMRES(20) cannot find is rarely found by a
-// smaller CFL (the summary counts the widenings); -ksp_type,
+// smaller CFL.  First the multigrid's ILU smoothers shift only zero pivots if they shifted the
+// whole diagonal (solver::unshift_smoothers; the laminar NACA 0012, level 0: 18 Newton steps with
+// GMRES at its 200 iterations from step 3 on, 15.2 s, became 9 steps, 1.8 s); if the next linear
+// solve does not converge either, the shift is restored (the unshifted ILU can be unstable: on
+// DFG 2D-1's anisotropic triangles, level 2, GMRES then made no progress at all) and, as at any
+// later such step, the GMRES restart widens (x 3 up to 100, unless the user set
+// -ksp_gmres_restart: solver::widen_restart, with the measurements; the summary counts both);
+// -ksp_type,
 // -pc_type and -pc_factor_mat_solver_type override either.  With solver.linear: auto (iterative) a
 // solve that does not converge is done again from its initial state with the direct LU
 // (fallback_linear_solve in linear_solver.hpp; if the factors fit in memory), and the solver keeps
@@ -111,6 +117,9 @@ struct SteadySummary {
   int restart_widenings = 0;
   /// the GMRES restart the widenings reached (0: none)
   int widened_restart = 0;
+  /// a linear solve stopped unconverged and the multigrid's smoothers shift only zero pivots
+  /// since (solver::unshift_smoothers; false again if the shift was restored)
+  bool smoothers_unshifted = false;
 };
 
 /// The adaptive law's limit on updates of the turbulence variable (header, (4)): below
@@ -150,6 +159,11 @@ public:
   /// residual of a cold initial state (> 0) instead of this solve's own initial residual, so a
   /// start near the solution (small |R|) begins close to Newton.  0: the default.
   void set_reference_residual(double r_ref) { r_ref_ = r_ref; }
+  /// The next solve starts with the multigrid's smoothers shifting only zero pivots (a solve of
+  /// the same case before did not converge its linear solves with the shift and kept them so),
+  /// on trial: restored at its first unconverged linear solve (header).  Nothing for the LU or a
+  /// user's shift.  After setup.  Collective.
+  PetscErrorCode start_unshifted();
 
 private:
   /// The Newton solver of `method` (role Newton or NewtonFallback: options prefix), its matrices
@@ -163,8 +177,10 @@ private:
   /// SNES's convergence test, set_recording_convergence_test).
   PetscErrorCode record_iteration(SNES snes, PetscInt it, PetscReal norm);
   PetscErrorCode update_shift(Vec w);
-  /// After Newton step `it`: when its linear solve stopped unconverged, widens the GMRES restart
-  /// (solver::widen_restart; header) and logs it.
+  /// After Newton step `it`: when its linear solve stopped unconverged, only zero pivots shifted
+  /// in the smoothers (solver::unshift_smoothers) or, if that was done or does not apply, a wider
+  /// GMRES restart (solver::widen_restart; header), with the smoothers' default shift again when
+  /// the unshifted ones did not converge either (solver::reshift_smoothers), logged.
   PetscErrorCode widen_unconverged(SNES snes, PetscInt it);
   /// The CFL of the step from iterate `it` (residual norm `norm`): the adaptive law or switched
   /// evolution relaxation with its stall cut (header).
@@ -184,6 +200,10 @@ private:
   double cfl0_ = 10, cfl_max_ = 1e12, cfl_ = 10, r0_ = 0, r_ref_ = 0;
   double cfl_base_ = 10; ///< the ramp's CFL_0 in this solve (cut when the continuation stalls)
   int last_cut_ = 0;     ///< iteration of the last cut
+  /// The multigrid smoothers' pivot shift (widen_unconverged): the default; only zero pivots
+  /// shifted after an unconverged linear solve (on trial until a linear solve converges, then
+  /// kept); the default again after the trial's next linear solve did not converge either
+  enum class SmootherShift { Default, Trial, Kept, Restored } pivots_ = SmootherShift::Default;
   /// the smallest base CFL of the continuation's cuts and retries, as a fraction of CFL_0
   static constexpr double kMinBaseCfl = 1e-3;
   /// retries of a failed line search at one iterate (next_base_cfl)
