@@ -123,18 +123,34 @@ std::map<std::string, std::string> &inserted_defaults() {
   return inserted;
 }
 
-// Sets -PREFIXname value unless the user set it.
-PetscErrorCode set_default_option(const char *prefix, const char *name, const char *value) {
+// The option -PREFIXname: its name, whether it is set and whether it holds the value
+// set_default_option put there (the default's value then in *value).
+struct OptionState {
+  std::string option, value;
+  bool set = false, ours = false;
+};
+PetscErrorCode option_state(const char *prefix, const char *name, OptionState *o) {
   PetscFunctionBeginUser;
-  const std::string option = std::string("-") + (prefix ? prefix : "") + name;
+  o->option = std::string("-") + (prefix ? prefix : "") + name;
   char current[256];
   PetscBool set;
   PetscCall(
-      PetscOptionsGetString(nullptr, nullptr, option.c_str(), current, sizeof(current), &set));
-  const auto it = inserted_defaults().find(option);
-  if (set && (it == inserted_defaults().end() || it->second != current)) PetscFunctionReturn(0);
-  PetscCall(PetscOptionsSetValue(nullptr, option.c_str(), value));
-  inserted_defaults()[option] = value;
+      PetscOptionsGetString(nullptr, nullptr, o->option.c_str(), current, sizeof(current), &set));
+  o->set = set;
+  const auto it = inserted_defaults().find(o->option);
+  o->ours = set && it != inserted_defaults().end() && it->second == current;
+  o->value = o->ours ? it->second : "";
+  PetscFunctionReturn(0);
+}
+
+// Sets -PREFIXname value unless the user set it.
+PetscErrorCode set_default_option(const char *prefix, const char *name, const char *value) {
+  PetscFunctionBeginUser;
+  OptionState o;
+  PetscCall(option_state(prefix, name, &o));
+  if (o.set && !o.ours) PetscFunctionReturn(0);
+  PetscCall(PetscOptionsSetValue(nullptr, o.option.c_str(), value));
+  inserted_defaults()[o.option] = value;
   PetscFunctionReturn(0);
 }
 
@@ -142,15 +158,10 @@ PetscErrorCode set_default_option(const char *prefix, const char *name, const ch
 // then applies); an option the user set is kept.
 PetscErrorCode clear_default_option(const char *prefix, const char *name) {
   PetscFunctionBeginUser;
-  const std::string option = std::string("-") + (prefix ? prefix : "") + name;
-  const auto it = inserted_defaults().find(option);
-  if (it == inserted_defaults().end()) PetscFunctionReturn(0);
-  char current[256];
-  PetscBool set;
-  PetscCall(
-      PetscOptionsGetString(nullptr, nullptr, option.c_str(), current, sizeof(current), &set));
-  if (set && it->second == current) PetscCall(PetscOptionsClearValue(nullptr, option.c_str()));
-  inserted_defaults().erase(it);
+  OptionState o;
+  PetscCall(option_state(prefix, name, &o));
+  if (o.ours) PetscCall(PetscOptionsClearValue(nullptr, o.option.c_str()));
+  inserted_defaults().erase(o.option);
   PetscFunctionReturn(0);
 }
 
@@ -562,15 +573,10 @@ PetscErrorCode change_smoother_shift(KSP ksp, const char *from, const char *to,
   const char *prefix = nullptr;
   PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
   const char *name = "mg_levels_sub_pc_factor_shift_type";
-  const std::string option = std::string("-") + (prefix ? prefix : "") + name;
-  char current[256];
-  PetscBool set;
-  PetscCall(
-      PetscOptionsGetString(nullptr, nullptr, option.c_str(), current, sizeof(current), &set));
-  const auto it = inserted_defaults().find(option);
+  OptionState o;
+  PetscCall(option_state(prefix, name, &o));
   // karman's, and `from` (a user's value is never touched)
-  if (!set || it == inserted_defaults().end() || it->second != current || it->second != from)
-    PetscFunctionReturn(0);
+  if (!o.ours || o.value != from) PetscFunctionReturn(0);
   PetscCall(set_default_option(prefix, name, to));
   // the smoothers already made (none before the first set-up: 0 levels)
   PetscInt levels;
