@@ -161,7 +161,8 @@ PetscErrorCode add_residual(const FlowResidual &res, const LocalState &state,
 
 PetscErrorCode finish(const FlowResidual &res, const LocalState &state, Sensitivities &s,
                       Gradient *gradient, bool time_dependent, geometry::GeometryBar *deferred,
-                      discretization::LeastSquaresGradient::CoefficientBar *deferred_coefficients) {
+                      discretization::LeastSquaresGradient::CoefficientBar *deferred_coefficients,
+                      std::vector<double> *deferred_wall_distance) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
   const int nv = res.nv();
@@ -195,10 +196,13 @@ PetscErrorCode finish(const FlowResidual &res, const LocalState &state, Sensitiv
           {registry.spec(i).name, registry.value(res, i, state.level), global[i]});
   // the wall distance -> the centroids and the wall vertices
   std::vector<Vec3<double>> X_wall;
-  if (!res.wall_distance().empty()) {
-    PetscCheck(!deferred, m.comm, PETSC_ERR_SUP,
-               "adjoint: unsteady gradients through the wall distance of the turbulence model are "
-               "not implemented yet");
+  if (!res.wall_distance().empty() && deferred) {
+    PetscCheck(deferred_wall_distance, m.comm, PETSC_ERR_PLIB,
+               "adjoint: deferred geometry without the wall distance's adjoints");
+    deferred_wall_distance->resize(s.wall_distance.size(), 0.0);
+    for (std::size_t c = 0; c < s.wall_distance.size(); ++c)
+      (*deferred_wall_distance)[c] += s.wall_distance[c];
+  } else if (!res.wall_distance().empty()) {
     X_wall.assign(m.n_vertices, Vec3<double>());
     PetscCall(res.wall_distance_reverse(s.wall_distance, &s.geom.cell_centroid, &X_wall));
   }

@@ -54,6 +54,7 @@ struct UnsteadyAdjoint::Adjoint {
   /// coefficients not yet chained to the centroids (chain_geometry)
   geometry::GeometryBar geom;
   discretization::LeastSquaresGradient::CoefficientBar coefficients;
+  std::vector<double> wall_distance; ///< the levels' wall-distance adjoints (a turbulence model)
   /// the objective's and the residual's reverse sweeps of the level (kept: reset in place)
   Sensitivities objective_bars, residual_bars;
 };
@@ -328,7 +329,7 @@ PetscErrorCode UnsteadyAdjoint::assemble_adjoint_rhs(Goal &goal, long n, double 
   Sensitivities &so = a.objective_bars;
   so.reset(res);
   if (q != 0) PetscCall(goal.objective.reverse(res, s.state, so, q));
-  PetscCall(finish(res, s.state, so, gobj, true, &a.geom, &a.coefficients));
+  PetscCall(finish(res, s.state, so, gobj, true, &a.geom, &a.coefficients, &a.wall_distance));
   PetscCall(VecSet(a.g, 0.0));
   for (PetscInt c = 0; c < m.n_cells; ++c)
     for (int k = 0; k < nv; ++k)
@@ -492,7 +493,7 @@ PetscErrorCode UnsteadyAdjoint::assemble_residual_gradient(long n, Sweep &s, Adj
   PetscCall(VecRestoreArrayRead(s.w, &w));
   PetscCall(VecRestoreArrayRead(s.w_prev, &wp));
   PetscCall(VecRestoreArrayRead(a.psi1, &p1));
-  PetscCall(finish(res, s.state, sr, gres, true, &a.geom, &a.coefficients));
+  PetscCall(finish(res, s.state, sr, gres, true, &a.geom, &a.coefficients, &a.wall_distance));
   PetscFunctionReturn(0);
 }
 
@@ -522,6 +523,12 @@ PetscErrorCode UnsteadyAdjoint::chain_geometry(Adjoint &a, UnsteadyAdjointResult
   const mesh::Mesh &m = res_->mesh();
   res_->gradient_operator().reverse_coefficients(m, res_->geometry(), a.coefficients, &a.geom);
   std::vector<Vec3<double>> X(m.n_vertices, Vec3<double>());
+  // the wall distance (a turbulence model) -> the centroids and the wall vertices
+  if (!res_->wall_distance().empty()) {
+    a.wall_distance.resize(res_->wall_distance().size(), 0.0);
+    PetscCall(res_->wall_distance_reverse(a.wall_distance, &a.geom.cell_centroid, &X));
+    std::fill(a.wall_distance.begin(), a.wall_distance.end(), 0.0);
+  }
   geometry::geometry_reverse(m, res_->coordinates(), a.geom, X);
   PetscCall(mesh::sum_vertex_copies(m, X));
   for (PetscInt v = 0; v < m.n_vertices; ++v) result->X[v] += X[v];

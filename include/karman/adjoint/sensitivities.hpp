@@ -85,11 +85,15 @@ struct Gradient {
 /// (gradient->X stays empty): the chain is linear, so a sweep over many levels chains their sum
 /// once (geometry_reverse, mesh::sum_vertex_copies); with `deferred_coefficients` as well, so are
 /// the least-squares coefficients' adjoints (LeastSquaresGradient::reverse_coefficients into
-/// *deferred first).  Collective.
+/// *deferred first); a turbulence model's wall-distance adjoints (one per local cell) are then
+/// added to *deferred_wall_distance, to be chained with the geometry's (FlowResidual::
+/// wall_distance_reverse: the wall distance is a function of the fixed mesh, the same at every
+/// level).  Collective.
 PetscErrorCode
 finish(const discretization::FlowResidual &res, const discretization::LocalState &state,
        Sensitivities &s, Gradient *gradient, bool time_dependent = false,
        geometry::GeometryBar *deferred = nullptr,
-       discretization::LeastSquaresGradient::CoefficientBar *deferred_coefficients = nullptr);
+       discretization::LeastSquaresGradient::CoefficientBar *deferred_coefficients = nullptr,
+       std::vector<double> *deferred_wall_distance = nullptr);
 
 } // namespace karman::adjoint
