@@ -194,24 +194,26 @@ PetscErrorCode finish(const FlowResidual &res, const LocalState &state, Sensitiv
     if (registry.listed(i, time_dependent))
       gradient->parameters.push_back(
           {registry.spec(i).name, registry.value(res, i, state.level), global[i]});
-  // the wall distance -> the centroids and the wall vertices
-  std::vector<Vec3<double>> X_wall;
-  if (!res.wall_distance().empty() && deferred) {
-    PetscCheck(deferred_wall_distance, m.comm, PETSC_ERR_PLIB,
-               "adjoint: deferred geometry without the wall distance's adjoints");
-    deferred_wall_distance->resize(s.wall_distance.size(), 0.0);
-    for (std::size_t c = 0; c < s.wall_distance.size(); ++c)
-      (*deferred_wall_distance)[c] += s.wall_distance[c];
-  } else if (!res.wall_distance().empty()) {
-    X_wall.assign(m.n_vertices, Vec3<double>());
-    PetscCall(res.wall_distance_reverse(s.wall_distance, &s.geom.cell_centroid, &X_wall));
-  }
-  // geometry -> X
+  // deferred: the geometry's (and the wall distance's) adjoints summed for one chain to X later
   if (deferred) {
+    if (!res.wall_distance().empty()) {
+      PetscCheck(deferred_wall_distance, m.comm, PETSC_ERR_PLIB,
+                 "adjoint: deferred geometry without the wall distance's adjoints");
+      deferred_wall_distance->resize(s.wall_distance.size(), 0.0);
+      for (std::size_t c = 0; c < s.wall_distance.size(); ++c)
+        (*deferred_wall_distance)[c] += s.wall_distance[c];
+    }
     gradient->X.clear();
     geometry::add_geometry(s.geom, *deferred);
     PetscFunctionReturn(0);
   }
+  // the wall distance -> the centroids and the wall vertices
+  std::vector<Vec3<double>> X_wall;
+  if (!res.wall_distance().empty()) {
+    X_wall.assign(m.n_vertices, Vec3<double>());
+    PetscCall(res.wall_distance_reverse(s.wall_distance, &s.geom.cell_centroid, &X_wall));
+  }
+  // geometry -> X
   gradient->X.assign(m.n_vertices, Vec3<double>());
   geometry::geometry_reverse(m, res.coordinates(), s.geom, gradient->X);
   for (std::size_t v = 0; v < X_wall.size(); ++v) gradient->X[v] += X_wall[v];

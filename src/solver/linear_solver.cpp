@@ -175,19 +175,23 @@ PetscErrorCode clear_default_option(const char *prefix, const char *name) {
 // "nonzero" (zero pivots only) DFG 3D-1Z level 0 failed on 1 rank (DIVERGED_LOCAL_MIN after 1
 // Newton step; 7 steps, 5.8 s now; on 2 ranks 9 -> 7 steps) and so did DFG 2D-1 level 0 at Re 10
 // with moving walls from rest (DIVERGED_LINE_SEARCH after 36 steps; 7 now, LU 10).  The other
-// steady cases and all time steps: the same iterations. Steady systems with a turbulence model or
-// on stretched meshes: zero pivots only.  On the TMR bump (level 0, first cells of aspect ratio up
-// to 4e5) the shifted ILU(1) made GMRES stop at 200 iterations on 99 of 100 Newton steps from CFL
-// 0.5 up (with tight linear tolerances; the solve diverged); unshifted, 1-58 iterations per step
-// and 38 Newton steps.  The flat plate: the same steps. The steady adjoint (J^T at the converged
-// state, no pseudo-time shift): zero pivots only.  The laminar NACA 0012 (level 0, 8 622 cells, Re
-// 1000) with the positive-definite shift: 1 768 GMRES iterations, 6.65 s (its 1 000 iterations,
-// then again with the restart widened); with zero pivots only 49, 0.26 s.  Where no pivot is
-// non-positive the two are the same factorization: DFG 2D-1 levels 1-2, cylinder-unbounded level 1,
-// NACA 0012 level 1, DFG 3D-1Z level 0, shape-min-drag re40 and heated-cylinder level 0 took the
-// same iterations (33, 37, 36, 75, 30, 32, 30) and gave the same gradients.  Steady Newton steps
-// keep the shift from the start (the Stokes-like Jacobians at rest) and drop it at their first
-// unconverged linear solve (unshift_smoothers, solver/steady_solver.hpp)
+// steady cases and all time steps: the same iterations.
+//
+// Steady systems with a turbulence model or on stretched meshes: zero pivots only.  On the TMR bump
+// (level 0, first cells of aspect ratio up to 4e5) the shifted ILU(1) made GMRES stop at 200
+// iterations on 99 of 100 Newton steps from CFL 0.5 up (with tight linear tolerances; the solve
+// diverged); unshifted, 1-58 iterations per step and 38 Newton steps.  The flat plate: the same
+// steps.
+//
+// The steady adjoint (J^T at the converged state, no pseudo-time shift): zero pivots only.  The
+// laminar NACA 0012 (level 0, 8 622 cells, Re 1000) with the positive-definite shift: 1 768 GMRES
+// iterations, 6.65 s (its 1 000 iterations, then again with the restart widened); with zero pivots
+// only 49, 0.26 s.  Where no pivot is non-positive the two are the same factorization: DFG 2D-1
+// levels 1-2, cylinder-unbounded level 1, NACA 0012 level 1, DFG 3D-1Z level 0, shape-min-drag re40
+// and heated-cylinder level 0 took the same iterations (33, 37, 36, 75, 30, 32, 30) and gave the
+// same gradients.  Steady Newton steps keep the shift from the start (the Stokes-like Jacobians at
+// rest) and drop it at their first unconverged linear solve (unshift_smoothers,
+// solver/steady_solver.hpp)
 bool zero_pivots_only(LinearSystems systems, const MeshKind &kind) {
   const bool steady = systems != LinearSystems::TimeStepping;
   return kind.tetrahedra || (steady && kind.boundary_layers()) ||

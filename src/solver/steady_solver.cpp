@@ -315,7 +315,6 @@ PetscErrorCode SteadySolver::widen_unconverged(SNES snes, PetscInt it) {
                          "zero (mg_levels_sub_pc_factor_shift_type positive_definite -> nonzero)",
                          static_cast<int>(it), KSPConvergedReasons[linear], static_cast<int>(its)));
       pivots_ = SmootherShift::Trial;
-      summary_->smoothers_unshifted = true;
       last_cut_ = static_cast<int>(it);
       PetscFunctionReturn(0);
     }
@@ -325,7 +324,6 @@ PetscErrorCode SteadySolver::widen_unconverged(SNES snes, PetscInt it) {
   if (pivots_ == SmootherShift::Trial) {
     PetscCall(reshift_smoothers(ksp, &reshifted));
     pivots_ = SmootherShift::Restored;
-    summary_->smoothers_unshifted = false;
   }
   PetscCall(widen_restart(ksp, &from, &to));
   if (to == from && !reshifted) PetscFunctionReturn(0);
@@ -435,6 +433,7 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
     summary->iterative_reason = reason;
   }
   summary->linear_fallback = fell_back_;
+  summary->smoothers_unshifted = pivots_ == SmootherShift::Trial || pivots_ == SmootherShift::Kept;
   summary->wall_time = MPI_Wtime() - start_time_;
   user_monitor_ = nullptr;
   best_ = nullptr;
@@ -445,7 +444,6 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
 PetscErrorCode SteadySolver::continuation(SNES snes, Vec w, SteadySummary *summary) {
   PetscFunctionBeginUser;
   *summary = SteadySummary();
-  summary->smoothers_unshifted = pivots_ == SmootherShift::Trial || pivots_ == SmootherShift::Kept;
   cfl_ = cfl_base_ = cfl0_;
   last_cut_ = 0;
   PetscReal atol, rtol, stol;
