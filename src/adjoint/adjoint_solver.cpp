@@ -137,47 +137,15 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdjointSolver::raise_restart(int restart) {
-  PetscFunctionBeginUser;
-  if (restart <= 0 || fell_back_ || !P_) PetscFunctionReturn(0); // not the iterative solve
-  PetscInt from, to;
-  PetscCall(solver::raise_restart(ksp_, restart, &from, &to));
-  if (to > from)
-    PetscCall(log_info(res_->mesh().comm,
-                       "the adjoint solve: GMRES restart %d -> %d (as the forward solve's)",
-                       static_cast<int>(from), static_cast<int>(to)));
-  PetscFunctionReturn(0);
-}
-
 PetscErrorCode AdjointSolver::solve_iterative(KSPConvergedReason *reason, PetscInt *its,
                                               int *restart) {
   PetscFunctionBeginUser;
-  PetscBool nonzero;
-  PetscCall(KSPGetInitialGuessNonzero(ksp_, &nonzero));
-  *its = 0;
-  for (;;) {
-    if (JT_)
-      PetscCall(KSPSolve(ksp_, g_, psi_));
-    else
-      PetscCall(KSPSolveTranspose(ksp_, g_, psi_));
-    PetscInt n;
-    PetscCall(KSPGetConvergedReason(ksp_, reason));
-    PetscCall(KSPGetIterationNumber(ksp_, &n));
-    *its += n;
-    if (*reason >= 0 || *reason == KSP_DIVERGED_NANORINF) break;
-    // unconverged: once more from where it stopped with a wider GMRES restart, if it can be
-    // widened (solver::widen_restart), before auto's LU
-    PetscInt from, to;
-    PetscCall(solver::widen_restart(ksp_, &from, &to));
-    if (to == from) break;
-    PetscCall(log_info(res_->mesh().comm,
-                       "the adjoint solve stopped unconverged (%s after %d iterations); again from "
-                       "there with GMRES restart %d -> %d",
-                       KSPConvergedReasons[*reason], static_cast<int>(n), static_cast<int>(from),
-                       static_cast<int>(to)));
-    PetscCall(KSPSetInitialGuessNonzero(ksp_, PETSC_TRUE));
-  }
-  PetscCall(KSPSetInitialGuessNonzero(ksp_, nonzero));
+  if (JT_)
+    PetscCall(KSPSolve(ksp_, g_, psi_));
+  else
+    PetscCall(KSPSolveTranspose(ksp_, g_, psi_));
+  PetscCall(KSPGetConvergedReason(ksp_, reason));
+  PetscCall(KSPGetIterationNumber(ksp_, its));
   PetscInt k;
   PetscCall(solver::gmres_restart(ksp_, &k));
   *restart = static_cast<int>(k);

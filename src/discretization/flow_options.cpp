@@ -64,7 +64,18 @@ const SectionOptions<SchemeOptions> &scheme_options() {
                        "(most robust), 0 the centred mean of the two linear reconstructions (no "
                        "numerical dissipation), between: a blend",
                        0.0, 1.0),
-               &SchemeOptions::upwind);
+               &SchemeOptions::upwind)
+          .choice(choice("reconstruction", "auto",
+                         "the convected face velocity: gradient (the least-squares gradient's "
+                         "extrapolation), blended (its mean with the extrapolation along the "
+                         "two cell centroids: on Gmsh's unstructured tetrahedra the gradient's "
+                         "alone makes discrete equations where Newton stalls) or auto (blended "
+                         "on meshes with tetrahedra, gradient on the others)",
+                         {}),
+                  &SchemeOptions::reconstruction,
+                  {{"auto", Reconstruction::Auto},
+                   {"gradient", Reconstruction::Gradient},
+                   {"blended", Reconstruction::Blended}});
   return options;
 }
 

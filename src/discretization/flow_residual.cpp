@@ -74,6 +74,10 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
   params_.u_ref = reference_.velocity;
   params_.c_stab = scheme.stabilization;
   params_.upwind = scheme.upwind;
+  const bool blended =
+      scheme.reconstruction == Reconstruction::Blended ||
+      (scheme.reconstruction == Reconstruction::Auto && mesh::has_tetrahedra(mesh));
+  params_.blend = blended ? 0.5 : 0.0;
 
   // Jacobian stencil of owned rows: cells within two face-neighbour steps
   const auto &nptr = lsq_.neighbour_ptr();

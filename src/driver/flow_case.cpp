@@ -198,7 +198,6 @@ PetscErrorCode FlowCase::solve_steady(Vec w, Vec best, const SteadyObserver &obs
     PetscFunctionReturn(0);
   };
   PetscCall(newton.solve(w, monitor, best, &solution->summary));
-  widened_restart_ = std::max(widened_restart_, solution->summary.widened_restart);
   smoothers_unshifted_ = solution->summary.smoothers_unshifted;
   PetscCall(solver::peak_memory(mesh_.comm, &solution->peak_memory_mib,
                                 &solution->peak_memory_mib_max_rank));
@@ -297,10 +296,6 @@ PetscErrorCode FlowCase::gradient(Vec w, const adjoint::Objective &objective,
     PetscCall(a->setup(res_, *cfg_));
     adjoint_ = std::move(a);
   }
-  // a restart the forward solve had to widen on this mesh: the transposed systems share its
-  // spectrum (DFG 2D-1 on anisotropic triangles, level 2, 2 ranks: GMRES(60) 348 iterations,
-  // 11.1 s, instead of GMRES(20)'s 448, 25.8 s; the gradients agree to 2e-11)
-  PetscCall(adjoint_->raise_restart(widened_restart_));
   PetscCall(adjoint_->solve(w, objective, result, same_state));
   PetscFunctionReturn(0);
 }

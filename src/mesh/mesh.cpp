@@ -152,6 +152,14 @@ std::vector<PetscInt> Mesh::boundary_faces(int patch) const {
   return faces;
 }
 
+bool has_tetrahedra(const Mesh &mesh) {
+  int tets = 0;
+  for (PetscInt c = 0; c < mesh.n_owned_cells && !tets; ++c)
+    tets = mesh.cell_shape[c] == CellShape::Tetrahedron;
+  MPI_Allreduce(MPI_IN_PLACE, &tets, 1, MPI_INT, MPI_MAX, mesh.comm);
+  return tets != 0;
+}
+
 PetscErrorCode sum_vertex_copies(const Mesh &mesh, std::vector<Vec3<double>> &values) {
   PetscFunctionBeginUser;
   PetscMPIInt size, rank;

@@ -40,6 +40,8 @@ void interior_flux_dw(int dim, const CellState<double> &L, const CellState<doubl
   const double a = std::sqrt(F * F + e * e), b = fp.upwind;
   const double bl = 0.5 * (F + b * a), br = 0.5 * (F - b * a);
   const double mu = fp.rho * fp.nu;
+  // the convected values cl = L.w + (1 - beta) G_L . rL + beta sL (R.w - L.w), cr likewise
+  const double beta = fp.blend, dd = dot(d, d), sL = dot(rL, d) / dd, sR = -dot(rR, d) / dd;
 
   // dF/d(inputs)
   double FwL[kMaxVars] = {}, FwR[kMaxVars] = {}, FgL[kMaxVars][3] = {}, FgR[kMaxVars][3] = {};
@@ -59,19 +61,21 @@ void interior_flux_dw(int dim, const CellState<double> &L, const CellState<doubl
     for (int c = 0; c < 3; ++c) J.dgL[0][j][c] = FgL[j][c], J.dgR[0][j][c] = FgR[j][c];
   }
   for (int m = 1; m < nv; ++m) {
-    // convection: rho (bl fl[m] + br fr[m]), dbl/dF = (1 + b F/a)/2, dbr/dF = (1 - b F/a)/2
-    const double cF = fp.rho * (0.5 * (1 + b * F / a) * fl[m] + 0.5 * (1 - b * F / a) * fr[m]);
+    // convection: rho (bl cl + br cr), dbl/dF = (1 + b F/a)/2, dbr/dF = (1 - b F/a)/2
+    const double cl = fl[m] + beta * ((R.w[m] - L.w[m]) * sL - (fl[m] - L.w[m]));
+    const double cr = fr[m] + beta * ((L.w[m] - R.w[m]) * sR - (fr[m] - R.w[m]));
+    const double cF = fp.rho * (0.5 * (1 + b * F / a) * cl + 0.5 * (1 - b * F / a) * cr);
     for (int j = 0; j < nv; ++j) {
       J.dwL[m][j] += cF * FwL[j];
       J.dwR[m][j] += cF * FwR[j];
       for (int c = 0; c < 3; ++c)
         J.dgL[m][j][c] += cF * FgL[j][c], J.dgR[m][j][c] += cF * FgR[j][c];
     }
-    J.dwL[m][m] += fp.rho * bl;
-    J.dwR[m][m] += fp.rho * br;
+    J.dwL[m][m] += fp.rho * (bl * (1 - beta * sL) + br * beta * sR);
+    J.dwR[m][m] += fp.rho * (br * (1 - beta * sR) + bl * beta * sL);
     for (int c = 0; c < 3; ++c) {
-      J.dgL[m][m][c] += fp.rho * bl * rL[c];
-      J.dgR[m][m][c] += fp.rho * br * rR[c];
+      J.dgL[m][m][c] += fp.rho * bl * (1 - beta) * rL[c];
+      J.dgR[m][m][c] += fp.rho * br * (1 - beta) * rR[c];
     }
     // viscous: - mu [alpha (u_R - u_L) + (G_L + G_R)/2 . k]
     J.dwL[m][m] += mu * alpha;
@@ -168,10 +172,6 @@ void slip_flux_dw(int dim, const CellState<double> &, const FaceGeometry<double>
 namespace karman::physics {
 namespace {
 
-Vec3<double> grad_of(const CellState<double> &s, int k) {
-  return Vec3<double>(s.g[k][0], s.g[k][1], s.g[k][2]);
-}
-
 void add_grad(CellState<double> &s, int k, const Vec3<double> &v) {
   for (int c = 0; c < 3; ++c) s.g[k][c] += v[c];
 }
@@ -205,11 +205,11 @@ void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<
   const Vec3<double> rL = g.xf - g.xL, rR = g.xf - g.xR, d = g.xR - g.xL;
   double fl[kMaxVars], fr[kMaxVars];
   for (int k = 0; k < nv; ++k)
-    fl[k] = L.w[k] + dot(grad_of(L, k), rL), fr[k] = R.w[k] + dot(grad_of(R, k), rR);
+    fl[k] = L.w[k] + dot(grad_vec(L, k), rL), fr[k] = R.w[k] + dot(grad_vec(R, k), rR);
   const double A2 = dot(g.S, g.S), q = dot(d, g.S), alpha = A2 / q;
   const Vec3<double> kv = g.S - alpha * d;
   const double D = stabilization_coefficient(norm(d), fp);
-  const double delta = R.w[0] - L.w[0] - 0.5 * dot(grad_of(L, 0) + grad_of(R, 0), d);
+  const double delta = R.w[0] - L.w[0] - 0.5 * dot(grad_vec(L, 0) + grad_vec(R, 0), d);
   double F = -D * alpha * delta;
   for (int m = 1; m < nv; ++m) F += 0.5 * (fl[m] + fr[m]) * g.S[m - 1];
   const double e = fp.eps * fp.u_ref * std::sqrt(A2);
@@ -217,9 +217,10 @@ void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<
   const double bl = 0.5 * (F + b * a), br = 0.5 * (F - b * a);
   const double pf = 0.5 * (fl[0] + fr[0]);
   const double mu = fp.rho * fp.nu;
+  const double beta = fp.blend, dd = dot(d, d), sL = dot(rL, d) / dd, sR = -dot(rR, d) / dd;
 
   double flb[kMaxVars] = {}, frb[kMaxVars] = {};
-  double Fb = lambda[0], alphab = 0, pfb = 0, blb = 0, brb = 0;
+  double Fb = lambda[0], alphab = 0, pfb = 0, blb = 0, brb = 0, sLb = 0, sRb = 0;
   Vec3<double> kvb, db, rLb, rRb;
   for (int m = 1; m < nv; ++m) {
     const double lm = lambda[m];
@@ -227,7 +228,7 @@ void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<
     pfb += lm * g.S[m - 1];
     bar.S[m - 1] += lm * pf;
     // viscous - mu [alpha (u_R - u_L) + (G_L + G_R)/2 . k]
-    const Vec3<double> gsum = grad_of(L, m) + grad_of(R, m);
+    const Vec3<double> gsum = grad_vec(L, m) + grad_vec(R, m);
     const double visc = alpha * (R.w[m] - L.w[m]) + 0.5 * dot(gsum, kv);
     bar.nu -= lm * fp.rho * visc;
     alphab -= lm * mu * (R.w[m] - L.w[m]);
@@ -236,12 +237,25 @@ void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<
     add_grad(bar.L, m, (-0.5 * lm * mu) * kv);
     add_grad(bar.R, m, (-0.5 * lm * mu) * kv);
     kvb += (-0.5 * lm * mu) * gsum;
-    // convection rho (bl fl + br fr)
-    blb += fp.rho * lm * fl[m];
-    brb += fp.rho * lm * fr[m];
-    flb[m] += fp.rho * lm * bl;
-    frb[m] += fp.rho * lm * br;
+    // convection rho (bl cl + br cr), cl = (1 - beta) fl + beta (L.w + sL (R.w - L.w)), cr
+    // likewise
+    const double cl = fl[m] + beta * ((R.w[m] - L.w[m]) * sL - (fl[m] - L.w[m]));
+    const double cr = fr[m] + beta * ((L.w[m] - R.w[m]) * sR - (fr[m] - R.w[m]));
+    blb += fp.rho * lm * cl;
+    brb += fp.rho * lm * cr;
+    const double clb = fp.rho * lm * bl, crb = fp.rho * lm * br;
+    flb[m] += (1 - beta) * clb;
+    frb[m] += (1 - beta) * crb;
+    bar.L.w[m] += beta * ((1 - sL) * clb + sR * crb);
+    bar.R.w[m] += beta * ((1 - sR) * crb + sL * clb);
+    sLb += beta * (R.w[m] - L.w[m]) * clb;
+    sRb += beta * (L.w[m] - R.w[m]) * crb;
   }
+  // sL = rL . d / d.d, sR = -rR . d / d.d
+  rLb += (sLb / dd) * d;
+  rRb += (-sRb / dd) * d;
+  db += (sLb / dd) * rL - (2 * sLb * dot(rL, d) / (dd * dd)) * d;
+  db += (-sRb / dd) * rR + (2 * sRb * dot(rR, d) / (dd * dd)) * d;
   // bl, br -> F, a -> F, e
   Fb += 0.5 * (blb + brb);
   const double ab = 0.5 * b * (blb - brb);
@@ -265,7 +279,7 @@ void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<
   bar.L.w[0] -= deltab;
   add_grad(bar.L, 0, (-0.5 * deltab) * d);
   add_grad(bar.R, 0, (-0.5 * deltab) * d);
-  db += (-0.5 * deltab) * (grad_of(L, 0) + grad_of(R, 0));
+  db += (-0.5 * deltab) * (grad_vec(L, 0) + grad_vec(R, 0));
   stabilization_reverse(d, fp, Db, bar, db);
   // k = S - alpha d, alpha
   bar.S += kvb;
@@ -278,8 +292,8 @@ void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<
     bar.R.w[k] += frb[k];
     add_grad(bar.L, k, flb[k] * rL);
     add_grad(bar.R, k, frb[k] * rR);
-    rLb += flb[k] * grad_of(L, k);
-    rRb += frb[k] * grad_of(R, k);
+    rLb += flb[k] * grad_vec(L, k);
+    rRb += frb[k] * grad_vec(R, k);
   }
   bar.xf += rLb + rRb;
   bar.xL -= rLb;
@@ -300,16 +314,16 @@ void dirichlet_face_stress_reverse(int dim, const CellState<double> &L,
   double alphab = 0;
   bar.L.w[0] += pf_bar;
   add_grad(bar.L, 0, pf_bar * d);
-  db += pf_bar * grad_of(L, 0);
+  db += pf_bar * grad_vec(L, 0);
   for (int m = 1; m <= dim; ++m) {
-    const double s = alpha * (ub[m - 1] - L.w[m]) + dot(grad_of(L, m), kv);
+    const double s = alpha * (ub[m - 1] - L.w[m]) + dot(grad_vec(L, m), kv);
     bar.nu += fp.rho * visc_bar[m - 1] * s;
     const double sb = mu * visc_bar[m - 1];
     alphab += sb * (ub[m - 1] - L.w[m]);
     bar.ub[m - 1] += sb * alpha;
     bar.L.w[m] -= sb * alpha;
     add_grad(bar.L, m, sb * kv);
-    kvb += sb * grad_of(L, m);
+    kvb += sb * grad_vec(L, m);
   }
   bar.S += kvb;
   alphab -= dot(kvb, d);
@@ -349,10 +363,10 @@ void pressure_outlet_flux_reverse(int dim, const CellState<double> &L,
   const double alpha = dot(g.S, g.S) / dot(d, g.S);
   const double D = stabilization_coefficient(norm(d), fp);
   double uf[kMaxVars] = {};
-  const double delta = pb - L.w[0] - dot(grad_of(L, 0), d);
+  const double delta = pb - L.w[0] - dot(grad_vec(L, 0), d);
   double F = -D * alpha * delta;
   for (int m = 1; m < nv; ++m) {
-    uf[m] = L.w[m] + dot(grad_of(L, m), d);
+    uf[m] = L.w[m] + dot(grad_vec(L, m), d);
     F += uf[m] * g.S[m - 1];
   }
   double Fb = lambda[0], ufb[kMaxVars] = {};
@@ -371,11 +385,11 @@ void pressure_outlet_flux_reverse(int dim, const CellState<double> &L,
   bar.pb += deltab;
   bar.L.w[0] -= deltab;
   add_grad(bar.L, 0, (-deltab) * d);
-  db += (-deltab) * grad_of(L, 0);
+  db += (-deltab) * grad_vec(L, 0);
   for (int m = 1; m < nv; ++m) {
     bar.L.w[m] += ufb[m];
     add_grad(bar.L, m, ufb[m] * d);
-    db += ufb[m] * grad_of(L, m);
+    db += ufb[m] * grad_vec(L, m);
   }
   stabilization_reverse(d, fp, Db, bar, db);
   alpha_reverse(g.S, d, alphab, bar.S, db);
@@ -392,7 +406,7 @@ void slip_flux_reverse(int dim, const CellState<double> &L, const FaceGeometry<d
   const double q = dot(d, g.S), mu = fp.rho * fp.nu;
   double un = 0;
   for (int m = 1; m < nv; ++m) un += L.w[m] * g.S[m - 1];
-  const double pf = L.w[0] + dot(grad_of(L, 0), d);
+  const double pf = L.w[0] + dot(grad_vec(L, 0), d);
   const double beta = mu * un / q + pf;
   double betab = 0;
   for (int m = 1; m < nv; ++m) {
@@ -409,7 +423,7 @@ void slip_flux_reverse(int dim, const CellState<double> &L, const FaceGeometry<d
   bar.S += qb * d;
   bar.L.w[0] += pfb;
   add_grad(bar.L, 0, pfb * d);
-  db += pfb * grad_of(L, 0);
+  db += pfb * grad_vec(L, 0);
   bar.xf += db;
   bar.xL -= db;
 }
@@ -441,10 +455,12 @@ void interior_flux_dnu(int dim, const CellState<double> &L, const CellState<doub
   const double dF = -stabilization_dnu(norm(d), fp) * alpha * delta;
   const double e = fp.eps * fp.u_ref * norm(g.S);
   const double a = std::sqrt(F * F + e * e), b = fp.upwind;
+  const double beta = fp.blend, dd = dot(d, d), sL = dot(rL, d) / dd, sR = -dot(rR, d) / dd;
   dM[0] = dF;
   for (int m = 1; m < nv; ++m) {
-    const double fl = L.w[m] + L.g[m][0] * rL[0] + L.g[m][1] * rL[1] + L.g[m][2] * rL[2];
-    const double fr = R.w[m] + R.g[m][0] * rR[0] + R.g[m][1] * rR[1] + R.g[m][2] * rR[2];
+    // the convected values (header)
+    const double fl = L.w[m] + (1 - beta) * dot(grad_vec(L, m), rL) + beta * sL * (R.w[m] - L.w[m]);
+    const double fr = R.w[m] + (1 - beta) * dot(grad_vec(R, m), rR) + beta * sR * (L.w[m] - R.w[m]);
     double visc = alpha * (R.w[m] - L.w[m]);
     for (int c = 0; c < 3; ++c) visc += 0.5 * (L.g[m][c] + R.g[m][c]) * kv[c];
     dM[m] = fp.rho * (0.5 * (1 + b * F / a) * fl + 0.5 * (1 - b * F / a) * fr) * dF - fp.rho * visc;

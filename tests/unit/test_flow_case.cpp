@@ -5,8 +5,8 @@
 //    file; the steady gradient of the drag with respect to the viscosity equals central
 //    finite differences of re-solves (adjoint::check_parameter); a second objective (lift)
 //    with the drag adjoint's Jacobian and LU factors reused equals a fresh solve's gradient;
-//  - the steady adjoint starts with the GMRES restart that the forward solve widened to, and its
-//    gradient equals central differences;
+//  - after a forward solve that widened its GMRES restart the steady adjoint keeps its own
+//    (solver::kSteadyAdjointRestart), and its gradient equals central differences;
 //  - a steady solve that cannot converge (one Newton iteration) is reported, not an error,
 //    and hands back the state of least residual;
 //  - FlowCase::advance_to lands exactly on t_end (the last step shortened), calls the
@@ -143,11 +143,11 @@ TEST_CASE("FlowCase: steady solve and gradient as values, no files", "[driver][m
   VecDestroy(&R);
 }
 
-TEST_CASE("FlowCase: the steady adjoint starts with the GMRES restart the forward solve widened to",
+TEST_CASE("FlowCase: the steady adjoint after a forward solve that widened its GMRES restart",
           "[driver][mpi]") {
   // with every Newton step's GMRES to 1e-8 and at most 25 iterations, GMRES(20) stops on a step
-  // and the forward widens its restart to 25 (solver::widen_restart); the adjoint then solves
-  // with GMRES(25) and its gradient equals central differences.  Without the cap: GMRES(20)
+  // and the forward widens its restart to 25 (solver::widen_restart); the adjoint solves with its
+  // own GMRES(150) and its gradient equals central differences.  Without the cap: no widening
   const auto run = [](const std::vector<std::string> &overrides, driver::SteadySolution *sol,
                       adjoint::AdjointResult *r, adjoint::ParameterCheck *check) {
     config::CaseConfig cfg;
@@ -178,11 +178,11 @@ TEST_CASE("FlowCase: the steady adjoint starts with the GMRES restart the forwar
   run({"solver.linear=iterative", "solver.rtol=1e-14"}, &plain_sol, &plain, nullptr);
   CAPTURE(capped.linear_iterations, plain.linear_iterations, capped_check.best_relative_difference);
   CHECK(capped_sol.summary.widened_restart == 25);
-  CHECK(capped.gmres_restart == 25);
+  CHECK(capped.gmres_restart == solver::kSteadyAdjointRestart);
   CHECK(capped_check.ok);
   CHECK(capped_check.best_relative_difference < 1e-6);
   CHECK(plain_sol.summary.widened_restart == 0);
-  CHECK(plain.gmres_restart == 20);
+  CHECK(plain.gmres_restart == solver::kSteadyAdjointRestart);
   CHECK(capped.gradient.parameters[0].gradient ==
         Approx(plain.gradient.parameters[0].gradient).epsilon(1e-8));
 }

@@ -127,6 +127,16 @@ Mat cyclic_shift(PetscInt n_global) {
   return A;
 }
 
+// b = e_0 and a vector x for the cyclic shift A
+void first_unit_vector(Mat A, Vec *x, Vec *b) {
+  MatCreateVecs(A, x, b);
+  PetscInt lo, hi;
+  VecGetOwnershipRange(*b, &lo, &hi);
+  if (lo == 0) VecSetValue(*b, 0, 1.0, INSERT_VALUES);
+  VecAssemblyBegin(*b);
+  VecAssemblyEnd(*b);
+}
+
 // GMRES(restart) without preconditioner on `A`, tolerances 1e-10 and max_iterations
 KSP plain_gmres(Mat A, PetscInt restart, PetscInt max_iterations) {
   KSP ksp;
@@ -145,17 +155,12 @@ KSP plain_gmres(Mat A, PetscInt restart, PetscInt max_iterations) {
 } // namespace
 
 TEST_CASE("linear solver: an unconverged GMRES solve widens its restart (x 3 up to 100 and the "
-          "iteration limit), not a user's restart nor another Krylov method; raise_restart",
+          "iteration limit), not a user's restart nor another Krylov method",
           "[linear-solver][mpi]") {
   constexpr PetscInt n = 50;
   Mat A = cyclic_shift(n);
   Vec b, x;
-  REQUIRE(MatCreateVecs(A, &x, &b) == 0);
-  PetscInt lo, hi;
-  REQUIRE(VecGetOwnershipRange(b, &lo, &hi) == 0);
-  if (lo == 0) REQUIRE(VecSetValue(b, 0, 1.0, INSERT_VALUES) == 0);
-  REQUIRE(VecAssemblyBegin(b) == 0);
-  REQUIRE(VecAssemblyEnd(b) == 0);
+  first_unit_vector(A, &x, &b);
   KSPConvergedReason reason;
   PetscInt its, from, to;
 
@@ -177,15 +182,6 @@ TEST_CASE("linear solver: an unconverged GMRES solve widens its restart (x 3 up 
   CHECK((from == solver::kMaxWidenedRestart && to == from)); // at the cap
   REQUIRE(KSPDestroy(&ksp) == 0);
 
-  // raised to a given restart (the adjoint after a widened forward): not lowered, capped
-  ksp = plain_gmres(A, 20, 200);
-  REQUIRE(solver::raise_restart(ksp, 10, &from, &to) == 0);
-  CHECK((from == 20 && to == 20));
-  REQUIRE(solver::raise_restart(ksp, 60, &from, &to) == 0);
-  CHECK((from == 20 && to == 60));
-  REQUIRE(solver::raise_restart(ksp, 500, &from, &to) == 0);
-  CHECK((from == 60 && to == solver::kMaxWidenedRestart));
-  REQUIRE(KSPDestroy(&ksp) == 0);
   // capped by the iteration limit: a restart beyond it would only cost memory
   ksp = plain_gmres(A, 20, 40);
   REQUIRE(solver::widen_restart(ksp, &from, &to) == 0);
@@ -205,6 +201,61 @@ TEST_CASE("linear solver: an unconverged GMRES solve widens its restart (x 3 up 
   REQUIRE(solver::widen_restart(ksp, &from, &to) == 0);
   CHECK((from == 0 && to == 0));
   REQUIRE(KSPDestroy(&ksp) == 0);
+  REQUIRE(VecDestroy(&x) == 0);
+  REQUIRE(VecDestroy(&b) == 0);
+  REQUIRE(MatDestroy(&A) == 0);
+}
+
+TEST_CASE("linear solver: the steady adjoint's GMRES restarts after 150 directions with "
+          "Gram-Schmidt refined where needed, the Newton steps' after 20; a user's restart stays",
+          "[linear-solver][mpi]") {
+  // the cyclic shift of 120 unknowns (above): GMRES(k) converges only with k >= 120.  The
+  // solvers' own defaults, their preconditioner replaced by none
+  constexpr PetscInt n = 120;
+  Mat A = cyclic_shift(n);
+  Vec b, x;
+  first_unit_vector(A, &x, &b);
+  const auto solve = [&](solver::LinearSolverRole role, solver::LinearSystems systems,
+                         PetscInt *restart, KSPGMRESCGSRefinementType *refinement,
+                         KSPConvergedReason *reason) {
+    solver::MeshKind kind;
+    kind.dim = 3;
+    kind.tetrahedra = true;
+    KSP ksp;
+    REQUIRE(solver::create_linear_solver(PETSC_COMM_WORLD, role, solver::LinearMethod::Iterative,
+                                         systems, kind, KSPPREONLY, {1e-10, 1e-30, 400},
+                                         &ksp) == 0);
+    PC pc;
+    REQUIRE(KSPGetPC(ksp, &pc) == 0);
+    REQUIRE(PCSetType(pc, PCNONE) == 0);
+    REQUIRE(KSPSetOperators(ksp, A, A) == 0);
+    REQUIRE(KSPSolve(ksp, b, x) == 0);
+    REQUIRE(KSPGetConvergedReason(ksp, reason) == 0);
+    REQUIRE(KSPGMRESGetRestart(ksp, restart) == 0);
+    REQUIRE(KSPGMRESGetCGSRefinementType(ksp, refinement) == 0);
+    REQUIRE(KSPDestroy(&ksp) == 0);
+  };
+  PetscInt restart;
+  KSPGMRESCGSRefinementType refinement;
+  KSPConvergedReason reason;
+  solve(solver::LinearSolverRole::Adjoint, solver::LinearSystems::SteadyAdjoint, &restart,
+        &refinement, &reason);
+  CHECK(restart == solver::kSteadyAdjointRestart);
+  CHECK(refinement == KSP_GMRES_CGS_REFINE_IFNEEDED);
+  CHECK(reason > 0);
+  solve(solver::LinearSolverRole::Newton, solver::LinearSystems::Steady, &restart, &refinement,
+        &reason);
+  CHECK(restart == 20);
+  CHECK(refinement == KSP_GMRES_CGS_REFINE_NEVER);
+  CHECK(reason == KSP_DIVERGED_ITS);
+  {
+    ScopedOptions o{{"-adj_ksp_gmres_restart", "30"}};
+    REQUIRE(o.set);
+    solve(solver::LinearSolverRole::Adjoint, solver::LinearSystems::SteadyAdjoint, &restart,
+          &refinement, &reason);
+    CHECK(restart == 30);
+    CHECK(reason == KSP_DIVERGED_ITS);
+  }
   REQUIRE(VecDestroy(&x) == 0);
   REQUIRE(VecDestroy(&b) == 0);
   REQUIRE(MatDestroy(&A) == 0);
@@ -511,7 +562,9 @@ TEST_CASE("linear solver: solver.linear auto is iterative with the LU fallback; 
     CHECK(option("-adj_mg_levels_pc_asm_overlap") == (overlapping ? "2" : "(unset)"));
     PetscInt restart;
     REQUIRE(KSPGMRESGetRestart(ksp, &restart) == 0);
-    CHECK(restart == (boundary_layers ? 100 : 20));
+    CHECK(restart == (systems == LS::SteadyAdjoint ? solver::kSteadyAdjointRestart
+                      : boundary_layers            ? 100
+                                                   : 20));
     REQUIRE(KSPDestroy(&ksp) == 0);
   }
   {

@@ -6,12 +6,9 @@
 // KSPSolveTranspose with the options prefix adj_ (default: LU with MUMPS, tolerances
 // adjoint.rtol, atol, max_iterations; solver/linear_solver.hpp); a preconditioner that cannot
 // be applied transposed is reported with the options that can.  With solver.linear: auto
-// (iterative) a GMRES solve that stops unconverged first continues from where it stopped with a
-// wider restart (x 3 up to 100, solver::widen_restart; kept for the later solves; a forward solve
-// that widened passes its restart on: raise_restart, driver::FlowCase), and a solve
-// that still does not converge is done again by KSPSolveTranspose with the
-// LU of J (options prefix adj_fallback_, if the factors fit in memory), and the solver keeps the
-// LU for its later solves (AdjointResult::linear_fallback).
+// (iterative: GMRES(150), solver::kSteadyAdjointRestart) a solve that stops unconverged is done
+// again by KSPSolveTranspose with the LU of J (options prefix adj_fallback_, if the factors fit in
+// memory), and the solver keeps the LU for its later solves (AdjointResult::linear_fallback).
 #pragma once
 
 #include "karman/adjoint/objective.hpp"
@@ -50,10 +47,6 @@ public:
   PetscErrorCode solve(Vec w, const Objective &objective, AdjointResult *result,
                        bool same_operator = false);
   Mat jacobian() const { return J_; }
-  /// The iterative solve's GMRES restart raised to `restart` (solver::raise_restart: not beyond
-  /// its caps, not a restart the user set): the restart the forward Newton solve of the same
-  /// mesh was widened to (driver::FlowCase).  A restart already as large stays.  Collective.
-  PetscErrorCode raise_restart(int restart);
 
 private:
   discretization::FlowResidual *res_ = nullptr;
@@ -67,9 +60,8 @@ private:
   bool fell_back_ = false;         ///< later solves use fallback_
   bool fallback_operator_ = false; ///< fallback_ holds the factors of the current J_
   solver::LinearTolerances tolerances_;
-  /// The iterative transposed solve (ksp_), continued with a wider GMRES restart while it stops
-  /// unconverged and the restart can be widened (header); its reason, total iterations and
-  /// final GMRES restart (0: not GMRES).
+  /// The iterative transposed solve (ksp_): its reason, iterations and GMRES restart (0: not
+  /// GMRES).
   PetscErrorCode solve_iterative(KSPConvergedReason *reason, PetscInt *its, int *restart);
   /// The transposed solve by the LU of J (fallback_, set up unless `same_operator`).
   PetscErrorCode solve_direct(bool same_operator, KSPConvergedReason *reason, PetscInt *its);

@@ -29,10 +29,18 @@ struct InitialOptions {
   std::string file;      ///< fields of another run (its flow.h5), relative to the case file
 };
 
+/// The convected face velocity's reconstruction (physics/flux_kernels.hpp, FluxParameters::blend).
+enum class Reconstruction {
+  Auto,     ///< blended on meshes with tetrahedra, gradient on the others
+  Gradient, ///< the least-squares gradient's extrapolation (blend 0)
+  Blended   ///< its mean with the reconstruction along the centroids (blend 1/2)
+};
+
 /// The scheme keys of the `solver` section that define the residual.
 struct SchemeOptions {
   double stabilization = 1; ///< scale of the pressure stabilization
   double upwind = 1;        ///< upwind fraction of the convected face velocity
+  Reconstruction reconstruction = Reconstruction::Auto;
 };
 
 const config::SectionOptions<FluidOptions> &fluid_options();

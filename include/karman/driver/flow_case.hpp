@@ -163,9 +163,6 @@ private:
   solver::FlowMonitors mon_;
   std::unique_ptr<adjoint::Objective> objective_;
   std::unique_ptr<adjoint::AdjointSolver> adjoint_;
-  /// the GMRES restart that the steady Newton solves widened to (0: none); the steady adjoint
-  /// starts with it (AdjointSolver::raise_restart)
-  int widened_restart_ = 0;
   /// the last steady Newton solve ended with its smoothers shifting only zero pivots
   /// (solver::unshift_smoothers): the next starts so (SteadySolver::start_unshifted)
   bool smoothers_unshifted_ = false;

@@ -74,6 +74,9 @@ struct Mesh {
   std::vector<PetscInt> boundary_faces(int patch) const;
 };
 
+/// Whether the mesh has a tetrahedron on any rank.  Collective.
+bool has_tetrahedra(const Mesh &mesh);
+
 /// Sums per-vertex values over all ranks that hold a copy of the vertex (by serial vertex
 /// index), so that every copy holds the total.  Collective.
 PetscErrorCode sum_vertex_copies(const Mesh &mesh, std::vector<Vec3<double>> &values);

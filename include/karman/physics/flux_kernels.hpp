@@ -16,6 +16,18 @@
 //           differentiable; b < 1 blends in the centred mean (u_L^f + u_R^f)/2 of the two
 //           reconstructions, which has no numerical dissipation: the upwind part
 //           b a (u_L^f - u_R^f)/2 is the dissipation, O(h^2) times |F| on smooth fields)
+//           with the convected values (not F's nor p_f's) blended by beta (fp.blend) with the
+//           extrapolation along the centroids:
+//             u_L^f <- u_L^f + beta [ s_L (u_R - u_L) - G_L^u . (x_f - x_L) ],
+//             s_L = (x_f - x_L) . d / d.d,  likewise from R with -d and s_R = -(x_f - x_R) . d /
+//             d.d
+//           (linear in w.  beta = 1/2: solver.reconstruction blended, the default on meshes with
+//           tetrahedra; in 1D on a uniform mesh the kappa = 1/2 scheme u_L + (u_L - u_LL)/8 +
+//           3 (u_R - u_L)/8.  Exact for linear fields along d only: the part of x_f - x_L across
+//           d is extrapolated with half the gradient, an O(h) error of u^f on skewed faces.  On
+//           Gmsh's unstructured tetrahedra the gradient's full extrapolation makes discrete
+//           equations where Newton stalls at |R| ~ 1e-6 even with an exact Jacobian, and halving
+//           only the part along d does not change that: results/tet-diagnosis.md section 8)
 //   (grad u) S = alpha (u_R - u_L) + (G_L^u + G_R^u)/2 . k    (non-orthogonal correction)
 // with d = x_R - x_L, alpha = S.S / d.S, k = S - alpha d (over-relaxed decomposition,
 // Jasak 1996, sec. 3.3.1.3), and the pressure-stabilization coefficient
@@ -64,6 +76,9 @@ template <typename T> struct FluxParameters {
   T c_stab = T(1); ///< scale of the pressure stabilization
   T eps = T(1e-3); ///< smoothing of |F| in the upwinding, relative to u_ref |S|
   T upwind = T(1); ///< b: upwind fraction of the convected face velocity (1 upwind, 0 centred)
+  /// beta: weight of the reconstruction along the centroids in the convected face velocity (0:
+  /// the gradient's alone; 1/2: their mean, solver.reconstruction blended; header)
+  T blend = T(0);
 };
 
 /// dM/d(inputs): [equation][variable] and [equation][variable][gradient component].
@@ -77,6 +92,11 @@ struct FluxJacobian {
 /// Pressure-stabilization coefficient D for a face with centroid distance |d| = dist.
 template <typename T> T stabilization_coefficient(const T &dist, const FluxParameters<T> &p) {
   return p.c_stab / (p.rho * (p.u_ref / dist + p.nu / (dist * dist)));
+}
+
+/// The gradient of unknown k in cell state s.
+template <typename T> Vec3<T> grad_vec(const CellState<T> &s, int k) {
+  return Vec3<T>(s.g[k][0], s.g[k][1], s.g[k][2]);
 }
 
 template <typename T> T sqrt_of(const T &x) {
@@ -108,11 +128,14 @@ void interior_flux(int dim, const CellState<T> &L, const CellState<T> &R, const 
   const T bl = T(0.5) * (F + a), br = T(0.5) * (F - a);
   const T pf = T(0.5) * (fl[0] + fr[0]);
   const T mu = fp.rho * fp.nu;
+  const T dd = dot(d, d), sL = dot(rL, d) / dd, sR = -dot(rR, d) / dd;
   M[0] = F;
   for (int m = 1; m < nv; ++m) {
     T visc = alpha * (R.w[m] - L.w[m]);
     for (int c = 0; c < 3; ++c) visc += T(0.5) * (L.g[m][c] + R.g[m][c]) * kv[c];
-    M[m] = fp.rho * (bl * fl[m] + br * fr[m]) - mu * visc + pf * g.S[m - 1];
+    const T cl = fl[m] + fp.blend * ((R.w[m] - L.w[m]) * sL - (fl[m] - L.w[m]));
+    const T cr = fr[m] + fp.blend * ((L.w[m] - R.w[m]) * sR - (fr[m] - R.w[m]));
+    M[m] = fp.rho * (bl * cl + br * cr) - mu * visc + pf * g.S[m - 1];
   }
 }
 

@@ -249,12 +249,15 @@ PetscErrorCode set_recording_convergence_test(SNES snes, NewtonRecorder record, 
 /// up to 85 degrees, cases/dfg-2d1/README.md), level 2, 2 ranks: GMRES(20) stopped at its 200
 /// iterations from the second Newton step on and the continuation cut the CFL around directions
 /// that never converged (with the LU fallback after 50 steps 157 s, 1.7 GiB); widened to 60 after
-/// step 2, 47-151 iterations per step, 8 Newton steps, 33.5 s, 516 MiB.  So the solvers that see a
-/// linear solve stop unconverged (the steady Newton solve, the steady adjoint) widen the restart
-/// before anything else: x kRestartGrowth, up to kMaxWidenedRestart and the solve's iteration
-/// limit.  PETSc allocates the directions as GMRES uses them, so a wider restart costs memory only
-/// where it is used.
+/// step 2, 47-151 iterations per step, 8 Newton steps, 33.5 s, 516 MiB.  So the steady Newton
+/// solve widens the restart after a linear solve that stopped unconverged, before anything else:
+/// x kRestartGrowth, up to kMaxWidenedRestart and the solve's iteration limit.  (The steady
+/// adjoint starts wider, kSteadyAdjointRestart.)  PETSc allocates the directions as GMRES uses
+/// them, so a wider restart costs memory only where it is used.
 constexpr PetscInt kRestartGrowth = 3, kMaxWidenedRestart = 100;
+/// The steady adjoint's GMRES restart, with Gram-Schmidt refined where needed
+/// (set_linear_solver_defaults, with the measurements)
+constexpr PetscInt kSteadyAdjointRestart = 150;
 
 /// The GMRES restart of ksp (0 when ksp is neither GMRES nor FGMRES).
 PetscErrorCode gmres_restart(KSP ksp, PetscInt *restart);
@@ -263,10 +266,6 @@ PetscErrorCode gmres_restart(KSP ksp, PetscInt *restart);
 /// kMaxWidenedRestart and the iteration limit, it is multiplied by kRestartGrowth (capped by
 /// both); *from and *to are the restart before and after (equal: not widened).  Collective.
 PetscErrorCode widen_restart(KSP ksp, PetscInt *from, PetscInt *to);
-/// Raises the restart of ksp to `at_least` (capped by kMaxWidenedRestart and the iteration
-/// limit) under the same conditions as widen_restart; a restart already as large stays.  The
-/// steady adjoint starts with the restart its forward solve was widened to.  Collective.
-PetscErrorCode raise_restart(KSP ksp, PetscInt at_least, PetscInt *from, PetscInt *to);
 
 /// The first reaction of a steady solve to a linear solve that stopped unconverged, before a wider
 /// restart: the multigrid's level smoothers shift only zero pivots of their ILU factors instead of
