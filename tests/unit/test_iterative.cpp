@@ -322,9 +322,13 @@ output: {vtk: false, hdf5: false}
   CHECK(iterative.adjoint.linear_iterations < 100);
   const auto &gi = iterative.adjoint.gradient.parameters, &gd = direct.adjoint.gradient.parameters;
   REQUIRE(gi.size() == gd.size());
+  // (a gradient that vanishes, the far field's pressure level: to 1e-8 of the largest; the
+  // adjoint's rtol 1e-10 leaves it at a few 1e-12)
+  double largest = 0;
+  for (const auto &g : gd) largest = std::max(largest, std::abs(g.gradient));
   for (std::size_t i = 0; i < gi.size(); ++i) {
-    CAPTURE(gi[i].name);
-    CHECK(gi[i].gradient == Approx(gd[i].gradient).epsilon(1e-8).margin(1e-12));
+    CAPTURE(gi[i].name, gi[i].gradient, gd[i].gradient);
+    CHECK(gi[i].gradient == Approx(gd[i].gradient).epsilon(1e-8).margin(1e-8 * largest));
   }
 }
 
