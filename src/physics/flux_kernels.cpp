@@ -41,7 +41,7 @@ void interior_flux_dw(int dim, const CellState<double> &L, const CellState<doubl
   const double bl = 0.5 * (F + b * a), br = 0.5 * (F - b * a);
   const double mu = fp.rho * fp.nu;
   // the convected values cl = L.w + (1 - beta) G_L . rL + beta sL (R.w - L.w), cr likewise
-  const double beta = fp.blend, dd = dot(d, d), sL = dot(rL, d) / dd, sR = -dot(rR, d) / dd;
+  const double beta = fp.blend, sL = along(rL, d), sR = -along(rR, d);
 
   // dF/d(inputs)
   double FwL[kMaxVars] = {}, FwR[kMaxVars] = {}, FgL[kMaxVars][3] = {}, FgR[kMaxVars][3] = {};
@@ -62,8 +62,8 @@ void interior_flux_dw(int dim, const CellState<double> &L, const CellState<doubl
   }
   for (int m = 1; m < nv; ++m) {
     // convection: rho (bl cl + br cr), dbl/dF = (1 + b F/a)/2, dbr/dF = (1 - b F/a)/2
-    const double cl = fl[m] + beta * ((R.w[m] - L.w[m]) * sL - (fl[m] - L.w[m]));
-    const double cr = fr[m] + beta * ((L.w[m] - R.w[m]) * sR - (fr[m] - R.w[m]));
+    const double cl = convected_value(fl[m], L.w[m], R.w[m], sL, beta);
+    const double cr = convected_value(fr[m], R.w[m], L.w[m], sR, beta);
     const double cF = fp.rho * (0.5 * (1 + b * F / a) * cl + 0.5 * (1 - b * F / a) * cr);
     for (int j = 0; j < nv; ++j) {
       J.dwL[m][j] += cF * FwL[j];
@@ -217,7 +217,7 @@ void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<
   const double bl = 0.5 * (F + b * a), br = 0.5 * (F - b * a);
   const double pf = 0.5 * (fl[0] + fr[0]);
   const double mu = fp.rho * fp.nu;
-  const double beta = fp.blend, dd = dot(d, d), sL = dot(rL, d) / dd, sR = -dot(rR, d) / dd;
+  const double beta = fp.blend, sL = along(rL, d), sR = -along(rR, d);
 
   double flb[kMaxVars] = {}, frb[kMaxVars] = {};
   double Fb = lambda[0], alphab = 0, pfb = 0, blb = 0, brb = 0, sLb = 0, sRb = 0;
@@ -239,8 +239,8 @@ void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<
     kvb += (-0.5 * lm * mu) * gsum;
     // convection rho (bl cl + br cr), cl = (1 - beta) fl + beta (L.w + sL (R.w - L.w)), cr
     // likewise
-    const double cl = fl[m] + beta * ((R.w[m] - L.w[m]) * sL - (fl[m] - L.w[m]));
-    const double cr = fr[m] + beta * ((L.w[m] - R.w[m]) * sR - (fr[m] - R.w[m]));
+    const double cl = convected_value(fl[m], L.w[m], R.w[m], sL, beta);
+    const double cr = convected_value(fr[m], R.w[m], L.w[m], sR, beta);
     blb += fp.rho * lm * cl;
     brb += fp.rho * lm * cr;
     const double clb = fp.rho * lm * bl, crb = fp.rho * lm * br;
@@ -251,11 +251,12 @@ void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<
     sLb += beta * (R.w[m] - L.w[m]) * clb;
     sRb += beta * (L.w[m] - R.w[m]) * crb;
   }
-  // sL = rL . d / d.d, sR = -rR . d / d.d
+  // sL = rL . d / d.d, sR = -rR . d / d.d: dsL/dd = (rL - 2 sL d) / d.d, dsR/dd = (-rR - 2 sR d) /
+  // d.d
+  const double dd = dot(d, d);
   rLb += (sLb / dd) * d;
   rRb += (-sRb / dd) * d;
-  db += (sLb / dd) * rL - (2 * sLb * dot(rL, d) / (dd * dd)) * d;
-  db += (-sRb / dd) * rR + (2 * sRb * dot(rR, d) / (dd * dd)) * d;
+  db += (sLb / dd) * (rL - (2 * sL) * d) + (sRb / dd) * (-rR - (2 * sR) * d);
   // bl, br -> F, a -> F, e
   Fb += 0.5 * (blb + brb);
   const double ab = 0.5 * b * (blb - brb);
@@ -455,12 +456,12 @@ void interior_flux_dnu(int dim, const CellState<double> &L, const CellState<doub
   const double dF = -stabilization_dnu(norm(d), fp) * alpha * delta;
   const double e = fp.eps * fp.u_ref * norm(g.S);
   const double a = std::sqrt(F * F + e * e), b = fp.upwind;
-  const double beta = fp.blend, dd = dot(d, d), sL = dot(rL, d) / dd, sR = -dot(rR, d) / dd;
+  const double beta = fp.blend, sL = along(rL, d), sR = -along(rR, d);
   dM[0] = dF;
   for (int m = 1; m < nv; ++m) {
     // the convected values (header)
-    const double fl = L.w[m] + (1 - beta) * dot(grad_vec(L, m), rL) + beta * sL * (R.w[m] - L.w[m]);
-    const double fr = R.w[m] + (1 - beta) * dot(grad_vec(R, m), rR) + beta * sR * (L.w[m] - R.w[m]);
+    const double fl = convected_value(L.w[m] + dot(grad_vec(L, m), rL), L.w[m], R.w[m], sL, beta);
+    const double fr = convected_value(R.w[m] + dot(grad_vec(R, m), rR), R.w[m], L.w[m], sR, beta);
     double visc = alpha * (R.w[m] - L.w[m]);
     for (int c = 0; c < 3; ++c) visc += 0.5 * (L.g[m][c] + R.g[m][c]) * kv[c];
     dM[m] = fp.rho * (0.5 * (1 + b * F / a) * fl + 0.5 * (1 - b * F / a) * fr) * dF - fp.rho * visc;

@@ -170,18 +170,6 @@ boundaries:
   zmax: {type: far-field, velocity: [1, 0.1, 0.2]}
 )";
 
-// DFG 3D-1Z (cases/dfg-3d1z/case.yaml) on tets/dfg-3d-tet-coarse.geo
-const char *kDfg3dCase = R"(
-mesh: {file: x.geo, dimension: 3}
-fluid: {viscosity: 1.0e-3}
-reference: {velocity: 0.2, length: 0.1, area: 0.041}
-boundaries:
-  inlet: {type: velocity-inlet, velocity: 0.45, direction: [1, 0, 0], profile: parabolic, profile_axis: y, profile_range: [0, 0.41], profile_axis2: z, profile_range2: [0, 0.41]}
-  outlet: {type: pressure-outlet}
-  walls: {type: wall}
-  cylinder: {type: wall}
-)";
-
 } // namespace
 
 TEST_CASE("assembled Jacobian equals finite differences of the residual",
@@ -303,7 +291,7 @@ boundaries:
   }
   SECTION("3D unstructured tetrahedra without optimization: the DFG 3D-1Z channel (issue 42)") {
     Problem p;
-    make_problem(kDfg3dCase, "dfg-3d-tet-coarse.geo", 0, 3,
+    make_problem(test::kDfg3dChannel, "dfg-3d-tet-coarse.geo", 0, 3,
                  {"inlet", "outlet", "walls", "cylinder"}, &p);
     // the mesh has the cells this section is about: faces near 70 degrees from their cells' line
     const geometry::CellQuality q = geometry::compute_quality(p.mesh, p.res.geometry());

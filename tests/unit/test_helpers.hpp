@@ -29,6 +29,18 @@ inline std::string dfg_geo() {
   return std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-2d1/dfg-channel.geo";
 }
 
+/// The DFG 3D-1Z channel's case (cases/dfg-3d1z/case.yaml) without its solver section, for the
+/// tetrahedral test meshes (dfg-3d-tet-coarse.geo, dfg-3d-coarse-tet.geo)
+inline const std::string kDfg3dChannel = R"(mesh: {file: x.geo, dimension: 3}
+fluid: {viscosity: 1.0e-3}
+reference: {velocity: 0.2, length: 0.1, area: 0.041}
+boundaries:
+  inlet: {type: velocity-inlet, velocity: 0.45, direction: [1, 0, 0], profile: parabolic, profile_axis: y, profile_range: [0, 0.41], profile_axis2: z, profile_range2: [0, 0.41]}
+  outlet: {type: pressure-outlet}
+  walls: {type: wall}
+  cylinder: {type: wall}
+)";
+
 /// The steady DFG 2D-1 case (Re = 20, drag of the cylinder as objective) on the DFG test mesh
 /// of `level`, as case-file text, followed by `extra` (more sections).  Collective (meshes).
 std::string dfg_case_yaml(int level, const std::string &extra = "");

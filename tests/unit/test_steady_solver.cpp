@@ -69,18 +69,6 @@ void make_dfg(Problem *p, const std::vector<std::string> &overrides = {}) {
 
 // Solves from rest with a new SteadySolver (it reads the PETSc options); the caller destroys
 // result->w.
-// The DFG 3D-1Z channel's case (cases/dfg-3d1z/case.yaml) for the tetrahedral test meshes,
-// without its solver section
-const std::string kDfg3dChannel = R"(mesh: {file: x.geo, dimension: 3}
-fluid: {viscosity: 1.0e-3}
-reference: {velocity: 0.2, length: 0.1, area: 0.041}
-boundaries:
-  inlet: {type: velocity-inlet, velocity: 0.45, direction: [1, 0, 0], profile: parabolic, profile_axis: y, profile_range: [0, 0.41], profile_axis2: z, profile_range2: [0, 0.41]}
-  outlet: {type: pressure-outlet}
-  walls: {type: wall}
-  cylinder: {type: wall}
-)";
-
 void solve_from_rest(Problem &p, SolveResult *result) {
   clear_error();
   solver::SteadySolver newton;
@@ -164,7 +152,7 @@ TEST_CASE("steady solver: on Gmsh's unstructured tetrahedra Newton converges wit
   // with an exact Jacobian (results/tet-diagnosis.md sections 6 and 8: the discrete equations
   // have no root near the path); solver.reconstruction auto blends it (flux_kernels.hpp) and the
   // solve converges quadratically
-  const std::string yaml = kDfg3dChannel + "solver: {max_iterations: 20, linear: direct}\n";
+  const std::string yaml = test::kDfg3dChannel + "solver: {max_iterations: 20, linear: direct}\n";
   const auto solve = [&yaml](const std::string &reconstruction, SolveResult *result) {
     Problem p;
     clear_error();
@@ -202,7 +190,7 @@ TEST_CASE("steady solver: a stalled continuation cuts its CFL and converges (DFG
   // get by default goes back and forth between CFL 1 and 10 near |R| 1.05e-3 from CFL_0 = 1000
   // and does not converge in 60 iterations; from the default CFL_0 it converges)
   const std::string yaml =
-      kDfg3dChannel +
+      test::kDfg3dChannel +
       "solver: {max_iterations: 60, atol: 1e-14, linear: direct, reconstruction: gradient}\n";
   // the tetrahedral channel with the case's settings changed by `overrides`
   const auto make_tet = [&yaml](const std::vector<std::string> &overrides, Problem *problem) {

@@ -19,8 +19,8 @@
 //           with the convected values (not F's nor p_f's) blended by beta (fp.blend) with the
 //           extrapolation along the centroids:
 //             u_L^f <- u_L^f + beta [ s_L (u_R - u_L) - G_L^u . (x_f - x_L) ],
-//             s_L = (x_f - x_L) . d / d.d,  likewise from R with -d and s_R = -(x_f - x_R) . d /
-//             d.d
+//             s_L = (x_f - x_L) . d / d.d  (along),
+//           likewise from R with s_R = -(x_f - x_R) . d / d.d  (convected_value)
 //           (linear in w.  beta = 1/2: solver.reconstruction blended, the default on meshes with
 //           tetrahedra; in 1D on a uniform mesh the kappa = 1/2 scheme u_L + (u_L - u_LL)/8 +
 //           3 (u_R - u_L)/8.  Exact for linear fields along d only: the part of x_f - x_L across
@@ -99,6 +99,18 @@ template <typename T> Vec3<T> grad_vec(const CellState<T> &s, int k) {
   return Vec3<T>(s.g[k][0], s.g[k][1], s.g[k][2]);
 }
 
+/// r . e / e . e: how far along e the vector r reaches (s_L, s_R of the blended reconstruction).
+template <typename T> T along(const Vec3<T> &r, const Vec3<T> &e) {
+  return dot(r, e) / dot(e, e);
+}
+
+/// The convected value of one side of a face (header): its reconstruction f = w + G . r blended
+/// by beta with the extrapolation along the centroids, w + s (w_other - w).
+template <typename T>
+T convected_value(const T &f, const T &w, const T &w_other, const T &s, const T &beta) {
+  return f + beta * ((w_other - w) * s - (f - w));
+}
+
 template <typename T> T sqrt_of(const T &x) {
   using std::sqrt;
   return sqrt(x);
@@ -113,8 +125,8 @@ void interior_flux(int dim, const CellState<T> &L, const CellState<T> &R, const 
   const Vec3<T> rL = g.xf - g.xL, rR = g.xf - g.xR, d = g.xR - g.xL;
   T fl[kMaxVars], fr[kMaxVars];
   for (int k = 0; k < nv; ++k) {
-    fl[k] = L.w[k] + dot(Vec3<T>(L.g[k][0], L.g[k][1], L.g[k][2]), rL);
-    fr[k] = R.w[k] + dot(Vec3<T>(R.g[k][0], R.g[k][1], R.g[k][2]), rR);
+    fl[k] = L.w[k] + dot(grad_vec(L, k), rL);
+    fr[k] = R.w[k] + dot(grad_vec(R, k), rR);
   }
   const T alpha = dot(g.S, g.S) / dot(d, g.S);
   const Vec3<T> kv = g.S - alpha * d;
@@ -128,13 +140,13 @@ void interior_flux(int dim, const CellState<T> &L, const CellState<T> &R, const 
   const T bl = T(0.5) * (F + a), br = T(0.5) * (F - a);
   const T pf = T(0.5) * (fl[0] + fr[0]);
   const T mu = fp.rho * fp.nu;
-  const T dd = dot(d, d), sL = dot(rL, d) / dd, sR = -dot(rR, d) / dd;
+  const T sL = along(rL, d), sR = -along(rR, d);
   M[0] = F;
   for (int m = 1; m < nv; ++m) {
     T visc = alpha * (R.w[m] - L.w[m]);
     for (int c = 0; c < 3; ++c) visc += T(0.5) * (L.g[m][c] + R.g[m][c]) * kv[c];
-    const T cl = fl[m] + fp.blend * ((R.w[m] - L.w[m]) * sL - (fl[m] - L.w[m]));
-    const T cr = fr[m] + fp.blend * ((L.w[m] - R.w[m]) * sR - (fr[m] - R.w[m]));
+    const T cl = convected_value(fl[m], L.w[m], R.w[m], sL, fp.blend);
+    const T cr = convected_value(fr[m], R.w[m], L.w[m], sR, fp.blend);
     M[m] = fp.rho * (bl * cl + br * cr) - mu * visc + pf * g.S[m - 1];
   }
 }
