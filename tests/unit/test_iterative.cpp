@@ -413,10 +413,13 @@ TEST_CASE("iterative solver: the multigrid on Gmsh tetrahedra (DFG 3D-1Z channel
   double rel_tet, rel_hex;
   const PetscInt its_tet = iterations(kind, &rel_tet);
   const PetscInt its_hex = iterations(solver::MeshKind{3, false}, &rel_hex);
-  CAPTURE(its_tet, rel_tet, its_hex, rel_hex); // measured: 40 / 39 (1 / 2 ranks); 300 (1.7e-2)
+  // measured: 29 / 34 (tetrahedral / hexahedral defaults, 1 rank).  Before the least-squares
+  // fits' conditioning threshold 1e-1 (results/tet-diagnosis.md section 9) the hexahedral
+  // defaults stopped at 300 iterations (1.7e-2), the tetrahedral ones took 40
+  CAPTURE(its_tet, rel_tet, its_hex, rel_hex);
   CHECK(its_tet < 80);
   CHECK(rel_tet < 1.01e-6);
-  CHECK(rel_hex > 1e-3); // the smoothers this test is about
+  CHECK(its_tet <= its_hex); // the smoothers this test is about
   for (Vec *v : {&w, &b, &x}) VecDestroy(v);
   MatDestroy(&J);
   MatDestroy(&P);

@@ -3,7 +3,8 @@
 //    prescribed in every cell (owned and layer 1), with none prescribed in the cells away from
 //    the boundary;
 //  - a fit whose directions nearly lie in one plane (conditioning below kWellConditionedFit: a
-//    wall cell of Gmsh's unstructured tetrahedra) takes the boundary faces in: small coefficients;
+//    wall cell of Gmsh's unstructured tetrahedra) takes the boundary faces in: small coefficients
+//    on the issue's mesh and on one with a Box size field;
 //  - reverse() is the transpose of apply() (a dot-product test over the cell values and the
 //    prescribed boundary values, G being linear in both);
 //  - the coefficients' reverse mode equals complex step.
@@ -119,6 +120,34 @@ TEST_CASE("least-squares gradients stay bounded where the stencil is one-sided (
   }
 }
 
+namespace {
+
+// the largest coefficient sum h (|self| + sum |c_j|), h = V^(1/3), of a field without wall values
+// (prescribed at the outlet only) over the owned and layer-1 cells of a DFG 3D-1Z channel mesh
+double worst_wallless_amplification(const std::string &geo) {
+  mesh::Mesh m;
+  test::load(PETSC_COMM_WORLD, geo, 0, 3, {"inlet", "outlet", "walls", "cylinder"}, &m);
+  geometry::Geometry<double> g;
+  geometry::compute_geometry(m, m.coordinates, g);
+  std::vector<std::vector<char>> prescribed(1, std::vector<char>(m.n_faces, 0));
+  const int outlet = m.patch_index("outlet");
+  for (PetscInt f = 0; f < m.n_faces; ++f)
+    prescribed[0][f] = m.face_right[f] < 0 && m.face_patch[f] == outlet;
+  discretization::LeastSquaresGradient lsq;
+  if (lsq.build(m, g, prescribed, {0}) != 0) return -1;
+  double worst = 0;
+  for (PetscInt c = 0; c < m.n_cells; ++c) {
+    if (m.cell_layer[c] > 1) continue;
+    double sum = norm(lsq.self(0, c));
+    for (PetscInt e = lsq.neighbour_ptr()[c]; e < lsq.neighbour_ptr()[c + 1]; ++e)
+      sum += norm(lsq.coefficient(0, e));
+    worst = std::max(worst, std::cbrt(g.cell_volume[c]) * sum);
+  }
+  return worst;
+}
+
+} // namespace
+
 TEST_CASE("least-squares gradients: a fit whose directions nearly lie in one plane takes the "
           "boundary faces in (issue 42)",
           "[discretization][mpi]") {
@@ -132,26 +161,25 @@ TEST_CASE("least-squares gradients: a fit whose directions nearly lie in one pla
   CHECK(discretization::lsq_fit_conditioning(3, o, flat) < 1e-5);
   // Gmsh's unstructured tetrahedra (cases/dfg-3d1z/dfg-3d-tet.geo, 31 840 cells): a wall cell
   // whose three neighbours' centroids lie nearly in a plane through its own gave a field without
-  // wall values coefficients of 876 / h (typical 5 / h); now below kWellConditionedFit its wall
-  // faces join the fit and every coefficient sum h (|self| + sum |c_j|) stays small
-  mesh::Mesh m;
-  test::load(PETSC_COMM_WORLD, std::string(KARMAN_SOURCE_DIR) + "/cases/dfg-3d1z/dfg-3d-tet.geo", 0,
-             3, {"inlet", "outlet", "walls", "cylinder"}, &m);
-  geometry::Geometry<double> g;
-  geometry::compute_geometry(m, m.coordinates, g);
-  std::vector<std::vector<char>> prescribed(1, std::vector<char>(m.n_faces, 0));
-  discretization::LeastSquaresGradient lsq;
-  REQUIRE(lsq.build(m, g, prescribed, {0}) == 0);
-  double worst = 0;
-  for (PetscInt c = 0; c < m.n_cells; ++c) {
-    if (m.cell_layer[c] > 1) continue;
-    double sum = norm(lsq.self(0, c));
-    for (PetscInt e = lsq.neighbour_ptr()[c]; e < lsq.neighbour_ptr()[c + 1]; ++e)
-      sum += norm(lsq.coefficient(0, e));
-    worst = std::max(worst, std::cbrt(g.cell_volume[c]) * sum);
-  }
+  // wall values coefficients of 876 / h (typical 5 / h); 67 / h with the threshold 1e-2, 21 / h
+  // now that its wall faces join fits below kWellConditionedFit = 1e-1
+  const double worst = worst_wallless_amplification(std::string(KARMAN_SOURCE_DIR) +
+                                                    "/cases/dfg-3d1z/dfg-3d-tet.geo");
   CAPTURE(worst);
-  CHECK(worst < 100);
+  CHECK(worst > 0);
+  CHECK(worst < 30);
+}
+
+TEST_CASE("least-squares gradients: no wall cell of an ordinary Gmsh tetrahedral mesh with a Box "
+          "size field amplifies a field without wall values much (issue 42)",
+          "[discretization][mpi]") {
+  // tests/data/dfg-3d-tet-box-coarse.geo (5 815 cells): with the conditioning threshold 1e-2 a
+  // wall cell's pressure coefficients summed to 51 / h (on the finer mesh of the same file 72 / h,
+  // where Newton stalled even with the LU: results/tet-diagnosis.md section 9); at 1e-1 22 / h
+  const double worst = worst_wallless_amplification("dfg-3d-tet-box-coarse.geo");
+  CAPTURE(worst);
+  CHECK(worst > 0);
+  CHECK(worst < 30);
 }
 
 TEST_CASE("least-squares gradients: reverse() is the transpose of apply()", "[discretization]") {
