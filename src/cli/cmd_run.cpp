@@ -588,6 +588,8 @@ PetscErrorCode solve_steady_case(const CliArgs &args, FlowCase &fc, Vec w,
   if (summary.linear_fallback) j["iterative_reason"] = summary.iterative_reason;
   // Newton steps whose GMRES stopped unconverged and widened the restart (solver::widen_restart)
   j["restart_widenings"] = summary.restart_widenings;
+  // the GMRES restart those widenings reached (0: none)
+  j["widened_restart"] = summary.widened_restart;
   // a linear solve stopped unconverged and the smoothers shift only zero pivots since
   j["smoothers_unshifted"] = summary.smoothers_unshifted;
   j["newton_iterations"] = summary.iterations;
