@@ -253,6 +253,7 @@ write_unsteady_summary(const CliArgs &args, const FlowCase &fc, const solver::Un
   j["linear_iterations_per_step"] = n ? double(sol.linear_iterations) / n : 0.0;
   j["preconditioner_setups"] = sol.preconditioner_setups;
   j["linear_fallback_steps"] = sol.linear_fallbacks; // solved by solver.linear auto's LU
+  j["dual_time_steps"] = sol.dual_time_steps;        // solved by dual time stepping (URANS)
   j["time_split"] = {{"residual", sol.residual_time},
                      {"jacobian_assembly", sol.jacobian_time},
                      {"preconditioner_setup", sol.pc_setup_time},

@@ -244,6 +244,7 @@ PetscErrorCode FlowCase::advance_to(solver::UnsteadySolver &ts, double t_end,
     solution->linear_iterations += r.linear_iterations;
     solution->preconditioner_setups += r.preconditioner_setup;
     solution->linear_fallbacks += r.linear_fallback;
+    solution->dual_time_steps += r.dual_time_stepping;
     solution->truncation_stops += r.truncation_stop;
     solution->rejected_steps += r.rejected_tries;
     solution->min_dt = solution->steps == 1 ? r.dt : std::min(solution->min_dt, r.dt);

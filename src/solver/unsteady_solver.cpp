@@ -94,6 +94,11 @@ PetscErrorCode UnsteadySolver::setup(discretization::FlowResidual &residual,
   const LinearMethod method = choice.method;
   may_fall_back_ = choice.fallback;
   fallbacks_ = 0;
+  dual_enabled_ = s.continuation == Continuation::Adaptive ||
+                  (s.continuation == Continuation::Auto && residual.has_turbulence_model());
+  dual_steps_ = 0;
+  dual_.reset();
+  cfg_ = std::make_unique<config::CaseConfig>(cfg);
   PetscCall(
       log_info(residual.mesh().comm, "time steps: linear solver %s", describe(choice).c_str()));
   options_ = s;
@@ -302,8 +307,7 @@ PetscErrorCode UnsteadySolver::form_jacobian(SNES snes, Vec w, Mat J, Mat P, voi
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode UnsteadySolver::solve_step(SNES snes, double dt, const BdfCoefficients &bdf,
-                                          StepReport *report) {
+PetscErrorCode UnsteadySolver::prepare_step(double dt, const BdfCoefficients &bdf) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res_->mesh();
   const int nv = res_->nv();
@@ -341,6 +345,13 @@ PetscErrorCode UnsteadySolver::solve_step(SNES snes, double dt, const BdfCoeffic
     PetscCall(VecCopy(w_new_, w_pred_));
     PetscCall(VecCopy(w_new_, w_last_));
   }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadySolver::solve_step(SNES snes, double dt, const BdfCoefficients &bdf,
+                                          StepReport *report) {
+  PetscFunctionBeginUser;
+  PetscCall(prepare_step(dt, bdf));
   // forward tolerances: the truncation stop, where the guess allows it
   truncation_active_ = forward_ && quadratic_guess_;
   report_ = report;
@@ -359,6 +370,30 @@ PetscErrorCode UnsteadySolver::solve_step(SNES snes, double dt, const BdfCoeffic
   PetscCall(SNESGetLinearSolveIterations(snes, &lits));
   report->converged = reason > 0;
   report->reason = report->truncation_stop ? kConvergedTruncation : SNESConvergedReasons[reason];
+  PetscCall(estimate_errors(report));
+  // a step whose line search or linear solve cannot lower a residual already at the round-off
+  // floor has converged (a URANS run from its converged steady state: the first step's residual
+  // 2.3e-11 against atol 1e-12, and GMRES cannot gain 1e-2 on it)
+  if ((reason == SNES_DIVERGED_LINE_SEARCH || reason == SNES_DIVERGED_LINEAR_SOLVE) &&
+      !report->residual_history.empty()) {
+    PetscReal atol, rtol, stol;
+    PetscInt maxit, maxf;
+    PetscCall(SNESGetTolerances(snes, &atol, &rtol, &stol, &maxit, &maxf));
+    if (at_roundoff_floor(report->residual_history.front(), report->residual_history.back(),
+                          atol)) {
+      report->converged = true;
+      report->reason = kConvergedRoundoff;
+    }
+  }
+  report->newton_iterations += static_cast<int>(its);
+  report->linear_iterations += static_cast<int>(lits); // counted per SNESSolve
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode UnsteadySolver::estimate_errors(StepReport *report) {
+  PetscFunctionBeginUser;
+  report->truncation_error = 0;
+  report->relative_error = -1;
   if (quadratic_guess_) {
     double distance;
     PetscCall(transient_norm(w_new_, w_pred_, false, &distance));
@@ -376,22 +411,6 @@ PetscErrorCode UnsteadySolver::solve_step(SNES snes, double dt, const BdfCoeffic
     PetscCall(transient_norm(w_new_, nullptr, true, &largest));
     report->relative_error = truncation_factor_ * largest_error / std::max(largest, 1e-300);
   }
-  // a step whose line search or linear solve cannot lower a residual already at the round-off
-  // floor has converged (a URANS run from its converged steady state: the first step's residual
-  // 2.3e-11 against atol 1e-12, and GMRES cannot gain 1e-2 on it)
-  if ((reason == SNES_DIVERGED_LINE_SEARCH || reason == SNES_DIVERGED_LINEAR_SOLVE) &&
-      !report->residual_history.empty()) {
-    PetscReal atol, rtol, stol;
-    PetscInt maxit, maxf;
-    PetscCall(SNESGetTolerances(snes, &atol, &rtol, &stol, &maxit, &maxf));
-    if (at_roundoff_floor(report->residual_history.front(), report->residual_history.back(),
-                          atol)) {
-      report->converged = true;
-      report->reason = kConvergedRoundoff;
-    }
-  }
-  report->newton_iterations += static_cast<int>(its);
-  report->linear_iterations += static_cast<int>(lits); // counted per SNESSolve
   PetscFunctionReturn(0);
 }
 
@@ -430,6 +449,77 @@ PetscErrorCode UnsteadySolver::fall_back(double dt, const BdfCoefficients &bdf,
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode UnsteadySolver::dual_step(double dt, const BdfCoefficients &bdf,
+                                         StepReport *report) {
+  PetscFunctionBeginUser;
+  const MPI_Comm comm = res_->mesh().comm;
+  if (!dual_) {
+    dual_ = std::make_unique<SteadySolver>();
+    PetscCall(dual_->setup(*res_, *cfg_, false));
+  }
+  const std::string reason = report->reason;
+  PetscCall(prepare_step(dt, bdf)); // the initial guess again (the failed iterates are lost)
+  // the round-off floor of the step's residual: its time term rho V a0 w is large in large
+  // cells (cases/naca0012-rans, level 0: cells of up to 1.5e4 at dt 0.05 make |R| stall near
+  // 2e-10, solver.atol 1e-12), and its rounding errors, kRoundoffFloor eps |rho V a0 w|_2 over
+  // the transient rows, are what an iterate cannot get below
+  double floor = 0;
+  {
+    const physics::EquationSet &eq = res_->equations();
+    const int nv = res_->nv();
+    const double rho_a0 = res_->parameters().rho * bdf.a0;
+    const PetscScalar *w;
+    PetscCall(VecGetArrayRead(w_new_, &w));
+    for (PetscInt c = 0; c < res_->mesh().n_owned_cells; ++c)
+      for (int k = 0; k < nv; ++k)
+        if (eq.transient(k)) {
+          const double t = rho_a0 * res_->geometry().cell_volume[c] * PetscRealPart(w[c * nv + k]);
+          floor += t * t;
+        }
+    PetscCall(VecRestoreArrayRead(w_new_, &w));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &floor, 1, MPI_DOUBLE, MPI_SUM, comm));
+    floor = kRoundoffFloor * std::numeric_limits<double>::epsilon() * std::sqrt(floor);
+  }
+  dual_->set_time_step(target_, &term_, floor);
+  SteadySummary summary;
+  const std::function<PetscErrorCode(const NewtonRecord &, Vec)> none;
+  const double start = MPI_Wtime();
+  PetscCall(dual_->solve(w_new_, none, nullptr, &summary));
+  dual_->set_time_step(discretization::kSteady, nullptr);
+  report->dual_time_stepping = true;
+  report->dual_reason = reason.empty() ? "skipped" : reason;
+  report->converged = summary.converged;
+  report->reason = summary.reason;
+  report->truncation_stop = false;
+  PetscCall(estimate_errors(report));
+  report->residual_history.clear();
+  for (const NewtonRecord &r : summary.history) {
+    report->residual_history.push_back(r.residual);
+    report->linear_iterations += r.linear_iterations;
+  }
+  report->newton_iterations += summary.iterations;
+  report->linear_solve_time += MPI_Wtime() - start;
+  pc_reuse_.request_setup(); // the step's own preconditioner is stale
+  if (summary.converged) ++dual_steps_;
+  PetscCall(log_info(comm,
+                     "time step %ld: %s; dual time stepping (pseudo-time continuation of the "
+                     "step's equations): %s in %d pseudo-time steps, |R| %.3e -> %.3e "
+                     "(round-off floor %.1e)%s",
+                     step_ + 1,
+                     reason.empty()
+                         ? "started with dual time stepping (the last steps needed it)"
+                         : ("its Newton solve did not converge (" + reason + ")").c_str(),
+                     summary.converged ? "converged" : "did not converge", summary.iterations,
+                     summary.initial_residual, summary.final_residual, floor,
+                     summary.linear_fallback ? " (with the LU)" : ""));
+  if (dual_steps_ == kStickyFallbacks && summary.converged)
+    PetscCall(log_info(comm,
+                       "time steps: %d steps needed dual time stepping; the next ones start "
+                       "with it",
+                       dual_steps_));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode UnsteadySolver::advance(double dt, StepReport *report, double max_relative_error) {
   PetscFunctionBeginUser;
   const double start = MPI_Wtime();
@@ -446,15 +536,24 @@ PetscErrorCode UnsteadySolver::advance(double dt, StepReport *report, double max
   const BdfCoefficients bdf = bdf_coefficients(order, dt, dt_prev_);
   if (bdf.a0 != pc_setup_a0_) pc_reuse_.request_setup();
   const bool lu = may_fall_back_ && fallbacks_ >= kStickyFallbacks;
-  PetscCall(solve_step(lu ? fallback_ : snes_, dt, bdf, report));
-  if (!report->converged && pc_reuse_.reuse_enabled() && !report->preconditioner_setup) {
+  if (dual_enabled_ && dual_steps_ >= kStickyFallbacks) {
+    // the last steps all needed dual time stepping: the failing Newton solve is skipped
+    PetscCall(dual_step(dt, bdf, report));
+  } else {
+    PetscCall(solve_step(lu ? fallback_ : snes_, dt, bdf, report));
+  }
+  if (!report->converged && !report->dual_time_stepping && pc_reuse_.reuse_enabled() &&
+      !report->preconditioner_setup) {
     // the reused preconditioner may have been too old: once more with a fresh one
     pc_reuse_.request_setup();
     report->residual_history.clear();
     PetscCall(solve_step(lu ? fallback_ : snes_, dt, bdf, report));
   }
-  report->linear_fallback = lu;
-  if (!report->converged && may_fall_back_ && !lu) PetscCall(fall_back(dt, bdf, report));
+  report->linear_fallback = lu && !report->dual_time_stepping;
+  if (!report->converged && dual_enabled_ && !report->dual_time_stepping)
+    PetscCall(dual_step(dt, bdf, report)); // (its solver falls back to the LU itself)
+  else if (!report->converged && may_fall_back_ && !lu)
+    PetscCall(fall_back(dt, bdf, report));
   if (!report->residual_history.empty()) {
     report->initial_residual = report->residual_history.front();
     report->final_residual = report->residual_history.back();

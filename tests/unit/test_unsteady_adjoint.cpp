@@ -363,6 +363,106 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("URANS with dual time stepping: the steps Newton cannot converge, and their adjoint",
+          "[unsteady-adjoint][mpi]") {
+  // cases/tmr-flat-plate level 0 from free stream with dt 1e-2 (ten times the test below): the
+  // impulsive start's first step is nearly the steady boundary-layer problem from a poor guess,
+  // and its Newton solve stops unconverged (DIVERGED_LINEAR_SOLVE, measured); dual time stepping
+  // (solver/unsteady_solver.hpp) solves the step's equations by the pseudo-time continuation of
+  // the steady solver (11 pseudo-time steps, measured).  Asserted: step 1 needed it and converged,
+  // its state solves the step's equations R(w) + rho V (w - w^0) / dt = 0 (the pseudo-time term
+  // is gone), and the adjoint's dJ/dnu through those steps equals central differences (1e-6)
+  config::CaseConfig cfg;
+  driver::FlowCase fc;
+  clear_error();
+  const std::string text = "mesh: {file: " + std::string(KARMAN_SOURCE_DIR) +
+                           "/cases/tmr-flat-plate/flat-plate.geo, level: 0}\n" + R"(
+fluid: {viscosity: 2.0e-7}
+reference: {velocity: 1.0, length: 2.0}
+initial: {velocity: [1, 0]}
+boundaries:
+  inlet: {type: velocity-inlet, velocity: 1.0, direction: [1, 0]}
+  outlet: {type: pressure-outlet}
+  top: {type: far-field, velocity: [1, 0]}
+  symmetry: {type: symmetry}
+  wall: {type: wall}
+turbulence: {model: sa-neg, freestream_ratio: 3, convection_order: 1}
+time: {mode: unsteady, dt: 1.0e-2, t_end: 2.0e-2}
+solver: {rtol: 1e-12, atol: 1e-14, max_iterations: 60, linear: direct}
+objective: {type: drag, walls: [wall], time: average}
+)";
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, text, "urans-dual.yaml", "/", {},
+                                        optimization::case_schema(), cfg) == 0);
+  {
+    const PetscErrorCode ierr = fc.load(PETSC_COMM_WORLD, cfg);
+    INFO(last_error_message());
+    REQUIRE(ierr == 0);
+  }
+  discretization::FlowResidual &res = fc.residual();
+  Vec w0;
+  REQUIRE(fc.create_state(&w0) == 0);
+  REQUIRE(fc.initial_state(w0) == 0);
+  {
+    INFO("step 1: dual time stepping, the step's equations solved");
+    const double dt = 1e-2;
+    solver::UnsteadySolver ts;
+    REQUIRE(ts.setup(res, cfg) == 0);
+    REQUIRE(ts.set_state(w0, w0, 0, 0.0, 0.0) == 0);
+    solver::StepReport r;
+    clear_error();
+    REQUIRE(ts.advance(dt, &r) == 0);
+    CAPTURE(r.reason, r.dual_reason, r.newton_iterations, r.initial_residual, r.final_residual);
+    CHECK(r.dual_time_stepping);
+    CHECK(r.dual_reason.rfind("DIVERGED", 0) == 0);
+    REQUIRE(r.converged);
+    // R(w^1) + rho V (w^1 - w^0) / dt on the transient rows (BDF1), against that of w^0
+    const PetscInt n = fc.mesh().n_owned_cells * res.nv();
+    std::vector<double> history(n);
+    const PetscScalar *a;
+    REQUIRE(VecGetArrayRead(w0, &a) == 0);
+    for (PetscInt i = 0; i < n; ++i) history[i] = -PetscRealPart(a[i]) / dt;
+    REQUIRE(VecRestoreArrayRead(w0, &a) == 0);
+    const discretization::FlowResidual::TimeTerm term{1 / dt, &history};
+    Vec R;
+    REQUIRE(res.create_state(&R) == 0);
+    double r1, r0;
+    REQUIRE(res.residual(ts.level(), ts.state(), R, &term) == 0);
+    REQUIRE(VecNorm(R, NORM_2, &r1) == 0);
+    REQUIRE(res.residual(ts.level(), w0, R, &term) == 0);
+    REQUIRE(VecNorm(R, NORM_2, &r0) == 0);
+    VecDestroy(&R);
+    CAPTURE(r0, r1);
+    CHECK(r1 <= 1e-11 * r0);
+  }
+  const auto run = [&](bool forward_only, adjoint::UnsteadyAdjointResult *r) {
+    adjoint::UnsteadyAdjoint ua;
+    REQUIRE(ua.setup(res, cfg) == 0);
+    adjoint::UnsteadyAdjointOptions o;
+    o.forward_only = forward_only;
+    clear_error();
+    const PetscErrorCode ierr = ua.run(w0, o, r);
+    INFO(last_error_message());
+    REQUIRE(ierr == 0);
+  };
+  adjoint::UnsteadyAdjointResult r;
+  run(false, &r);
+  const auto J = [&]() {
+    adjoint::UnsteadyAdjointResult f;
+    run(true, &f);
+    return f.J;
+  };
+  const double nu = res.parameters().nu, h = 1e-4 * nu;
+  res.parameters().nu = nu + h;
+  const double Jp = J();
+  res.parameters().nu = nu - h;
+  const double Jm = J();
+  res.parameters().nu = nu;
+  const double fd = (Jp - Jm) / (2 * h), adj = gradient_of(r, "fluid.viscosity");
+  CAPTURE(adj, fd, r.J);
+  CHECK(std::abs(adj - fd) <= 1e-6 * std::abs(fd));
+  REQUIRE(VecDestroy(&w0) == 0);
+}
+
 TEST_CASE("unsteady adjoint of URANS: through SA-neg and the wall distance",
           "[unsteady-adjoint][mpi]") {
   // the viscosity against central differences, the shape (a bump on the plate) against central

@@ -69,6 +69,7 @@ struct UnsteadySolution {
   long steps = 0;            ///< steps taken by this call
   long newton_iterations = 0, linear_iterations = 0, preconditioner_setups = 0;
   long linear_fallbacks = 0; ///< steps solved by solver.linear auto's LU (solver::StepReport)
+  long dual_time_steps = 0;  ///< steps solved by dual time stepping (solver::StepReport)
   long truncation_stops = 0; ///< steps stopped at the truncation error (solver.tolerances forward)
   long rejected_steps = 0;   ///< time.dt auto: tries repeated with a smaller step
   double min_dt = 0, max_dt = 0; ///< the smallest and largest step taken

@@ -165,6 +165,20 @@ public:
   /// user's shift.  After setup.  Collective.
   PetscErrorCode start_unshifted();
 
+  /// Dual time stepping (the unsteady solver's continuation of a time step its Newton solve did
+  /// not converge, unsteady_solver.hpp): the solves that follow are of one time step's
+  /// equations R(w; level) + rho V (a0 w + h) = 0 on the transient rows (`term`, referenced),
+  /// with this solver's pseudo-time term on top of the step's own diagonal rho V a0, so that
+  /// the continuation ends in the step's solution (the pseudo-time term vanishes there).  term
+  /// null: the steady equations again.  `floor`: the step's round-off floor, an absolute
+  /// tolerance below which its residual counts as converged (0: solver.atol alone).
+  void set_time_step(const discretization::TimeLevel &level,
+                     const discretization::FlowResidual::TimeTerm *term, double floor = 0) {
+    level_ = term ? level : discretization::kSteady;
+    time_term_ = term;
+    floor_ = term ? floor : 0;
+  }
+
 private:
   /// The Newton solver of `method` (role Newton or NewtonFallback: options prefix), its matrices
   /// and its recording convergence test.
@@ -217,6 +231,12 @@ private:
   double next_base_cfl(double base, int *tries) const;
   PetscInt it_offset_ = 0; ///< iterations before the current SNESSolve (a restart)
   std::vector<double> shift_;
+  /// dual time stepping (set_time_step): the level and time term of the step, and the
+  /// Jacobian's diagonal shift_ + rho V a0
+  discretization::TimeLevel level_ = discretization::kSteady;
+  const discretization::FlowResidual::TimeTerm *time_term_ = nullptr;
+  std::vector<double> jacobian_shift_;
+  double floor_ = 0;
   /// solver.continuation adaptive (or auto with a turbulence model): the CFL law and the line
   /// search on the pseudo-transient residual (header)
   bool adaptive_ = false;

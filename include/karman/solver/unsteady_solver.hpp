@@ -31,11 +31,30 @@
 // part of the BDF truncation error).  The first step
 // (BDF1) and the first after set_state or a restart point (linear extrapolation) converge fully,
 // so a restarted run repeats the uninterrupted run's operations.
+//
+// Dual time stepping.  With the adaptive continuation (solver.continuation adaptive, or auto
+// with a turbulence model: URANS) a step whose Newton solve does not converge (and whose retry
+// with a fresh preconditioner does not either) is solved again from its initial guess by the
+// steady solver's pseudo-time continuation of the step's own equations (SteadySolver::
+// set_time_step): each pseudo-time step solves
+//   (J + rho V a0 + diag(rho V_c / dtau_c)) dw = -[R(w) + rho V (a0 w + h)],
+// with the steady solver's CFL law, line search and limit on the sign changes of nu~, and its own
+// LU fallback; the pseudo-time term vanishes at convergence, so the step's state is the same
+// solution of the same equations (the adjoint is unchanged).  The near-wall cells' time scales
+// lie far below any useful dt, so a URANS step is nearly the steady boundary-layer problem from a
+// poor guess, where Newton alone fails: the TMR flat plate from free stream with dt 1e-2 (level 0)
+// stopped with DIVERGED_LINEAR_SOLVE at step 1, dual time stepping converges it in 11 pseudo-time
+// steps.  A step ends at solver.rtol of its initial residual, solver.atol, or its round-off floor
+// kRoundoffFloor eps |rho V a0 w|_2 (the time term of the NACA 0012's far-field cells, up to 1.5e4
+// in area, keeps |R| near 2e-10 at dt 0.05).  After kStickyFallbacks steps that needed it the steps
+// start with it (as the LU fallback does).  Laminar cases keep the LU fallback of solver.linear
+// auto instead.
 #pragma once
 
 #include "karman/discretization/flow_residual.hpp"
 #include "karman/solver/linear_solver.hpp"
 #include "karman/solver/solver_options.hpp"
+#include "karman/solver/steady_solver.hpp"
 #include "karman/solver/step_size.hpp"
 
 #include <petscsnes.h>
@@ -97,6 +116,10 @@ struct StepReport {
   int rejected_tries = 0;
   /// solved with auto's LU after the multigrid failed (iterative_reason: the multigrid's reason)
   bool linear_fallback = false;
+  /// solved by dual time stepping (pseudo-time continuation of the step's equations, header)
+  /// after its Newton solve did not converge (dual_reason: that solve's reason)
+  bool dual_time_stepping = false;
+  std::string dual_reason;
   std::string iterative_reason;
 };
 
@@ -159,6 +182,12 @@ private:
   PetscErrorCode solve_step(SNES snes, double dt, const BdfCoefficients &bdf, StepReport *report);
   /// auto: the step solved again with the LU after the multigrid failed
   PetscErrorCode fall_back(double dt, const BdfCoefficients &bdf, StepReport *report);
+  /// The step's BDF history, time term, Jacobian shift and initial guess (in w_new_).
+  PetscErrorCode prepare_step(double dt, const BdfCoefficients &bdf);
+  /// The step's truncation and relative error estimates (StepReport) from its solution w_new_.
+  PetscErrorCode estimate_errors(StepReport *report);
+  /// The step solved by dual time stepping (header) from its initial guess.
+  PetscErrorCode dual_step(double dt, const BdfCoefficients &bdf, StepReport *report);
   /// Installs the convergence test (residual history, truncation stop) on snes.
   PetscErrorCode set_convergence_test(SNES snes);
   /// Replaces the algebraic unknowns (pressure) of the quadratic initial guess in w_new_ by
@@ -171,8 +200,12 @@ private:
   PetscErrorCode transient_norm(Vec a, Vec b, bool largest, double *norm) const;
 
 public:
-  /// auto: after this many steps solved by the LU fallback, the run keeps the LU.
+  /// auto: after this many steps solved by the LU fallback, the run keeps the LU; after this
+  /// many solved by dual time stepping, the steps start with it.
   static constexpr int kStickyFallbacks = 3;
+  /// dual time stepping's round-off floor of a step, in machine epsilons times the 2-norm of
+  /// its time term rho V a0 w (dual_step)
+  static constexpr double kRoundoffFloor = 10;
 
 private:
   discretization::FlowResidual *res_ = nullptr;
@@ -181,6 +214,12 @@ private:
   SNES fallback_ = nullptr; ///< auto's LU (created at the first fallback)
   bool may_fall_back_ = false;
   int fallbacks_ = 0; ///< steps solved by the fallback
+  /// dual time stepping (header): with the adaptive continuation (solver.continuation adaptive,
+  /// or auto with a turbulence model); its solver is created at the first step that needs it
+  bool dual_enabled_ = false;
+  int dual_steps_ = 0; ///< steps solved by it
+  std::unique_ptr<SteadySolver> dual_;
+  std::unique_ptr<config::CaseConfig> cfg_; ///< the case (for dual_'s set-up)
   SolverOptions options_;
   Mat J_ = nullptr, P_ = nullptr; ///< exact Jacobian; matrix the preconditioner is built from
   Vec w_ = nullptr, w_prev_ = nullptr, w_new_ = nullptr, r_ = nullptr;
