@@ -84,8 +84,10 @@ struct UnsteadyAdjoint::Sweep {
   Mat JT = nullptr, PT = nullptr;
   KSP ksp = nullptr;
   /// solver.linear: auto: a level whose iterative solve fails is solved again by GMRES around the
-  /// LU of this level's compact matrix (options prefix adj_fallback_; created at the first)
-  bool may_fall_back = false;
+  /// LU of this level's exact Jacobian (adjoint.preconditioner_matrix exact, the default) or its
+  /// compact matrix (options prefix adj_fallback_; created at the first)
+  bool may_fall_back = false, fallback_exact = true;
+  int fallbacks = 0; ///< levels solved by the fallback (kStickyLevelFallbacks)
   KSP fallback = nullptr;
   solver::LinearTolerances tolerances;
   Vec w = nullptr, w_prev = nullptr; ///< w^n, w^{n-1}
@@ -225,6 +227,7 @@ PetscErrorCode UnsteadyAdjoint::setup_sweep(const std::vector<TimeLevel> &levels
   const solver::LinearMethod method = choice.method;
   const bool iterative = method == solver::LinearMethod::Iterative;
   s->may_fall_back = choice.fallback;
+  s->fallback_exact = adj.preconditioner_matrix == solver::PreconditionerMatrix::Exact;
   using Format = discretization::FlowResidual::MatrixFormat;
   PetscCall(res.create_jacobian(&s->J, false, iterative ? Format::Block : Format::Point));
   s->iterative = iterative;
@@ -402,9 +405,12 @@ UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
                                              s.work, a.psi, &relative, s.initial_residual));
     }
     if (i == 0) guess_residual = relative;
-    KSPConvergedReason reason;
-    PetscInt its;
-    if (s.recycler) {
+    KSPConvergedReason reason = KSP_DIVERGED_ITS;
+    PetscInt its = 0;
+    const bool skip = s.may_fall_back && s.fallbacks >= kStickyLevelFallbacks;
+    if (skip) {
+      // the last levels all needed the fallback: straight to it
+    } else if (s.recycler) {
       if (s.guess == 0) PetscCall(VecSet(a.psi, 0.0));
       PetscCall(s.recycler->solve(s.ksp, a.g, a.psi, &its, &reason, s.initial_residual));
     } else {
@@ -417,9 +423,14 @@ UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
     }
     if (reason < 0 && s.may_fall_back) {
       PetscInt lu_its;
-      PetscCall(solve_level_direct(n, s, a, reason, &reason, &lu_its));
+      PetscCall(solve_level_direct(n, s, a, reason, skip, &reason, &lu_its));
       (*results)[i].linear_iterations += lu_its;
       ++(*results)[i].linear_fallbacks;
+      if (i == 0 && ++s.fallbacks == kStickyLevelFallbacks)
+        PetscCall(log_info(comm,
+                           "solver.linear: auto: %d adjoint levels needed the direct LU; the "
+                           "levels below go to it directly",
+                           s.fallbacks));
       max_its = std::max(max_its, lu_its);
     }
     PetscCheck(reason > 0, comm, PETSC_ERR_NOT_CONVERGED,
@@ -435,22 +446,29 @@ UnsteadyAdjoint::solve_transposed(long n, double t, Sweep &s,
 }
 
 PetscErrorCode UnsteadyAdjoint::solve_level_direct(long n, Sweep &s, Adjoint &a,
-                                                   KSPConvergedReason failed,
+                                                   KSPConvergedReason failed, bool skipped,
                                                    KSPConvergedReason *reason,
                                                    PetscInt *its) const {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res_->mesh();
   char what[64];
   std::snprintf(what, sizeof(what), "the adjoint solve of level %ld", n);
-  PetscCall(solver::announce_fallback(m, what, KSPConvergedReasons[failed]));
+  if (!skipped) PetscCall(solver::announce_fallback(m, what, KSPConvergedReasons[failed]));
   if (!s.fallback)
     PetscCall(solver::create_linear_solver(
         m.comm, solver::LinearSolverRole::AdjointFallback, solver::LinearMethod::Direct,
         solver::LinearSystems::TimeStepping, solver::mesh_kind(m), KSPGMRES, s.tolerances,
         &s.fallback));
-  // GMRES on J^T around the LU of this level's compact matrix (the multigrid's P may be older)
-  PetscCall(res_->jacobian(s.state, s.P, &s.shift, true));
-  PetscCall(KSPSetOperators(s.fallback, s.J, s.P));
+  // GMRES on J^T around the LU of this level's exact Jacobian (one iteration), or of its compact
+  // matrix (the multigrid's P may be older).  The compact LU did not converge a URANS level in
+  // 500 iterations (cases/naca0012-rans/urans-verify.yaml, level 20 on 2 ranks: thin cells of
+  // aspect ratio up to 1e7, whose couplings through the gradients the compact matrix drops)
+  if (s.fallback_exact) {
+    PetscCall(KSPSetOperators(s.fallback, s.J, s.J));
+  } else {
+    PetscCall(res_->jacobian(s.state, s.P, &s.shift, true));
+    PetscCall(KSPSetOperators(s.fallback, s.J, s.P));
+  }
   PetscCall(solver::check_transposed_solve(s.fallback));
   PetscCall(VecSet(a.psi, 0.0));
   PetscCall(KSPSolveTranspose(s.fallback, a.g, a.psi));

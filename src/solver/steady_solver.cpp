@@ -291,6 +291,19 @@ PetscErrorCode SteadySolver::record_iteration(SNES snes, PetscInt snes_it, Petsc
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode SteadySolver::start_direct() {
+  PetscFunctionBeginUser;
+  if (!may_fall_back_ || fell_back_) PetscFunctionReturn(0);
+  bool fits = true;
+  double needed = 0, available = 0;
+  PetscCall(direct_fits_in_memory(res_->mesh(), &fits, &needed, &available));
+  if (!fits) PetscFunctionReturn(0);
+  if (!fallback_)
+    PetscCall(create_snes(LinearMethod::Direct, LinearSolverRole::NewtonFallback, &fallback_));
+  fell_back_ = true;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode SteadySolver::start_unshifted() {
   PetscFunctionBeginUser;
   KSP ksp;

@@ -456,13 +456,18 @@ PetscErrorCode UnsteadySolver::dual_step(double dt, const BdfCoefficients &bdf,
   if (!dual_) {
     dual_ = std::make_unique<SteadySolver>();
     PetscCall(dual_->setup(*res_, *cfg_, false));
+    // the step's multigrid-preconditioned GMRES did not converge: the continuation's would not
+    // either (cases/naca0012-rans/urans-verify.yaml, step 1: its multigrid continuation ran ~100
+    // s to DIVERGED_DTOL before the LU's converged in 15 pseudo-time steps)
+    if (may_fall_back_ && report->reason == SNESConvergedReasons[SNES_DIVERGED_LINEAR_SOLVE])
+      PetscCall(dual_->start_direct());
   }
   const std::string reason = report->reason;
   PetscCall(prepare_step(dt, bdf)); // the initial guess again (the failed iterates are lost)
   // the round-off floor of the step's residual: its time term rho V a0 w is large in large
   // cells (cases/naca0012-rans, level 0: cells of up to 1.5e4 at dt 0.05 make |R| stall near
-  // 2e-10, solver.atol 1e-12), and its rounding errors, kRoundoffFloor eps |rho V a0 w|_2 over
-  // the transient rows, are what an iterate cannot get below
+  // 2e-10 = 0.2 eps |rho V a0 w|_2, solver.atol 1e-12): kRoundoffFloor eps |rho V a0 w|_2 over
+  // the transient rows
   double floor = 0;
   {
     const physics::EquationSet &eq = res_->equations();

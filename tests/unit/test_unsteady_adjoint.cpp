@@ -28,6 +28,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 
 using namespace karman;
 
@@ -120,6 +121,64 @@ double gradient_of(const adjoint::UnsteadyAdjointResult &r, const std::string &n
     if (p.name == name) return p.gradient;
   FAIL("no gradient " << name);
   return 0;
+}
+
+/// cases/tmr-flat-plate (SA-neg, Re 5e6) level 0 from free stream: 2 BDF steps of dt with the LU
+/// (solver.rtol `rtol`), the mean drag, loaded into cfg and fc.
+void load_flat_plate_urans(double dt, double rtol, config::CaseConfig &cfg, driver::FlowCase &fc) {
+  clear_error();
+  std::ostringstream text;
+  text << "mesh: {file: " << KARMAN_SOURCE_DIR
+       << "/cases/tmr-flat-plate/flat-plate.geo, level: 0}\n"
+       << R"(fluid: {viscosity: 2.0e-7}
+reference: {velocity: 1.0, length: 2.0}
+initial: {velocity: [1, 0]}
+boundaries:
+  inlet: {type: velocity-inlet, velocity: 1.0, direction: [1, 0]}
+  outlet: {type: pressure-outlet}
+  top: {type: far-field, velocity: [1, 0]}
+  symmetry: {type: symmetry}
+  wall: {type: wall}
+turbulence: {model: sa-neg, freestream_ratio: 3, convection_order: 1}
+objective: {type: drag, walls: [wall], time: average}
+)"
+       << "time: {mode: unsteady, dt: " << dt << ", t_end: " << 2 * dt << "}\n"
+       << "solver: {rtol: " << rtol << ", atol: 1e-14, max_iterations: 60, linear: direct}\n";
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, text.str(), "urans.yaml", "/", {},
+                                        optimization::case_schema(), cfg) == 0);
+  const PetscErrorCode ierr = fc.load(PETSC_COMM_WORLD, cfg);
+  INFO(last_error_message());
+  REQUIRE(ierr == 0);
+}
+
+/// The unsteady adjoint's run of fc's case from w0 (forward_only: J alone).
+adjoint::UnsteadyAdjointResult run_urans(driver::FlowCase &fc, const config::CaseConfig &cfg,
+                                         Vec w0, bool forward_only) {
+  adjoint::UnsteadyAdjoint ua;
+  REQUIRE(ua.setup(fc.residual(), cfg) == 0);
+  adjoint::UnsteadyAdjointOptions o;
+  o.forward_only = forward_only;
+  adjoint::UnsteadyAdjointResult r;
+  clear_error();
+  const PetscErrorCode ierr = ua.run(w0, o, &r);
+  INFO(last_error_message());
+  REQUIRE(ierr == 0);
+  return r;
+}
+
+/// dJ/dnu of r against central differences of re-run forward runs (relative step 1e-4).
+void check_viscosity_gradient(driver::FlowCase &fc, const config::CaseConfig &cfg, Vec w0,
+                              const adjoint::UnsteadyAdjointResult &r) {
+  auto &par = fc.residual().parameters();
+  const double nu = par.nu, h = 1e-4 * nu;
+  par.nu = nu + h;
+  const double Jp = run_urans(fc, cfg, w0, true).J;
+  par.nu = nu - h;
+  const double Jm = run_urans(fc, cfg, w0, true).J;
+  par.nu = nu;
+  const double fd = (Jp - Jm) / (2 * h), adj = gradient_of(r, "fluid.viscosity");
+  CAPTURE(adj, fd, r.J);
+  CHECK(std::abs(adj - fd) <= 1e-6 * std::abs(fd));
 }
 
 /// Every parameter gradient of b equals a's to rel |a_i| + abs max_j |a_j| (abs: the round-off
@@ -374,30 +433,7 @@ TEST_CASE("URANS with dual time stepping: the steps Newton cannot converge, and 
   // is gone), and the adjoint's dJ/dnu through those steps equals central differences (1e-6)
   config::CaseConfig cfg;
   driver::FlowCase fc;
-  clear_error();
-  const std::string text = "mesh: {file: " + std::string(KARMAN_SOURCE_DIR) +
-                           "/cases/tmr-flat-plate/flat-plate.geo, level: 0}\n" + R"(
-fluid: {viscosity: 2.0e-7}
-reference: {velocity: 1.0, length: 2.0}
-initial: {velocity: [1, 0]}
-boundaries:
-  inlet: {type: velocity-inlet, velocity: 1.0, direction: [1, 0]}
-  outlet: {type: pressure-outlet}
-  top: {type: far-field, velocity: [1, 0]}
-  symmetry: {type: symmetry}
-  wall: {type: wall}
-turbulence: {model: sa-neg, freestream_ratio: 3, convection_order: 1}
-time: {mode: unsteady, dt: 1.0e-2, t_end: 2.0e-2}
-solver: {rtol: 1e-12, atol: 1e-14, max_iterations: 60, linear: direct}
-objective: {type: drag, walls: [wall], time: average}
-)";
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, text, "urans-dual.yaml", "/", {},
-                                        optimization::case_schema(), cfg) == 0);
-  {
-    const PetscErrorCode ierr = fc.load(PETSC_COMM_WORLD, cfg);
-    INFO(last_error_message());
-    REQUIRE(ierr == 0);
-  }
+  load_flat_plate_urans(1e-2, 1e-12, cfg, fc);
   discretization::FlowResidual &res = fc.residual();
   Vec w0;
   REQUIRE(fc.create_state(&w0) == 0);
@@ -434,32 +470,8 @@ objective: {type: drag, walls: [wall], time: average}
     CAPTURE(r0, r1);
     CHECK(r1 <= 1e-11 * r0);
   }
-  const auto run = [&](bool forward_only, adjoint::UnsteadyAdjointResult *r) {
-    adjoint::UnsteadyAdjoint ua;
-    REQUIRE(ua.setup(res, cfg) == 0);
-    adjoint::UnsteadyAdjointOptions o;
-    o.forward_only = forward_only;
-    clear_error();
-    const PetscErrorCode ierr = ua.run(w0, o, r);
-    INFO(last_error_message());
-    REQUIRE(ierr == 0);
-  };
-  adjoint::UnsteadyAdjointResult r;
-  run(false, &r);
-  const auto J = [&]() {
-    adjoint::UnsteadyAdjointResult f;
-    run(true, &f);
-    return f.J;
-  };
-  const double nu = res.parameters().nu, h = 1e-4 * nu;
-  res.parameters().nu = nu + h;
-  const double Jp = J();
-  res.parameters().nu = nu - h;
-  const double Jm = J();
-  res.parameters().nu = nu;
-  const double fd = (Jp - Jm) / (2 * h), adj = gradient_of(r, "fluid.viscosity");
-  CAPTURE(adj, fd, r.J);
-  CHECK(std::abs(adj - fd) <= 1e-6 * std::abs(fd));
+  const adjoint::UnsteadyAdjointResult r = run_urans(fc, cfg, w0, false);
+  check_viscosity_gradient(fc, cfg, w0, r);
   REQUIRE(VecDestroy(&w0) == 0);
 }
 
@@ -478,63 +490,17 @@ TEST_CASE("unsteady adjoint of URANS: through SA-neg and the wall distance",
   // 1e-5 between steps 1e-4 ... 1e-6: too noisy for this check.)
   config::CaseConfig cfg;
   driver::FlowCase fc;
-  clear_error();
-  const std::string text = "mesh: {file: " + std::string(KARMAN_SOURCE_DIR) +
-                           "/cases/tmr-flat-plate/flat-plate.geo, level: 0}\n" + R"(
-fluid: {viscosity: 2.0e-7}
-reference: {velocity: 1.0, length: 2.0}
-initial: {velocity: [1, 0]}
-boundaries:
-  inlet: {type: velocity-inlet, velocity: 1.0, direction: [1, 0]}
-  outlet: {type: pressure-outlet}
-  top: {type: far-field, velocity: [1, 0]}
-  symmetry: {type: symmetry}
-  wall: {type: wall}
-turbulence: {model: sa-neg, freestream_ratio: 3, convection_order: 1}
-time: {mode: unsteady, dt: 1.0e-3, t_end: 2.0e-3}
-solver: {rtol: 1e-13, atol: 1e-14, max_iterations: 60, linear: direct}
-objective: {type: drag, walls: [wall], time: average}
-)";
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, text, "urans.yaml", "/", {},
-                                        optimization::case_schema(), cfg) == 0);
-  {
-    const PetscErrorCode ierr = fc.load(PETSC_COMM_WORLD, cfg);
-    INFO(last_error_message());
-    REQUIRE(ierr == 0);
-  }
+  load_flat_plate_urans(1e-3, 1e-13, cfg, fc);
   discretization::FlowResidual &res = fc.residual();
   REQUIRE(!res.wall_distance().empty());
   Vec w0;
   REQUIRE(fc.create_state(&w0) == 0);
   REQUIRE(fc.initial_state(w0) == 0);
-  const auto run = [&](bool forward_only, adjoint::UnsteadyAdjointResult *r) {
-    adjoint::UnsteadyAdjoint ua;
-    REQUIRE(ua.setup(res, cfg) == 0);
-    adjoint::UnsteadyAdjointOptions o;
-    o.forward_only = forward_only;
-    clear_error();
-    const PetscErrorCode ierr = ua.run(w0, o, r);
-    INFO(last_error_message());
-    REQUIRE(ierr == 0);
-  };
-  adjoint::UnsteadyAdjointResult r;
-  run(false, &r);
-  const auto J = [&]() {
-    adjoint::UnsteadyAdjointResult f;
-    run(true, &f);
-    return f.J;
-  };
+  const adjoint::UnsteadyAdjointResult r = run_urans(fc, cfg, w0, false);
+  const auto J = [&]() { return run_urans(fc, cfg, w0, true).J; };
   {
     INFO("viscosity");
-    const double nu = res.parameters().nu, h = 1e-4 * nu;
-    res.parameters().nu = nu + h;
-    const double Jp = J();
-    res.parameters().nu = nu - h;
-    const double Jm = J();
-    res.parameters().nu = nu;
-    const double fd = (Jp - Jm) / (2 * h), adj = gradient_of(r, "fluid.viscosity");
-    CAPTURE(adj, fd, r.J);
-    CHECK(std::abs(adj - fd) <= 1e-6 * std::abs(fd));
+    check_viscosity_gradient(fc, cfg, w0, r);
   }
   {
     INFO("shape: bump on the plate (the wall distance moves with it)");
@@ -657,8 +623,9 @@ TEST_CASE("unsteady adjoint: with solver.linear auto a level whose iterative sol
           "by the LU",
           "[unsteady-adjoint][mpi]") {
   // -adj_ksp_max_it 1 stops every level's multigrid-preconditioned GMRES (prefix adj_); the
-  // fallback (GMRES around the LU of the level's compact matrix, prefix adj_fallback_) gives the
-  // gradient of the levels solved normally
+  // fallback (GMRES around the LU of the level's exact Jacobian, prefix adj_fallback_; after
+  // kStickyLevelFallbacks levels without the multigrid's attempt) gives the gradient of the
+  // levels solved normally
   Setup s;
   make(&s, {"solver.linear=auto"});
   adjoint::UnsteadyAdjointResult normal, forced;

@@ -193,11 +193,15 @@ private:
   /// level.  Collective.
   PetscErrorCode solve_transposed(long n, double t, Sweep &s,
                                   std::vector<UnsteadyAdjointResult> *results) const;
-  /// solver.linear: auto, after level n's iterative solve of a failed (`failed`): a.psi again by
-  /// GMRES around the LU of the level's compact matrix (s.fallback), or an error when the LU does
-  /// not fit in memory (solver::announce_fallback).  Collective.
+  /// solver.linear: auto, after level n's iterative solve of a failed (`failed`; announced unless
+  /// `skipped`: the last levels all fell back, kStickyLevelFallbacks): a.psi again by GMRES around
+  /// the LU of the level's exact Jacobian or compact matrix (s.fallback), or an error when the LU
+  /// does not fit in memory (solver::announce_fallback).  Collective.
   PetscErrorCode solve_level_direct(long n, Sweep &s, Adjoint &a, KSPConvergedReason failed,
-                                    KSPConvergedReason *reason, PetscInt *its) const;
+                                    bool skipped, KSPConvergedReason *reason, PetscInt *its) const;
+  /// solver.linear: auto: after this many levels solved by the fallback, the levels below skip
+  /// the iterative solve
+  static constexpr int kStickyLevelFallbacks = 3;
   /// psi^n . dR^n/d(X, a) into gres: the fluxes, and the time terms through the cell volumes
   /// (level n's with w^n and w^{n-1}, level n + 1's with w^{n-1}); psi^n into a.psi_local.
   /// Collective.

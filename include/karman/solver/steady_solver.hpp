@@ -165,6 +165,10 @@ public:
   /// user's shift.  After setup.  Collective.
   PetscErrorCode start_unshifted();
 
+  /// solver.linear auto: the solves that follow use the direct LU at once (its factors fit in
+  /// memory; otherwise nothing changes), as after a failed iterative solve.  Collective.
+  PetscErrorCode start_direct();
+
   /// Dual time stepping (the unsteady solver's continuation of a time step its Newton solve did
   /// not converge, unsteady_solver.hpp): the solves that follow are of one time step's
   /// equations R(w; level) + rho V (a0 w + h) = 0 on the transient rows (`term`, referenced),
