@@ -4,16 +4,22 @@
 //   jac: the assembled exact Jacobian J and the Jacobian-free product against central differences
 //        of the residual, (R(w + h v) - R(w - h v)) / 2h for h = 1e-3 ... 1e-8 |w|_inf and three
 //        random v (the error must fall as h^2 to round-off), the cells of largest difference;
-//        |P v - J v| / |J v| of the compact preconditioning matrix P
-//   res: how |R| is distributed over the cells (share of the worst cells, of cells by
-//        non-orthogonality, of boundary cells), the cells of largest |R|, and the least-squares
-//        operators' amplification h (|self| + sum |c_j|) per field set with the worst cells
+//        |P v - J v| / |J v| of the compact preconditioning matrix P; the Jacobian-free
+//        product's difference per unknown and per cell (a kink of R at w, e.g. SA's |curl u| at
+//        a uniform state, makes it nonlinear in v)
+//   floor: |R| against the steady solver's round-off floor eps |rho V/dtau w|_2 (spectral step)
+//   res: |R| per unknown (its largest cell), how |R| is distributed over the cells (share of
+//        the worst cells, of cells by non-orthogonality, of boundary cells), the cells of
+//        largest |R|, and the least-squares operators' amplification h (|self| + sum |c_j|) per
+//        field set with the worst cells
 //   ksp: one linear solve (J + pseudo-time shift of CFL -diag_cfl, as the steady solver's) x = -R
 //        or, with -diag_rhs_random, b = J y for a random y; karman's iterative defaults (GMRES,
 //        coupled multigrid on the compact P) under the options prefix diag_ (-diag_pc_type ...);
 //        -diag_p restrict|lump: P = J on the compact pattern (lump: the other entries of a row
 //        added to its own block), -diag_exact_p: P = J, -diag_jf: the Jacobian-free operator;
-//        prints the iterations, the true relative residual and iterations per decade
+//        prints the iterations, the true relative residual and iterations per decade;
+//        -diag_spectral: the adaptive law's spectral-radius pseudo-time step (turbulence), as
+//        the solver; the multigrid of the case's systems (solver::system_kind)
 // usage: mpirun -n P tet_diagnosis CASE.yaml [key=value ...] -diag_mode jac,res,ksp [options]
 #include "karman/config/case_config.hpp"
 #include "karman/core/error.hpp"
@@ -23,6 +29,7 @@
 #include "karman/optimization/case_schema.hpp"
 #include "karman/solver/jacobian_free.hpp"
 #include "karman/solver/linear_solver.hpp"
+#include "karman/solver/steady_solver.hpp"
 
 #include <petscsys.h>
 
@@ -229,6 +236,20 @@ PetscErrorCode check_jacobian(driver::FlowCase &fc, Vec w) {
     PetscCall(MatMult(jf.matrix(), v, d));
     PetscCall(VecAXPY(d, -1.0, Jv));
     PetscCall(PetscPrintf(comm, "   Jacobian-free product: |JFv - Jv|/|Jv| %.3e\n", norm2(d) / nJ));
+    if (trial == 0) { // where the Jacobian-free product differs: per unknown and per cell
+      const int nv = res.nv();
+      const PetscInt n = res.mesh().n_owned_cells;
+      for (int k = 0; k < nv; ++k) {
+        const auto dk = cell_norms(d, nv, n, k, 1), jk = cell_norms(Jv, nv, n, k, 1);
+        double a = 0, b = 0;
+        for (PetscInt c = 0; c < n; ++c) a += dk[c] * dk[c], b += jk[c] * jk[c];
+        MPI_Allreduce(MPI_IN_PLACE, &a, 1, MPI_DOUBLE, MPI_SUM, comm);
+        MPI_Allreduce(MPI_IN_PLACE, &b, 1, MPI_DOUBLE, MPI_SUM, comm);
+        PetscCall(PetscPrintf(comm, "     unknown %d: |JFv - Jv| %.3e, |Jv| %.3e\n", k,
+                              std::sqrt(a), std::sqrt(b)));
+      }
+      report_distribution(gather(comm, cell_rows(res, Jv, d)), "|JFv - Jv| per cell", true);
+    }
   }
   // cells of largest FD error, and largest error relative to the cell's |Jv|
   if (!worst_rows.empty()) {
@@ -313,6 +334,22 @@ PetscErrorCode residual_distribution(driver::FlowCase &fc, Vec w) {
   Vec R;
   PetscCall(VecDuplicate(w, &R));
   PetscCall(res.residual(discretization::kSteady, w, R));
+  { // per unknown
+    const int nv = res.nv();
+    const PetscInt n = res.mesh().n_owned_cells;
+    for (int k = 0; k < nv; ++k) {
+      const auto rk = cell_norms(R, nv, n, k, 1);
+      double a = 0, mx = 0;
+      PetscInt at = 0;
+      for (PetscInt c = 0; c < n; ++c) {
+        a += rk[c] * rk[c];
+        if (rk[c] > mx) mx = rk[c], at = c;
+      }
+      const auto &x = res.geometry().cell_centroid[at];
+      PetscPrintf(PETSC_COMM_SELF, "  unknown %d: |R_k| %.4e, max %.4e at (%.4g, %.4g)\n", k,
+                  std::sqrt(a), mx, x[0], x[1]);
+    }
+  }
   const auto all = gather(res.mesh().comm, cell_rows(res, R, nullptr));
   report_distribution(all, "residual per cell", false);
   if (!all.empty()) { // quality of the mesh
@@ -388,8 +425,23 @@ std::vector<double> pseudo_time_shift(const discretization::FlowResidual &res, V
   VecGetArrayRead(w, &a);
   const int nv = res.nv();
   const auto &p = res.parameters();
+  PetscBool spectral = PETSC_FALSE; // -diag_spectral: the adaptive law's spectral-radius step
+  PetscOptionsGetBool(nullptr, nullptr, "-diag_spectral", &spectral, nullptr);
+  const physics::EquationSet &eq = res.equations();
+  const int t0 = eq.find("nu_tilde_ratio") >= 0 ? eq.offset(eq.find("nu_tilde_ratio")) : -1;
   for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
     const double V = res.geometry().cell_volume[c], hc = std::pow(V, 1.0 / m.dim);
+    if (spectral) {
+      double dS[3] = {0, 0, 0}, u[3] = {0, 0, 0};
+      for (PetscInt i = m.cell_face_ptr[c]; i < m.cell_face_ptr[c + 1]; ++i) {
+        const Vec3<double> &S = res.geometry().face_area[m.cell_face[i]];
+        for (int d = 0; d < m.dim; ++d) dS[d] += 0.5 * std::abs(S[d]);
+      }
+      for (int d = 0; d < m.dim; ++d) u[d] = PetscRealPart(a[c * nv + 1 + d]);
+      const double chi = t0 >= 0 ? std::max(0.0, PetscRealPart(a[c * nv + t0])) : 0.0;
+      shift[c] = p.rho * solver::pseudo_time_rate(u, dS, m.dim, V, p.nu * (1 + chi), p.u_ref) / cfl;
+      continue;
+    }
     double u2 = 0;
     for (int k = 1; k <= m.dim; ++k) u2 += a[c * nv + k] * a[c * nv + k];
     shift[c] = p.rho * V / (cfl * hc / (std::sqrt(u2) + p.nu / hc + 1e-12 * p.u_ref));
@@ -456,7 +508,7 @@ PetscErrorCode linear_study(driver::FlowCase &fc, Vec w) {
   PetscCall(KSPSetOptionsPrefix(ksp, "diag_"));
   PetscCall(solver::set_linear_solver_defaults(ksp, solver::LinearMethod::Iterative,
                                                solver::LinearSystems::Steady,
-                                               solver::mesh_kind(res.mesh()), KSPPREONLY));
+                                               solver::system_kind(res), KSPPREONLY));
   PetscCall(KSPSetOperators(ksp, A, P));
   PetscCall(KSPSetTolerances(ksp, rtol, 1e-50, PETSC_DEFAULT, maxit));
   std::vector<PetscReal> hist(maxit + 2);
@@ -669,6 +721,20 @@ PetscErrorCode run(int argc, char **argv) {
   if (m.find("ksp") != std::string::npos) PetscCall(linear_study(fc, w));
   if (m.find("newton") != std::string::npos) PetscCall(newton_study(fc, w));
   if (m.find("compare") != std::string::npos) PetscCall(compare_study(fc, w));
+  if (m.find("floor") != std::string::npos) { // eps |rho rate w| over the transient unknowns
+    discretization::FlowResidual &res = fc.residual();
+    PetscOptionsSetValue(nullptr, "-diag_spectral", "1");
+    const std::vector<double> shift = pseudo_time_shift(res, w, 1.0);
+    Vec r, t;
+    PetscCall(VecDuplicate(w, &r));
+    PetscCall(VecDuplicate(w, &t));
+    PetscCall(VecSet(t, 0.0));
+    PetscCall(res.add_transient_shift(shift, 1.0, w, t));
+    PetscCall(res.residual(discretization::kSteady, w, r));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                          "== |R| %.4e, |rho rate w| %.4e, eps |rho rate w| %.4e\n", norm2(r),
+                          norm2(t), 2.220446e-16 * norm2(t)));
+  }
   PetscCall(VecDestroy(&w));
   PetscFunctionReturn(0);
 }

@@ -168,7 +168,7 @@ void SpalartAllmarasTerm::flux_reverse(const FaceView &face, const double *lambd
                                        physics::FluxBar &bar, double *) const {
   const double l = lambda[k()];
   if (l == 0) return;
-  double M[physics::kMaxVars];
+  double M[physics::kMaxVars] = {};
   flow_->flux(face, M);
   const double F = M[flow_->first_unknown()];
   double kappa, dk, dknu;

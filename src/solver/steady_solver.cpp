@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 
 #include <cmath>
+#include <limits>
 
 namespace karman::solver {
 
@@ -95,7 +96,12 @@ PetscErrorCode SteadySolver::create_snes(LinearMethod method, LinearSolverRole r
   PetscCall(set_recording_convergence_test(
       *snes,
       [this](SNES snes, PetscInt it, PetscReal norm) { return record_iteration(snes, it, norm); },
-      "steady solver"));
+      "steady solver",
+      // |R| at its round-off floor (header): converged
+      [this](SNES, PetscInt, PetscReal, bool *stop) {
+        *stop = at_floor_;
+        return PetscErrorCode(0);
+      }));
   PetscFunctionReturn(0);
 }
 
@@ -132,7 +138,7 @@ int limit_sign_changes(const PetscScalar *w, PetscScalar *dw, PetscInt n_cells, 
   return limited;
 }
 
-PetscErrorCode SteadySolver::update_shift(Vec w) {
+PetscErrorCode SteadySolver::update_rates(Vec w) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res_->mesh();
   const auto &g = res_->geometry();
@@ -143,6 +149,7 @@ PetscErrorCode SteadySolver::update_shift(Vec w) {
   const physics::EquationSet &eq = res_->equations();
   const int u0 = eq.offset(eq.find("velocity")); // the convection speed's unknowns
   const int t0 = turbulence_offset_; // the viscosity bound nu (1 + max(0, chi)) >= nu + nu_t
+  rate_.resize(m.n_owned_cells);
   for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
     const double V = g.cell_volume[c];
     if (adaptive_) {
@@ -153,18 +160,57 @@ PetscErrorCode SteadySolver::update_shift(Vec w) {
       }
       for (int d = 0; d < m.dim; ++d) u[d] = PetscRealPart(wl[c * nv + u0 + d]);
       const double chi = t0 >= 0 ? std::max(0.0, PetscRealPart(wl[c * nv + t0])) : 0.0;
-      const double rate = pseudo_time_rate(u, dS, m.dim, V, p.nu * (1 + chi), p.u_ref);
-      shift_[c] = cfl_ >= cfl_max_ ? 0.0 : p.rho * rate / cfl_;
+      rate_[c] = p.rho * pseudo_time_rate(u, dS, m.dim, V, p.nu * (1 + chi), p.u_ref);
       continue;
     }
     const double hc = std::pow(V, 1.0 / m.dim);
     double u2 = 0;
     for (int k = u0; k < u0 + m.dim; ++k) u2 += wl[c * nv + k] * wl[c * nv + k];
-    const double dtau = cfl_ * hc / (std::sqrt(u2) + p.nu / hc + 1e-12 * p.u_ref);
-    shift_[c] = cfl_ >= cfl_max_ ? 0.0 : p.rho * V / dtau;
+    rate_[c] = p.rho * V * (std::sqrt(u2) + p.nu / hc + 1e-12 * p.u_ref) / hc;
   }
   PetscCall(VecRestoreArrayRead(w, &wl));
   PetscFunctionReturn(0);
+}
+
+PetscErrorCode SteadySolver::update_shift(Vec w) {
+  PetscFunctionBeginUser;
+  PetscCall(update_rates(w));
+  for (std::size_t c = 0; c < rate_.size(); ++c)
+    shift_[c] = cfl_ >= cfl_max_ ? 0.0 : rate_[c] / cfl_;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode SteadySolver::roundoff_floor(Vec w, double *floor) {
+  PetscFunctionBeginUser;
+  PetscCall(update_rates(w));
+  const physics::EquationSet &eq = res_->equations();
+  const int nv = res_->nv();
+  const PetscScalar *wl;
+  PetscCall(VecGetArrayRead(w, &wl));
+  double sum = 0;
+  for (std::size_t c = 0; c < rate_.size(); ++c)
+    for (int k = 0; k < nv; ++k)
+      if (eq.transient(k)) {
+        const double d = rate_[c] + (time_diagonal_.empty() ? 0.0 : time_diagonal_[c]);
+        const double t = d * PetscRealPart(wl[c * nv + k]);
+        sum += t * t;
+      }
+  PetscCall(VecRestoreArrayRead(w, &wl));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, res_->mesh().comm));
+  *floor = std::numeric_limits<double>::epsilon() * std::sqrt(sum);
+  PetscFunctionReturn(0);
+}
+
+void SteadySolver::set_time_step(const discretization::TimeLevel &level,
+                                 const discretization::FlowResidual::TimeTerm *term) {
+  level_ = term ? level : discretization::kSteady;
+  time_term_ = term;
+  time_diagonal_.clear();
+  if (!term) return;
+  const double rho_a0 = res_->parameters().rho * term->a0;
+  time_diagonal_.resize(res_->mesh().n_owned_cells);
+  for (PetscInt c = 0; c < res_->mesh().n_owned_cells; ++c)
+    time_diagonal_[c] = rho_a0 * res_->geometry().cell_volume[c];
 }
 
 PetscErrorCode SteadySolver::pseudo_transient_line_search(SNESLineSearch ls, void *ctx) {
@@ -226,11 +272,9 @@ PetscErrorCode SteadySolver::form_jacobian(SNES snes, Vec w, Mat J, Mat P, void 
   // Jacobian-free product takes it from the time term of R)
   const std::vector<double> *shift = &self->shift_;
   if (self->time_term_) {
-    const auto &g = self->res_->geometry();
-    const double rho_a0 = self->res_->parameters().rho * self->time_term_->a0;
     self->jacobian_shift_.resize(self->shift_.size());
     for (std::size_t c = 0; c < self->shift_.size(); ++c)
-      self->jacobian_shift_[c] = self->shift_[c] + rho_a0 * g.cell_volume[c];
+      self->jacobian_shift_[c] = self->shift_[c] + self->time_diagonal_[c];
     shift = &self->jacobian_shift_;
   }
   if (J == self->jacobian_free_.matrix())
@@ -274,6 +318,8 @@ PetscErrorCode SteadySolver::record_iteration(SNES snes, PetscInt snes_it, Petsc
   last_linear_its_ = lits;
   rec.wall_time = MPI_Wtime() - start_time_;
   if (it == 0) r0_ = r_ref_ > 0 ? std::max(r_ref_, norm) : norm;
+  PetscCall(roundoff_floor(w, &rec.roundoff_floor));
+  at_floor_ = norm <= rec.roundoff_floor;
   rec.cfl = cfl_;
   if (snes_it > 0) PetscCall(widen_unconverged(snes, it));
   PetscCall(next_cfl(snes, it, norm));
@@ -477,8 +523,11 @@ PetscErrorCode SteadySolver::continuation(SNES snes, Vec w, SteadySummary *summa
   // would, |R| <= rtol r_ref: its own initial residual made a target below the round-off floor
   // (cases/stokes-body-3d: 6 Newton steps to |R| 1.3e-11, then 14 more at 8e-12 to the failed
   // line search, where a cold solve stops at 1.1e-10)
-  // (dual time stepping: at least the step's round-off floor, set_time_step)
-  const PetscReal atol_solve = std::max(floor_, r_ref_ > 0 ? std::max(atol, rtol * r_ref_) : atol);
+  // (and at least the round-off floor of the initial state: a dual time step whose initial guess
+  // solves it already, header)
+  double floor0;
+  PetscCall(roundoff_floor(w, &floor0));
+  const PetscReal atol_solve = std::max(floor0, r_ref_ > 0 ? std::max(atol, rtol * r_ref_) : atol);
   PetscCall(SNESSetTolerances(snes, atol_solve, rtol, stol, maxit, maxf));
   it_offset_ = 0;
   SNESConvergedReason reason;
@@ -494,6 +543,7 @@ PetscErrorCode SteadySolver::continuation(SNES snes, Vec w, SteadySummary *summa
     PetscCall(SNESGetConvergedReason(snes, &reason));
     summary->converged = reason > 0;
     summary->reason = SNESConvergedReasons[reason];
+    if (reason == SNES_CONVERGED_SNORM_RELATIVE && at_floor_) summary->reason = kConvergedFloor;
     // a line search that cannot decrease a residual already at the round-off floor is success
     const bool floor = at_roundoff_floor(summary->initial_residual, summary->final_residual, atol);
     if (reason == SNES_DIVERGED_LINE_SEARCH && floor) {

@@ -36,6 +36,21 @@ objective: {type: drag, walls: [cylinder]}
 )" + extra;
 }
 
+std::string flat_plate_rans_yaml(const std::string &extra) {
+  return std::string("mesh: {file: ") + KARMAN_SOURCE_DIR +
+         "/cases/tmr-flat-plate/flat-plate.geo, level: 0}\n" + R"(fluid: {viscosity: 2.0e-7}
+reference: {velocity: 1.0, length: 2.0}
+initial: {velocity: [1, 0]}
+boundaries:
+  inlet: {type: velocity-inlet, velocity: 1.0, direction: [1, 0]}
+  outlet: {type: pressure-outlet}
+  top: {type: far-field, velocity: [1, 0]}
+  symmetry: {type: symmetry}
+  wall: {type: wall}
+turbulence: {model: sa-neg, freestream_ratio: 3, convection_order: 1}
+)" + extra;
+}
+
 std::string mesh_file(MPI_Comm comm, const std::string &geo, int level, int dim) {
   const std::string out = std::string(KARMAN_TEST_WORK_DIR) + "/" +
                           std::filesystem::path(geo).stem().string() + "-L" +

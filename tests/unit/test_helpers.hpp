@@ -46,6 +46,9 @@ boundaries:
 std::string dfg_case_yaml(int level, const std::string &extra = "");
 /// The same case's sections after `mesh:` (for a case with its own mesh entry).
 std::string dfg_case_sections(const std::string &extra = "");
+/// The RANS TMR flat plate (cases/tmr-flat-plate, level 0, SA-neg, Re 5e6 per unit length, drag
+/// of the plate as objective) as case-file text, followed by `extra` (more sections).
+std::string flat_plate_rans_yaml(const std::string &extra = "");
 
 /// An empty (clean) or existing directory under the test work directory; collective.
 std::string work_dir(const std::string &name, bool clean = true);

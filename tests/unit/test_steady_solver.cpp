@@ -15,10 +15,13 @@
 //  - a Newton step whose GMRES stops at its iteration limit widens the restart of the later steps
 //    (solver::widen_restart), and the solve converges to the direct solver's state  [mpi];
 //  - exact Newton (the LU) converges quadratically on the coarse DFG 2D-1 mesh: the order of the
-//    last iterates' residual reduction is > 1.7 [mpi].
+//    last iterates' residual reduction is > 1.7 [mpi];
+//  - a residual at its round-off floor eps |rho V/dtau w| ends the solve as converged
+//    (CONVERGED_ROUNDOFF) where tolerances below it would run to max_iterations [mpi].
 #include "karman/optimization/case_schema.hpp"
 #include "karman/core/error.hpp"
 #include "karman/discretization/flow_residual.hpp"
+#include "karman/driver/flow_case.hpp"
 #include "karman/solver/steady_solver.hpp"
 #include "test_helpers.hpp"
 
@@ -27,6 +30,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -414,4 +418,61 @@ TEST_CASE("steady solver: an update of the turbulence variable that changes its 
       for (int k = 0; k < nv; ++k) REQUIRE(dw[c * nv + k] == before[c * nv + k]);
     }
   }
+}
+
+TEST_CASE("steady solver: a residual at its round-off floor ends the solve as converged",
+          "[solver][mpi]") {
+  // The RANS flat plate (cases/tmr-flat-plate, level 0: cells of aspect ratio 5e3 at the wall,
+  // nu~/nu up to ~1e2) with tolerances no double-precision residual reaches: without the floor
+  // the solve ran to solver.max_iterations and failed; with it Newton stops, as converged
+  // (CONVERGED_ROUNDOFF), at the first iterate whose |R| is at most eps |rho V/dtau w|_2, in the
+  // state of the default tolerances.  With those the floor lies below 1 % of the final |R|, so
+  // it does not end an ordinary solve (the reason stays PETSc's).
+  auto solve = [](const std::string &tolerances, SolveResult *r, driver::FlowCase &fc) {
+    clear_error();
+    std::ostringstream text;
+    text << test::flat_plate_rans_yaml("objective: {type: drag, walls: [wall]}\n")
+         << "solver: {linear: direct, max_iterations: 80" << tolerances << "}\n";
+    config::CaseConfig cfg;
+    REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, text.str(), "plate.yaml", "/", {},
+                                          optimization::case_schema(), cfg) == 0);
+    PetscErrorCode ierr = fc.load(PETSC_COMM_WORLD, cfg);
+    INFO(last_error_message());
+    REQUIRE(ierr == 0);
+    solver::SteadySolver newton;
+    REQUIRE(newton.setup(fc.residual(), cfg) == 0);
+    REQUIRE(fc.create_state(&r->w) == 0);
+    REQUIRE(fc.initial_state(r->w) == 0);
+    const std::function<PetscErrorCode(const solver::NewtonRecord &, Vec)> none;
+    ierr = newton.solve(r->w, none, nullptr, &r->summary);
+    INFO(last_error_message());
+    REQUIRE(ierr == 0);
+  };
+  driver::FlowCase fc_normal, fc_tight;
+  SolveResult normal, tight;
+  solve("", &normal, fc_normal);
+  const solver::SteadySummary &n = normal.summary;
+  CAPTURE(n.reason, n.iterations);
+  REQUIRE(n.converged);
+  REQUIRE(n.reason.rfind("CONVERGED_FNORM", 0) == 0);
+  const double floor_ratio = n.history.back().roundoff_floor / n.final_residual;
+  CAPTURE(floor_ratio);
+  REQUIRE(floor_ratio > 0);
+  REQUIRE(floor_ratio < 1e-2);
+
+  solve(", rtol: 1e-30, atol: 1e-30", &tight, fc_tight);
+  const solver::SteadySummary &t = tight.summary;
+  CAPTURE(t.reason, t.iterations, t.final_residual, t.history.back().roundoff_floor);
+  REQUIRE(t.converged);
+  REQUIRE(t.reason == solver::kConvergedFloor);
+  REQUIRE(t.iterations < 80);
+  REQUIRE(t.final_residual <= t.history.back().roundoff_floor);
+  // every earlier iterate was above its floor
+  for (std::size_t k = 0; k + 1 < t.history.size(); ++k)
+    REQUIRE(t.history[k].residual > t.history[k].roundoff_floor);
+  const double difference = relative_max_difference(tight.w, normal.w);
+  CAPTURE(difference);
+  REQUIRE(difference < 1e-7);
+  VecDestroy(&normal.w);
+  VecDestroy(&tight.w);
 }

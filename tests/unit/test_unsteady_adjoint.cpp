@@ -128,20 +128,7 @@ double gradient_of(const adjoint::UnsteadyAdjointResult &r, const std::string &n
 void load_flat_plate_urans(double dt, double rtol, config::CaseConfig &cfg, driver::FlowCase &fc) {
   clear_error();
   std::ostringstream text;
-  text << "mesh: {file: " << KARMAN_SOURCE_DIR
-       << "/cases/tmr-flat-plate/flat-plate.geo, level: 0}\n"
-       << R"(fluid: {viscosity: 2.0e-7}
-reference: {velocity: 1.0, length: 2.0}
-initial: {velocity: [1, 0]}
-boundaries:
-  inlet: {type: velocity-inlet, velocity: 1.0, direction: [1, 0]}
-  outlet: {type: pressure-outlet}
-  top: {type: far-field, velocity: [1, 0]}
-  symmetry: {type: symmetry}
-  wall: {type: wall}
-turbulence: {model: sa-neg, freestream_ratio: 3, convection_order: 1}
-objective: {type: drag, walls: [wall], time: average}
-)"
+  text << test::flat_plate_rans_yaml("objective: {type: drag, walls: [wall], time: average}\n")
        << "time: {mode: unsteady, dt: " << dt << ", t_end: " << 2 * dt << "}\n"
        << "solver: {rtol: " << rtol << ", atol: 1e-14, max_iterations: 60, linear: direct}\n";
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, text.str(), "urans.yaml", "/", {},

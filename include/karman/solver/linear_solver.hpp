@@ -222,6 +222,10 @@ bool at_roundoff_floor(double initial_residual, double final_residual, double at
 /// The reason a Newton solve at the round-off floor reports.
 constexpr const char *kConvergedRoundoff =
     "CONVERGED_ROUNDOFF (line search at the round-off floor)";
+/// The reason a steady Newton solve whose residual reached its round-off floor reports
+/// (solver/steady_solver.hpp).
+constexpr const char *kConvergedFloor =
+    "CONVERGED_ROUNDOFF (|R| at its round-off floor eps |rho V/dtau w|)";
 /// The reason a time step stopped by the truncation stop of forward tolerances reports
 /// (solver/unsteady_solver.hpp).
 constexpr const char *kConvergedTruncation =

@@ -75,6 +75,16 @@
 // update, the history, the best state and the caller's monitor run in SNES's convergence test
 // (which then asks SNESConvergedDefault; solver/linear_solver.hpp), not in an SNES monitor, so that
 // PETSc options such as -snes_monitor_cancel cannot switch the continuation off.
+// A solve also ends as converged (CONVERGED_ROUNDOFF) when |R| reaches its round-off floor
+// eps |D w|_2 over the transient rows, D = diag(rho V_c / dtau_c) at CFL 1 (the pseudo-time rates
+// above: the largest flux sums of a cell's rows; a dual time step adds its own floor,
+// set_time_step). The NACA 0012 at 0 degrees (cases/naca0012-rans, level 0, on a variant of its
+// mesh whose lines across the wake are vertical; its README) converges quadratically to |R| 6.4e-10
+// and then stays at 4.6e-10-5.2e-10 = 0.44 eps |D w|: the nu~ rows of the wake cut's cells (aspect
+// ratio 1.5e7, nu~/nu ~ 3e3) carry diffusive fluxes ~1e4 x their differences, so rtol 1e-10 of
+// |R_0| = 1.04 lay below what double precision resolves and the solve ran to solver.max_iterations;
+// at 10 degrees the floor is 2.0e-12 and the solve stops at 2.2e-12 by rtol.  On laminar cases the
+// floor lies orders of magnitude below the tolerances.
 #pragma once
 
 #include "karman/discretization/flow_residual.hpp"
@@ -98,6 +108,7 @@ struct NewtonRecord {
   double cfl = 0;
   int linear_iterations = 0; ///< of the step that led here
   double wall_time = 0;      ///< since the start of the solve [s]
+  double roundoff_floor = 0; ///< eps |rho V/dtau w|_2 at this iterate (header)
 };
 
 struct SteadySummary {
@@ -173,15 +184,11 @@ public:
   /// not converge, unsteady_solver.hpp): the solves that follow are of one time step's
   /// equations R(w; level) + rho V (a0 w + h) = 0 on the transient rows (`term`, referenced),
   /// with this solver's pseudo-time term on top of the step's own diagonal rho V a0, so that
-  /// the continuation ends in the step's solution (the pseudo-time term vanishes there).  term
-  /// null: the steady equations again.  `floor`: the step's round-off floor, an absolute
-  /// tolerance below which its residual counts as converged (0: solver.atol alone).
+  /// the continuation ends in the step's solution (the pseudo-time term vanishes there).  The
+  /// step's diagonal rho V a0 also enters the round-off floor, eps |(rho V/dtau + rho V a0) w|_2
+  /// (header).  term null: the steady equations again.
   void set_time_step(const discretization::TimeLevel &level,
-                     const discretization::FlowResidual::TimeTerm *term, double floor = 0) {
-    level_ = term ? level : discretization::kSteady;
-    time_term_ = term;
-    floor_ = term ? floor : 0;
-  }
+                     const discretization::FlowResidual::TimeTerm *term);
 
 private:
   /// The Newton solver of `method` (role Newton or NewtonFallback: options prefix), its matrices
@@ -194,7 +201,14 @@ private:
   /// History, CFL for the next step, best state and the caller's monitor for iterate `it` (run by
   /// SNES's convergence test, set_recording_convergence_test).
   PetscErrorCode record_iteration(SNES snes, PetscInt it, PetscReal norm);
+  /// rate_: rho V_c / dtau_c at CFL 1 of every owned cell at the state w, the adaptive law's
+  /// spectral radius or the isotropic one (header)
+  PetscErrorCode update_rates(Vec w);
+  /// shift_ = rate_ / CFL (0 at CFL_max) at the state w
   PetscErrorCode update_shift(Vec w);
+  /// The round-off floor of |R| at the state w (header): eps |(rate_ + time_diagonal_) w|_2 over
+  /// the transient rows.  Collective.
+  PetscErrorCode roundoff_floor(Vec w, double *floor);
   /// After Newton step `it`: when its linear solve stopped unconverged, only zero pivots shifted
   /// in the smoothers (solver::unshift_smoothers) or, if that was done or does not apply, a wider
   /// GMRES restart (solver::widen_restart; header), with the smoothers' default shift again when
@@ -235,12 +249,13 @@ private:
   double next_base_cfl(double base, int *tries) const;
   PetscInt it_offset_ = 0; ///< iterations before the current SNESSolve (a restart)
   std::vector<double> shift_;
-  /// dual time stepping (set_time_step): the level and time term of the step, and the
-  /// Jacobian's diagonal shift_ + rho V a0
+  std::vector<double> rate_; ///< rho V / dtau at CFL 1 per owned cell (update_rates)
+  bool at_floor_ = false;    ///< the last iterate's |R| is at its round-off floor
+  /// dual time stepping (set_time_step): the level and time term of the step, its diagonal
+  /// rho V a0 per owned cell (empty without), and the Jacobian's diagonal shift_ + rho V a0
   discretization::TimeLevel level_ = discretization::kSteady;
   const discretization::FlowResidual::TimeTerm *time_term_ = nullptr;
-  std::vector<double> jacobian_shift_;
-  double floor_ = 0;
+  std::vector<double> time_diagonal_, jacobian_shift_;
   /// solver.continuation adaptive (or auto with a turbulence model): the CFL law and the line
   /// search on the pseudo-transient residual (header)
   bool adaptive_ = false;

@@ -45,8 +45,9 @@
 // poor guess, where Newton alone fails: the TMR flat plate from free stream with dt 1e-2 (level 0)
 // stopped with DIVERGED_LINEAR_SOLVE at step 1, dual time stepping converges it in 11 pseudo-time
 // steps.  A step ends at solver.rtol of its initial residual, solver.atol, or its round-off floor
-// kRoundoffFloor eps |rho V a0 w|_2 (the time term of the NACA 0012's far-field cells, up to 1.5e4
-// in area, keeps |R| near 2e-10 at dt 0.05, 0.2 eps |rho V a0 w|_2).  After kStickyFallbacks steps
+// eps |(rho V/dtau + rho V a0) w|_2 (SteadySolver::roundoff_floor: the time term of the NACA
+// 0012's far-field cells, up to 1.5e4 in area, keeps |R| near 2e-10 at dt 0.05, 0.2 eps
+// |rho V a0 w|_2).  After kStickyFallbacks steps
 // that needed it the steps start with it (as the LU fallback does).  Laminar cases keep the LU
 // fallback of solver.linear auto instead.
 #pragma once
@@ -203,9 +204,6 @@ public:
   /// auto: after this many steps solved by the LU fallback, the run keeps the LU; after this
   /// many solved by dual time stepping, the steps start with it.
   static constexpr int kStickyFallbacks = 3;
-  /// dual time stepping's round-off floor of a step, in machine epsilons times the 2-norm of
-  /// its time term rho V a0 w (dual_step; the NACA 0012's steps stalled at 0.2 of it)
-  static constexpr double kRoundoffFloor = 1;
 
 private:
   discretization::FlowResidual *res_ = nullptr;
