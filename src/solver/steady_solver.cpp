@@ -574,8 +574,8 @@ PetscErrorCode SteadySolver::continuation(SNES snes, Vec w, SteadySummary *summa
                        summary->iterations));
     // the relative tolerance stays relative to the solve's initial residual, not the restart's
     // (dual time stepping of a URANS step, cases/naca0012-rans: |R| 74.9 -> 3.2e-10 at iteration
-    // 243, below rtol 74.9, then 30 more iterations at the round-off floor after restarts at
-    // 3.3e-2, whose target rtol 3.3e-2 it could not reach)
+    // 243, below rtol x 74.9, then 30 more iterations at the round-off floor after restarts at
+    // 3.3e-2, whose target rtol x 3.3e-2 it could not reach)
     PetscCall(SNESSetTolerances(snes, std::max(atol_solve, rtol * summary->initial_residual), rtol,
                                 stol, maxit - summary->iterations, maxf));
   }
