@@ -12,8 +12,12 @@ difference from CFL3D's c_p on 0.02 <= x <= 0.98 (interpolated along each side),
 karman's (incompressible) c_p times the Prandtl-Glauert factor 1 / sqrt(1 - M^2) of the
 reference's M 0.15 (1.0114), and of c_f on the upper side, and writes the figure.
 
+With --no-reference (angles TMR has no data for, shapes other than the NACA 0012: the turbulent
+airfoil optimization's before and after, cases/naca0012-rans/optimize.yaml) only the runs are
+drawn, c_f on both sides (upper solid, lower dashed), and nothing is compared.
+
 usage: /usr/bin/python3 postprocess/plot_naca_wall.py --alpha 10 OUT1 [OUT2 ...]
-           [--labels L1,L2] [-o naca-wall.png]
+           [--labels L1,L2] [-o naca-wall.png] [--no-reference] [--title TEXT]
 """
 import argparse
 import os
@@ -91,17 +95,54 @@ def differences(x_ref, v_ref, x, v, lo=0.02, hi=0.98):
     return float(np.sqrt(np.mean(d * d))), float(np.max(np.abs(d)))
 
 
+def finish(fig, ax_p, ax_f, output, cp_title, cf_label, cf_title):
+    """Axes labels, titles and legends of the two panels; writes the figure."""
+    ax_p.invert_yaxis()
+    ax_p.set_xlabel("x / c")
+    ax_p.set_ylabel("c_p")
+    ax_p.set_title(cp_title)
+    ax_p.legend(fontsize=8)
+    ax_f.set_xlabel("x / c")
+    ax_f.set_ylabel(cf_label)
+    ax_f.set_title(cf_title)
+    ax_f.set_ylim(bottom=min(0.0, ax_f.get_ylim()[0]))
+    ax_f.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(output, dpi=110)
+    print(f"wrote {output}")
+
+
+def runs_only(args, labels):
+    """The runs' c_p (both sides) and c_f (upper solid, lower dashed), without reference data."""
+    fig, (ax_p, ax_f) = plt.subplots(1, 2, figsize=(12, 4.6))
+    for k, (folder, label) in enumerate(zip(args.folders, labels)):
+        x, y, cp, cf = wall_data(folder)
+        for upper in (True, False):
+            xs, cps = side(x, y, cp, upper)
+            ax_p.plot(xs, cps, "-", lw=1, color=f"C{k}", label=label if upper else None)
+            xs, cfs = side(x, y, cf, upper)
+            ax_f.plot(xs, cfs, "-" if upper else "--", lw=1, color=f"C{k}",
+                      label=f"{label}, {'upper' if upper else 'lower'}")
+    finish(fig, ax_p, ax_f, args.output, args.title or f"alpha {args.alpha:g}: surface pressure",
+           "c_f", "skin friction")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("folders", nargs="+")
     ap.add_argument("--alpha", type=float, required=True, help="angle of attack (degrees)")
     ap.add_argument("--labels", default="")
     ap.add_argument("-o", "--output", default="naca-wall.png")
+    ap.add_argument("--no-reference", action="store_true",
+                    help="only the runs (no TMR data, no differences), c_f on both sides")
+    ap.add_argument("--title", default="", help="title of the c_p panel")
     args = ap.parse_args()
     labels = args.labels.split(",") if args.labels else [os.path.basename(os.path.normpath(f))
                                                          for f in args.folders]
     if len(labels) != len(args.folders):
         sys.exit(f"--labels: {len(labels)} labels for {len(args.folders)} folders")
+    if args.no_reference:
+        return runs_only(args, labels)
     cp_path = os.path.join(REFERENCE, "n0012cp_cfl3d_sa.dat")
     cf_path = os.path.join(REFERENCE, "n0012cf_cfl3d_sa.dat")
     exp_path = os.path.join(REFERENCE, "CP_Gregory_expdata.dat")
@@ -142,19 +183,9 @@ def main():
         peak = [max(t[0][1], t[1][1]) for t in (stats, stats_pg)]
         print(f"{label:>12} {rms[0]:9.4f} {peak[0]:9.4f} {rms[1]:9.4f} {peak[1]:9.4f} "
               f"{cf_rms:10.2e} {cf_max:10.2e}")
-    ax_p.invert_yaxis()
-    ax_p.set_xlabel("x / c")
-    ax_p.set_ylabel("c_p")
-    ax_p.set_title(f"NACA 0012, Re 6e6, alpha {args.alpha:g}: surface pressure")
-    ax_p.legend(fontsize=8)
-    ax_f.set_xlabel("x / c")
-    ax_f.set_ylabel("c_f (upper side)")
-    ax_f.set_title("skin friction, upper side")
-    ax_f.set_ylim(bottom=min(0.0, ax_f.get_ylim()[0]))
-    ax_f.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(args.output, dpi=110)
-    print(f"wrote {args.output}")
+    finish(fig, ax_p, ax_f, args.output,
+           f"NACA 0012, Re 6e6, alpha {args.alpha:g}: surface pressure", "c_f (upper side)",
+           "skin friction, upper side")
 
 
 if __name__ == "__main__":

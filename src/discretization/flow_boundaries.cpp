@@ -379,8 +379,9 @@ const SectionOptions<FarFieldOptions> &far_field_options() {
           .key(real("pressure", "0.0", "free-stream pressure"), &FarFieldOptions::pressure)
           .key(real("angle_of_attack", "0.0",
                     "angle of attack [degrees]: turns `velocity` about the z axis (x toward y), "
-                    "and with it the drag and lift directions of the force objectives, "
-                    "constraints and monitors (given at zero angle); a differentiable parameter"),
+                    "and with it initial.velocity and the drag and lift directions of the force "
+                    "objectives, constraints and monitors (given at zero angle); a "
+                    "differentiable parameter"),
                &FarFieldOptions::angle_of_attack);
   return options;
 }

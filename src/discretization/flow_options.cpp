@@ -39,7 +39,9 @@ const SectionOptions<ReferenceOptions> &reference_options() {
 const SectionOptions<InitialOptions> &initial_options() {
   static const auto options =
       SectionOptions<InitialOptions>("initial", "initial state (steady: the first Newton iterate)")
-          .key(typed("velocity", KeyType::RealVector, "[0, 0, 0]", "uniform initial velocity"),
+          .key(typed("velocity", KeyType::RealVector, "[0, 0, 0]",
+                     "uniform initial velocity (turned by a far field's angle_of_attack, like its "
+                     "velocity)"),
                &InitialOptions::velocity)
           .key(real("pressure", "0.0", "uniform initial pressure"), &InitialOptions::pressure)
           .key(typed("file", KeyType::String, "''",

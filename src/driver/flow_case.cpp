@@ -8,6 +8,7 @@
 #include "karman/io/state_fields.hpp"
 #include "karman/mesh/gmsh_mesher.hpp"
 #include "karman/mesh/mesh_options.hpp"
+#include "karman/physics/boundary_kernels.hpp"
 #include "karman/solver/step_size.hpp"
 
 #include <algorithm>
@@ -36,7 +37,11 @@ PetscErrorCode load_case_mesh(MPI_Comm comm, const config::CaseConfig &cfg, mesh
 
 namespace {
 
-// The uniform initial value of every unknown: initial.pressure, initial.velocity.
+// The uniform initial value of every unknown: initial.pressure, initial.velocity -- turned by the
+// far field's angle of attack, as the far field's velocity is (both given at zero angle), so
+// that a campaign whose angle is a design variable starts a cold solve at its current angle from
+// its own free stream (a restart of cases/naca0012-rans/optimize.yaml at 2.6 degrees from the
+// stream at 4.5 did not converge)
 std::vector<double> uniform_initial_values(const FlowResidual &res, const config::CaseConfig &cfg) {
   const physics::EquationSet &eq = res.equations();
   const discretization::InitialOptions init = discretization::initial_options().get(cfg);
@@ -44,7 +49,9 @@ std::vector<double> uniform_initial_values(const FlowResidual &res, const config
   for (std::size_t i = 0; i < eq.n_fields(); ++i)
     for (int d = 0; d < eq.field(i).components; ++d) w0[eq.offset(i) + d] = eq.field(i).initial;
   w0[eq.offset(eq.find("pressure"))] = init.pressure;
-  for (int d = 0; d < eq.dim(); ++d) w0[eq.offset(eq.find("velocity")) + d] = init.velocity[d];
+  const Vec3<double> u0 =
+      physics::turned(init.velocity, res.boundary_conditions().angle_of_attack());
+  for (int d = 0; d < eq.dim(); ++d) w0[eq.offset(eq.find("velocity")) + d] = u0[d];
   return w0;
 }
 

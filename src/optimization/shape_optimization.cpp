@@ -462,6 +462,24 @@ double design_step(const OptimizationProblem &problem, std::size_t i, double rel
   return std::isfinite(range) && range > 0 ? rel * range : rel * L;
 }
 
+// The fourth-order central difference of the functions (objective, constraints) along variable i
+// at step h
+PetscErrorCode fourth_order_difference(const DesignValues &values, const std::vector<double> &a,
+                                       std::size_t i, double h, std::vector<double> *fd) {
+  PetscFunctionBeginUser;
+  std::vector<double> F[4];
+  const double s[4] = {h, -h, 2 * h, -2 * h};
+  for (int q = 0; q < 4; ++q) {
+    std::vector<double> x = a;
+    x[i] += s[q];
+    PetscCall(values(x, &F[q]));
+  }
+  fd->assign(F[0].size(), 0.0);
+  for (std::size_t j = 0; j < F[0].size(); ++j)
+    (*fd)[j] = (8 * (F[0][j] - F[1][j]) - (F[2][j] - F[3][j])) / (12 * h);
+  PetscFunctionReturn(0);
+}
+
 // Fourth-order central differences of the nf functions (objective, constraints) along the
 // variables: max_variables shared out among the design entries
 PetscErrorCode difference_variables(const OptimizationProblem &problem,
@@ -484,17 +502,10 @@ PetscErrorCode difference_variables(const OptimizationProblem &problem,
       Check::Variable v;
       v.name = problem.names[i];
       v.block = blocks[b].name;
+      v.index = i;
       v.step = design_step(problem, i, rel, L);
       for (std::size_t j = 0; j < nf; ++j) v.adjoint.push_back(check->gradient[j][i]);
-      std::vector<double> F[4];
-      const double s[4] = {v.step, -v.step, 2 * v.step, -2 * v.step};
-      for (int q = 0; q < 4; ++q) {
-        std::vector<double> x = a;
-        x[i] += s[q];
-        PetscCall(values(x, &F[q]));
-      }
-      for (std::size_t j = 0; j < nf; ++j)
-        v.fd.push_back((8 * (F[0][j] - F[1][j]) - (F[2][j] - F[3][j])) / (12 * v.step));
+      PetscCall(fourth_order_difference(values, a, i, v.step, &v.fd));
       check->variables.push_back(v);
     }
   }
@@ -518,7 +529,10 @@ void score_variables(const std::vector<VariableBlock> &blocks, DesignGradientChe
       double &bs = in_block[block_index[v.block]][j];
       bs = std::max(bs, std::abs(v.adjoint[j]));
     }
-  for (auto &v : check->variables)
+  check->failures = 0;
+  for (auto &v : check->variables) {
+    v.relative_difference.clear();
+    v.ok.clear();
     for (std::size_t j = 0; j < nf; ++j) {
       const double scale = std::max(in_block[block_index[v.block]][j], 1e-4 * overall[j]);
       const double diff = std::abs(v.adjoint[j] - v.fd[j]);
@@ -527,6 +541,39 @@ void score_variables(const std::vector<VariableBlock> &blocks, DesignGradientChe
       v.ok.push_back(r <= Check::kFdTolerance);
       check->failures += r <= Check::kFdTolerance ? 0 : 1;
     }
+  }
+}
+
+// A difference that fails at its step h may have its stencil [a - 2h, a + 2h] across a kink of
+// the discrete problem rather than show an error of the gradient: a branch of the turbulence
+// model in some cell, a far-field face that turns from inflow to outflow.  Such a variable is
+// differenced again at h/10 and h/100, and the step whose largest relative difference is the
+// smallest kept (the report gives it).  The RANS NACA 0012 (cases/naca0012-rans/optimize.yaml,
+// level 0): the angle of attack's drag derivative 3.181198555e-4 against 3.181205092e-4 at the
+// step 0.005 degrees (2.1e-6), 3.1811986e-4 at 4.5e-5 degrees (karman verify of the parameter)
+PetscErrorCode refine_failed_differences(const std::vector<VariableBlock> &blocks,
+                                         const std::vector<double> &a, const DesignValues &values,
+                                         DesignGradientCheck *check) {
+  PetscFunctionBeginUser;
+  if (check->failures == 0) PetscFunctionReturn(0);
+  const auto worst = [](const DesignGradientCheck::Variable &v) {
+    return *std::max_element(v.relative_difference.begin(), v.relative_difference.end());
+  };
+  for (auto &v : check->variables) {
+    if (std::all_of(v.ok.begin(), v.ok.end(), [](char ok) { return ok; })) continue;
+    const double h = v.step;
+    for (double f : {0.1, 0.01}) {
+      DesignGradientCheck::Variable w = v;
+      w.step = f * h;
+      PetscCall(fourth_order_difference(values, a, v.index, w.step, &w.fd));
+      DesignGradientCheck trial = *check;
+      trial.variables = {v, w};
+      score_variables(blocks, &trial);
+      if (worst(trial.variables[1]) < worst(trial.variables[0])) v.fd = w.fd, v.step = w.step;
+    }
+  }
+  score_variables(blocks, check);
+  PetscFunctionReturn(0);
 }
 
 // One Taylor test of the nf functions along p (the entry `name`, or all)
@@ -543,30 +590,49 @@ PetscErrorCode taylor_test(const std::string &name, const std::vector<double> &p
   for (std::size_t j = 0; j < nf; ++j)
     for (std::size_t i = 0; i < n; ++i) t.derivative[j] += check->gradient[j][i] * p[i];
   t.remainder.assign(nf, {});
-  for (double eps : t.eps) {
+  const auto remainders = [&](double eps) -> PetscErrorCode {
+    PetscFunctionBeginUser;
     std::vector<double> x = a, F;
     for (std::size_t i = 0; i < n; ++i) x[i] += eps * p[i];
     PetscCall(values(x, &F));
     for (std::size_t j = 0; j < nf; ++j)
       t.remainder[j].push_back(std::abs(F[j] - check->values[j] - eps * t.derivative[j]));
-  }
-  for (std::size_t j = 0; j < nf; ++j) {
-    bool linear = true, ok = true;
-    std::vector<double> rates;
-    for (std::size_t k = 0; k < t.eps.size(); ++k) {
-      const double floor =
-          1e-12 * std::max(std::abs(check->values[j]), std::abs(t.eps[k] * t.derivative[j]));
-      linear = linear && t.remainder[j][k] <= floor;
-      if (k == 0) continue;
-      rates.push_back(std::log(t.remainder[j][k - 1] / t.remainder[j][k]) /
-                      std::log(t.eps[k - 1] / t.eps[k]));
-      ok = ok && rates.back() >= Check::kMinRate; // false for NaN (0/0)
+    PetscFunctionReturn(0);
+  };
+  for (double eps : t.eps) PetscCall(remainders(eps));
+  // the verdict of each function: remainders at round-off (linear), or the last two rates at
+  // least kMinRate.  Where one fails the steps are halved, at most twice, so that a test still
+  // in its pre-asymptotic range gets there (cases/naca0012-rans/optimize.yaml, level 0: the
+  // bumps' lift at rates 1.86, 1.92)
+  const auto judge = [&]() {
+    t.rate.assign(nf, {});
+    t.linear.assign(nf, false);
+    t.ok.assign(nf, false);
+    bool all = true;
+    for (std::size_t j = 0; j < nf; ++j) {
+      bool linear = true;
+      for (std::size_t k = 0; k < t.eps.size(); ++k) {
+        const double floor =
+            1e-12 * std::max(std::abs(check->values[j]), std::abs(t.eps[k] * t.derivative[j]));
+        linear = linear && t.remainder[j][k] <= floor;
+        if (k > 0)
+          t.rate[j].push_back(std::log(t.remainder[j][k - 1] / t.remainder[j][k]) /
+                              std::log(t.eps[k - 1] / t.eps[k]));
+      }
+      const std::size_t m = t.rate[j].size();
+      // false for NaN (0/0)
+      const bool ok = t.rate[j][m - 1] >= Check::kMinRate && t.rate[j][m - 2] >= Check::kMinRate;
+      t.linear[j] = linear;
+      t.ok[j] = linear || ok;
+      all = all && t.ok[j];
     }
-    t.rate.push_back(rates);
-    t.linear.push_back(linear);
-    t.ok.push_back(linear || ok);
-    check->failures += linear || ok ? 0 : 1;
+    return all;
+  };
+  for (int more = 0; !judge() && more < 2; ++more) {
+    t.eps.push_back(t.eps.back() / 2);
+    PetscCall(remainders(t.eps.back()));
   }
+  for (std::size_t j = 0; j < nf; ++j) check->failures += t.ok[j] ? 0 : 1;
   check->taylor.push_back(t);
   PetscFunctionReturn(0);
 }
@@ -590,6 +656,7 @@ PetscErrorCode check_design_gradient(const OptimizationProblem &problem,
   check->gradient.insert(check->gradient.end(), e0.dc.begin(), e0.dc.end());
   PetscCall(difference_variables(problem, blocks, a, values, L, max_variables, rel, check));
   score_variables(blocks, check);
+  PetscCall(refine_failed_differences(blocks, a, values, check));
   // Taylor tests along p (uniform in +-h_i / rel on the variables of one entry, or all)
   std::uniform_real_distribution<double> uni(-1.0, 1.0);
   for (std::size_t b = 0; b < blocks.size(); ++b) {

@@ -19,10 +19,12 @@
 #include "karman/core/error.hpp"
 #include "karman/driver/flow_case.hpp"
 #include "karman/driver/force_history.hpp"
+#include "karman/discretization/parameters.hpp"
 #include "test_helpers.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -331,4 +333,50 @@ TEST_CASE("force history: lift frequency and window statistics", "[driver]") {
   // the initial state (step 0) is data, not a result
   std::vector<driver::ForceSample> only_initial = {{0, 0.0, 7.0, 0.0, 0.0}};
   CHECK_FALSE(driver::window_statistics(only_initial, 0.0, &driver::ForceSample::cd, &st));
+}
+
+TEST_CASE("FlowCase: the uniform initial velocity turns with the far field's angle of attack",
+          "[driver][mpi]") {
+  // initial.velocity, like the far field's velocity, is given at zero angle: a cold start at
+  // angle alpha begins in its own free stream, also after the angle changed as a parameter (a
+  // campaign's design variable)
+  const std::string text =
+      "mesh: {file: " +
+      test::mesh_file(PETSC_COMM_WORLD,
+                      std::string(KARMAN_SOURCE_DIR) + "/cases/naca0012-laminar/naca0012.geo", -1,
+                      2) +
+      R"(}
+fluid: {viscosity: 1.0e-2}
+initial: {velocity: [2, 0], pressure: 0.5}
+boundaries:
+  airfoil: {type: wall}
+  farfield: {type: far-field, velocity: [1, 0], angle_of_attack: 30}
+objective: {type: drag, walls: [airfoil]}
+)";
+  config::CaseConfig cfg;
+  driver::FlowCase fc;
+  load_case(text, {}, &cfg, &fc);
+  Vec w;
+  REQUIRE(fc.create_state(&w) == 0);
+  const auto check = [&](double alpha_degrees) {
+    REQUIRE(fc.initial_state(w) == 0);
+    const double a = alpha_degrees * M_PI / 180;
+    const PetscScalar *x;
+    PetscInt n;
+    REQUIRE(VecGetLocalSize(w, &n) == 0);
+    REQUIRE(VecGetArrayRead(w, &x) == 0);
+    double worst = 0;
+    for (PetscInt c = 0; c < n / 3; ++c)
+      worst = std::max({worst, std::abs(x[3 * c] - 0.5), std::abs(x[3 * c + 1] - 2 * std::cos(a)),
+                        std::abs(x[3 * c + 2] - 2 * std::sin(a))});
+    REQUIRE(VecRestoreArrayRead(w, &x) == 0);
+    CAPTURE(alpha_degrees);
+    CHECK(n > 0);
+    CHECK(worst < 1e-15);
+  };
+  check(30);
+  const discretization::ParameterRegistry registry(fc.residual());
+  REQUIRE(registry.set(fc.residual(), "boundaries.farfield.angle_of_attack", -12) == 0);
+  check(-12);
+  VecDestroy(&w);
 }

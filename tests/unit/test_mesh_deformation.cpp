@@ -340,7 +340,8 @@ TEST_CASE("mesh deformation: DFG cylinder rotated and moved, same on 1 and 2 ran
   REQUIRE(moved > 0.005); // the cylinder moved (0.1 rad of a 0.05 radius and the shift)
 }
 
-TEST_CASE("mesh deformation: when CG + AMG fails, the direct fallback gives the same mesh",
+TEST_CASE("mesh deformation: when CG + AMG fails, the direct fallback gives the same mesh, and "
+          "solves the later systems alone",
           "[mesh_deformation][mpi]") {
   // Richardson + Jacobi smoothing (unscaled) makes the V-cycle indefinite: CG stops with
   // DIVERGED_INDEFINITE_PC, and the LU fallback must give the mesh of the default solver
@@ -353,13 +354,28 @@ TEST_CASE("mesh deformation: when CG + AMG fails, the direct fallback gives the 
   deform_mesh(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, kDfg, displacement, &m, &good);
   REQUIRE(PetscOptionsSetValue(nullptr, "-deform_mg_levels_ksp_type", "richardson") == 0);
   REQUIRE(PetscOptionsSetValue(nullptr, "-deform_mg_levels_pc_type", "jacobi") == 0);
-  deform_mesh(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, kDfg, displacement, &m2, &fallback);
+  test::load(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, kDfg, &m2);
+  design::MeshDeformation deformation;
+  clear_error();
+  REQUIRE(deformation.setup(m2, m2.coordinates) == 0);
   REQUIRE(PetscOptionsClearValue(nullptr, "-deform_mg_levels_ksp_type") == 0);
   REQUIRE(PetscOptionsClearValue(nullptr, "-deform_mg_levels_pc_type") == 0);
+  std::vector<V3> d(m2.n_vertices);
+  for (PetscInt v = 0; v < m2.n_vertices; ++v)
+    d[v] = displacement(m2.coordinates[v], m2.vertex_gid[v]);
+  REQUIRE(deformation.deform(d, &fallback.X, &fallback.result) == 0);
   INFO(fallback.result.message);
   REQUIRE(!good.result.direct);
   REQUIRE(fallback.result.direct);
+  REQUIRE(fallback.result.iterations > 0); // CG ran and failed
   REQUIRE(fallback.result.valid);
+  // the next solve on that operator goes to the LU at once (no CG iterations), the same mesh
+  Deformed again;
+  REQUIRE(deformation.deform(d, &again.X, &again.result) == 0);
+  REQUIRE(again.result.direct);
+  REQUIRE(again.result.iterations == 0);
+  REQUIRE(again.result.valid);
+  for (PetscInt v = 0; v < m2.n_vertices; ++v) REQUIRE(norm(again.X[v] - fallback.X[v]) < 1e-14);
   // by serial vertex index (two loads on 2 ranks may partition differently)
   std::map<PetscInt, PetscInt> vertex;
   for (PetscInt v = 0; v < m.n_vertices; ++v) vertex[m.vertex_gid[v]] = v;

@@ -4,7 +4,8 @@
 //    finite-difference variables shared out among the entries (3 of 5 + 1: the first and last of
 //    the first entry, the second entry's); fourth-order differences equal the exact gradient; the
 //    Taylor rates of the cubic are >= 1.9 and the linear constraint is recognized as linear; a
-//    gradient entry 1 % off fails its variable and no other;
+//    gradient entry 1 % off fails its variable and no other; a kink inside the stencil of the
+//    first step is stepped around (a tenth of it);
 //  - the case's constraints and design on the coarse cylinder channel (452 cells): senses, a
 //    relative area resolved to the reference shape's area, a flow constraint's value as given;
 //    refusals (with the file, the entry and what was expected) of 'volume' in 2D, an unknown wall,
@@ -103,6 +104,45 @@ TEST_CASE("design gradient check: steps, shared-out variables, differences and T
   CHECK(check.variables[2].ok[0]);
   CHECK(check.taylor[1].ok[0]); // entry b does not move a4
   CHECK(check.failures >= 1);
+}
+
+TEST_CASE("design gradient check: a kink inside the difference stencil is stepped around",
+          "[optimization]") {
+  // f = x^3 + 0.01 |x - k| with the kink k = a + 1.5 h inside the stencil [a - 2h, a + 2h] of the
+  // step h = rel (upper - lower): the difference at h is off by about 3e-3 of the gradient, at
+  // h/10 or h/100 the stencil stays on the kink's smooth side and agrees (x^3: exactly, to
+  // round-off); the check passes with the smaller step, and reports it
+  optimization::OptimizationProblem problem;
+  problem.names = {"x"};
+  problem.lower = {-1};
+  problem.upper = {1};
+  const std::vector<optimization::VariableBlock> blocks = {{"x", 0, 1}};
+  const double rel = 1e-3, h = rel * 2, x0 = 0.3, k = x0 + 1.5 * h;
+  const std::vector<double> a = {x0};
+  const optimization::DesignValues values = [&](const std::vector<double> &x,
+                                                std::vector<double> *F) -> PetscErrorCode {
+    *F = {x[0] * x[0] * x[0] + 0.01 * std::abs(x[0] - k)};
+    return 0;
+  };
+  optimization::Evaluation e0;
+  e0.f = x0 * x0 * x0 + 0.01 * (k - x0);
+  e0.df = {3 * x0 * x0 - 0.01};
+  optimization::DesignGradientCheck check;
+  REQUIRE(optimization::check_design_gradient(problem, blocks, a, e0, values, 1.0, 1, rel,
+                                              &check) == 0);
+  REQUIRE(check.variables.size() == 1);
+  const auto &v = check.variables[0];
+  CAPTURE(v.step, v.fd[0], v.adjoint[0], v.relative_difference[0]);
+  CHECK(v.step <= h / 10 * (1 + 1e-12));
+  CHECK(v.ok[0]);
+  CHECK(v.relative_difference[0] < 1e-9);
+  CHECK(check.failures == 0);
+  // the first step alone would have failed it: the difference at h
+  std::vector<double> F[4];
+  for (int q = 0; q < 4; ++q)
+    REQUIRE(values({x0 + h * std::vector<double>{1, -1, 2, -2}[q]}, &F[q]) == 0);
+  const double fd_h = (8 * (F[0][0] - F[1][0]) - (F[2][0] - F[3][0])) / (12 * h);
+  CHECK(std::abs(fd_h - e0.df[0]) / std::abs(e0.df[0]) > 1e-3);
 }
 
 namespace {

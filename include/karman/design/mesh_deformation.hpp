@@ -21,7 +21,7 @@
 // the rank that owns it.  The Dirichlet rows and columns are eliminated symmetrically
 // (MatZeroRowsColumns with a scaled identity), so the operator A = [c I, 0; 0, K_II] is
 // symmetric positive definite: the solves are CG with smoothed-aggregation AMG (PCGAMG; a MUMPS
-// LU solve if CG fails, prefix deform_direct_) and the
+// LU solve if CG fails, prefix deform_direct_, and the LU alone for the later solves) and the
 // rigid-body modes of X0 as its near null space, options prefix deform_ (-deform_ksp_type,
 // -deform_pc_type, -deform_ksp_monitor ...), each with a zero right-hand side on the Dirichlet
 // rows (the tolerance is relative to the interior's right-hand side) and the Dirichlet values
@@ -118,7 +118,8 @@ private:
                                     const DeformationOptions &options);
   PetscErrorCode dirichlet_operator(const std::vector<Vec3<double>> &X0);
   PetscErrorCode create_solver(const DeformationOptions &options);
-  /// CG + AMG, and the direct LU solve if that fails (*direct tells).  Collective.
+  /// CG + AMG, and the direct LU solve if that fails (*direct tells); after a failure the LU
+  /// alone (0 iterations).  Collective.
   PetscErrorCode solve(Vec rhs, Vec x, PetscInt *iterations, KSPConvergedReason *reason,
                        bool *direct = nullptr) const;
   PetscErrorCode owned_values(const std::vector<Vec3<double>> &local, bool boundary_only,

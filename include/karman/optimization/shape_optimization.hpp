@@ -85,7 +85,8 @@ struct DesignGradientCheck {
   std::vector<std::vector<double>> gradient; ///< dF_j/da, every variable (adjoint)
   struct Variable {
     std::string name, block; ///< the variable and its design entry
-    double step = 0;
+    std::size_t index = 0;   ///< its place in the design
+    double step = 0;         ///< the step of fd (smaller than the first if that failed)
     std::vector<double> adjoint, fd, relative_difference; ///< per function
     std::vector<char> ok;                                 ///< per function
   };
@@ -114,8 +115,10 @@ using DesignValues =
 /// The check above at design a for any problem: e0 is the evaluation at a (values and
 /// gradients), `values` evaluates the functions at perturbed designs; steps h_i = rel (upper_i -
 /// lower_i) where the bounds are finite, else rel * default_step; at most `max_variables`
-/// variables by finite differences, shared out among the blocks; the Taylor steps eps are
-/// taylor_scale {4, 2, 1} 1e-3.  Collective (through values).
+/// variables by finite differences, shared out among the blocks (a variable that fails is
+/// differenced again at h/10 and h/100, the step that agrees best kept); the Taylor steps eps are
+/// taylor_scale {4, 2, 1} 1e-3, halved at most twice more while a function's last two rates stay
+/// below kMinRate.  Collective (through values).
 PetscErrorCode check_design_gradient(const OptimizationProblem &problem,
                                      const std::vector<VariableBlock> &blocks,
                                      const std::vector<double> &a, const Evaluation &e0,
