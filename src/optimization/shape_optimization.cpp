@@ -169,6 +169,24 @@ PetscErrorCode ShapeOptimization::add_parameter_variable(const std::string &name
   for (const auto &p : parameter_variables_)
     PetscCheck(p.name != name, comm, PETSC_ERR_USER_INPUT,
                "%s: the parameter %s is a design variable twice", file, name.c_str());
+  // the far-field boundaries share one angle of attack (checked when the case is set up), but
+  // the parameter of each turns only its own boundary: a design variable would separate them
+  {
+    const discretization::BoundaryConditions &bcs = res.boundary_conditions();
+    std::string far_fields, mine;
+    int count = 0;
+    for (std::size_t q = 0; q < bcs.n_patches(); ++q) {
+      if (!bcs.patch(static_cast<int>(q)).unit->angle_of_attack()) continue;
+      const std::string &patch = bcs.patch(static_cast<int>(q)).name;
+      far_fields += (count++ ? ", " : "") + patch;
+      if (name == "boundaries." + patch + ".angle_of_attack") mine = patch;
+    }
+    PetscCheck(mine.empty() || count == 1, comm, PETSC_ERR_USER_INPUT,
+               "%s: the design variable %s: the far-field boundaries %s share one angle of attack, "
+               "and the variable would turn %s alone; make them one boundary (one physical group, "
+               "as cases/naca0012-rans/optimize.geo does)",
+               file, name.c_str(), far_fields.c_str(), mine.c_str());
+  }
   parameter_variables_.push_back(v);
   append_parameter_variable(parameter_variables_.size() - 1);
   PetscFunctionReturn(0);

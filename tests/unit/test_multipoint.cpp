@@ -235,4 +235,30 @@ TEST_CASE("multipoint: refusals name the entry", "[optimization][shape]") {
                     &mp) == "case.yaml: the design variable boundaries.farfield.angle_of_attack: "
                             "its value 0 must lie within [lower, upper] = [1, 3] (lower < upper), "
                             "its scale 1 > 0");
+  // two far-field boundaries (the RANS NACA 0012's far field and outlet): an angle variable
+  // would turn one of them alone
+  const std::string two_far_fields =
+      "mesh: {file: " +
+      test::mesh_file(PETSC_COMM_WORLD,
+                      std::string(KARMAN_SOURCE_DIR) + "/cases/naca0012-rans/naca0012-rans.geo", 0,
+                      2) +
+      "}\n" + R"(fluid: {viscosity: 1.0e-3}
+initial: {velocity: [1, 0]}
+solver: {linear: direct}
+boundaries:
+  wall: {type: wall}
+  farfield: {type: far-field, velocity: [1, 0]}
+  outlet: {type: far-field, velocity: [1, 0]}
+objective: {type: drag, walls: [wall]}
+design:
+  - {type: hicks-henne, walls: [wall], positions: [0.5], width: 3, surfaces: both,
+     chord_direction: [1, 0], lower: [-0.01], upper: [0.01]}
+points:
+  - {name: a, variable: boundaries.outlet.angle_of_attack, lower: -2, upper: 2}
+)";
+  CHECK(setup_error(two_far_fields, &mp) ==
+        "case.yaml: the design variable boundaries.outlet.angle_of_attack: the far-field "
+        "boundaries farfield, outlet share one angle of attack, and the variable would turn "
+        "outlet alone; make them one boundary (one physical group, as "
+        "cases/naca0012-rans/optimize.geo does)");
 }
