@@ -5,7 +5,8 @@
 //    the first entry, the second entry's); fourth-order differences equal the exact gradient; the
 //    Taylor rates of the cubic are >= 1.9 and the linear constraint is recognized as linear; a
 //    gradient entry 1 % off fails its variable and no other; a kink inside the stencil of the
-//    first step is stepped around (a tenth of it);
+//    first step is stepped around (a tenth of it); a Taylor test still pre-asymptotic at the
+//    three steps is continued with two halvings and passes on its last two rates;
 //  - the case's constraints and design on the coarse cylinder channel (452 cells): senses, a
 //    relative area resolved to the reference shape's area, a flow constraint's value as given;
 //    refusals (with the file, the entry and what was expected) of 'volume' in 2D, an unknown wall,
@@ -23,6 +24,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -143,6 +145,46 @@ TEST_CASE("design gradient check: a kink inside the difference stencil is steppe
     REQUIRE(values({x0 + h * std::vector<double>{1, -1, 2, -2}[q]}, &F[q]) == 0);
   const double fd_h = (8 * (F[0][0] - F[1][0]) - (F[2][0] - F[3][0])) / (12 * h);
   CHECK(std::abs(fd_h - e0.df[0]) / std::abs(e0.df[0]) > 1e-3);
+}
+
+TEST_CASE("design gradient check: a Taylor test still pre-asymptotic is continued with halved "
+          "steps",
+          "[optimization]") {
+  // f = x^2 - K x^4 at a = 0 (f'(0) = 0): the Taylor remainder along eps p is d^2 (1 - K d^2),
+  // d = eps |p|.  K is chosen from the entry's direction p (the check's generator, seed 12345 + 1)
+  // so that K d^2 = 0.03 at eps = 1e-3: the rates of eps = 4, 2, 1 (1e-3) are 1.24 and 1.86
+  // (below 1.9), and with two halvings the last two are 1.97 and 1.99
+  optimization::OptimizationProblem problem;
+  problem.names = {"x"};
+  problem.lower = {-1};
+  problem.upper = {1};
+  const std::vector<optimization::VariableBlock> blocks = {{"x", 0, 1}};
+  const double rel = 1e-3;
+  std::mt19937 gen(12345 + 1);
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  const double p = uni(gen) * rel * 2 / rel, d0 = 1e-3 * std::abs(p), K = 0.03 / (d0 * d0);
+  const optimization::DesignValues values = [&](const std::vector<double> &x,
+                                                std::vector<double> *F) -> PetscErrorCode {
+    *F = {x[0] * x[0] - K * x[0] * x[0] * x[0] * x[0]};
+    return 0;
+  };
+  optimization::Evaluation e0;
+  e0.f = 0;
+  e0.df = {0};
+  optimization::DesignGradientCheck check;
+  REQUIRE(optimization::check_design_gradient(problem, blocks, {0.0}, e0, values, 1.0, 1, rel,
+                                              &check) == 0);
+  REQUIRE(check.taylor.size() == 2); // the entry, then all
+  const auto &t = check.taylor[0];
+  REQUIRE(t.eps.size() == 5);
+  CHECK(t.eps[4] == Approx(2.5e-4));
+  REQUIRE(t.rate[0].size() == 4);
+  CAPTURE(t.rate[0][0], t.rate[0][1], t.rate[0][2], t.rate[0][3]);
+  CHECK(t.rate[0][0] == Approx(1.24).margin(0.01));
+  CHECK(t.rate[0][1] < 1.9);
+  CHECK(t.rate[0][2] >= 1.9);
+  CHECK(t.rate[0][3] >= 1.9);
+  CHECK(t.ok[0]);
 }
 
 namespace {
