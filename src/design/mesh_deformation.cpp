@@ -300,28 +300,23 @@ PetscErrorCode MeshDeformation::solve(Vec rhs, Vec x, PetscInt *iterations,
                                       KSPConvergedReason *reason, bool *direct) const {
   PetscFunctionBeginUser;
   if (direct) *direct = false;
-  // once CG + AMG has failed on this operator, the LU it set up solves the later systems at
-  // once: they share A, and the iterations would be lost again (the RANS NACA 0012's mesh,
-  // cells of volume 1e-12 to 1e4: 10 000 CG iterations before every deformation and every
-  // reverse solve of a campaign, cases/naca0012-rans/optimize.yaml)
   if (direct_) {
+    // once CG + AMG has failed on this operator, the LU it set up solves the later systems at
+    // once: they share A, and the iterations would be lost again (the RANS NACA 0012's mesh,
+    // cells of volume 1e-12 to 1e4: 10 000 CG iterations before every deformation and every
+    // reverse solve of a campaign, cases/naca0012-rans/optimize.yaml)
     *iterations = 0;
-    PetscCall(KSPSolve(direct_, rhs, x));
-    PetscCall(KSPGetConvergedReason(direct_, reason));
-    if (direct) *direct = true;
-    PetscFunctionReturn(0);
-  }
-  PetscCall(KSPSolve(ksp_, rhs, x));
-  PetscCall(KSPGetIterationNumber(ksp_, iterations));
-  PetscCall(KSPGetConvergedReason(ksp_, reason));
-  if (*reason > 0) PetscFunctionReturn(0);
-  // the fallback: a direct solve (MUMPS LU of A, set up once), so that a preconditioner that
-  // fails on some right-hand side costs time, not the design
-  PetscCall(log_info(mesh_->comm,
-                     "mesh deformation: CG + AMG stopped (%s after %d iterations); solving with "
-                     "a direct LU factorization instead",
-                     KSPConvergedReasons[*reason], (int)*iterations));
-  if (!direct_) {
+  } else {
+    PetscCall(KSPSolve(ksp_, rhs, x));
+    PetscCall(KSPGetIterationNumber(ksp_, iterations));
+    PetscCall(KSPGetConvergedReason(ksp_, reason));
+    if (*reason > 0) PetscFunctionReturn(0);
+    // the fallback: a direct solve (MUMPS LU of A, set up once), so that a preconditioner that
+    // fails on some right-hand side costs time, not the design
+    PetscCall(log_info(mesh_->comm,
+                       "mesh deformation: CG + AMG stopped (%s after %d iterations); solving with "
+                       "a direct LU factorization instead",
+                       KSPConvergedReasons[*reason], (int)*iterations));
     PetscCall(KSPCreate(mesh_->comm, &direct_));
     PetscCall(KSPSetOptionsPrefix(direct_, "deform_direct_"));
     PetscCall(KSPSetType(direct_, KSPPREONLY));

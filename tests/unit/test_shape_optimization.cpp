@@ -108,16 +108,26 @@ TEST_CASE("design gradient check: steps, shared-out variables, differences and T
   CHECK(check.failures >= 1);
 }
 
+namespace {
+
+// One design variable x in [-1, 1], no constraint: the difference step is rel 2
+optimization::OptimizationProblem one_variable_problem() {
+  optimization::OptimizationProblem problem;
+  problem.names = {"x"};
+  problem.lower = {-1};
+  problem.upper = {1};
+  return problem;
+}
+
+} // namespace
+
 TEST_CASE("design gradient check: a kink inside the difference stencil is stepped around",
           "[optimization]") {
   // f = x^3 + 0.01 |x - k| with the kink k = a + 1.5 h inside the stencil [a - 2h, a + 2h] of the
   // step h = rel (upper - lower): the difference at h is off by about 3e-3 of the gradient, at
   // h/10 or h/100 the stencil stays on the kink's smooth side and agrees (x^3: exactly, to
   // round-off); the check passes with the smaller step, and reports it
-  optimization::OptimizationProblem problem;
-  problem.names = {"x"};
-  problem.lower = {-1};
-  problem.upper = {1};
+  const optimization::OptimizationProblem problem = one_variable_problem();
   const std::vector<optimization::VariableBlock> blocks = {{"x", 0, 1}};
   const double rel = 1e-3, h = rel * 2, x0 = 0.3, k = x0 + 1.5 * h;
   const std::vector<double> a = {x0};
@@ -154,10 +164,7 @@ TEST_CASE("design gradient check: a Taylor test still pre-asymptotic is continue
   // d = eps |p|.  K is chosen from the entry's direction p (the check's generator, seed 12345 + 1)
   // so that K d^2 = 0.03 at eps = 1e-3: the rates of eps = 4, 2, 1 (1e-3) are 1.24 and 1.86
   // (below 1.9), and with two halvings the last two are 1.97 and 1.99
-  optimization::OptimizationProblem problem;
-  problem.names = {"x"};
-  problem.lower = {-1};
-  problem.upper = {1};
+  const optimization::OptimizationProblem problem = one_variable_problem();
   const std::vector<optimization::VariableBlock> blocks = {{"x", 0, 1}};
   const double rel = 1e-3;
   std::mt19937 gen(12345 + 1);
