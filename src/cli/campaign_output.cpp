@@ -4,6 +4,8 @@
 #include "karman/core/logger.hpp"
 #include "karman/core/parallel.hpp"
 #include "karman/io/atomic_file.hpp"
+#include "karman/io/hdf5_fields.hpp"
+#include "karman/io/state_fields.hpp"
 #include "karman/optimization/optimization_options.hpp"
 
 #include <cstdio>
@@ -125,6 +127,42 @@ double detail(const nlohmann::json &d, const char *key) {
 
 nlohmann::json details_of(const optimization::Evaluation &e) {
   return e.details.empty() ? nlohmann::json::object() : nlohmann::json::parse(e.details);
+}
+
+PetscErrorCode save_campaign_state(const driver::FlowCase &fc, const std::string &dir,
+                                   const std::string &stem, long index, Vec w) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = fc.mesh();
+  const std::string path = (fs::path(dir) / (stem + ".h5")).string();
+  const std::string prev = (fs::path(dir) / (stem + ".prev.h5")).string();
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
+  if (rank == 0 && fs::exists(path)) fs::rename(path, prev);
+  PetscCallMPI(MPI_Barrier(m.comm));
+  PetscCall(io::write_state_h5(m, fc.residual().equations(), m.coordinates, path, w,
+                               {{"evaluation", static_cast<double>(index)}},
+                               fc.config().problem_attributes()));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode load_campaign_state(const driver::FlowCase &fc, const std::string &dir,
+                                   const std::string &stem, long index, Vec w, bool *found) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = fc.mesh();
+  *found = false;
+  for (const std::string &name : {stem + ".h5", stem + ".prev.h5"}) {
+    const std::string path = (fs::path(dir) / name).string();
+    int exists = fs::exists(path);
+    PetscCallMPI(MPI_Bcast(&exists, 1, MPI_INT, 0, m.comm));
+    if (!exists) continue;
+    double k = -1;
+    PetscCall(io::read_real_attribute_h5(m.comm, path, "evaluation", &k));
+    if (static_cast<long>(k) != index) continue;
+    PetscCall(io::read_state_h5(m, fc.residual().equations(), path, w));
+    *found = true;
+    break;
+  }
+  PetscFunctionReturn(0);
 }
 
 } // namespace karman::cli

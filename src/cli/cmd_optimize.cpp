@@ -42,9 +42,7 @@
 #include "karman/optimization/kkt_check.hpp"
 #include "karman/optimization/optimization_options.hpp"
 #include "karman/optimization/shape_optimization.hpp"
-#include "karman/io/hdf5_fields.hpp"
 #include "karman/io/msh_writer.hpp"
-#include "karman/io/state_fields.hpp"
 #include "karman/io/wall_shape.hpp"
 
 #include <nlohmann/json.hpp>
@@ -63,22 +61,7 @@ using optimization::ConstraintSense;
 
 namespace {
 
-/// The flow state of evaluation `index` to DIR/optimization-state.h5 (the previous one kept as
-/// optimization-state.prev.h5): the warm start of a restarted campaign.  Collective.
-PetscErrorCode save_state(const driver::FlowCase &fc, const std::string &dir, long index, Vec w) {
-  PetscFunctionBeginUser;
-  const mesh::Mesh &m = fc.mesh();
-  const std::string path = (fs::path(dir) / "optimization-state.h5").string();
-  const std::string prev = (fs::path(dir) / "optimization-state.prev.h5").string();
-  PetscMPIInt rank;
-  PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
-  if (rank == 0 && fs::exists(path)) fs::rename(path, prev);
-  PetscCallMPI(MPI_Barrier(m.comm));
-  PetscCall(io::write_state_h5(m, fc.residual().equations(), m.coordinates, path, w,
-                               {{"evaluation", static_cast<double>(index)}},
-                               fc.config().problem_attributes()));
-  PetscFunctionReturn(0);
-}
+constexpr const char *kStateStem = "optimization-state";
 
 /// The wall `patch` of the current design at time `t` of `series`, with the objective's shape
 /// gradient dJ/dd_B (per vertex, after the mesh deformation's reverse: the derivative with
@@ -97,27 +80,6 @@ PetscErrorCode write_shape(const discretization::FlowResidual &res, int patch,
     for (int d = 0; d < 3; ++d) g.values.push_back(x[d]);
   PetscCall(series.write_surface(res.mesh(), res.coordinates(), patch, t, {face_density},
                                  {g, sens, density}));
-  PetscFunctionReturn(0);
-}
-
-/// Loads the saved state of evaluation `index` into w if one of the two files holds it.
-PetscErrorCode load_state(const driver::FlowCase &fc, const std::string &dir, long index, Vec w,
-                          bool *found) {
-  PetscFunctionBeginUser;
-  const mesh::Mesh &m = fc.mesh();
-  *found = false;
-  for (const char *name : {"optimization-state.h5", "optimization-state.prev.h5"}) {
-    const std::string path = (fs::path(dir) / name).string();
-    int exists = fs::exists(path);
-    PetscCallMPI(MPI_Bcast(&exists, 1, MPI_INT, 0, m.comm));
-    if (!exists) continue;
-    double k = -1;
-    PetscCall(io::read_real_attribute_h5(m.comm, path, "evaluation", &k));
-    if (static_cast<long>(k) != index) continue;
-    PetscCall(io::read_state_h5(m, fc.residual().equations(), path, w));
-    *found = true;
-    break;
-  }
   PetscFunctionReturn(0);
 }
 
@@ -180,7 +142,9 @@ public:
                                  {"deformation_adjoint_time", r.shape.deformation_reverse_time},
                                  {"min_volume_ratio", r.shape.min_volume_ratio}})
                      .dump();
-    if (e->ok) PetscCall(save_state(fc(), args_.output_dir, next_index_, problem_.shape().state()));
+    if (e->ok)
+      PetscCall(save_campaign_state(fc(), args_.output_dir, kStateStem, next_index_,
+                                    problem_.shape().state()));
     PetscFunctionReturn(0);
   }
 
@@ -355,7 +319,8 @@ private:
     Vec w;
     bool found = false;
     PetscCall(fc().create_state(&w));
-    PetscCall(load_state(fc(), args_.output_dir, last_ok_replayed_, w, &found));
+    PetscCall(
+        load_campaign_state(fc(), args_.output_dir, kStateStem, last_ok_replayed_, w, &found));
     PetscCheck(found, comm_, PETSC_ERR_FILE_OPEN,
                "--restart: no saved flow state of evaluation %ld (optimization-state.h5) in "
                "%s; the campaign cannot continue from where it stopped",

@@ -5,9 +5,12 @@
 //                             per point J, c_D, c_L, Newton iterations and time, failure reason
 //   OUTDIR/designs.csv        the design (the case's units) of every evaluation
 //   OUTDIR/optimization-journal.jsonl   every evaluation, for --restart
-//   (optimization/optimizer.hpp;
-//                             the first new evaluation after a replay starts each point's flow
-//                             from the case's initial state)
+//                             (optimization/optimizer.hpp)
+//   OUTDIR/optimization-state-POINT*.h5  each point's flow of the last good evaluations: the
+//                             first new evaluation after a replay starts each point's solve from
+//                             its flow at the last good journaled evaluation (a cold start from
+//                             the case's initial state can fail far from it: the turbulent
+//                             airfoil's angle of attack ends 2 degrees below where it started)
 // and at the end, for the best design: OUTDIR/optimized.msh (the first point's mesh), shapes/
 // optimized.csv (its walls), OUTDIR/flow_optimized_POINT.* (each point's flow) and summary.json
 // (design, constraints, each point's values, the KKT check).  A progress line per evaluation.
@@ -121,6 +124,42 @@ PetscErrorCode finish(MPI_Comm comm, const CliArgs &args, const config::CaseConf
   PetscFunctionReturn(0);
 }
 
+/// The name of point `index`'s flow state files (save_campaign_state).
+std::string state_stem(const optimization::MultipointShapeOptimization &mp, std::size_t index) {
+  return "optimization-state-" + mp.last()[index].name;
+}
+
+/// Each point's flow to its state file, as evaluation `index` (a good one).  Collective.
+PetscErrorCode save_states(optimization::MultipointShapeOptimization &mp, const std::string &dir,
+                           long index) {
+  PetscFunctionBeginUser;
+  for (auto &lp : mp.local_points())
+    PetscCall(save_campaign_state(*lp.fc, dir, state_stem(mp, lp.index), index,
+                                  lp.problem->shape().state()));
+  PetscFunctionReturn(0);
+}
+
+/// A restarted campaign: each point's flow of the last good journaled evaluation `index` starts
+/// its next solve.  Collective.
+PetscErrorCode warm_start(optimization::MultipointShapeOptimization &mp, const std::string &dir,
+                          long index) {
+  PetscFunctionBeginUser;
+  for (auto &lp : mp.local_points()) {
+    Vec w;
+    bool found = false;
+    const std::string stem = state_stem(mp, lp.index);
+    PetscCall(lp.fc->create_state(&w));
+    PetscCall(load_campaign_state(*lp.fc, dir, stem, index, w, &found));
+    PetscCheck(found, mp.group_comm(), PETSC_ERR_FILE_OPEN,
+               "--restart: no saved flow state of evaluation %ld at point %s (%s.h5) in %s; the "
+               "campaign cannot continue from where it stopped",
+               index, mp.last()[lp.index].name.c_str(), stem.c_str(), dir.c_str());
+    PetscCall(lp.problem->shape().set_state(w));
+    PetscCall(VecDestroy(&w));
+  }
+  PetscFunctionReturn(0);
+}
+
 } // namespace
 
 PetscErrorCode run_multipoint_optimize(MPI_Comm comm, const CliArgs &args,
@@ -152,32 +191,47 @@ PetscErrorCode run_multipoint_optimize(MPI_Comm comm, const CliArgs &args,
   HistoryFiles files;
   if (rank == 0) files.open(args.output_dir, p, "", point_columns(names, nullptr).c_str());
   const double start = MPI_Wtime();
-  long computed = 0, replays = 0;
+  long computed = 0, replays = 0, next_index = 0, last_ok_replayed = -1;
+  bool warm_loaded = !args.restart;
   optimization::OptimizationResult result;
   PetscCall(optimization::optimize(
       comm, p,
       [&](const std::vector<double> &x, optimization::Evaluation *e) -> PetscErrorCode {
         PetscFunctionBeginUser;
+        if (!warm_loaded) {
+          warm_loaded = true;
+          if (last_ok_replayed >= 0) PetscCall(warm_start(mp, args.output_dir, last_ok_replayed));
+        }
         PetscCall(mp.evaluate(x, e));
         e->details = nlohmann::json({{"points", points_json(mp.last())}}).dump();
+        // (before the journal has the evaluation: a restart finds the flows of every journaled
+        // good evaluation)
+        if (e->ok) PetscCall(save_states(mp, args.output_dir, next_index));
         PetscFunctionReturn(0);
       },
       o,
       [&](long k, const std::vector<double> &x, const optimization::Evaluation &e,
           bool replayed) -> PetscErrorCode {
         PetscFunctionBeginUser;
+        next_index = k + 1;
         const nlohmann::json d = details_of(e);
         const nlohmann::json points = d.value("points", nlohmann::json::array());
         if (rank == 0)
           files.write(k, replayed, e, 12, "", point_columns(names, &points), mp.design_of(x));
         if (replayed) {
           ++replays;
+          if (e.ok) last_ok_replayed = k;
           PetscFunctionReturn(0);
         }
-        if (computed++ == 0 && replays > 0)
+        if (computed++ == 0 && replays > 0 && last_ok_replayed >= 0)
           PetscCall(log_info(comm,
                              "restart: %ld evaluations replayed from the journal; each point's "
-                             "flow starts from the case's initial state",
+                             "flow of evaluation %ld started its next solve",
+                             replays, last_ok_replayed));
+        else if (computed == 1 && replays > 0)
+          PetscCall(log_info(comm,
+                             "restart: %ld evaluations replayed from the journal, none good; "
+                             "each point's flow started from the case's initial state",
                              replays));
         const double eta =
             (MPI_Wtime() - start) / computed * std::max(0L, o.max_evaluations - k - 1);

@@ -5,8 +5,10 @@
 #  1. on 2 ranks, the points on 2 groups of one rank (points_mode concurrent, uninterrupted) and
 #     one after the other on both ranks (sequential, killed with SIGKILL after its third
 #     evaluation and restarted with --restart: it replays the journal, and its first new
-#     evaluation starts each point from the case's initial state) take the same designs (to 1e-8)
-#     with the same objectives (to 1e-8);
+#     evaluation starts each point from that point's flow of the last good journaled evaluation,
+#     OUTDIR/optimization-state-POINT.h5: in fewer Newton steps than the cold start of evaluation
+#     0, at most one more than the uninterrupted campaign's) take the same designs (to 1e-8) with
+#     the same objectives (to 1e-8);
 #  2. the objective is the weighted sum of the points' objectives (optimization.csv), and the
 #     summary's per-point values and angles are those of the best design;
 #  3. bad input, one error line each: an empty points list, a constraint's unknown point, a
@@ -46,7 +48,8 @@ wait $pid 2> /dev/null
 grep -q "best design" killed.log && fail "the campaign finished before it could be killed"
 grep -q "3 points (one after the other)" killed.log || fail "not sequential"
 run sequential --set optimization.points_mode=sequential --restart
-grep -q "evaluations replayed from the journal" sequential.log || fail "no replay in the restart log"
+grep -q "evaluations replayed from the journal; each point's flow of evaluation 2 started" \
+  sequential.log || { grep restart: sequential.log; fail "no warm-started replay in the restart log"; }
 /usr/bin/python3 - <<'PY' || exit 1
 import csv, json
 def load(d):
@@ -63,6 +66,12 @@ jw = max(abs(float(a["objective"]) - float(b["objective"])) / abs(float(b["objec
 print(f"concurrent vs sequential ({replayed} evaluations replayed after the kill): designs within "
       f"{xw:.1e}, objectives within {jw:.1e}")
 assert xw <= 1e-8 and jw <= 1e-8
+first = next(i for i, r in enumerate(rs) if r["replayed"] == "0")
+for p in ("a2", "a4", "a5"):
+    n, warm, cold = (int(r[f"newton@{p}"]) for r in (rs[first], rc[first], rs[0]))
+    print(f"{p}: the first evaluation after the restart {n} Newton steps (uninterrupted {warm}, "
+          f"cold start {cold})")
+    assert n < cold and n <= warm + 1, (p, n, warm, cold)
 # 2. J = sum of w_k J_k at the points (weights 1/3); the summary
 for r in rs:
     j = sum(float(r[f"J@{p}"]) for p in ("a2", "a4", "a5")) / 3

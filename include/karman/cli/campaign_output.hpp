@@ -5,6 +5,7 @@
 
 #include "karman/cli/cli_args.hpp"
 #include "karman/config/case_config.hpp"
+#include "karman/driver/flow_case.hpp"
 #include "karman/optimization/kkt_check.hpp"
 #include "karman/optimization/optimizer.hpp"
 
@@ -106,6 +107,15 @@ PetscErrorCode write_summary(MPI_Comm comm, const std::string &dir, const nlohma
 /// OUTDIR, --restart).
 optimization::OptimizerOptions optimizer_options(const config::CaseConfig &cfg,
                                                  const CliArgs &args);
+/// The flow state w of evaluation `index` to DIR/STEM.h5, the previous file kept as
+/// DIR/STEM.prev.h5 (a restarted campaign's warm start: the journal may end before the newest
+/// file's evaluation, never before the previous one's).  Collective on fc's communicator.
+PetscErrorCode save_campaign_state(const driver::FlowCase &fc, const std::string &dir,
+                                   const std::string &stem, long index, Vec w);
+/// Loads into w the state of evaluation `index` if DIR/STEM.h5 or DIR/STEM.prev.h5 holds it
+/// (`found`).  Collective on fc's communicator.
+PetscErrorCode load_campaign_state(const driver::FlowCase &fc, const std::string &dir,
+                                   const std::string &stem, long index, Vec w, bool *found);
 /// The number `key` of an evaluation's details (JSON), 0 if absent.
 double detail(const nlohmann::json &d, const char *key);
 /// An evaluation's details as JSON (empty object if none).

@@ -89,6 +89,7 @@ public:
     std::map<std::vector<double>, std::string> results;
   };
   const std::vector<LocalPoint> &local_points() const { return local_; }
+  std::vector<LocalPoint> &local_points() { return local_; }
   /// The communicator of this rank's group.
   MPI_Comm group_comm() const { return group_; }
 
