@@ -56,6 +56,79 @@ std::vector<double> least_squares(const std::vector<std::vector<double>> &a,
   return res;
 }
 
+// z = argmin |b + A z| over the columns a_k with z_k >= 0 where `nonnegative`[k] (the others
+// free): Lawson and Hanson's active-set method (Solving Least Squares Problems, 1974, ch. 23),
+// the free columns in the passive set from the start, the subproblems by least_squares().
+// `w` returns -A^T (b + A z), the negative gradient of |b + A z|^2 / 2: at the solution w_k = 0
+// on the passive set and w_k <= tol on the columns held at zero.
+std::vector<double> sign_constrained_least_squares(const std::vector<std::vector<double>> &a,
+                                                   const std::vector<double> &b,
+                                                   const std::vector<bool> &nonnegative,
+                                                   std::vector<double> *z, std::vector<double> *w,
+                                                   double tol) {
+  const std::size_t m = a.size();
+  std::vector<bool> passive(m, false);
+  z->assign(m, 0.0);
+  // the least-squares solution over the passive columns
+  auto solve_passive = [&](std::vector<double> *s) {
+    std::vector<std::vector<double>> ap;
+    std::vector<std::size_t> cols;
+    for (std::size_t k = 0; k < m; ++k)
+      if (passive[k]) ap.push_back(a[k]), cols.push_back(k);
+    std::vector<double> y;
+    least_squares(ap, b, &y);
+    s->assign(m, 0.0);
+    for (std::size_t i = 0; i < cols.size(); ++i) (*s)[cols[i]] = y[i];
+  };
+  auto residual_of = [&](const std::vector<double> &x) {
+    std::vector<double> r = b;
+    for (std::size_t k = 0; k < m; ++k)
+      for (std::size_t i = 0; i < r.size(); ++i) r[i] += x[k] * a[k][i];
+    return r;
+  };
+  auto gradient = [&](const std::vector<double> &r) {
+    w->assign(m, 0.0);
+    for (std::size_t k = 0; k < m; ++k)
+      for (std::size_t i = 0; i < r.size(); ++i) (*w)[k] -= a[k][i] * r[i];
+  };
+  bool any_free = false;
+  for (std::size_t k = 0; k < m; ++k)
+    if (!nonnegative[k]) passive[k] = any_free = true;
+  if (any_free) solve_passive(z);
+  std::vector<double> r = residual_of(*z);
+  gradient(r);
+  for (std::size_t outer = 0; outer < 3 * m + 3; ++outer) {
+    long enter = -1;
+    for (std::size_t k = 0; k < m; ++k)
+      if (!passive[k] && (*w)[k] > tol && (enter < 0 || (*w)[k] > (*w)[enter]))
+        enter = static_cast<long>(k);
+    if (enter < 0) break;
+    passive[enter] = true;
+    for (std::size_t inner = 0; inner < 3 * m + 3; ++inner) {
+      std::vector<double> s;
+      solve_passive(&s);
+      double alpha = 1;
+      bool feasible = true;
+      for (std::size_t k = 0; k < m; ++k)
+        if (passive[k] && nonnegative[k] && s[k] <= 0) {
+          feasible = false;
+          alpha = std::min(alpha, (*z)[k] / ((*z)[k] - s[k]));
+        }
+      if (feasible) {
+        *z = s;
+        break;
+      }
+      for (std::size_t k = 0; k < m; ++k) (*z)[k] += alpha * (s[k] - (*z)[k]);
+      for (std::size_t k = 0; k < m; ++k)
+        if (passive[k] && nonnegative[k] && (*z)[k] <= 1e-15 * (1 + std::fabs(s[k])))
+          passive[k] = false, (*z)[k] = 0;
+    }
+    r = residual_of(*z);
+    gradient(r);
+  }
+  return r;
+}
+
 } // namespace
 
 KktReport check_kkt(const OptimizationProblem &p, const std::vector<double> &x, const Evaluation &e,
@@ -96,43 +169,55 @@ KktReport check_kkt(const OptimizationProblem &p, const std::vector<double> &x, 
   double df2 = 0;
   for (double v : e.df) df2 += v * v;
   k.objective_gradient_norm = std::sqrt(df2);
-  // multipliers over the free variables; drop the most negative inequality multiplier until
-  // none is left
-  std::vector<double> r;
-  for (;;) {
-    std::vector<std::size_t> idx;
-    for (std::size_t i = 0; i < m; ++i)
-      if (k.active[i]) idx.push_back(i);
-    std::vector<std::vector<double>> a(idx.size());
-    std::vector<double> b;
-    for (std::size_t j = 0; j < n; ++j)
-      if (at[j] == 0) b.push_back(e.df[j]);
-    for (std::size_t s = 0; s < idx.size(); ++s)
-      for (std::size_t j = 0; j < n; ++j)
-        if (at[j] == 0) a[s].push_back(sign[idx[s]] * e.dc[idx[s]][j]);
-    std::vector<double> lambda;
-    least_squares(a, b, &lambda);
-    std::fill(k.multipliers.begin(), k.multipliers.end(), 0.0);
-    for (std::size_t s = 0; s < idx.size(); ++s) k.multipliers[idx[s]] = lambda[s];
-    long worst = -1;
-    for (std::size_t i = 0; i < m; ++i)
-      if (k.active[i] && p.constraints[i].sense != ConstraintSense::Equal && k.multipliers[i] < 0 &&
-          (worst < 0 || k.multipliers[i] < k.multipliers[worst]))
-        worst = static_cast<long>(i);
-    if (worst < 0) break;
-    k.active[worst] = false;
-    ++k.wrong_signs;
+  // the multipliers of the active constraints and bounds together: the sign-constrained least
+  // squares  min | df + sum_{i in A} lambda_i dg_i - sum_{lower} mu_j e_j + sum_{upper} mu_j e_j |
+  // with lambda_i >= 0 for the inequalities (free for the equalities) and mu_j >= 0; its residual
+  // is the projected Lagrangian gradient of the header (the bound multipliers take the part of
+  // r_j of the right sign)
+  std::vector<std::size_t> idx;
+  for (std::size_t i = 0; i < m; ++i)
+    if (k.active[i]) idx.push_back(i);
+  std::vector<std::vector<double>> a;
+  std::vector<bool> nonnegative;
+  for (std::size_t i : idx) {
+    std::vector<double> col(n);
+    for (std::size_t j = 0; j < n; ++j) col[j] = sign[i] * e.dc[i][j];
+    a.push_back(col);
+    nonnegative.push_back(p.constraints[i].sense != ConstraintSense::Equal);
   }
-  // the Lagrangian gradient over all variables, projected at the active bounds
+  std::vector<std::size_t> bound_var;
+  for (std::size_t j = 0; j < n; ++j)
+    if (at[j] != 0) {
+      std::vector<double> col(n, 0.0);
+      col[j] = at[j] == -1 ? -1.0 : 1.0;
+      a.push_back(col);
+      nonnegative.push_back(true);
+      bound_var.push_back(j);
+    }
+  double scale = k.objective_gradient_norm;
+  for (const auto &col : a) {
+    double c2 = 0;
+    for (double v : col) c2 += v * v;
+    scale = std::max(scale, std::sqrt(c2) * k.objective_gradient_norm);
+  }
+  std::vector<double> z, w;
+  const std::vector<double> r =
+      sign_constrained_least_squares(a, e.df, nonnegative, &z, &w, 1e-12 * scale);
+  // an active inequality or bound at zero that a negative multiplier would serve (w_k < 0: the
+  // unbalanced gradient pulls the design into the feasible interior) has the wrong sign
+  for (std::size_t s = 0; s < idx.size(); ++s) {
+    k.multipliers[idx[s]] = z[s];
+    if (nonnegative[s] && z[s] == 0 && w[s] < -1e-8 * scale) {
+      k.active[idx[s]] = false;
+      ++k.wrong_signs;
+    }
+  }
+  for (std::size_t s = 0; s < bound_var.size(); ++s) {
+    const std::size_t col = idx.size() + s;
+    if (z[col] == 0 && w[col] < -1e-8 * scale) ++k.wrong_signs;
+  }
   double r2 = 0;
-  for (std::size_t j = 0; j < n; ++j) {
-    double rj = e.df[j];
-    for (std::size_t i = 0; i < m; ++i) rj += k.multipliers[i] * sign[i] * e.dc[i][j];
-    if (at[j] == -1 && rj >= 0) continue; // pushes against the lower bound: fine
-    if (at[j] == 1 && rj <= 0) continue;
-    if (at[j] != 0) ++k.wrong_signs;
-    r2 += rj * rj;
-  }
+  for (double v : r) r2 += v * v;
   k.lagrangian_gradient_norm = std::sqrt(r2);
   k.residual = k.objective_gradient_norm > 0
                    ? k.lagrangian_gradient_norm / k.objective_gradient_norm

@@ -102,3 +102,60 @@ TEST_CASE("check_kkt: residual and multipliers at known points", "[driver]") {
   CHECK(k.active_upper == 1);
   CHECK(k.residual == Approx(0).margin(1e-15));
 }
+
+TEST_CASE("check_kkt: degenerate active sets (more active constraints than the gradient needs)",
+          "[driver]") {
+  // max x (f = -x) subject to y <= 0, x + y <= 1, x - y <= 1: at the optimum (1, 0) all three are
+  // active and their gradients (0, 1), (1, 1), (1, -1) are dependent.  Least squares over them in
+  // this order gives lambda = (-1, 1, 0), whose negative entry is no wrong sign: lambda =
+  // (0, 1/2, 1/2) balances df too.  The sign-constrained least squares finds it.
+  optimization::OptimizationProblem p{{"x", "y"},
+                                      {-10, -10},
+                                      {10, 10},
+                                      {0, 0},
+                                      {{"y", ConstraintSense::LessEqual, 0.0, 1e-10},
+                                       {"x+y", ConstraintSense::LessEqual, 1.0, 1e-10},
+                                       {"x-y", ConstraintSense::LessEqual, 1.0, 1e-10}}};
+  optimization::Evaluation e;
+  e.f = -1;
+  e.df = {-1.0, 0.0};
+  e.c = {0.0, 1.0, 1.0};
+  e.dc = {{0.0, 1.0}, {1.0, 1.0}, {1.0, -1.0}};
+  optimization::KktReport k = optimization::check_kkt(p, {1, 0}, e);
+  CHECK(k.residual == Approx(0).margin(1e-14));
+  CHECK(k.wrong_signs == 0);
+  for (double l : k.multipliers) CHECK(l >= 0);
+  CHECK(k.multipliers[1] - k.multipliers[0] == Approx(k.multipliers[2]).margin(1e-14));
+  CHECK(k.multipliers[1] + k.multipliers[2] == Approx(1.0).epsilon(1e-14));
+  // the same point with the first constraint as a bound (y <= 0) and a pure-camber-like
+  // redundancy: x - y <= 1 given three times.  Still optimal, no wrong sign
+  optimization::OptimizationProblem q = p;
+  q.upper[1] = 0;
+  q.constraints = {p.constraints[2], p.constraints[2], p.constraints[2]};
+  optimization::Evaluation e3 = e;
+  e3.c = {1.0, 1.0, 1.0};
+  e3.dc = {{1.0, -1.0}, {1.0, -1.0}, {1.0, -1.0}};
+  k = optimization::check_kkt(q, {1, 0}, e3);
+  CHECK(k.active_upper == 1);
+  CHECK(k.residual == Approx(0).margin(1e-14));
+  CHECK(k.wrong_signs == 0);
+  CHECK(k.multipliers[0] + k.multipliers[1] + k.multipliers[2] == Approx(1.0).epsilon(1e-14));
+  // min x instead (f = x) at (1, 0): the objective pulls into the interior of all three
+  // constraints: the whole gradient is the residual and each is wrong-signed
+  e.df = {1.0, 0.0};
+  k = optimization::check_kkt(p, {1, 0}, e);
+  CHECK(k.residual == Approx(1.0).epsilon(1e-14));
+  CHECK(k.wrong_signs == 2); // (y <= 0 is orthogonal to df: no pull either way)
+  for (double l : k.multipliers) CHECK(l == 0);
+  // partly: f = -x + 2 y (df = (-1, 2)) at (1, 0).  min |(-1, 2) + a (0, 1) + b (1, 1) +
+  // c (1, -1)| over a, b, c >= 0 (x and y components -1 + b + c, 2 + a + b - c): a = b = 0,
+  // c = 3/2, r = (1/2, 1/2).  The residual pulls against y <= 0 and x + y <= 1 (-A^T r < 0 on
+  // their columns): two wrong signs
+  e.df = {-1.0, 2.0};
+  k = optimization::check_kkt(p, {1, 0}, e);
+  CHECK(k.lagrangian_gradient_norm == Approx(1 / std::sqrt(2.0)).epsilon(1e-14));
+  CHECK(k.multipliers[2] == Approx(1.5).epsilon(1e-14));
+  CHECK(k.multipliers[0] == 0);
+  CHECK(k.multipliers[1] == 0);
+  CHECK(k.wrong_signs == 2);
+}

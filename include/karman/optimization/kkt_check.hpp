@@ -17,17 +17,21 @@ namespace karman::optimization {
 ///   lambda_i >= 0 for the inequalities, lambda_i = 0 unless g_i = 0,  g_i(x) <= 0 / = 0.
 /// The active set A holds every equality and each inequality with g_i >= -active_tolerance
 /// (1 + |v_i|); a bound is active when x is within active_tolerance (u - l) of it.  The
-/// multipliers are the least-squares solution (over the variables not at an active bound) of
-///   min_lambda | df_F + sum_{i in A} lambda_i dg_i,F |,
-/// and the residual is the projected Lagrangian gradient: r_j on the free variables, the part
-/// of r_j of the wrong sign at an active bound (min(r_j, 0) at a lower, max(r_j, 0) at an upper
-/// one).  With the objective gradient's norm as the scale,
+/// multipliers of the active constraints and bounds are the sign-constrained least-squares
+/// solution (Lawson-Hanson active-set method)
+///   min | df + sum_{i in A} lambda_i dg_i - sum_{j at lower} mu_j e_j + sum_{j at upper} mu_j e_j |
+///   over lambda_i >= 0 (inequalities; free for equalities) and mu_j >= 0,
+/// whose residual is the projected Lagrangian gradient: r_j on the free variables, the part of
+/// r_j of the wrong sign at an active bound.  With the objective gradient's norm as the scale,
 ///   residual = |projected r| / |df|   (0 when both vanish).
-/// An active inequality whose multiplier comes out negative (the design could move into the
-/// feasible interior and lower f) is dropped from A and the multipliers are solved again, so
-/// that its pull shows in the residual; such inequalities and the active bounds where r has the
-/// wrong sign are counted in `wrong_signs`.  Linearly dependent active gradients (e.g. a
-/// constraint that a symmetry makes redundant) get multiplier 0.
+/// Degenerate active sets -- more active constraints than the gradient needs, dependent
+/// gradients (a constraint that a symmetry makes redundant; ten thickness stations on six
+/// bump pairs) -- have many multiplier vectors; unconstrained least squares may pick one with
+/// negative entries although a nonnegative one balances df as well, the sign-constrained one
+/// finds the best nonnegative one.  An active inequality or bound held at multiplier 0 that a
+/// negative multiplier would serve (the unbalanced gradient pulls the design into the feasible
+/// interior: -a_k . r < 0 for its column a_k) is wrong-signed: counted in `wrong_signs`, and
+/// such an inequality is reported inactive.
 struct KktOptions {
   double active_tolerance = 1e-6;
 };
