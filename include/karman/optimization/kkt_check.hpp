@@ -19,8 +19,8 @@ namespace karman::optimization {
 /// (1 + |v_i|); a bound is active when x is within active_tolerance (u - l) of it.  The
 /// multipliers of the active constraints and bounds are the sign-constrained least-squares
 /// solution (Lawson-Hanson active-set method)
-///   min | df + sum_{i in A} lambda_i dg_i - sum_{j at lower} mu_j e_j + sum_{j at upper} mu_j e_j
-///   | over lambda_i >= 0 (inequalities; free for equalities) and mu_j >= 0,
+///   min | df + sum_{i in A} lambda_i dg_i - sum_{lower j} mu_j e_j + sum_{upper j} mu_j e_j |
+///   over lambda_i >= 0 (inequalities; free for equalities) and mu_j >= 0,
 /// whose residual is the projected Lagrangian gradient: r_j on the free variables, the part of
 /// r_j of the wrong sign at an active bound.  With the objective gradient's norm as the scale,
 ///   residual = |projected r| / |df|   (0 when both vanish).
