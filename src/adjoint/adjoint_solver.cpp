@@ -6,6 +6,7 @@
 #include "karman/core/parallel.hpp"
 #include "karman/solver/linear_solver.hpp"
 
+#include <cstdio>
 #include <string>
 
 namespace karman::adjoint {
@@ -41,9 +42,10 @@ PetscErrorCode AdjointSolver::setup(discretization::FlowResidual &res,
   PetscCall(solver::create_linear_solver(res.mesh().comm, solver::LinearSolverRole::Adjoint, method,
                                          solver::LinearSystems::SteadyAdjoint,
                                          solver::system_kind(res), KSPPREONLY, tol, &ksp_));
-  if (iterative)
+  if (iterative) {
     PetscCall(res.create_jacobian(&P_, true));
-  else
+    PetscCall(solver::stop_stalled_solves(ksp_, &stall_));
+  } else
     PetscCall(KSPSetOperators(ksp_, J_, J_));
   PetscFunctionReturn(0);
 }
@@ -100,6 +102,7 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
       }
     }
     PetscCall(solve_iterative(&reason, &its, &result->gmres_restart));
+    if (reason < 0) PetscCall(retry_shifted(&reason, &its, &result->gmres_restart));
     if (reason < 0 && may_fall_back_) {
       // auto: the LU of J, for this solve and the later ones
       PetscCall(solver::announce_fallback(m, "the adjoint solve", KSPConvergedReasons[reason]));
@@ -149,6 +152,37 @@ PetscErrorCode AdjointSolver::solve_iterative(KSPConvergedReason *reason, PetscI
   PetscInt k;
   PetscCall(solver::gmres_restart(ksp_, &k));
   *restart = static_cast<int>(k);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AdjointSolver::retry_shifted(KSPConvergedReason *reason, PetscInt *its,
+                                            int *restart) {
+  PetscFunctionBeginUser;
+  if (!JT_) PetscFunctionReturn(0);
+  bool reshifted = false;
+  PetscCall(solver::reshift_smoothers(ksp_, &reshifted));
+  if (!reshifted) PetscFunctionReturn(0);
+  char why[160];
+  if (stall_.stalled)
+    std::snprintf(why, sizeof(why),
+                  "stalled: %.2f decades per %d iterations in its first %d, %.2f needed",
+                  stall_.gained, static_cast<int>(stall_.cycle),
+                  static_cast<int>(stall_.cycle * stall_.cycles), stall_.needed);
+  else
+    std::snprintf(why, sizeof(why), "%s after %d iterations", KSPConvergedReasons[*reason],
+                  static_cast<int>(*its));
+  PetscCall(log_info(res_->mesh().comm,
+                     "the adjoint solve with the multigrid did not converge (%s): again with its "
+                     "smoothers' ILU pivots shifted positive definite",
+                     why));
+  // the same operators: the preconditioner is set up again for the new shift (an assembly
+  // marks PT changed)
+  PetscCall(MatAssemblyBegin(PT_, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(PT_, MAT_FINAL_ASSEMBLY));
+  PetscCall(solver::set_up_preconditioner(ksp_));
+  const PetscInt before = *its;
+  PetscCall(solve_iterative(reason, its, restart));
+  *its += before;
   PetscFunctionReturn(0);
 }
 

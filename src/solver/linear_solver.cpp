@@ -630,6 +630,62 @@ PetscErrorCode set_up_preconditioner(KSP ksp) {
   PetscFunctionReturn(0);
 }
 
+namespace {
+
+struct StallStop {
+  void *default_ctx = nullptr;
+  StallReport *report = nullptr;
+  double r0 = 0;
+};
+
+PetscErrorCode stall_test(KSP ksp, PetscInt it, PetscReal rnorm, KSPConvergedReason *reason,
+                          void *ctx) {
+  PetscFunctionBeginUser;
+  auto *s = static_cast<StallStop *>(ctx);
+  PetscCall(KSPConvergedDefault(ksp, it, rnorm, reason, s->default_ctx));
+  StallReport &r = *s->report;
+  if (it == 0) {
+    s->r0 = rnorm;
+    r = StallReport();
+    PetscCall(gmres_restart(ksp, &r.cycle));
+  }
+  if (*reason != KSP_CONVERGED_ITERATING || r.cycle <= 0 || it == 0 || it % r.cycle != 0 ||
+      !(s->r0 > 0) || !(rnorm > 0))
+    PetscFunctionReturn(0);
+  PetscReal rtol, atol, dtol;
+  PetscInt max_it;
+  PetscCall(KSPGetTolerances(ksp, &rtol, &atol, &dtol, &max_it));
+  const double target = std::max(rtol * s->r0, atol);
+  if (!(target > 0) || max_it <= it) PetscFunctionReturn(0);
+  r.cycles = it / r.cycle;
+  r.gained = std::log10(s->r0 / rnorm) / r.cycles;
+  r.needed = std::log10(s->r0 / target) / (static_cast<double>(max_it) / r.cycle);
+  if (r.gained < r.needed) {
+    r.stalled = true;
+    *reason = KSP_DIVERGED_ITS;
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode destroy_stall_stop(void *ctx) {
+  PetscFunctionBeginUser;
+  auto *s = static_cast<StallStop *>(ctx);
+  PetscCall(KSPConvergedDefaultDestroy(s->default_ctx));
+  delete s;
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+PetscErrorCode stop_stalled_solves(KSP ksp, StallReport *report) {
+  PetscFunctionBeginUser;
+  auto *s = new StallStop;
+  s->report = report;
+  PetscCall(KSPConvergedDefaultCreate(&s->default_ctx));
+  PetscCall(KSPSetConvergenceTest(ksp, stall_test, s, destroy_stall_stop));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode transposed_operators(Mat J, Mat P, bool new_preconditioner, Mat *JT, Mat *PT) {
   PetscFunctionBeginUser;
   if (!*JT) PetscCall(create_block_transpose(J, JT));

@@ -172,6 +172,17 @@ TEST_CASE("adjoint solver: the iterative solve gives the direct solve's gradient
   CHECK(ri.gmres_restart == solver::kSteadyAdjointRestart);
 }
 
+namespace {
+// the steady adjoint multigrid's ILU shift (option -adj_mg_levels_sub_pc_factor_shift_type)
+std::string shift_option() {
+  char value[64] = "";
+  PetscBool set = PETSC_FALSE;
+  PetscOptionsGetString(nullptr, "adj_", "-mg_levels_sub_pc_factor_shift_type", value,
+                        sizeof(value), &set);
+  return set ? value : "";
+}
+} // namespace
+
 TEST_CASE("adjoint: with solver.linear auto a failed iterative solve is done again with the LU, "
           "which the later solves keep",
           "[adjoint][mpi]") {
@@ -211,6 +222,10 @@ TEST_CASE("adjoint: with solver.linear auto a failed iterative solve is done aga
   CHECK(forced.linear_fallback);
   CHECK(again.linear_fallback);
   CHECK(forced.relative_residual < 1e-10);
+  // before the LU the multigrid tried once more with its smoothers' pivots shifted positive
+  // definite (the steady adjoint's default shifts only zero pivots): 1 + 1 iterations
+  CHECK(shift_option() == "positive_definite");
+  CHECK(forced.linear_iterations == 1); // (the LU's; the two failed GMRES solves are logged)
   for (const adjoint::AdjointResult *r : {&forced, &again})
     for (std::size_t k = 0; k < direct.gradient.parameters.size(); ++k) {
       const double a = r->gradient.parameters[k].gradient,
@@ -220,6 +235,7 @@ TEST_CASE("adjoint: with solver.linear auto a failed iterative solve is done aga
     }
   adjoint::AdjointSolver iterative;
   REQUIRE(iterative.setup(p.res, iterative_cfg) == 0);
+  CHECK(shift_option() == "nonzero"); // a new solver: karman's default again
   adjoint::AdjointResult refused;
   CHECK(iterative.solve(p.w, obj, &refused) != 0);
   CHECK(last_error_message().find("the adjoint linear solve did not converge") !=

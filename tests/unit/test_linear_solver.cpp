@@ -206,6 +206,82 @@ TEST_CASE("linear solver: an unconverged GMRES solve widens its restart (x 3 up 
   REQUIRE(MatDestroy(&A) == 0);
 }
 
+TEST_CASE("linear solver: GMRES stops at the end of a cycle whose average rate cannot reach the "
+          "tolerance within the iteration limit (stop_stalled_solves)",
+          "[linear-solver][mpi]") {
+  constexpr PetscInt n = 50;
+  KSPConvergedReason reason;
+  PetscInt its;
+  // the cyclic shift: GMRES(20) gains nothing in its first cycle (needed: 10 decades in 200 / 20
+  // cycles, 1 per cycle): stopped after 20 iterations instead of 200
+  Mat S = cyclic_shift(n);
+  Vec b, x;
+  first_unit_vector(S, &x, &b);
+  solver::StallReport report;
+  KSP ksp = plain_gmres(S, 20, 200);
+  REQUIRE(solver::stop_stalled_solves(ksp, &report) == 0);
+  REQUIRE(KSPSolve(ksp, b, x) == 0);
+  REQUIRE(KSPGetConvergedReason(ksp, &reason) == 0);
+  REQUIRE(KSPGetIterationNumber(ksp, &its) == 0);
+  CHECK(reason == KSP_DIVERGED_ITS);
+  CHECK(its == 20);
+  CHECK(report.stalled);
+  CHECK((report.cycle == 20 && report.cycles == 1));
+  CHECK(report.gained == Approx(0).margin(1e-12));
+  CHECK(report.needed == Approx(1.0).epsilon(1e-12));
+  // a restart as long as the shift: converged in n iterations, not stopped
+  REQUIRE(KSPGMRESSetRestart(ksp, n) == 0);
+  REQUIRE(KSPSolve(ksp, b, x) == 0);
+  REQUIRE(KSPGetConvergedReason(ksp, &reason) == 0);
+  REQUIRE(KSPGetIterationNumber(ksp, &its) == 0);
+  CHECK(reason > 0);
+  CHECK(its == n);
+  CHECK_FALSE(report.stalled);
+  REQUIRE(KSPDestroy(&ksp) == 0);
+  REQUIRE(VecDestroy(&x) == 0);
+  REQUIRE(VecDestroy(&b) == 0);
+  REQUIRE(MatDestroy(&S) == 0);
+
+  // the identity beside the shift, b = (10^2.5 on the identity's first row, e_0 on the shift's):
+  // the first cycle removes the identity's part (2.49 decades), the later ones gain almost
+  // nothing: the average 1.25 per cycle after two cycles, 0.83 after three -> stopped at 60
+  Mat A;
+  REQUIRE(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, 2 * n, 2 * n, 1, nullptr, 1,
+                       nullptr, &A) == 0);
+  PetscInt lo, hi;
+  REQUIRE(MatGetOwnershipRange(A, &lo, &hi) == 0);
+  for (PetscInt i = lo; i < hi; ++i)
+    REQUIRE(MatSetValue(A, i, i < n ? i : n + (i - n + n - 1) % n, 1.0, INSERT_VALUES) == 0);
+  REQUIRE(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY) == 0);
+  REQUIRE(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY) == 0);
+  REQUIRE(MatCreateVecs(A, &x, &b) == 0);
+  if (lo == 0) REQUIRE(VecSetValue(b, 0, std::pow(10.0, 2.5), INSERT_VALUES) == 0);
+  if (lo <= n && n < hi) REQUIRE(VecSetValue(b, n, 1.0, INSERT_VALUES) == 0);
+  REQUIRE(VecAssemblyBegin(b) == 0);
+  REQUIRE(VecAssemblyEnd(b) == 0);
+  ksp = plain_gmres(A, 20, 200);
+  REQUIRE(solver::stop_stalled_solves(ksp, &report) == 0);
+  REQUIRE(KSPSolve(ksp, b, x) == 0);
+  REQUIRE(KSPGetConvergedReason(ksp, &reason) == 0);
+  REQUIRE(KSPGetIterationNumber(ksp, &its) == 0);
+  CAPTURE(report.gained, report.cycles);
+  CHECK(reason == KSP_DIVERGED_ITS);
+  CHECK(its == 60);
+  CHECK((report.stalled && report.cycles == 3));
+  CHECK(report.gained < 1.0);
+  CHECK(report.gained > 0.8);
+  REQUIRE(KSPDestroy(&ksp) == 0);
+  // without the stop the same solve runs to its 200 iterations
+  ksp = plain_gmres(A, 20, 200);
+  REQUIRE(KSPSolve(ksp, b, x) == 0);
+  REQUIRE(KSPGetIterationNumber(ksp, &its) == 0);
+  CHECK(its == 200);
+  REQUIRE(KSPDestroy(&ksp) == 0);
+  REQUIRE(VecDestroy(&x) == 0);
+  REQUIRE(VecDestroy(&b) == 0);
+  REQUIRE(MatDestroy(&A) == 0);
+}
+
 TEST_CASE("linear solver: the steady adjoint's GMRES restarts after 150 directions with "
           "Gram-Schmidt refined where needed, the Newton steps' after 20; a user's restart stays",
           "[linear-solver][mpi]") {

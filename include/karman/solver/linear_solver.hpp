@@ -293,6 +293,23 @@ PetscErrorCode reshift_smoothers(KSP ksp, bool *changed);
 /// not set up again.  Collective.
 PetscErrorCode set_up_preconditioner(KSP ksp);
 
+/// What stop_stalled_solves() measured in ksp's last solve.
+struct StallReport {
+  bool stalled = false; ///< the solve was stopped by the stall test
+  PetscInt cycle = 0;   ///< the iterations of a cycle (the GMRES restart)
+  PetscInt cycles = 0;  ///< the cycles done at the last check
+  double gained = 0;    ///< decades of residual reduction per cycle, on average, at that check
+  double needed = 0;    ///< decades per cycle that reach the tolerance within max_it
+};
+/// The convergence test of ksp (GMRES): PETSc's default, and a stop at the end of a restart
+/// cycle when at the average rate of the cycles so far the solve cannot reach its tolerance
+/// within its iteration limit (fewer decades per cycle than log10(|r0| / max(rtol |r0|, atol))
+/// / (max_it / restart); the reason is then KSP_DIVERGED_ITS and *report says so).  Restarted
+/// GMRES rarely speeds up in its later cycles, so such a solve would end at its limit anyway:
+/// the caller's next remedy starts that much earlier.  *report (the caller's, alive as long as
+/// ksp) is reset at each solve.  Logically collective.
+PetscErrorCode stop_stalled_solves(KSP ksp, StallReport *report);
+
 /// The operators of the iterative adjoint (steady and unsteady): J^T psi = g is solved with
 /// KSPSolve on JT, a matrix whose products are J^T x (solver::create_block_transpose: karman's
 /// kernels on J's block storage; PETSc's virtual transpose for other formats), preconditioned
