@@ -17,6 +17,7 @@
 #include "karman/cli/campaign_output.hpp"
 #include "karman/cli/fault_injection.hpp"
 #include "karman/core/logger.hpp"
+#include "karman/core/parallel.hpp"
 #include "karman/driver/flow_output.hpp"
 #include "karman/io/msh_writer.hpp"
 #include "karman/io/wall_shape.hpp"
@@ -140,23 +141,35 @@ PetscErrorCode save_states(optimization::MultipointShapeOptimization &mp, const 
 }
 
 /// A restarted campaign: each point's flow of the last good journaled evaluation `index` starts
-/// its next solve.  Collective.
-PetscErrorCode warm_start(optimization::MultipointShapeOptimization &mp, const std::string &dir,
-                          long index) {
+/// its next solve; a missing file is an error on every rank.  Collective on comm.
+PetscErrorCode warm_start(MPI_Comm comm, optimization::MultipointShapeOptimization &mp,
+                          const std::string &dir, long index) {
   PetscFunctionBeginUser;
+  std::string missing;
   for (auto &lp : mp.local_points()) {
     Vec w;
     bool found = false;
     const std::string stem = state_stem(mp, lp.index);
     PetscCall(lp.fc->create_state(&w));
     PetscCall(load_campaign_state(*lp.fc, dir, stem, index, w, &found));
-    PetscCheck(found, mp.group_comm(), PETSC_ERR_FILE_OPEN,
-               "--restart: no saved flow state of evaluation %ld at point %s (%s.h5) in %s; the "
-               "campaign cannot continue from where it stopped",
-               index, mp.last()[lp.index].name.c_str(), stem.c_str(), dir.c_str());
-    PetscCall(lp.problem->shape().set_state(w));
+    if (found)
+      PetscCall(lp.problem->shape().set_state(w));
+    else if (missing.empty())
+      missing = stem + ".h5";
     PetscCall(VecDestroy(&w));
   }
+  // the first rank that misses a file names it
+  PetscMPIInt rank, size;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  int mine = missing.empty() ? size : rank, first = size;
+  PetscCallMPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+  const bool all = first == size;
+  if (!all) PetscCall(broadcast_string(comm, &missing, first));
+  PetscCheck(all, comm, PETSC_ERR_FILE_OPEN,
+             "--restart: no saved flow state of evaluation %ld for every point in %s (missing: "
+             "%s); the campaign cannot continue from where it stopped",
+             index, dir.c_str(), missing.c_str());
   PetscFunctionReturn(0);
 }
 
@@ -193,15 +206,21 @@ PetscErrorCode run_multipoint_optimize(MPI_Comm comm, const CliArgs &args,
   const double start = MPI_Wtime();
   long computed = 0, replays = 0, next_index = 0, last_ok_replayed = -1;
   bool warm_loaded = !args.restart;
+  // a restart: each point's flow of the last good journaled evaluation before the next solve (a
+  // new evaluation's or, when the journal held them all, the best design's again)
+  const auto warm_once = [&]() -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    if (warm_loaded) PetscFunctionReturn(0);
+    warm_loaded = true;
+    if (last_ok_replayed >= 0) PetscCall(warm_start(comm, mp, args.output_dir, last_ok_replayed));
+    PetscFunctionReturn(0);
+  };
   optimization::OptimizationResult result;
   PetscCall(optimization::optimize(
       comm, p,
       [&](const std::vector<double> &x, optimization::Evaluation *e) -> PetscErrorCode {
         PetscFunctionBeginUser;
-        if (!warm_loaded) {
-          warm_loaded = true;
-          if (last_ok_replayed >= 0) PetscCall(warm_start(mp, args.output_dir, last_ok_replayed));
-        }
+        PetscCall(warm_once());
         PetscCall(mp.evaluate(x, e));
         e->details = nlohmann::json({{"points", points_json(mp.last())}}).dump();
         // (before the journal has the evaluation: a restart finds the flows of every journaled
@@ -254,6 +273,7 @@ PetscErrorCode run_multipoint_optimize(MPI_Comm comm, const CliArgs &args,
                      "%.10g",
                      result.status.c_str(), result.evaluations, result.replayed, result.failed,
                      result.f));
+  PetscCall(warm_once());
   PetscCall(finish(comm, args, cfg, o.algorithm, mp, result, start));
   PetscFunctionReturn(0);
 }

@@ -12,7 +12,7 @@
 #  2. the objective is the weighted sum of the points' objectives (optimization.csv), and the
 #     summary's per-point values and angles are those of the best design;
 #  3. bad input, one error line each: an empty points list, a constraint's unknown point, a
-#     constraint with a point in a case without points;
+#     constraint with a point in a case without points, a restart whose point flow files are gone;
 #  4. karman verify on a reduced copy (2 points, one bump, one point's angle free): every design
 #     derivative of the weighted objective and of the constraints against finite differences of
 #     re-solved designs and Taylor rates (verify.json: no failure; the angle's derivatives among
@@ -98,6 +98,12 @@ sed 's/point: a2}/point: a3}/' case.yaml > unknown.yaml
 bad empty.yaml "'points' must be a list of maps, at least one"
 bad unknown.yaml "constraints[0].point: no point named 'a3'"
 bad single.yaml "constraints[0].point: the case has no points: list"
+# a restart whose point flow files are gone: one error line, on 2 ranks (both groups)
+cp -r sequential nostate && rm -f nostate/optimization-state-a4*.h5
+mpirun -n 2 --oversubscribe "$karman" optimize case.yaml -o nostate "${set_common[@]}" \
+  --set optimization.points_mode=concurrent --restart > nostate.log 2>&1 && fail "restart without its flow files"
+[ "$(grep -c '^karman: error:' nostate.log)" = 1 ] || { cat nostate.log; fail "not one error line: nostate"; }
+grep -q "no saved flow state of evaluation 5 for every point in nostate (missing: optimization-state-a4.h5)" nostate.log || { cat nostate.log; fail "nostate message"; }
 
 # 4. karman verify of a multipoint case
 sed -e 's/positions: \[0.05, 0.15, 0.3, 0.5, 0.7, 0.9\]/positions: [0.5]/' -e 's/surfaces: both/surfaces: upper/' \
