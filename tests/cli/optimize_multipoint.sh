@@ -8,7 +8,7 @@
 #     evaluation starts each point from that point's flow of the last good journaled evaluation,
 #     OUTDIR/optimization-state-POINT.h5: in fewer Newton steps than the cold start of evaluation
 #     0, at most one more than the uninterrupted campaign's) take the same designs (to 1e-8) with
-#     the same objectives (to 1e-8);
+#     the same objectives (to 1e-8); the same killed campaign restarted on 1 rank too;
 #  2. the objective is the weighted sum of the points' objectives (optimization.csv), and the
 #     summary's per-point values and angles are those of the best design;
 #  3. bad input, one error line each: an empty points list, a constraint's unknown point, a
@@ -47,7 +47,11 @@ kill -9 $pid
 wait $pid 2> /dev/null
 grep -q "best design" killed.log && fail "the campaign finished before it could be killed"
 grep -q "3 points (one after the other)" killed.log || fail "not sequential"
+cp -r sequential killed-np1 # (the same kill, restarted on 1 rank below)
 run sequential --set optimization.points_mode=sequential --restart
+"$karman" optimize case.yaml -o killed-np1 "${set_common[@]}" --set optimization.points_mode=sequential \
+  --restart > killed-np1.log 2>&1 || { tail -20 killed-np1.log; fail "restart on 1 rank"; }
+grep -q "each point's flow of evaluation 2 started" killed-np1.log || fail "no warm restart on 1 rank"
 grep -q "evaluations replayed from the journal; each point's flow of evaluation 2 started" \
   sequential.log || { grep restart: sequential.log; fail "no warm-started replay in the restart log"; }
 /usr/bin/python3 - <<'PY' || exit 1
@@ -58,6 +62,10 @@ def load(d):
     return rows, designs
 rc, dc = load("concurrent")
 rs, ds = load("sequential")
+r1, d1 = load("killed-np1")
+x1 = max(abs(a - b) for u, v in zip(dc, d1) for a, b in zip(u, v))
+print(f"restarted on 1 rank: designs within {x1:.1e} of the uninterrupted 2-rank campaign's")
+assert len(r1) == 6 and x1 <= 1e-8
 replayed = sum(int(r["replayed"]) for r in rs)
 assert len(rc) == len(rs) == 6 and replayed >= 3, (len(rc), len(rs), replayed)
 xw = max(abs(a - b) for u, v in zip(dc, ds) for a, b in zip(u, v))
