@@ -112,7 +112,9 @@ std::vector<double> sign_constrained_least_squares(const std::vector<std::vector
       for (std::size_t k = 0; k < m; ++k)
         if (passive[k] && nonnegative[k] && s[k] <= 0) {
           feasible = false;
-          alpha = std::min(alpha, (*z)[k] / ((*z)[k] - s[k]));
+          // (z_k = s_k = 0: a column dependent on the passive ones, dropped at once)
+          const double step = (*z)[k] - s[k];
+          alpha = std::min(alpha, step > 0 ? (*z)[k] / step : 0.0);
         }
       if (feasible) {
         *z = s;
