@@ -242,16 +242,18 @@ PetscErrorCode run_multipoint_optimize(MPI_Comm comm, const CliArgs &args,
           if (e.ok) last_ok_replayed = k;
           PetscFunctionReturn(0);
         }
-        if (computed++ == 0 && replays > 0 && last_ok_replayed >= 0)
-          PetscCall(log_info(comm,
-                             "restart: %ld evaluations replayed from the journal; each point's "
-                             "flow of evaluation %ld started its next solve",
-                             replays, last_ok_replayed));
-        else if (computed == 1 && replays > 0)
-          PetscCall(log_info(comm,
-                             "restart: %ld evaluations replayed from the journal, none good; "
-                             "each point's flow started from the case's initial state",
-                             replays));
+        if (computed++ == 0 && replays > 0) {
+          if (last_ok_replayed >= 0)
+            PetscCall(log_info(comm,
+                               "restart: %ld evaluations replayed from the journal; each point's "
+                               "flow of evaluation %ld started its next solve",
+                               replays, last_ok_replayed));
+          else
+            PetscCall(log_info(comm,
+                               "restart: %ld evaluations replayed from the journal, none good; "
+                               "each point's flow started from the case's initial state",
+                               replays));
+        }
         const double eta =
             (MPI_Wtime() - start) / computed * std::max(0L, o.max_evaluations - k - 1);
         if (!e.ok) {

@@ -187,14 +187,12 @@ KktReport check_kkt(const OptimizationProblem &p, const std::vector<double> &x, 
     a.push_back(col);
     nonnegative.push_back(p.constraints[i].sense != ConstraintSense::Equal);
   }
-  std::vector<std::size_t> bound_var;
   for (std::size_t j = 0; j < n; ++j)
     if (at[j] != 0) {
       std::vector<double> col(n, 0.0);
       col[j] = at[j] == -1 ? -1.0 : 1.0;
       a.push_back(col);
       nonnegative.push_back(true);
-      bound_var.push_back(j);
     }
   double scale = k.objective_gradient_norm;
   for (const auto &col : a) {
@@ -205,19 +203,15 @@ KktReport check_kkt(const OptimizationProblem &p, const std::vector<double> &x, 
   std::vector<double> z, w;
   const std::vector<double> r =
       sign_constrained_least_squares(a, e.df, nonnegative, &z, &w, 1e-12 * scale);
-  // an active inequality or bound at zero that a negative multiplier would serve (w_k < 0: the
-  // unbalanced gradient pulls the design into the feasible interior) has the wrong sign
-  for (std::size_t s = 0; s < idx.size(); ++s) {
-    k.multipliers[idx[s]] = z[s];
-    if (nonnegative[s] && z[s] == 0 && w[s] < -1e-8 * scale) {
-      k.active[idx[s]] = false;
+  for (std::size_t s = 0; s < idx.size(); ++s) k.multipliers[idx[s]] = z[s];
+  // an active inequality or bound (the columns after idx's) at zero that a negative multiplier
+  // would serve (w_k < 0: the unbalanced gradient pulls the design into the feasible interior)
+  // has the wrong sign; such an inequality is reported inactive
+  for (std::size_t col = 0; col < a.size(); ++col)
+    if (nonnegative[col] && z[col] == 0 && w[col] < -1e-8 * scale) {
       ++k.wrong_signs;
+      if (col < idx.size()) k.active[idx[col]] = false;
     }
-  }
-  for (std::size_t s = 0; s < bound_var.size(); ++s) {
-    const std::size_t col = idx.size() + s;
-    if (z[col] == 0 && w[col] < -1e-8 * scale) ++k.wrong_signs;
-  }
   double r2 = 0;
   for (double v : r) r2 += v * v;
   k.lagrangian_gradient_norm = std::sqrt(r2);

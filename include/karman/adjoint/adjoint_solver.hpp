@@ -9,13 +9,13 @@
 // (iterative: GMRES(150), solver::kSteadyAdjointRestart) a solve that stops unconverged is done
 // again by KSPSolveTranspose with the LU of J (options prefix adj_fallback_, if the factors fit in
 // memory), and the solver keeps the LU for its later solves (AdjointResult::linear_fallback).
-// Before the LU: GMRES stops after its first cycle when at that cycle's rate it cannot reach
-// its tolerance (solver::stop_stalled_solves), and a stalled or unconverged solve is done once
-// more with the multigrid's smoothers shifting their ILU pivots positive definite
+// Before the LU: GMRES stops at the end of a cycle when at the average rate of its cycles it
+// cannot reach its tolerance (solver::stop_stalled_solves), and a stalled or unconverged solve is
+// done once more with the multigrid's smoothers shifting their ILU pivots positive definite
 // (solver::reshift_smoothers; the steady adjoint's default shifts only zero pivots).  DFG 2D-1
 // on anisotropic triangles (level 2, 89k cells, non-orthogonality 85 deg, 2 ranks): the default
-// smoothers gain 0.67 decades in 150 iterations and stagnate (1000 iterations, then the LU's
-// 1.7 GiB); shifted, GMRES converges in 291 iterations, 19.5 s.
+// smoothers gain 0.7 decade in 150 iterations and stagnate (before: 1000 iterations, then the
+// LU's 1.7 GiB); stopped there and shifted, GMRES converges in 291 more, 30.9 s in all.
 #pragma once
 
 #include "karman/adjoint/objective.hpp"
@@ -74,7 +74,7 @@ private:
   /// (if karman's default left them unshifted), the preconditioner set up again and the solve
   /// repeated; *its accumulates.  Nothing if the shift cannot change.  Collective.
   PetscErrorCode retry_shifted(KSPConvergedReason *reason, PetscInt *its, int *restart);
-  solver::StallReport stall_; ///< ksp_'s first-cycle stall test
+  solver::StallReport stall_; ///< what ksp_'s stall test measured in its last solve
   /// The transposed solve by the LU of J (fallback_, set up unless `same_operator`).
   PetscErrorCode solve_direct(bool same_operator, KSPConvergedReason *reason, PetscInt *its);
   Vec g_ = nullptr, psi_ = nullptr, check_ = nullptr;
