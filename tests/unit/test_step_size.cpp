@@ -58,7 +58,7 @@ namespace {
 void taylor_green(const std::vector<std::string> &overrides, double T, double dt,
                   std::vector<double> *u, std::vector<solver::StepReport> *reports) {
   test::TaylorGreen tg;
-  std::vector<std::string> settings{"solver.linear=direct"};
+  std::vector<std::string> settings{"solver.linear=direct", "solver.preconditioner_matrix=exact"};
   settings.insert(settings.end(), overrides.begin(), overrides.end());
   tg.setup(settings);
   discretization::FlowResidual &res = tg.res;

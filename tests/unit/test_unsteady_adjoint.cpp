@@ -45,7 +45,7 @@ boundaries:
   cylinder: {type: wall, center: [0.2, 0.2], omega: {type: sine, amplitude: 0.5, frequency: 2.0, phase: 0.3}}
 initial: {velocity: [1, 0]}
 time: {mode: unsteady, dt: 0.02, t_end: 0.1}
-solver: {rtol: 1e-13, atol: 1e-15, max_iterations: 30}
+solver: {rtol: 1e-13, atol: 1e-15, max_iterations: 30, preconditioner_matrix: exact}
 objective: {type: drag, walls: [cylinder], time: average, window: [0.04, 0.1], control_cost: 0.01, control_wall: cylinder}
 )";
 
@@ -130,7 +130,8 @@ void load_flat_plate_urans(double dt, double rtol, config::CaseConfig &cfg, driv
   std::ostringstream text;
   text << test::flat_plate_rans_yaml("objective: {type: drag, walls: [wall], time: average}\n")
        << "time: {mode: unsteady, dt: " << dt << ", t_end: " << 2 * dt << "}\n"
-       << "solver: {rtol: " << rtol << ", atol: 1e-14, max_iterations: 60, linear: direct}\n";
+       << "solver: {rtol: " << rtol
+       << ", atol: 1e-14, max_iterations: 60, linear: direct, preconditioner_matrix: exact}\n";
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, text.str(), "urans.yaml", "/", {},
                                         optimization::case_schema(), cfg) == 0);
   const PetscErrorCode ierr = fc.load(PETSC_COMM_WORLD, cfg);
