@@ -38,7 +38,12 @@ const config::SectionOptions<AdaptOptions> &adapt_options() {
                &AdaptOptions::anisotropic)
           .key(bounded("max_aspect_ratio", "20",
                        "anisotropic: the largest ratio of the two sizes of a cell", 1, 1000),
-               &AdaptOptions::max_aspect_ratio);
+               &AdaptOptions::max_aspect_ratio)
+          .key(bounded("max_coarsening", "1",
+                       "the largest factor by which a cell's size may grow from one cycle to the "
+                       "next (1: the mesh is only refined)",
+                       1, 16),
+               &AdaptOptions::max_coarsening);
   return options;
 }
 
@@ -74,7 +79,7 @@ std::vector<double> cell_sizes(const discretization::FlowResidual &res) {
 
 PetscErrorCode adapted_sizes(const discretization::FlowResidual &res,
                              const std::vector<double> &indicator, double target_cells,
-                             std::vector<double> *sizes, double *predicted) {
+                             double max_coarsening, std::vector<double> *sizes, double *predicted) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
   const auto &V = res.geometry().cell_volume;
@@ -88,7 +93,7 @@ PetscErrorCode adapted_sizes(const discretization::FlowResidual &res,
   }
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &top, 1, MPI_DOUBLE, MPI_MAX, m.comm));
   PetscCheck(top > 0, m.comm, PETSC_ERR_ARG_WRONG, "the error indicator is zero everywhere");
-  // h'(C) = clamp(C eps^(-1/(r+d)), h / 4, 2 h); the cells it gives fall with C
+  // h'(C) = clamp(C eps^(-1/(r+d)), h / 4, max_coarsening h); the cells it gives fall with C
   for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
     const double eps = std::max(indicator[c] / (V[c] * std::pow(h[c], r)), 1e-8 * top);
     base[c] = std::pow(eps, -1 / (r + d));
@@ -97,7 +102,7 @@ PetscErrorCode adapted_sizes(const discretization::FlowResidual &res,
     PetscFunctionBeginUser;
     double n = 0;
     for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
-      const double s = std::clamp(C * base[c], h[c] / 4, 2 * h[c]);
+      const double s = std::clamp(C * base[c], h[c] / 4, max_coarsening * h[c]);
       if (out) (*out)[c] = s;
       n += V[c] / (unit[c] * std::pow(s, d));
     }
@@ -105,10 +110,10 @@ PetscErrorCode adapted_sizes(const discretization::FlowResidual &res,
     *predicted = n;
     PetscFunctionReturn(0);
   };
-  // bisection on log C between sizes that are all h / 4 and all 2 h
+  // bisection on log C between sizes that are all h / 4 and all max_coarsening h
   double lo = 1e300, hi = 0;
   for (PetscInt c = 0; c < m.n_owned_cells; ++c)
-    lo = std::min(lo, h[c] / 4 / base[c]), hi = std::max(hi, 2 * h[c] / base[c]);
+    lo = std::min(lo, h[c] / 4 / base[c]), hi = std::max(hi, max_coarsening * h[c] / base[c]);
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_DOUBLE, MPI_MIN, m.comm));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_DOUBLE, MPI_MAX, m.comm));
   double a = std::log(lo), b = std::log(hi);

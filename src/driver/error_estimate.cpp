@@ -8,8 +8,12 @@
 #include "karman/mesh/mesh_options.hpp"
 #include "karman/solver/unsteady_solver.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace karman::driver {
@@ -147,6 +151,60 @@ PetscErrorCode check_estimable(MPI_Comm comm, const config::CaseConfig &cfg, con
              "%s: %s refines the mesh once more: mesh.refine must be below 3 (the largest "
              "refinement), got %ld",
              cfg.file().c_str(), what, m.refine);
+  PetscFunctionReturn(0);
+}
+
+namespace {
+
+/// The node's available memory [bytes]: MemAvailable of /proc/meminfo (free pages if absent).
+double available_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kib;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024.0;
+  return static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) *
+         static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+} // namespace
+
+PetscErrorCode estimate_fits_in_memory(MPI_Comm comm, int dim, double cells, bool *fits,
+                                       double *needed_gib, double *available_gib) {
+  PetscFunctionBeginUser;
+  PetscMPIInt size;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  const double per_cell =
+      dim == 3 ? kEstimateBytesPerRefinedCell3D : kEstimateBytesPerRefinedCell2D;
+  // each rank's share of the refined cells, summed per node, against the node's available
+  // memory plus what this job's ranks there hold now
+  PetscLogDouble held;
+  PetscCall(PetscMemoryGetCurrentUsage(&held));
+  double mine[2] = {per_cell * std::pow(2.0, dim) * cells / size, static_cast<double>(held)};
+  double node_sum[2];
+  MPI_Comm node;
+  PetscCallMPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  PetscCallMPI(MPI_Allreduce(mine, node_sum, 2, MPI_DOUBLE, MPI_SUM, node));
+  PetscCallMPI(MPI_Comm_free(&node));
+  double avail = available_bytes() + node_sum[1];
+  PetscReal limit_gib;
+  PetscBool limited;
+  PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-estimate_memory", &limit_gib, &limited));
+  if (limited) avail = std::min(avail, limit_gib * 1024.0 * 1024.0 * 1024.0);
+  // the tightest node: the largest need - available, with both figures
+  struct {
+    double value;
+    int rank;
+  } in{node_sum[0] - avail, 0}, out{};
+  PetscCallMPI(MPI_Comm_rank(comm, &in.rank));
+  PetscCallMPI(MPI_Allreduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm));
+  double worst[2] = {node_sum[0], avail};
+  PetscCallMPI(MPI_Bcast(worst, 2, MPI_DOUBLE, out.rank, comm));
+  constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+  *fits = worst[0] <= worst[1];
+  *needed_gib = worst[0] / gib;
+  *available_gib = worst[1] / gib;
   PetscFunctionReturn(0);
 }
 

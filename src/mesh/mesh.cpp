@@ -248,6 +248,32 @@ PetscErrorCode check_msh_file(MPI_Comm comm, const std::string &msh_file) {
   PetscFunctionReturn(0);
 }
 
+} // namespace
+
+PetscErrorCode count_cells(MPI_Comm comm, const std::string &msh_file, long *cells) {
+  PetscFunctionBeginUser;
+  PetscCall(check_msh_file(comm, msh_file));
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  // (rank 0 reads: a reader's error there becomes the collective one below)
+  long n = -1;
+  if (rank == 0) {
+    DM dm = nullptr;
+    PetscInt cs, ce;
+    if (!DMPlexCreateFromFile(PETSC_COMM_SELF, msh_file.c_str(), "karman", PETSC_FALSE, &dm) &&
+        !DMPlexGetHeightStratum(dm, 0, &cs, &ce))
+      n = static_cast<long>(ce - cs);
+    PetscCall(DMDestroy(&dm));
+  }
+  PetscCallMPI(MPI_Bcast(&n, 1, MPI_LONG, 0, comm));
+  PetscCheck(n >= 0, comm, PETSC_ERR_FILE_READ, "%s: cannot read the mesh's cells",
+             msh_file.c_str());
+  *cells = n;
+  PetscFunctionReturn(0);
+}
+
+namespace {
+
 // (1)-(2) the serial DMPlex of the file (on rank 0), its boundary faces marked, the case's
 // boundary names checked against it (collective verdict)
 PetscErrorCode read_serial(MPI_Comm comm, const std::string &msh_file,

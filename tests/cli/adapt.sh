@@ -8,7 +8,10 @@
 #  - the meshes, the size field and the indicator are written;
 #  - anisotropic (adapt.anisotropic, 2 ranks): the metric view, a BAMG .geo, and a cycle 1 c_D
 #    closer to the reference than the isotropic cycle 1's;
-#  - a cell budget stops the adaptation with the last mesh and says so.
+#  - a mesher whose cells differ from the sizes' count (Mesh.MeshSizeFactor): the adapted mesh is
+#    made again with scaled sizes and holds growth x the cells;
+#  - a cell budget, and a next mesh whose error estimate would not fit in memory
+#    (-estimate_memory), stop the adaptation with the last mesh and say so.
 # usage: adapt.sh KARMAN SOURCE_DIR WORK_DIR
 set -u
 karman=$1 src=$2 work=$3
@@ -41,7 +44,7 @@ print(f"adapt: cycle 0 {a[0]['cells']} cells c_D {float(a[0]['value']):.6f}, cyc
       f"{a[1]['cells']} / {b[1]['cells']} cells (1 / 2 ranks) c_D {float(a[1]['value']):.6f}")
 PY
 # anisotropic (BAMG with the metric field), 2 ranks: its cycle 1 closer to the reference than the
-# isotropic cycle 1 (measured: 2.7e-3 against 9.9e-3)
+# isotropic cycle 1 (measured: 3.7e-3 against 1.24e-2)
 mpirun -n 2 --oversubscribe "$karman" adapt "$case" -o aniso "${opts[@]}" --set adapt.anisotropic=true \
   > aniso.log 2>&1 || { tail -3 aniso.log; fail "anisotropic adapt"; }
 [ -s aniso/meshes/cycle-1-metric.pos ] && [ -s aniso/meshes/cycle-1.msh ] || fail "aniso: missing the metric view or mesh"
@@ -56,9 +59,32 @@ assert 1.5 * n0 <= n1 <= 3.5 * n0, (n0, n1)
 assert ea < 0.5 * ei, (ei, ea)
 print(f"adapt, anisotropic: cycle 1 {n1} cells, |c_D - ref| {ea:.2e} (isotropic {iso[1]['cells']} cells, {ei:.2e})")
 PY
+# a mesher that makes other cells than the sizes say (the case's .geo with Gmsh's
+# Mesh.MeshSizeFactor 0.6: about 2.8x the cells): the adapted mesh is made again with scaled sizes
+# until it holds growth x the cells (within 1.2x; 1 rank)
+printf 'Include "%s";\nMesh.MeshSizeFactor = 0.6;\n' "$src/cases/dfg-2d1/dfg-2d-tri.geo" > factor.geo
+"$karman" adapt "$case" -o factor "${opts[@]}" --set mesh.file="$work/factor.geo" > factor.log 2>&1 ||
+  { tail -3 factor.log; fail "adapt with a mesh size factor"; }
+grep -q "adapt: cycle 1's mesh has [0-9]* cells where [0-9]* were asked: meshed again with the sizes x 1\." factor.log ||
+  { grep "adapt:" factor.log; fail "the adapted mesh's cell count was not corrected"; }
+/usr/bin/python3 - <<'PY' || exit 1
+import csv
+r = list(csv.DictReader(open("factor/adapt.csv")))
+n0, n1 = int(r[0]["cells"]), int(r[1]["cells"])
+assert 2 / 1.2 <= n1 / n0 <= 2 * 1.2, (n0, n1)
+print(f"adapt with Mesh.MeshSizeFactor 0.6: cycle 0 {n0} cells, cycle 1 {n1} ({n1 / n0:.2f}x, growth 2)")
+PY
 "$karman" adapt "$case" -o budget "${opts[@]}" --set adapt.max_cells=5000 > budget.log 2>&1 ||
   fail "the budget run failed"
 grep -q "adapt: stopped: the next mesh would exceed adapt.max_cells (5000 cells); the last mesh is cycle 0" budget.log ||
   { tail -3 budget.log; fail "no budget message"; }
 [ "$(wc -l < budget/adapt.csv)" = 2 ] || fail "the budget run went on"
 echo "ok: $(grep 'adapt: stopped' budget.log)"
+# a next mesh whose error estimate would not fit in memory (a job limited to 0.05 GiB by
+# -estimate_memory) is not made: the adaptation stops with the last mesh and says so
+"$karman" adapt "$case" -o memory "${opts[@]}" -estimate_memory 0.05 > memory.log 2>&1 ||
+  fail "the memory-limited run failed"
+grep -q "adapt: stopped: the error estimate of the next mesh ([0-9]* cells) would need about [0-9.]* GiB, 0.05 GiB are available; the last mesh is cycle 0" memory.log ||
+  { grep "adapt:" memory.log; fail "no memory message"; }
+[ "$(wc -l < memory/adapt.csv)" = 2 ] && [ ! -e memory/meshes/cycle-1.msh ] || fail "the memory-limited run went on"
+echo "ok: $(grep 'adapt: stopped' memory.log)"

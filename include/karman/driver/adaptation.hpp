@@ -37,6 +37,7 @@ struct AdaptOptions {
   long max_cells = 2000000; ///< stop before a mesh of more cells
   bool anisotropic = false; ///< 2D: a metric field for Gmsh's BAMG (anisotropic_metrics)
   double max_aspect_ratio = 20;
+  double max_coarsening = 1; ///< the largest factor by which a cell's size may grow in a cycle
 };
 
 const config::SectionOptions<AdaptOptions> &adapt_options();
@@ -48,7 +49,7 @@ std::vector<double> cell_sizes(const discretization::FlowResidual &res);
 /// (owned cells) on the mesh of `res`; `predicted` the cell count they give.  Collective.
 PetscErrorCode adapted_sizes(const discretization::FlowResidual &res,
                              const std::vector<double> &indicator, double target_cells,
-                             std::vector<double> *sizes, double *predicted);
+                             double max_coarsening, std::vector<double> *sizes, double *predicted);
 
 /// Writes the sizes (owned cells) as a Gmsh view of the mesh's cells, vertex values the average
 /// of the adjacent cells' sizes (rank 0 writes `path`); `hash` (if given; rank 0) the hex hash of

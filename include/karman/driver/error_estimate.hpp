@@ -34,6 +34,22 @@ namespace karman::driver {
 /// The order of the discretization error of the objectives (second-order finite volumes).
 constexpr int kSchemeOrder = 2;
 
+/// Memory of a steady error estimate per cell of its refined mesh (the refined case, its
+/// Jacobian, the adjoint's multigrid and GMRES directions, the coarse case beside them), measured
+/// as the peak of both ranks' resident memory: DFG 3D-1Z tetrahedra (the adapted mesh of 61 646
+/// cells, 493 168 refined: 7 739 MiB) 16 KiB, DFG 2D-1 triangles (dfg-2d-tri.geo level 2, 197 632
+/// refined: 1 589 MiB) 8.5 KiB.
+constexpr double kEstimateBytesPerRefinedCell2D = 8.5 * 1024;
+constexpr double kEstimateBytesPerRefinedCell3D = 16.0 * 1024;
+
+/// Whether the steady error estimate of a mesh of `cells` cells in `dim` dimensions fits in the
+/// memory of the job's nodes: each node's share of 2^dim cells x the figure above against the
+/// node's available memory plus what the job's ranks there hold now (the next cycle reuses it),
+/// or the PETSc option -estimate_memory GIB where a job may use less (a batch system's limit).
+/// needed_gib, available_gib: those of the tightest node.  Collective.
+PetscErrorCode estimate_fits_in_memory(MPI_Comm comm, int dim, double cells, bool *fits,
+                                       double *needed_gib, double *available_gib);
+
 struct ErrorEstimate {
   double J = 0;               ///< the objective on the case's mesh, J_H(w_H)
   double J_reconstructed = 0; ///< J_h(w): the reconstruction on the refined mesh

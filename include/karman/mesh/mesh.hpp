@@ -81,6 +81,10 @@ bool has_tetrahedra(const Mesh &mesh);
 /// index), so that every copy holds the total.  Collective.
 PetscErrorCode sum_vertex_copies(const Mesh &mesh, std::vector<Vec3<double>> &values);
 
+/// The number of cells of the Gmsh file `msh_file` (read on rank 0, not distributed).
+/// Collective.
+PetscErrorCode count_cells(MPI_Comm comm, const std::string &msh_file, long *cells);
+
 /// Reads `msh_file` (rank 0), checks that every name in `boundary_names` is a boundary
 /// physical group of the mesh and that every boundary face belongs to exactly one of
 /// them, distributes the mesh and fills `mesh`.  `case_file` is named in messages.
