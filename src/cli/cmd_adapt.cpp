@@ -201,10 +201,10 @@ PetscErrorCode run_adapt_command(MPI_Comm comm, const CliArgs &args) {
       }
     }
     // the next cycle's mesh: the case's .geo with the size (or metric) field as background field,
-    // the sizes times `scale`: Gmsh's cells for a size s are not the regular cells of edge s that
-    // adapted_sizes counts (its tetrahedra are larger: 1.16x instead of 2x the cells measured on
-    // DFG 3D-1Z), so a mesh whose count misses growth x the cells by more than kCountTolerance is
-    // made again with the sizes scaled by (cells / target)^(1/d), and the scale kept for the
+    // the sizes times size_scale: Gmsh's cells for a size s are not the regular cells of edge s
+    // that adapted_sizes counts (its tetrahedra are larger: 1.16x instead of 2x the cells measured
+    // on DFG 3D-1Z), so a mesh whose count misses growth x the cells by more than kCountTolerance
+    // is made again with the sizes scaled by (cells / target)^(1/d), and the scale kept for the
     // next cycles
     const std::string stem = "cycle-" + std::to_string(k + 1);
     const std::string pos =

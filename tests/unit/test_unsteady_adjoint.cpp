@@ -11,9 +11,9 @@
 //  - the r.m.s. and the standard deviation of the lift over a window (objective.time rms, std):
 //    central differences and a per-step Taylor test  [mpi];
 //  - with the iterative linear solver (solver.linear: iterative, forward and transposed solves
-//    with multigrid): the sine and viscosity gradients equal the direct method's to 1e-8 and
-//    central differences to 1e-6, and the per-step rotation gradient passes its Taylor test
-//    [mpi].
+//    with multigrid): the sine and viscosity gradients equal the direct method's to 1e-8, the
+//    viscosity's central differences to 1e-6, and the per-step rotation gradient passes its
+//    Taylor test [mpi].
 #include "karman/optimization/case_schema.hpp"
 #include "karman/discretization/parameters.hpp"
 #include "karman/adjoint/unsteady_adjoint.hpp"
@@ -124,14 +124,16 @@ double gradient_of(const adjoint::UnsteadyAdjointResult &r, const std::string &n
 }
 
 /// cases/tmr-flat-plate (SA-neg, Re 5e6) level 0 from free stream: 2 BDF steps of dt with the LU
-/// (solver.rtol `rtol`), the mean drag, loaded into cfg and fc.
-void load_flat_plate_urans(double dt, double rtol, config::CaseConfig &cfg, driver::FlowCase &fc) {
+/// of `preconditioner_matrix` (solver.rtol `rtol`), the mean drag, loaded into cfg and fc.
+void load_flat_plate_urans(double dt, double rtol, config::CaseConfig &cfg, driver::FlowCase &fc,
+                           const char *preconditioner_matrix = "exact") {
   clear_error();
   std::ostringstream text;
   text << test::flat_plate_rans_yaml("objective: {type: drag, walls: [wall], time: average}\n")
        << "time: {mode: unsteady, dt: " << dt << ", t_end: " << 2 * dt << "}\n"
        << "solver: {rtol: " << rtol
-       << ", atol: 1e-14, max_iterations: 60, linear: direct, preconditioner_matrix: exact}\n";
+       << ", atol: 1e-14, max_iterations: 60, linear: direct, preconditioner_matrix: "
+       << preconditioner_matrix << "}\n";
   REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, text.str(), "urans.yaml", "/", {},
                                         optimization::case_schema(), cfg) == 0);
   const PetscErrorCode ierr = fc.load(PETSC_COMM_WORLD, cfg);
@@ -421,7 +423,7 @@ TEST_CASE("URANS with dual time stepping: the steps Newton cannot converge, and 
   // is gone), and the adjoint's dJ/dnu through those steps equals central differences (1e-6)
   config::CaseConfig cfg;
   driver::FlowCase fc;
-  load_flat_plate_urans(1e-2, 1e-12, cfg, fc);
+  load_flat_plate_urans(1e-2, 1e-12, cfg, fc, "compact"); // (exact: 11 % slower here)
   discretization::FlowResidual &res = fc.residual();
   Vec w0;
   REQUIRE(fc.create_state(&w0) == 0);
@@ -881,12 +883,16 @@ TEST_CASE("unsteady adjoint with the iterative linear solver: equal to direct, f
   gradient(plain, adjoint::AdjointSchedule::StoreAll, 0, &rp);
   CAPTURE(r.linear_iterations, rp.linear_iterations);
   CHECK(r.linear_iterations < rp.linear_iterations);
+  // (equal to the direct method's for every parameter; central differences for the viscosity,
+  // which enters every level's Jacobian: the direct method's sine gradients are differenced on
+  // the small channel above)
   for (const auto &c : parameter_cases(s, true)) {
     const double adj = gradient_of(r, c.name);
     CAPTURE(c.name, adj, gradient_of(rd, c.name));
     CHECK(std::abs(adj - gradient_of(rd, c.name)) <= 1e-8 * std::abs(gradient_of(rd, c.name)));
     CHECK(std::abs(gradient_of(rp, c.name) - gradient_of(rd, c.name)) <=
           1e-8 * std::abs(gradient_of(rd, c.name)));
+    if (std::string(c.name) != "fluid.viscosity") continue;
     const double fd = central_difference(s, c);
     CAPTURE(fd);
     CHECK(std::abs(adj - fd) <= 1e-6 * std::abs(fd));
