@@ -3,8 +3,8 @@
 # (cases/dfg-3d1z/dfg-3d-tet.geo), `karman adapt` from level 0 (adapt.cycles, adapt.growth) against
 # `karman run` on the uniform levels; c_D and c_L against FeatFlow's 3D-1Z values (c_D 6.18533,
 # c_L 0.009401; DFG bounds c_D [6.05, 6.25], c_L [0.008, 0.010]), per cell count, uncorrected and
-# corrected, with the error estimate of every cycle.  Prints the table and
-# writes results/bench-adapt-3d.md.
+# corrected, with the error estimate of every cycle.  Prints the table, writes
+# results/bench-adapt-3d.md and the plot cases/dfg-3d1z/images/adaptation.png.
 # Memory: every cycle's error estimate solves on 8x its cells (about 16 KiB per refined cell), so
 # with growth 2 the third cycle's estimate (221 726 cells, 1.8 M refined) needs ~27 GiB: the
 # default growth 1.6 ends near 130 000 cells, whose estimate fits in 24 GiB.
@@ -56,4 +56,27 @@ lines += ["", f"adapt: {stop[-1].split('adapt: ', 1)[1].strip() if stop else '(n
 text = "\n".join(lines) + "\n"
 print(text)
 open(f"{out}/../bench-adapt-3d.md", "w").write(text)
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    uni = [json.load(open(f"{out}/uniform-L{l}/summary.json")) for l in uniform]
+    ax.semilogx([s["cells"] for s in uni], [s["cd"] for s in uni], "s-", label="uniform refinement")
+    n = [int(r["cells"]) for r in rows]
+    ax.semilogx(n, [float(r["value"]) for r in rows], "o-", label="adapted (adjoint indicator)")
+    ax.errorbar(n, [float(r["value"]) for r in rows], yerr=[[0] * len(rows), [float(r["estimated_error"]) for r in rows]],
+                fmt="none", ecolor="C1", capsize=3, label="adapted + estimated error")
+    ax.semilogx(n, [float(r["corrected_value"]) for r in rows], "^--", label="adapted, corrected c_D")
+    ax.axhline(cd_ref, color="k", lw=0.8, label="FeatFlow 6.18533")
+    ax.axhspan(6.05, 6.25, color="gray", alpha=0.15, label="DFG bounds [6.05, 6.25]")
+    ax.set_xlabel("cells")
+    ax.set_ylabel("c_D")
+    ax.set_title("DFG 3D-1Z, Gmsh tetrahedra")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig("cases/dfg-3d1z/images/adaptation.png", dpi=110)
+except ImportError:
+    print("(no matplotlib: no plot)")
 PY

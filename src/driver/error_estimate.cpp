@@ -4,6 +4,7 @@
 
 #include "karman/adjoint/unsteady_adjoint.hpp"
 #include "karman/core/logger.hpp"
+#include "karman/geometry/mesh_geometry.hpp"
 #include "karman/io/nested_transfer.hpp"
 #include "karman/mesh/mesh_options.hpp"
 #include "karman/solver/unsteady_solver.hpp"
@@ -214,9 +215,31 @@ PetscErrorCode load_refined(const FlowCase &flow, config::CaseConfig *cfg, FlowC
   const MPI_Comm comm = flow.mesh().comm;
   PetscCall(check_estimable(comm, c, "the error estimate"));
   const mesh::MeshOptions m = mesh::mesh_options().get(c);
+  const std::string refine = "mesh.refine=" + std::to_string(m.refine + 1);
   PetscCall(config::CaseConfig::load_text(comm, c.resolved_yaml(), c.file(), c.directory(),
-                                          {"mesh.refine=" + std::to_string(m.refine + 1)},
-                                          c.schema(), *cfg));
+                                          {refine}, c.schema(), *cfg));
+  {
+    // Gmsh's new wall vertices, projected onto a curved wall, can turn a flat wall cell's children
+    // inside out (DFG 3D-1Z's adapted tetrahedra: cells overlapping at the cylinder); the
+    // refinement is then made again with them on the straight edges, where it is valid, and the
+    // polygonal wall's own error is left out of the estimate
+    mesh::Mesh probe;
+    PetscCall(load_case_mesh(comm, *cfg, &probe));
+    geometry::Geometry<double> g;
+    geometry::compute_geometry(probe, probe.coordinates, g);
+    geometry::InvalidCells invalid;
+    PetscCall(geometry::find_invalid_cells(probe, probe.coordinates, g, &invalid));
+    if (invalid.count > 0) {
+      PetscCall(log_info(comm,
+                         "error estimate: the nested refinement with its new boundary vertices on "
+                         "the geometry has %ld invalid cells (%s): refined again with them on the "
+                         "straight edges (the polygonal wall's own error is not in the estimate)",
+                         static_cast<long>(invalid.count), invalid.first.c_str()));
+      PetscCall(config::CaseConfig::load_text(comm, c.resolved_yaml(), c.file(), c.directory(),
+                                              {refine, "mesh.refine_on_geometry=false"}, c.schema(),
+                                              *cfg));
+    }
+  }
   PetscCall(fine->load(comm, *cfg));
   PetscCheck(fine->residual().nv() == flow.residual().nv(), comm, PETSC_ERR_PLIB,
              "refined case has other unknowns");

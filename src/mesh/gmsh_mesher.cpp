@@ -68,7 +68,7 @@ std::string gmsh_errors(const std::string &log) {
 } // namespace
 
 std::string run_gmsh(const std::string &geo_file, long level, long dimension,
-                     const std::string &msh_file, long refine) {
+                     const std::string &msh_file, long refine, bool refine_on_geometry) {
   const char *exe_env = std::getenv("KARMAN_GMSH");
   const std::string exe = exe_env && exe_env[0] ? exe_env : KARMAN_GMSH_EXECUTABLE;
   const std::string log_file = msh_file + ".log";
@@ -79,6 +79,7 @@ std::string run_gmsh(const std::string &geo_file, long level, long dimension,
     input = msh_file + ".refine.geo";
     std::ofstream script(input);
     script << "Include \"" << fs::absolute(geo_file).string() << "\";\nMesh " << dimension << ";\n";
+    if (!refine_on_geometry) script << "Mesh.SecondOrderLinear = 1;\n";
     for (long k = 0; k < refine; ++k) script << "RefineMesh;\n";
     if (!script) return "cannot write " + input;
     stage = "-0"; // (-0 takes the output format from the file name: output ends in .msh)
@@ -152,7 +153,8 @@ PetscErrorCode prepare_mesh_file(MPI_Comm comm, const config::CaseConfig &cfg,
       const std::string text = text_with_includes(file);
       std::uint64_t h = hash_bytes(text.data(), text.size());
       const std::string key = std::to_string(level) + "/" + std::to_string(dim) +
-                              (refine > 0 ? "/r" + std::to_string(refine) : std::string());
+                              (refine > 0 ? "/r" + std::to_string(refine) : std::string()) +
+                              (refine > 0 && !mesh.refine_on_geometry ? "/linear" : std::string());
       h = hash_bytes(key.data(), key.size(), h);
       const std::string &cache = mesh.cache_dir;
       fs::path dir = cache.empty() ? fs::path(file).parent_path() / ".karman-cache"
@@ -170,7 +172,7 @@ PetscErrorCode prepare_mesh_file(MPI_Comm comm, const config::CaseConfig &cfg,
           result = target.string();
         } else {
           const std::string tmp = target.string() + ".tmp" + std::to_string(getpid());
-          error = run_gmsh(file, level, dim, tmp, refine);
+          error = run_gmsh(file, level, dim, tmp, refine, mesh.refine_on_geometry);
           if (error.empty()) {
             fs::rename(tmp, target, ec);
             if (ec) error = "cannot move " + tmp + " to " + target.string() + ": " + ec.message();

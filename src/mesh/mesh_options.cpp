@@ -24,6 +24,12 @@ const config::SectionOptions<MeshOptions> &mesh_options() {
                        "mesh of an error estimate",
                        0, 3),
                &MeshOptions::refine)
+          .key(typed("refine_on_geometry", KeyType::Bool, "true",
+                     "mesh.refine: the new boundary vertices on the geometry (true) or on the "
+                     "straight edges and flat faces they split (false: Gmsh's "
+                     "Mesh.SecondOrderLinear; the error estimate's fallback when the projected "
+                     "vertices tangle cells at a curved wall)"),
+               &MeshOptions::refine_on_geometry)
           .key(typed("cache_dir", KeyType::String, "''",
                      "folder for generated .msh files; empty: .karman-cache beside the .geo"),
                &MeshOptions::cache_dir);

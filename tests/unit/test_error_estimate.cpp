@@ -10,14 +10,19 @@
 //    error of the pressure drop between two boundaries against its exact error (the exact
 //    pressure is known), and the corrected value's error;
 //  - unsteady (DFG 2D-1 from rest, 3 steps): the refined mesh's time-averaged drag that the
-//    estimate predicts against the refined mesh's own run.
+//    estimate predicts against the refined mesh's own run;
+//  - the nested refinement puts its new wall vertices on the geometry (DFG 2D-1's cylinder), and
+//    where that inverts cells (tests/data/thin-ring.geo) on the straight edges instead.
 #include "karman/core/error.hpp"
 #include "karman/driver/error_estimate.hpp"
+#include "karman/geometry/mesh_geometry.hpp"
+#include "karman/mesh/mesh_options.hpp"
 #include "karman/optimization/case_schema.hpp"
 #include "test_helpers.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace karman;
@@ -219,4 +224,66 @@ TEST_CASE("error estimate, unsteady: the refined mesh's time-averaged drag along
   for (double c : e.contribution) sum += c;
   MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
   CHECK(sum == Approx(e.correction).epsilon(1e-10));
+}
+
+TEST_CASE("error estimate: the nested refinement's new wall vertices on the geometry, or on the "
+          "chords where the projection would invert cells",
+          "[error-estimate][mpi]") {
+  // the largest and smallest distance of the refined cylinder wall's vertices from its centre c
+  const auto wall_radii = [](const driver::FlowCase &fc, const Vec3<double> &c, double *lo,
+                             double *hi) {
+    const mesh::Mesh &m = fc.mesh();
+    const auto &X = fc.residual().coordinates();
+    *lo = 1e300, *hi = 0;
+    for (PetscInt f : m.boundary_faces(m.patch_index("cylinder")))
+      for (PetscInt k = m.face_vertex_ptr[f]; k < m.face_vertex_ptr[f + 1]; ++k) {
+        const Vec3<double> d = X[m.face_vertex[k]] - c;
+        *lo = std::min(*lo, std::sqrt(dot(d, d))), *hi = std::max(*hi, std::sqrt(dot(d, d)));
+      }
+    MPI_Allreduce(MPI_IN_PLACE, lo, 1, MPI_DOUBLE, MPI_MIN, PETSC_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, hi, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD);
+  };
+  {
+    INFO("DFG 2D-1: every refined wall vertex on the circle of radius 0.05");
+    config::CaseConfig cfg, fine_cfg;
+    clear_error();
+    REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, dfg_geo_case(), "ee.yaml", "/", {},
+                                          optimization::case_schema(), cfg) == 0);
+    driver::FlowCase fc, fine;
+    REQUIRE(fc.load(PETSC_COMM_WORLD, cfg) == 0);
+    REQUIRE(driver::load_refined(fc, &fine_cfg, &fine) == 0);
+    CHECK(fine.mesh().n_global_cells == 4 * fc.mesh().n_global_cells);
+    double lo, hi;
+    wall_radii(fine, Vec3<double>(0.2, 0.2, 0), &lo, &hi);
+    CHECK(lo == Approx(0.05).margin(1e-9));
+    CHECK(hi == Approx(0.05).margin(1e-9));
+  }
+  {
+    INFO("thin-ring.geo: projected, the wall's children invert; on the chords they are valid");
+    config::CaseConfig cfg, fine_cfg;
+    clear_error();
+    REQUIRE(config::CaseConfig::load_text(
+                PETSC_COMM_WORLD,
+                "mesh: {file: " + test::data_file("thin-ring.geo") +
+                    ", cache_dir: " + test::work_dir("error_estimate_ring", false) +
+                    "}\nboundaries: {farfield: {type: far-field, velocity: [1, 0]}, cylinder: "
+                    "{type: wall}}\n",
+                "ring.yaml", "/", {}, optimization::case_schema(), cfg) == 0);
+    driver::FlowCase fc, fine;
+    REQUIRE(fc.load(PETSC_COMM_WORLD, cfg) == 0);
+    const PetscErrorCode ierr = driver::load_refined(fc, &fine_cfg, &fine);
+    INFO(last_error_message());
+    REQUIRE(ierr == 0);
+    CHECK_FALSE(mesh::mesh_options().get(fine_cfg).refine_on_geometry);
+    CHECK(fine.mesh().n_global_cells == 4 * fc.mesh().n_global_cells);
+    geometry::InvalidCells invalid;
+    REQUIRE(geometry::find_invalid_cells(fine.mesh(), fine.residual().coordinates(),
+                                         fine.residual().geometry(), &invalid) == 0);
+    CHECK(invalid.count == 0);
+    // the six arcs' midpoints on their chords: 0.05 cos(30 degrees) from the centre
+    double lo, hi;
+    wall_radii(fine, Vec3<double>(0, 0, 0), &lo, &hi);
+    CHECK(lo == Approx(0.05 * std::cos(M_PI / 6)).margin(1e-9));
+    CHECK(hi == Approx(0.05).margin(1e-9));
+  }
 }

@@ -20,9 +20,10 @@ namespace karman::mesh {
 PetscErrorCode prepare_mesh_file(MPI_Comm comm, const config::CaseConfig &cfg,
                                  std::string *msh_path);
 
-/// Meshes `geo_file` with gmsh into `msh_file`, then refines the mesh uniformly `refine` times
+/// Meshes `geo_file` with gmsh into `msh_file`, then refines the mesh uniformly `refine` times,
+/// the new boundary vertices on the geometry or (refine_on_geometry false) on the straight edges
 /// (rank-local; returns an error message or "").
 std::string run_gmsh(const std::string &geo_file, long level, long dimension,
-                     const std::string &msh_file, long refine = 0);
+                     const std::string &msh_file, long refine = 0, bool refine_on_geometry = true);
 
 } // namespace karman::mesh

@@ -8,10 +8,11 @@
 namespace karman::mesh {
 
 struct MeshOptions {
-  std::string file;      ///< .geo (meshed by gmsh) or .msh, relative to the case file
-  long level = 0;        ///< refinement level (gmsh -setnumber level N)
-  long dimension = 2;    ///< space dimension
-  long refine = 0;       ///< uniform refinements of the generated mesh (Gmsh RefineMesh)
+  std::string file;               ///< .geo (meshed by gmsh) or .msh, relative to the case file
+  long level = 0;                 ///< refinement level (gmsh -setnumber level N)
+  long dimension = 2;             ///< space dimension
+  long refine = 0;                ///< uniform refinements of the generated mesh (Gmsh RefineMesh)
+  bool refine_on_geometry = true; ///< the refinements' new boundary vertices on the geometry
   std::string cache_dir; ///< folder of generated .msh files ("" : .karman-cache beside the .geo)
 };
 
