@@ -5,11 +5,11 @@
 # BAMG with the metric field); c_D error against the FeatFlow reference (5.57953523)
 # per cell count, uncorrected and corrected.  Prints the table, writes results/bench-adapt.md and
 # the plot cases/dfg-2d1/images/adaptation.png.
-# usage: scripts/bench-adapt.sh [CYCLES] [RANKS] [UNIFORM_LEVELS]   (default: 5 2 "0 1 2 3")
+# usage: scripts/bench-adapt.sh [CYCLES] [RANKS] [UNIFORM_LEVELS]   (default: 4 2 "0 1 2 3")
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-cycles=${1:-5}
+cycles=${1:-4}
 np=${2:-2}
 uniform=${3:-"0 1 2 3"}
 [ -x build/release/karman ] || bash scripts/build.sh
