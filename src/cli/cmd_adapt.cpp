@@ -3,11 +3,12 @@
 // Cycle k = 0, 1, ...: solve on the cycle's mesh (cycle 0: the case's; later ones warm-started
 // from the previous cycle's flow.h5, interpolated), estimate the objective's error
 // (driver/error_estimate.hpp), then mesh the next cycle from the indicator
-// (driver/adaptation.hpp): growth x the cells, the case's .geo with the size field as its
-// background field (adapt.anisotropic, 2D: a metric field, meshed by BAMG).  Stops after
-// adapt.cycles adaptations, when the estimated error is at most adapt.tolerance, before a mesh of
-// more than adapt.max_cells cells, or when Gmsh cannot mesh the size field (the last mesh stays,
-// the log says why).  Writes
+// (driver/adaptation.hpp): growth x the cells (meshed again with scaled sizes when Gmsh's count
+// misses them by more than 1.2x), the case's .geo with the size field as its background field
+// (adapt.anisotropic, 2D: a metric field, meshed by BAMG).  Stops after adapt.cycles adaptations,
+// when the estimated error is at most adapt.tolerance, before a mesh of more than adapt.max_cells
+// cells or one whose error estimate would not fit in memory, or when Gmsh cannot mesh the size
+// field (the last mesh stays, the log says why).  Writes
 //   OUTDIR/adapt.csv           per cycle: cells, J, estimated error, corrected J, times
 //   OUTDIR/cycle-K/            the cycle's `karman run` output (flow.h5, ParaView, summary)
 //                              and indicator.pvd (error_indicator, error_contribution, size,

@@ -75,9 +75,10 @@ struct ErrorEstimate {
 /// refines once more).  `what` names the feature in the message.  Collective.
 PetscErrorCode check_estimable(MPI_Comm comm, const config::CaseConfig &cfg, const char *what);
 
-/// The case of `flow` on the nested refinement of its mesh (mesh.refine + 1, from its .geo): its
-/// configuration into *cfg (which must outlive *fine) and the case loaded into *fine.
-/// Collective.
+/// The case of `flow` on the nested refinement of its mesh (mesh.refine + 1, from its .geo; made
+/// again with the new boundary vertices on the straight edges, mesh.refine_on_geometry false, when
+/// on the geometry they invert cells): its configuration into *cfg (which must outlive *fine) and
+/// the case loaded into *fine.  Collective.
 PetscErrorCode load_refined(const FlowCase &flow, config::CaseConfig *cfg, FlowCase *fine);
 
 /// The error estimate of the case's objective at the converged steady state w of `flow`: meshes
