@@ -10,8 +10,8 @@
 #    closer to the reference than the isotropic cycle 1's;
 #  - a mesher whose cells differ from the sizes' count (Mesh.MeshSizeFactor): the adapted mesh is
 #    made again with scaled sizes and holds growth x the cells;
-#  - a cell budget, and a next mesh whose error estimate would not fit in memory
-#    (-estimate_memory), stop the adaptation with the last mesh and say so.
+#  - a Gmsh failure on the size field, a cell budget, and a next mesh whose error estimate would
+#    not fit in memory (-estimate_memory) stop the adaptation with the last mesh and say so.
 # usage: adapt.sh KARMAN SOURCE_DIR WORK_DIR
 set -u
 karman=$1 src=$2 work=$3
@@ -74,6 +74,16 @@ n0, n1 = int(r[0]["cells"]), int(r[1]["cells"])
 assert 2 / 1.2 <= n1 / n0 <= 2 * 1.2, (n0, n1)
 print(f"adapt with Mesh.MeshSizeFactor 0.6: cycle 0 {n0} cells, cycle 1 {n1} ({n1 / n0:.2f}x, growth 2)")
 PY
+# Gmsh fails on the size field (KARMAN_GMSH: a gmsh that fails on the adapted .geo): the
+# adaptation stops with the last mesh and gmsh's message, and the run succeeds
+printf '#!/bin/bash\ncase "$*" in *cycle-1.geo*) echo "Error   : no mesh for this size field (test)"; exit 1;; esac\nexec gmsh "$@"\n' > failing-gmsh
+chmod +x failing-gmsh
+KARMAN_GMSH="$work/failing-gmsh" "$karman" adapt "$case" -o gmshfail "${opts[@]}" > gmshfail.log 2>&1 ||
+  { tail -3 gmshfail.log; fail "the run whose Gmsh fails on the size field failed"; }
+grep -q "adapt: stopped: gmsh failed on .*cycle-1.geo .*no mesh for this size field (test).*; the last mesh is cycle 0" gmshfail.log ||
+  { grep "adapt:" gmshfail.log; fail "no Gmsh failure message"; }
+[ "$(wc -l < gmshfail/adapt.csv)" = 2 ] || fail "the run whose Gmsh failed went on"
+echo "ok: $(grep 'adapt: stopped' gmshfail.log | cut -c1-160)"
 "$karman" adapt "$case" -o budget "${opts[@]}" --set adapt.max_cells=5000 > budget.log 2>&1 ||
   fail "the budget run failed"
 grep -q "adapt: stopped: the next mesh would exceed adapt.max_cells (5000 cells); the last mesh is cycle 0" budget.log ||
