@@ -120,7 +120,7 @@ refuse spread 's/time: std, window: \[0.08, 0.16\]/time: std, window: [0.15, 0.1
 sed -e 's|file: control-cylinder.geo|file: '"$src"'/tests/data/control-cylinder.geo|' \
   -e 's|time: {mode: unsteady, dt: 0.02, t_end: 0.16}|time: {mode: unsteady, dt: auto, tolerance: 1.0e-3, dt_initial: 0.002, t_end: 0.16}|' \
   -e '/type: per-step/d' -e '/type: control-power/d' -e '/time: std/d' "$case" > auto.yaml
-# (the LU of the exact Jacobian: on these 452 cells 4x faster than the multigrid, which the other
+# (the LU of the exact Jacobian: on these 452 cells 1.8x faster than the multigrid, which the other
 # runs here use)
 "$karman" verify auto.yaml -o auto "${opts[@]}" --set adjoint.rtol=1e-12 --set solver.linear=direct \
   --set solver.preconditioner_matrix=exact > auto.log 2>&1 ||
