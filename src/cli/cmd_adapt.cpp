@@ -178,7 +178,8 @@ PetscErrorCode run_adapt_command(MPI_Comm comm, const CliArgs &args) {
       stop = "the estimated error is within adapt.tolerance";
       break;
     }
-    if (ao.growth * static_cast<double>(r.cells) > static_cast<double>(ao.max_cells)) {
+    const double target = ao.growth * static_cast<double>(r.cells); // the next mesh's cells
+    if (target > static_cast<double>(ao.max_cells)) {
       stop = "the next mesh would exceed adapt.max_cells (" + std::to_string(ao.max_cells) +
              " cells); the last mesh is cycle " + std::to_string(k);
       break;
@@ -188,15 +189,14 @@ PetscErrorCode run_adapt_command(MPI_Comm comm, const CliArgs &args) {
       // memory is not made (the run would end in the out-of-memory killer)
       bool fits;
       double needed, available;
-      PetscCall(driver::estimate_fits_in_memory(comm, static_cast<int>(m.dimension),
-                                                ao.growth * static_cast<double>(r.cells), &fits,
+      PetscCall(driver::estimate_fits_in_memory(comm, static_cast<int>(m.dimension), target, &fits,
                                                 &needed, &available));
       if (!fits) {
         char text[256];
         std::snprintf(text, sizeof(text),
                       "the error estimate of the next mesh (%.0f cells) would need about %.2f GiB, "
                       "%.2f GiB are available; the last mesh is cycle %ld",
-                      ao.growth * static_cast<double>(r.cells), needed, available, k);
+                      target, needed, available, k);
         stop = text;
         break;
       }
@@ -212,7 +212,6 @@ PetscErrorCode run_adapt_command(MPI_Comm comm, const CliArgs &args) {
         (meshes / (stem + (ao.anisotropic ? "-metric.pos" : "-size.pos"))).string();
     const std::string next = (meshes / (stem + ".geo")).string();
     const std::string next_msh = (meshes / (stem + ".msh")).string();
-    const double target = ao.growth * static_cast<double>(r.cells);
     std::string failure;
     long next_cells = 0;
     for (int attempt = 0;; ++attempt) {

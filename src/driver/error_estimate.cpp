@@ -4,6 +4,7 @@
 
 #include "karman/adjoint/unsteady_adjoint.hpp"
 #include "karman/core/logger.hpp"
+#include "karman/core/parallel.hpp"
 #include "karman/geometry/mesh_geometry.hpp"
 #include "karman/io/nested_transfer.hpp"
 #include "karman/mesh/mesh_options.hpp"
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 namespace karman::driver {
 
@@ -178,34 +180,13 @@ PetscErrorCode estimate_fits_in_memory(MPI_Comm comm, int dim, double cells, boo
   PetscCallMPI(MPI_Comm_size(comm, &size));
   const double per_cell =
       dim == 3 ? kEstimateBytesPerRefinedCell3D : kEstimateBytesPerRefinedCell2D;
-  // each rank's share of the refined cells, summed per node, against the node's available
-  // memory plus what this job's ranks there hold now
+  // each rank's share of the refined cells against the node's available memory plus what this
+  // job's ranks there hold now
   PetscLogDouble held;
   PetscCall(PetscMemoryGetCurrentUsage(&held));
-  double mine[2] = {per_cell * std::pow(2.0, dim) * cells / size, static_cast<double>(held)};
-  double node_sum[2];
-  MPI_Comm node;
-  PetscCallMPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-  PetscCallMPI(MPI_Allreduce(mine, node_sum, 2, MPI_DOUBLE, MPI_SUM, node));
-  PetscCallMPI(MPI_Comm_free(&node));
-  double avail = available_bytes() + node_sum[1];
-  PetscReal limit_gib;
-  PetscBool limited;
-  PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-estimate_memory", &limit_gib, &limited));
-  if (limited) avail = std::min(avail, limit_gib * 1024.0 * 1024.0 * 1024.0);
-  // the tightest node: the largest need - available, with both figures
-  struct {
-    double value;
-    int rank;
-  } in{node_sum[0] - avail, 0}, out{};
-  PetscCallMPI(MPI_Comm_rank(comm, &in.rank));
-  PetscCallMPI(MPI_Allreduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm));
-  double worst[2] = {node_sum[0], avail};
-  PetscCallMPI(MPI_Bcast(worst, 2, MPI_DOUBLE, out.rank, comm));
-  constexpr double gib = 1024.0 * 1024.0 * 1024.0;
-  *fits = worst[0] <= worst[1];
-  *needed_gib = worst[0] / gib;
-  *available_gib = worst[1] / gib;
+  PetscCall(node_memory_fits(comm, per_cell * std::pow(2.0, dim) * cells / size,
+                             static_cast<double>(held), available_bytes(), 1.0, "-estimate_memory",
+                             fits, needed_gib, available_gib));
   PetscFunctionReturn(0);
 }
 
@@ -218,17 +199,17 @@ PetscErrorCode load_refined(const FlowCase &flow, config::CaseConfig *cfg, FlowC
   const std::string refine = "mesh.refine=" + std::to_string(m.refine + 1);
   PetscCall(config::CaseConfig::load_text(comm, c.resolved_yaml(), c.file(), c.directory(),
                                           {refine}, c.schema(), *cfg));
+  // Gmsh's new wall vertices, projected onto a curved wall, can turn a flat wall cell's children
+  // inside out (DFG 3D-1Z's adapted tetrahedra: cells overlapping at the cylinder); the refinement
+  // is then made again with them on the straight edges, where it is valid, and the polygonal
+  // wall's own error is left out of the estimate.  The case is set up on the mesh checked.
+  mesh::Mesh refined;
+  PetscCall(load_case_mesh(comm, *cfg, &refined));
   {
-    // Gmsh's new wall vertices, projected onto a curved wall, can turn a flat wall cell's children
-    // inside out (DFG 3D-1Z's adapted tetrahedra: cells overlapping at the cylinder); the
-    // refinement is then made again with them on the straight edges, where it is valid, and the
-    // polygonal wall's own error is left out of the estimate
-    mesh::Mesh probe;
-    PetscCall(load_case_mesh(comm, *cfg, &probe));
     geometry::Geometry<double> g;
-    geometry::compute_geometry(probe, probe.coordinates, g);
+    geometry::compute_geometry(refined, refined.coordinates, g);
     geometry::InvalidCells invalid;
-    PetscCall(geometry::find_invalid_cells(probe, probe.coordinates, g, &invalid));
+    PetscCall(geometry::find_invalid_cells(refined, refined.coordinates, g, &invalid));
     if (invalid.count > 0) {
       PetscCall(log_info(comm,
                          "error estimate: the nested refinement with its new boundary vertices on "
@@ -238,9 +219,11 @@ PetscErrorCode load_refined(const FlowCase &flow, config::CaseConfig *cfg, FlowC
       PetscCall(config::CaseConfig::load_text(comm, c.resolved_yaml(), c.file(), c.directory(),
                                               {refine, "mesh.refine_on_geometry=false"}, c.schema(),
                                               *cfg));
+      refined = mesh::Mesh();
+      PetscCall(load_case_mesh(comm, *cfg, &refined));
     }
   }
-  PetscCall(fine->load(comm, *cfg));
+  PetscCall(fine->load(*cfg, std::move(refined)));
   PetscCheck(fine->residual().nv() == flow.residual().nv(), comm, PETSC_ERR_PLIB,
              "refined case has other unknowns");
   PetscFunctionReturn(0);

@@ -172,8 +172,16 @@ PetscErrorCode initial_state(const FlowResidual &res, const config::CaseConfig &
 
 PetscErrorCode FlowCase::load(MPI_Comm comm, const config::CaseConfig &cfg) {
   PetscFunctionBeginUser;
+  mesh::Mesh mesh;
+  PetscCall(load_case_mesh(comm, cfg, &mesh));
+  PetscCall(load(cfg, std::move(mesh)));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FlowCase::load(const config::CaseConfig &cfg, mesh::Mesh &&mesh) {
+  PetscFunctionBeginUser;
   cfg_ = &cfg;
-  PetscCall(load_case_mesh(comm, cfg, &mesh_));
+  mesh_ = std::move(mesh);
   PetscCall(res_.setup(mesh_, cfg));
   PetscCall(mon_.setup(res_, cfg));
   PetscFunctionReturn(0);

@@ -2,6 +2,7 @@
 #include "karman/solver/linear_solver.hpp"
 
 #include "karman/core/logger.hpp"
+#include "karman/core/parallel.hpp"
 #include "karman/discretization/flow_residual.hpp"
 #include "karman/geometry/mesh_quality.hpp"
 #include "karman/solver/block_transpose.hpp"
@@ -57,34 +58,12 @@ LinearMethod linear_method(const config::CaseConfig &cfg) {
 PetscErrorCode direct_fits_in_memory(const mesh::Mesh &mesh, bool *fits, double *needed,
                                      double *available) {
   PetscFunctionBeginUser;
-  // the ranks of each node together: their cells' factors against the node's available memory
-  MPI_Comm node;
-  PetscCallMPI(MPI_Comm_split_type(mesh.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  // the ranks of each node together: their cells' factors within 80 % of the node's free memory
   const double per_cell = mesh.dim == 3 ? kDirectBytesPerCell3D : kDirectBytesPerCell2D;
-  const double mine = per_cell * static_cast<double>(mesh.n_owned_cells);
-  double on_node = 0;
-  PetscCallMPI(MPI_Allreduce(&mine, &on_node, 1, MPI_DOUBLE, MPI_SUM, node));
-  PetscCallMPI(MPI_Comm_free(&node));
-  double free_bytes =
+  const double free_bytes =
       static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
-  PetscReal limit_gib;
-  PetscBool limited;
-  PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-lu_fallback_memory", &limit_gib, &limited));
-  if (limited) free_bytes = std::min(free_bytes, limit_gib * 1024.0 * 1024.0 * 1024.0);
-  // the tightest node decides: the largest need - 0.8 x available, with both figures
-  double local[3] = {on_node - 0.8 * free_bytes, on_node, free_bytes}, worst[3];
-  struct {
-    double value;
-    int rank;
-  } in{local[0], 0}, out{};
-  PetscCallMPI(MPI_Comm_rank(mesh.comm, &in.rank));
-  PetscCallMPI(MPI_Allreduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MAXLOC, mesh.comm));
-  std::copy(local, local + 3, worst);
-  PetscCallMPI(MPI_Bcast(worst, 3, MPI_DOUBLE, out.rank, mesh.comm));
-  *fits = worst[0] <= 0;
-  constexpr double gib = 1024.0 * 1024.0 * 1024.0;
-  if (needed) *needed = worst[1] / gib;
-  if (available) *available = worst[2] / gib;
+  PetscCall(node_memory_fits(mesh.comm, per_cell * static_cast<double>(mesh.n_owned_cells), 0,
+                             free_bytes, 0.8, "-lu_fallback_memory", fits, needed, available));
   PetscFunctionReturn(0);
 }
 

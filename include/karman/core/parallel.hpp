@@ -34,6 +34,16 @@ PetscErrorCode gather_to_root(MPI_Comm comm, const std::vector<T> &mine, MPI_Dat
   PetscFunctionReturn(0);
 }
 
+/// A memory need against the nodes of comm: each node's `need` bytes (summed over its ranks) within
+/// `fraction` x its available bytes, which are `free_bytes` (the node's free memory, the same on
+/// its ranks) plus the `reusable` bytes of its ranks (memory the job holds and would reuse), at
+/// most the PETSc option `limit_option` GiB when given (a batch system's limit).  *fits: on every
+/// node; *needed_gib, *available_gib (optional): those of the node where it is tightest (largest
+/// need - fraction x available).  Collective.
+PetscErrorCode node_memory_fits(MPI_Comm comm, double need, double reusable, double free_bytes,
+                                double fraction, const char *limit_option, bool *fits,
+                                double *needed_gib = nullptr, double *available_gib = nullptr);
+
 /// Updates the ghosts of a ghosted vector and copies its local form (owned then ghost
 /// entries) into *values.  Collective.
 PetscErrorCode ghosted_local_values(Vec v, std::vector<double> *values);

@@ -87,6 +87,8 @@ public:
   /// Loads the mesh and builds the discretization and the monitors of `cfg`, which must
   /// outlive this object.  Collective.
   PetscErrorCode load(MPI_Comm comm, const config::CaseConfig &cfg);
+  /// The same on `mesh`, already loaded from cfg's mesh (load_case_mesh).  Collective.
+  PetscErrorCode load(const config::CaseConfig &cfg, mesh::Mesh &&mesh);
 
   const config::CaseConfig &config() const { return *cfg_; }
   const mesh::Mesh &mesh() const { return mesh_; }

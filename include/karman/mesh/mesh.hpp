@@ -66,6 +66,8 @@ struct Mesh {
   Mesh() = default;
   Mesh(const Mesh &) = delete;
   Mesh &operator=(const Mesh &) = delete;
+  Mesh(Mesh &&) = default;
+  Mesh &operator=(Mesh &&) = default;
 
   bool owned(PetscInt cell) const { return cell < n_owned_cells; }
   int patch_index(const std::string &name) const;
