@@ -548,18 +548,33 @@ PetscErrorCode solve_steady_case(const CliArgs &args, FlowCase &fc, Vec w,
   PetscCall(fc.solve_steady(w, best, observer, solution));
   const solver::SteadySummary &summary = solution->summary;
   if (!summary.converged) {
+    // the best state with its residual per equation and cell, and where that is largest
+    std::vector<io::Field> residual;
+    driver::ResidualLocation where;
+    PetscCall(driver::residual_fields(res, best, discretization::kSteady, &residual, &where));
     PetscCall(driver::write_flow_state(res, mon, cfg, args.output_dir, "last_good", best,
-                                       discretization::kSteady));
+                                       discretization::kSteady, residual));
     std::vector<double> h;
     for (const auto &r : summary.history) h.push_back(r.residual);
+    const std::string equation = where.field == "pressure"   ? "continuity"
+                                 : where.field == "velocity" ? "momentum"
+                                                             : where.field;
+    char cell[160];
+    std::snprintf(cell, sizeof(cell), res.mesh().dim == 2 ? "(%.6g, %.6g)" : "(%.6g, %.6g, %.6g)",
+                  where.x[0], where.x[1], where.x[2]);
     SETERRQ(comm, PETSC_ERR_NOT_CONVERGED,
             "%s: the steady solve did not converge (%s) after %d Newton iterations; residual "
             "history: %s. The best "
-            "state (iteration %d, |R| %.3e) is in %s/last_good.pvd. Try a smaller "
+            "state (iteration %d, |R| %.3e) is in %s/last_good.pvd, with its residual per cell "
+            "(residual_<field>); the largest is the %s equation's in the cell at %s (%.3e, %.0f "
+            "%% of |R|^2). Try a smaller "
             "solver.cfl_initial, a better "
             "initial state (initial.velocity), a coarser mesh or more solver.max_iterations",
             cfg.file().c_str(), summary.reason.c_str(), summary.iterations, history_text(h).c_str(),
-            summary.best_iteration, summary.best_residual, args.output_dir.c_str());
+            summary.best_iteration, summary.best_residual, args.output_dir.c_str(),
+            equation.c_str(), cell, where.cell_norm,
+            where.norm > 0 ? 100 * where.cell_norm * where.cell_norm / (where.norm * where.norm)
+                           : 0.0);
   }
   PetscCall(VecDestroy(&best));
   const FlowMonitors::Values &v = solution->values;

@@ -48,8 +48,8 @@ PetscErrorCode FlowWriter::resume(double t) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FlowWriter::write_vtk(const FlowResidual &res, const LocalState &state,
-                                     double time) {
+PetscErrorCode FlowWriter::write_vtk(const FlowResidual &res, const LocalState &state, double time,
+                                     const std::vector<io::Field> &extra) {
   PetscFunctionBeginUser;
   if (!vtk_) PetscFunctionReturn(0);
   const mesh::Mesh &m = res.mesh();
@@ -70,6 +70,7 @@ PetscErrorCode FlowWriter::write_vtk(const FlowResidual &res, const LocalState &
     }
   }
   fields.push_back(std::move(vorticity));
+  fields.insert(fields.end(), extra.begin(), extra.end());
   PetscCall(volume_->write_volume(m, res.coordinates(), time, fields));
   for (std::size_t i = 0; i < surface_patches_.size(); ++i) {
     const int p = surface_patches_[i];
@@ -107,14 +108,68 @@ PetscErrorCode FlowWriter::write_hdf5(const FlowResidual &res, const LocalState 
 PetscErrorCode write_flow_state(const FlowResidual &res, const solver::FlowMonitors &mon,
                                 const config::CaseConfig &cfg, const std::string &directory,
                                 const std::string &name, Vec w,
-                                const discretization::TimeLevel &level) {
+                                const discretization::TimeLevel &level,
+                                const std::vector<io::Field> &extra) {
   PetscFunctionBeginUser;
   LocalState state;
   PetscCall(res.local_state(level, w, &state));
   FlowWriter writer;
   PetscCall(writer.setup(res, mon, cfg, directory, name));
-  PetscCall(writer.write_vtk(res, state, level.t));
+  PetscCall(writer.write_vtk(res, state, level.t, extra));
   PetscCall(writer.write_hdf5(res, state, level.t));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode residual_fields(const FlowResidual &res, Vec w,
+                               const discretization::TimeLevel &level,
+                               std::vector<io::Field> *fields, ResidualLocation *where) {
+  PetscFunctionBeginUser;
+  const mesh::Mesh &m = res.mesh();
+  const physics::EquationSet &eq = res.equations();
+  const int nv = res.nv();
+  Vec R;
+  PetscCall(res.create_state(&R));
+  PetscCall(res.residual(level, w, R));
+  PetscReal norm;
+  PetscCall(VecNorm(R, NORM_2, &norm));
+  const PetscScalar *r;
+  PetscCall(VecGetArrayRead(R, &r)); // owned cells first, nv rows each
+  fields->clear();
+  // this rank's largest cell value, its field and centroid
+  struct {
+    double value;
+    int rank;
+  } mine{-1.0, 0}, top;
+  PetscCallMPI(MPI_Comm_rank(m.comm, &mine.rank));
+  int my_field = 0;
+  Vec3<double> my_x;
+  for (std::size_t f = 0; f < eq.n_fields(); ++f) {
+    const physics::FieldSpec &spec = eq.field(f);
+    io::Field out{"residual_" + spec.name, 1, std::vector<double>(m.n_owned_cells)};
+    const int k0 = eq.offset(f);
+    for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+      double s = 0;
+      for (int k = k0; k < k0 + spec.components; ++k)
+        s += PetscRealPart(r[c * nv + k]) * PetscRealPart(r[c * nv + k]);
+      out.values[c] = std::sqrt(s);
+      if (out.values[c] > mine.value) {
+        mine.value = out.values[c];
+        my_field = static_cast<int>(f);
+        my_x = res.geometry().cell_centroid[c];
+      }
+    }
+    fields->push_back(std::move(out));
+  }
+  PetscCall(VecRestoreArrayRead(R, &r));
+  PetscCall(VecDestroy(&R));
+  PetscCallMPI(MPI_Allreduce(&mine, &top, 1, MPI_DOUBLE_INT, MPI_MAXLOC, m.comm));
+  double xs[3] = {my_x[0], my_x[1], my_x[2]};
+  PetscCallMPI(MPI_Bcast(xs, 3, MPI_DOUBLE, top.rank, m.comm));
+  PetscCallMPI(MPI_Bcast(&my_field, 1, MPI_INT, top.rank, m.comm));
+  where->norm = norm;
+  where->cell_norm = top.value;
+  where->field = eq.field(static_cast<std::size_t>(my_field)).name;
+  where->x = Vec3<double>(xs[0], xs[1], xs[2]);
   PetscFunctionReturn(0);
 }
 

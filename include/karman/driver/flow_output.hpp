@@ -25,9 +25,11 @@ public:
                        const std::string &name);
   /// Continues existing series up to time t (restart).
   PetscErrorCode resume(double t);
-  /// Writes the local state `state` as the snapshot at `time`.  Collective.
+  /// Writes the local state `state` as the snapshot at `time`, with the cell fields `extra` beside
+  /// the state's.  Collective.
   PetscErrorCode write_vtk(const discretization::FlowResidual &res,
-                           const discretization::LocalState &state, double time);
+                           const discretization::LocalState &state, double time,
+                           const std::vector<io::Field> &extra = {});
   /// Writes velocity and pressure of `state` to DIR/NAME.h5 (attributes time, case_hash and
   /// case_keys: CaseConfig::problem_hash() and problem_keys()).  Collective.
   PetscErrorCode write_hdf5(const discretization::FlowResidual &res,
@@ -45,10 +47,28 @@ private:
 };
 
 /// Writes the flow state w of time level `level` as DIR/NAME.pvd (+ wall series) and DIR/NAME.h5
-/// at time level.t (the last good state of a failed solve).  Collective.
+/// at time level.t (the last good state of a failed solve), with the cell fields `extra` in the
+/// ParaView series.  Collective.
 PetscErrorCode write_flow_state(const discretization::FlowResidual &res,
                                 const solver::FlowMonitors &mon, const config::CaseConfig &cfg,
                                 const std::string &directory, const std::string &name, Vec w,
-                                const discretization::TimeLevel &level);
+                                const discretization::TimeLevel &level,
+                                const std::vector<io::Field> &extra = {});
+
+/// Where the residual R(w) of a state is largest: the cell and field whose rows have the largest
+/// 2-norm (a failed steady solve names it).
+struct ResidualLocation {
+  double norm = 0;      ///< |R(w)|_2
+  double cell_norm = 0; ///< that cell's |R| over the field's rows
+  std::string field;    ///< the field (EquationSet name: "pressure" for continuity, ...)
+  Vec3<double> x;       ///< the cell's centroid
+};
+
+/// R(w) at time level `level` without time term (a steady state) per field and cell: ParaView
+/// fields "residual_<field>", the 2-norm of the field's rows of each cell, and where the largest
+/// is.  Collective.
+PetscErrorCode residual_fields(const discretization::FlowResidual &res, Vec w,
+                               const discretization::TimeLevel &level,
+                               std::vector<io::Field> *fields, ResidualLocation *where);
 
 } // namespace karman::driver
