@@ -6,7 +6,9 @@
 # (postprocess/plot_naca_wall.py: OUT/wall-alphaA.png).
 # usage: bash cases/naca0012-rans/run.sh [ANGLES [LEVELS]]   (default "10" "0 1 2")
 # environment: KARMAN (default build/release/karman), NP (ranks for levels >= 2; default 2),
-# OUT (default out/naca0012-rans); OUT/aA-LN holds the run at A degrees on level N.
+# OUT (default out/naca0012-rans); OUT/aA-LN holds the run at A degrees on level N; MESH: another
+# mesh.file (e.g. naca0012-rans-wake-strips.geo, the mesh of the 0-degree runs).
+# usage example: MESH=naca0012-rans-wake-strips.geo bash cases/naca0012-rans/run.sh 0 "0 1 2"
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -35,7 +37,7 @@ PY
     dir=$out/a$a-L$level
     echo "run.sh: alpha $a, level $level, $n rank(s): $dir"
     mpirun -n "$n" "$karman" run "$here/case.yaml" -o "$dir" --set mesh.level="$level" \
-      "${wind[@]}" > "$dir.log" 2>&1 || { tail -3 "$dir.log"; continue; }
+      ${MESH:+--set mesh.file="$MESH"} "${wind[@]}" > "$dir.log" 2>&1 || { tail -3 "$dir.log"; continue; }
     /usr/bin/python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(f\"  {s['newton_iterations']} Newton steps, C_D {s['cd']:.7f}, C_L {s['cl']:.7f}, fallback {s['linear_fallback']}\")" "$dir/summary.json"
   done
 done
