@@ -1,6 +1,7 @@
 // Forward re-solves and shape perturbations for gradient verification
 // (see include/karman/adjoint/verification.hpp).
 #include "karman/adjoint/verification.hpp"
+#include "karman/core/parallel.hpp"
 
 #include "karman/discretization/parameters.hpp"
 #include "karman/solver/solver_options.hpp"
@@ -81,27 +82,21 @@ PetscErrorCode bump_displacement(const discretization::FlowResidual &res, int pa
              m.patch_names[patch].c_str());
   const Vec3<double> centre(loc[0] / loc[3], loc[1] / loc[3], loc[2] / loc[3]);
   // the face furthest along `towards`, and the wall's radius
-  struct {
-    double value;
-    int rank;
-  } best{-1e300, 0}, global{};
-  MPI_Comm_rank(m.comm, &best.rank);
-  double radius = 0;
+  double best = -1e300, radius = 0;
   PetscInt best_face = -1;
   for (PetscInt f : faces) {
     const double s = dot(g.face_centroid[f] - centre, towards);
     radius = std::max(radius, norm(g.face_centroid[f] - centre));
-    if (s > best.value) best.value = s, best_face = f;
+    if (s > best) best = s, best_face = f;
   }
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &radius, 1, MPI_DOUBLE, MPI_MAX, m.comm));
-  PetscCallMPI(MPI_Allreduce(&best, &global, 1, MPI_DOUBLE_INT, MPI_MAXLOC, m.comm));
   double x0n0[6] = {0, 0, 0, 0, 0, 0};
-  if (global.rank == best.rank && best_face >= 0) {
+  if (best_face >= 0) {
     const Vec3<double> n =
         (-1.0 / norm(g.face_area[best_face])) * g.face_area[best_face]; // into the fluid
     for (int d = 0; d < 3; ++d) x0n0[d] = g.face_centroid[best_face][d], x0n0[3 + d] = n[d];
   }
-  PetscCallMPI(MPI_Bcast(x0n0, 6, MPI_DOUBLE, global.rank, m.comm));
+  PetscCall(max_with_data(m.comm, best, x0n0, 6, &best, x0n0));
   const Vec3<double> x0(x0n0[0], x0n0[1], x0n0[2]), n0(x0n0[3], x0n0[4], x0n0[5]);
   const double sigma = radius / 3;
   dX->assign(m.n_vertices, Vec3<double>());

@@ -14,6 +14,21 @@ PetscErrorCode broadcast_string(MPI_Comm comm, std::string *s, int root) {
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode max_with_data(MPI_Comm comm, double value, const double *data, int n,
+                             double *largest, double *out) {
+  PetscFunctionBeginUser;
+  struct {
+    double value;
+    int rank;
+  } in{value, 0}, top{};
+  PetscCallMPI(MPI_Comm_rank(comm, &in.rank));
+  PetscCallMPI(MPI_Allreduce(&in, &top, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm));
+  if (out != data) std::copy(data, data + n, out);
+  PetscCallMPI(MPI_Bcast(out, n, MPI_DOUBLE, top.rank, comm));
+  *largest = top.value;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode node_memory_fits(MPI_Comm comm, double need, double reusable, double free_bytes,
                                 double fraction, const char *limit_option, bool *fits,
                                 double *needed_gib, double *available_gib) {
@@ -30,17 +45,11 @@ PetscErrorCode node_memory_fits(MPI_Comm comm, double need, double reusable, dou
   PetscCall(PetscOptionsGetReal(nullptr, nullptr, limit_option, &limit, &limited));
   if (limited) available = std::min(available, limit * gib);
   // the tightest node: the largest need - fraction x available, with both figures
-  struct {
-    double value;
-    int rank;
-  } in{on_node[0] - fraction * available, 0}, out{};
-  PetscCallMPI(MPI_Comm_rank(comm, &in.rank));
-  PetscCallMPI(MPI_Allreduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm));
-  double worst[3] = {out.value, on_node[0], available};
-  PetscCallMPI(MPI_Bcast(worst + 1, 2, MPI_DOUBLE, out.rank, comm));
-  *fits = worst[0] <= 0;
-  if (needed_gib) *needed_gib = worst[1] / gib;
-  if (available_gib) *available_gib = worst[2] / gib;
+  double excess, worst[2] = {on_node[0], available};
+  PetscCall(max_with_data(comm, on_node[0] - fraction * available, worst, 2, &excess, worst));
+  *fits = excess <= 0;
+  if (needed_gib) *needed_gib = worst[0] / gib;
+  if (available_gib) *available_gib = worst[1] / gib;
   PetscFunctionReturn(0);
 }
 

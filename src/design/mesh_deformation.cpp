@@ -3,6 +3,7 @@
 #include "karman/design/mesh_deformation.hpp"
 
 #include "karman/core/logger.hpp"
+#include "karman/core/parallel.hpp"
 #include "karman/geometry/mesh_geometry.hpp"
 
 #include <algorithm>
@@ -391,29 +392,25 @@ PetscErrorCode MeshDeformation::deform(const std::vector<V3> &boundary_displacem
   PetscCall(geometry::find_invalid_cells(m, *X, g, &invalid));
   result->n_invalid_cells = invalid.count;
   result->valid = invalid.count == 0;
-  struct {
-    double ratio;
-    int rank;
-  } worst{1e300, 0}, global{};
-  PetscCallMPI(MPI_Comm_rank(m.comm, &worst.rank));
+  double worst = 1e300;
   PetscInt worst_cell = -1;
   for (PetscInt c = 0; c < m.n_owned_cells; ++c)
-    if (g.cell_volume[c] / V0_[c] < worst.ratio) {
-      worst.ratio = g.cell_volume[c] / V0_[c];
+    if (g.cell_volume[c] / V0_[c] < worst) {
+      worst = g.cell_volume[c] / V0_[c];
       worst_cell = c;
     }
-  PetscCallMPI(MPI_Allreduce(&worst, &global, 1, MPI_DOUBLE_INT, MPI_MINLOC, m.comm));
   double info[5] = {0, 0, 0, 0, 0}; // serial index, centroid, volume
   if (worst_cell >= 0) {
     info[0] = static_cast<double>(m.cell_gid[worst_cell]);
     for (int k = 0; k < 3; ++k) info[1 + k] = g.cell_centroid[worst_cell][k];
     info[4] = g.cell_volume[worst_cell];
   }
-  PetscCallMPI(MPI_Bcast(info, 5, MPI_DOUBLE, global.rank, m.comm));
+  double minus_smallest; // the smallest ratio, as the largest of the negatives
+  PetscCall(max_with_data(m.comm, -worst, info, 5, &minus_smallest, info));
   char buf[512];
   std::snprintf(buf, sizeof(buf),
                 "smallest volume ratio V/V0 = %.3g at cell %d (%g, %g, %g), volume %.3g",
-                global.ratio, (int)info[0], info[1], info[2], info[3], info[4]);
+                -minus_smallest, (int)info[0], info[1], info[2], info[3], info[4]);
   if (!result->valid)
     result->message = "mesh deformation: the deformed mesh has " + std::to_string(invalid.count) +
                       " invalid (inverted or tangled) cells; first: " + invalid.first +

@@ -2,6 +2,8 @@
 #include "karman/driver/flow_output.hpp"
 #include "karman/driver/output_options.hpp"
 
+#include "karman/core/parallel.hpp"
+
 #include "karman/io/hdf5_fields.hpp"
 #include "karman/io/state_fields.hpp"
 
@@ -135,14 +137,8 @@ PetscErrorCode residual_fields(const FlowResidual &res, Vec w,
   const PetscScalar *r;
   PetscCall(VecGetArrayRead(R, &r)); // owned cells first, nv rows each
   fields->clear();
-  // this rank's largest cell value, its field and centroid
-  struct {
-    double value;
-    int rank;
-  } mine{-1.0, 0}, top;
-  PetscCallMPI(MPI_Comm_rank(m.comm, &mine.rank));
-  int my_field = 0;
-  Vec3<double> my_x;
+  // this rank's largest cell value, and its field and centroid
+  double mine = -1, at[4] = {0, 0, 0, 0}; // field, centroid
   for (std::size_t f = 0; f < eq.n_fields(); ++f) {
     const physics::FieldSpec &spec = eq.field(f);
     io::Field out{"residual_" + spec.name, 1, std::vector<double>(m.n_owned_cells)};
@@ -152,24 +148,20 @@ PetscErrorCode residual_fields(const FlowResidual &res, Vec w,
       for (int k = k0; k < k0 + spec.components; ++k)
         s += PetscRealPart(r[c * nv + k]) * PetscRealPart(r[c * nv + k]);
       out.values[c] = std::sqrt(s);
-      if (out.values[c] > mine.value) {
-        mine.value = out.values[c];
-        my_field = static_cast<int>(f);
-        my_x = res.geometry().cell_centroid[c];
+      if (out.values[c] > mine) {
+        mine = out.values[c];
+        at[0] = static_cast<double>(f);
+        for (int d = 0; d < 3; ++d) at[1 + d] = res.geometry().cell_centroid[c][d];
       }
     }
     fields->push_back(std::move(out));
   }
   PetscCall(VecRestoreArrayRead(R, &r));
   PetscCall(VecDestroy(&R));
-  PetscCallMPI(MPI_Allreduce(&mine, &top, 1, MPI_DOUBLE_INT, MPI_MAXLOC, m.comm));
-  double xs[3] = {my_x[0], my_x[1], my_x[2]};
-  PetscCallMPI(MPI_Bcast(xs, 3, MPI_DOUBLE, top.rank, m.comm));
-  PetscCallMPI(MPI_Bcast(&my_field, 1, MPI_INT, top.rank, m.comm));
+  PetscCall(max_with_data(m.comm, mine, at, 4, &where->cell_norm, at));
   where->norm = norm;
-  where->cell_norm = top.value;
-  where->field = eq.field(static_cast<std::size_t>(my_field)).name;
-  where->x = Vec3<double>(xs[0], xs[1], xs[2]);
+  where->field = eq.field(static_cast<std::size_t>(at[0])).name;
+  where->x = Vec3<double>(at[1], at[2], at[3]);
   PetscFunctionReturn(0);
 }
 

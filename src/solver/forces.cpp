@@ -1,6 +1,8 @@
 // Forces, wall stresses and probes (see include/karman/solver/forces.hpp).
 #include "karman/solver/forces.hpp"
 
+#include "karman/core/parallel.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -95,13 +97,7 @@ PetscErrorCode first_cell_y_plus(const discretization::FlowResidual &res,
   const mesh::Mesh &m = res.mesh();
   const auto &g = res.geometry();
   const auto &fp = res.parameters();
-  struct {
-    double value;
-    int rank;
-  } local{-1, 0}, best{};
-  PetscMPIInt rank;
-  PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
-  local.rank = rank;
+  double largest = -1;
   double sums[3] = {0, 0, 0}; // y+ A, A, faces
   Vec3<double> where{};
   for (int p : patches) {
@@ -117,14 +113,13 @@ PetscErrorCode first_cell_y_plus(const discretization::FlowResidual &res,
           std::abs(dot(g.cell_centroid[m.face_left[f]] - g.face_centroid[f], (1.0 / A) * S));
       const double y_plus = d * std::sqrt(norm(tau[k]) / fp.rho) / fp.nu;
       sums[0] += y_plus * A, sums[1] += A, sums[2] += 1;
-      if (y_plus > local.value) local.value = y_plus, where = g.face_centroid[f];
+      if (y_plus > largest) largest = y_plus, where = g.face_centroid[f];
     }
   }
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, m.comm));
-  PetscCallMPI(MPI_Allreduce(&local, &best, 1, MPI_DOUBLE_INT, MPI_MAXLOC, m.comm));
   double xyz[3] = {where[0], where[1], where[2]};
-  PetscCallMPI(MPI_Bcast(xyz, 3, MPI_DOUBLE, best.rank, m.comm));
-  out->max = std::max(best.value, 0.0);
+  PetscCall(max_with_data(m.comm, largest, xyz, 3, &largest, xyz));
+  out->max = std::max(largest, 0.0);
   out->mean = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
   out->where = {xyz[0], xyz[1], xyz[2]};
   out->faces = static_cast<int>(sums[2]);

@@ -34,6 +34,12 @@ PetscErrorCode gather_to_root(MPI_Comm comm, const std::vector<T> &mine, MPI_Dat
   PetscFunctionReturn(0);
 }
 
+/// The largest of the ranks' `value`s into *largest (on ties the lowest rank's) and that rank's
+/// `n` doubles `data` into `out` on every rank (`out` may be `data`): where a maximum lies.  A
+/// minimum: -value.  Collective.
+PetscErrorCode max_with_data(MPI_Comm comm, double value, const double *data, int n,
+                             double *largest, double *out);
+
 /// A memory need against the nodes of comm: each node's `need` bytes (summed over its ranks) within
 /// `fraction` x its available bytes, which are `free_bytes` (the node's free memory, the same on
 /// its ranks) plus the `reusable` bytes of its ranks (memory the job holds and would reuse), at
