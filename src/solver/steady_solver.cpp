@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace karman::solver {
@@ -480,10 +481,11 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
   start_time_ = MPI_Wtime();
   const bool first_try_iterative = may_fall_back_ && !fell_back_;
   if (first_try_iterative) PetscCall(VecCopy(w, w0_));
-  PetscCall(continuation(fell_back_ ? fallback_ : snes_, w, summary));
   bool fits = true;
   double needed = 0, available = 0;
-  if (first_try_iterative && !summary->converged)
+  PetscCall(continuation(fell_back_ ? fallback_ : snes_, w, summary, first_try_iterative, &fits,
+                         &needed, &available));
+  if (first_try_iterative && !summary->converged && !summary->abandoned)
     PetscCall(direct_fits_in_memory(res_->mesh(), &fits, &needed, &available));
   if (!fits) {
     // no LU to fall back to: the iterative solve's result stands (not converged; the caller
@@ -499,7 +501,7 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
       PetscCall(create_snes(LinearMethod::Direct, LinearSolverRole::NewtonFallback, &fallback_));
     fell_back_ = true;
     PetscCall(VecCopy(w0_, w));
-    PetscCall(continuation(fallback_, w, summary));
+    PetscCall(continuation(fallback_, w, summary, false, nullptr, nullptr, nullptr));
     summary->iterative_reason = reason;
   }
   summary->linear_fallback = fell_back_;
@@ -511,7 +513,9 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode SteadySolver::continuation(SNES snes, Vec w, SteadySummary *summary) {
+PetscErrorCode SteadySolver::continuation(SNES snes, Vec w, SteadySummary *summary,
+                                          bool may_abandon, bool *fits, double *needed,
+                                          double *available) {
   PetscFunctionBeginUser;
   *summary = SteadySummary();
   cfl_ = cfl_base_ = cfl0_;
@@ -533,6 +537,8 @@ PetscErrorCode SteadySolver::continuation(SNES snes, Vec w, SteadySummary *summa
   SNESConvergedReason reason;
   // the iterate of the last failed line search, the base CFL there and the retries since
   int failed_at = -1, tries = 0;
+  // iterates above the solve's initial residual at which a line search failed (header)
+  int astray = 0;
   double base = cfl_base_;
   for (;;) {
     // SNESSolve starts its linear iteration count from zero (also after a continuation cut: the
@@ -559,6 +565,22 @@ PetscErrorCode SteadySolver::continuation(SNES snes, Vec w, SteadySummary *summa
       failed_at = summary->iterations;
       tries = 0;
       base = cfl_base_;
+      if (summary->final_residual > summary->initial_residual) ++astray;
+      // solver.linear auto: an iterative solve astray gives way to the LU at once (header)
+      if (may_abandon && astray >= kAstrayFailures) {
+        PetscCall(direct_fits_in_memory(res_->mesh(), fits, needed, available));
+        if (*fits) {
+          char why[160];
+          std::snprintf(why, sizeof(why),
+                        "DIVERGED_LINE_SEARCH at %d iterates above the initial |R| %.3e (the "
+                        "last at %.3e, iteration %d)",
+                        astray, summary->initial_residual, summary->final_residual,
+                        summary->iterations);
+          summary->abandoned = true;
+          summary->reason = why;
+          break;
+        }
+      }
     }
     const double next = next_base_cfl(base, &tries);
     if (!(next > 0)) break;

@@ -85,6 +85,14 @@
 // |R_0| = 1.04 lay below what double precision resolves and the solve ran to solver.max_iterations;
 // at 10 degrees the floor is 2.0e-12 and the solve stops at 2.2e-12 by rtol.  On laminar cases the
 // floor lies orders of magnitude below the tolerances.
+// With solver.linear: auto the iterative solve gives way to the LU before its iteration limit
+// when it is astray: its line search failed at kAstrayFailures = 3 iterates whose |R| lay above
+// the solve's initial |R| (and the LU fits in memory).  The NACA 0012 RANS at 0 degrees on level 0
+// of its wake-strips mesh failed at |R| 4.3, 5.5 and 111 from 1.04 by step 76 (17 s), where the
+// rest of its 300 steps took another 150 s without converging, and the LU then converges in 34;
+// the converged RANS runs of cases/ (flat plate and bump levels 0-2, the NACA 0012 at 10 and 15
+// degrees, levels 0-1) fail there at most once, though |R| rises up to 117x its initial value at
+// 15 degrees.
 #pragma once
 
 #include "karman/discretization/flow_residual.hpp"
@@ -123,6 +131,8 @@ struct SteadySummary {
   /// iterative solve's reason
   bool linear_fallback = false;
   std::string iterative_reason;
+  /// auto's iterative solve stopped astray, before its iteration limit, for the LU (header)
+  bool abandoned = false;
   /// Newton steps after which the GMRES restart was widened (the linear solve stopped
   /// unconverged; solver::widen_restart)
   int restart_widenings = 0;
@@ -195,7 +205,11 @@ private:
   /// and its recording convergence test.
   PetscErrorCode create_snes(LinearMethod method, LinearSolverRole role, SNES *snes);
   /// The continuation loop of solve() with `snes` (from the state w, into *summary).
-  PetscErrorCode continuation(SNES snes, Vec w, SteadySummary *summary);
+  /// may_abandon: auto's iterative solve, which stops (summary->abandoned) after its line search
+  /// failed at kAstrayFailures iterates above the initial residual if the LU fits in memory
+  /// (direct_fits_in_memory's *fits, *needed, *available, set when it was asked; header).
+  PetscErrorCode continuation(SNES snes, Vec w, SteadySummary *summary, bool may_abandon,
+                              bool *fits, double *needed, double *available);
   static PetscErrorCode form_function(SNES, Vec w, Vec R, void *ctx);
   static PetscErrorCode form_jacobian(SNES, Vec w, Mat J, Mat P, void *ctx);
   /// History, CFL for the next step, best state and the caller's monitor for iterate `it` (run by
@@ -240,6 +254,9 @@ private:
   static constexpr double kMinBaseCfl = 1e-3;
   /// retries of a failed line search at one iterate (next_base_cfl)
   static constexpr int kMaxRetries = 6;
+  /// iterates above the initial residual with a failed line search after which auto's
+  /// iterative solve gives way to the LU (header)
+  static constexpr int kAstrayFailures = 3;
   /// The switched-evolution-relaxation CFL at residual norm `norm`:
   /// min(CFL_max, max(base, base ||R_0|| / norm)) with the current base CFL.
   double ramped_cfl(double norm) const;
