@@ -12,6 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -67,8 +70,49 @@ std::string gmsh_errors(const std::string &log) {
 
 } // namespace
 
+std::string gmsh_parameters(const std::vector<std::string> &items, const std::string &geo_text,
+                            const std::string &where,
+                            std::vector<std::pair<std::string, std::string>> *numbers) {
+  numbers->clear();
+  const auto word_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  };
+  for (const std::string &item : items) {
+    const std::size_t eq = item.find('=');
+    const std::string name = item.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    const std::string bad = where + ": mesh.parameters item '" + item + "': ";
+    bool name_ok = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+    for (char c : name) name_ok = name_ok && (word_char(c) || c == '.');
+    if (eq == std::string::npos || !name_ok)
+      return bad + "expected NAME=VALUE (a Gmsh constant or option name, a number)";
+    char *end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || !std::isfinite(v))
+      return bad + "the value '" + value + "' is not a finite number";
+    if (name == "level") return bad + "the level is mesh.level's";
+    if (name.find('.') == std::string::npos) {
+      // a whole word of the .geo text (DefineConstant[ name = ... ] or a plain assignment)
+      bool found = false;
+      for (std::size_t at = geo_text.find(name); at != std::string::npos && !found;
+           at = geo_text.find(name, at + 1))
+        found = (at == 0 || !word_char(geo_text[at - 1])) &&
+                (at + name.size() == geo_text.size() || !word_char(geo_text[at + name.size()]));
+      if (!found)
+        return bad + "'" + name + "' does not occur in the .geo (nor in a file it includes): " +
+               "gmsh would ignore it";
+    }
+    for (const auto &n : *numbers)
+      if (n.first == name) return bad + "'" + name + "' is given twice";
+    numbers->emplace_back(name, value);
+  }
+  std::sort(numbers->begin(), numbers->end());
+  return "";
+}
+
 std::string run_gmsh(const std::string &geo_file, long level, long dimension,
-                     const std::string &msh_file, long refine, bool refine_on_geometry) {
+                     const std::string &msh_file, long refine, bool refine_on_geometry,
+                     const std::vector<std::pair<std::string, std::string>> &numbers) {
   const char *exe_env = std::getenv("KARMAN_GMSH");
   const std::string exe = exe_env && exe_env[0] ? exe_env : KARMAN_GMSH_EXECUTABLE;
   const std::string log_file = msh_file + ".log";
@@ -89,6 +133,8 @@ std::string run_gmsh(const std::string &geo_file, long level, long dimension,
       exe,       input,   stage,  "-setnumber", "level", std::to_string(level),
       "-format", "msh41", "-bin", "-nt",        "1",     "-v",
       "4",       "-o",    output};
+  for (const auto &[name, value] : numbers)
+    args.insert(args.begin() + 6, {"-setnumber", name, value});
   std::vector<char *> argv;
   for (auto &a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -135,6 +181,9 @@ PetscErrorCode prepare_mesh_file(MPI_Comm comm, const config::CaseConfig &cfg,
   PetscCheck(ext == ".geo" || ext == ".msh", comm, PETSC_ERR_USER_INPUT,
              "%s: mesh.file '%s' must be a Gmsh .geo or .msh file", cfg.file().c_str(),
              mesh.file.c_str());
+  PetscCheck(mesh.parameters.empty() || ext == ".geo", comm, PETSC_ERR_USER_INPUT,
+             "%s: mesh.parameters (gmsh -setnumber) need a Gmsh .geo as mesh.file, got '%s'",
+             cfg.file().c_str(), mesh.file.c_str());
   PetscCheck(mesh.refine == 0 || ext == ".geo", comm, PETSC_ERR_USER_INPUT,
              "%s: mesh.refine %ld needs a Gmsh .geo as mesh.file (the new boundary vertices are "
              "placed on its geometry), got '%s'",
@@ -151,16 +200,20 @@ PetscErrorCode prepare_mesh_file(MPI_Comm comm, const config::CaseConfig &cfg,
     } else {
       const long level = mesh.level, dim = mesh.dimension, refine = mesh.refine;
       const std::string text = text_with_includes(file);
+      std::vector<std::pair<std::string, std::string>> numbers;
+      error = gmsh_parameters(mesh.parameters, text, cfg.file(), &numbers);
       std::uint64_t h = hash_bytes(text.data(), text.size());
-      const std::string key = std::to_string(level) + "/" + std::to_string(dim) +
-                              (refine > 0 ? "/r" + std::to_string(refine) : std::string()) +
-                              (refine > 0 && !mesh.refine_on_geometry ? "/linear" : std::string());
+      std::string key = std::to_string(level) + "/" + std::to_string(dim) +
+                        (refine > 0 ? "/r" + std::to_string(refine) : std::string()) +
+                        (refine > 0 && !mesh.refine_on_geometry ? "/linear" : std::string());
+      for (const auto &[name, value] : numbers) key += "/" + name + "=" + value;
       h = hash_bytes(key.data(), key.size(), h);
       const std::string &cache = mesh.cache_dir;
       fs::path dir = cache.empty() ? fs::path(file).parent_path() / ".karman-cache"
                                    : fs::path(cfg.resolve_path(cache));
-      fs::create_directories(dir, ec);
-      if (ec) {
+      if (error.empty()) fs::create_directories(dir, ec);
+      if (!error.empty()) {
+      } else if (ec) {
         error =
             cfg.file() + ": cannot create mesh cache folder " + dir.string() + ": " + ec.message();
       } else {
@@ -172,7 +225,7 @@ PetscErrorCode prepare_mesh_file(MPI_Comm comm, const config::CaseConfig &cfg,
           result = target.string();
         } else {
           const std::string tmp = target.string() + ".tmp" + std::to_string(getpid());
-          error = run_gmsh(file, level, dim, tmp, refine, mesh.refine_on_geometry);
+          error = run_gmsh(file, level, dim, tmp, refine, mesh.refine_on_geometry, numbers);
           if (error.empty()) {
             fs::rename(tmp, target, ec);
             if (ec) error = "cannot move " + tmp + " to " + target.string() + ": " + ec.message();

@@ -32,7 +32,12 @@ const config::SectionOptions<MeshOptions> &mesh_options() {
                &MeshOptions::refine_on_geometry)
           .key(typed("cache_dir", KeyType::String, "''",
                      "folder for generated .msh files; empty: .karman-cache beside the .geo"),
-               &MeshOptions::cache_dir);
+               &MeshOptions::cache_dir)
+          .key(typed("parameters", KeyType::NameList, "[]",
+                     "NAME=VALUE items passed to gmsh with the .geo as `-setnumber NAME VALUE`: "
+                     "a DefineConstant of the .geo (or of a file it includes) or a Gmsh option "
+                     "(a name with a dot, e.g. Mesh.Algorithm3D=10); part of the mesh cache's key"),
+               &MeshOptions::parameters);
   return options;
 }
 

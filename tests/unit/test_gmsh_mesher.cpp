@@ -2,8 +2,10 @@
 // name with the hash of its text (and of the files it includes), level and dimension (a second
 // call reuses the file; another text, also of an included file, or level is another file); a .msh
 // is used as it is; mesh.refine gives its own file with every cell split (8 hexahedra per
-// hexahedron); a missing file, another extension, mesh.refine of a .msh and a .geo that gmsh
-// cannot mesh (also refined) are refused with a message naming the file.
+// hexahedron); mesh.parameters (gmsh -setnumber) change the mesh and are part of the cache's
+// key; a missing file, another extension, mesh.refine or mesh.parameters of a .msh, a .geo that
+// gmsh cannot mesh (also refined) and parameters gmsh would ignore or cannot read are refused
+// with a message naming the file and the item.
 #include "karman/core/error.hpp"
 #include "karman/mesh/gmsh_mesher.hpp"
 #include "karman/optimization/case_schema.hpp"
@@ -82,6 +84,59 @@ TEST_CASE("gmsh mesher: cached by content, level, dimension and refinement", "[m
   // a .msh is used as it is
   CHECK(prepared(dir, "{file: cache/" + fs::path(first).filename().string() + "}", &error) ==
         dir + "/cache/" + fs::path(first).filename().string());
+}
+
+TEST_CASE("gmsh mesher: mesh.parameters are gmsh -setnumber values", "[mesh]") {
+  const std::string dir = test::work_dir("gmsh-mesher-parameters");
+  // a .geo with its own constant n (cells per edge) beside level, including box-hex's layout
+  std::ofstream(dir + "/cube.geo")
+      << "DefineConstant[ level = {0, Name \"level\"} ];\n"
+         "DefineConstant[ n = {3, Name \"n\"} ];\n"
+         "SetFactory(\"OpenCASCADE\");\nBox(1) = {0, 0, 0, 1, 1, 1};\n"
+         "Transfinite Curve {:} = n * 2^level + 1;\nTransfinite Surface {:};\n"
+         "Recombine Surface {:};\nTransfinite Volume {1};\n"
+         "Physical Surface(\"xmin\") = {1};\nPhysical Surface(\"xmax\") = {2};\n"
+         "Physical Surface(\"ymin\") = {3};\nPhysical Surface(\"ymax\") = {4};\n"
+         "Physical Surface(\"zmin\") = {5};\nPhysical Surface(\"zmax\") = {6};\n"
+         "Physical Volume(\"fluid\") = {1};\n";
+  std::string error;
+  const auto cells = [&](const std::string &path) {
+    mesh::Mesh m;
+    clear_error();
+    REQUIRE(mesh::load_mesh(PETSC_COMM_WORLD, path,
+                            {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"}, "test", &m) == 0);
+    return m.n_global_cells;
+  };
+  const std::string three = prepared(dir, "{file: cube.geo, dimension: 3}", &error);
+  REQUIRE(error == "");
+  const std::string two =
+      prepared(dir, "{file: cube.geo, dimension: 3, parameters: [n=2]}", &error);
+  REQUIRE(error == "");
+  const std::string four = prepared(
+      dir, "{file: cube.geo, dimension: 3, parameters: ['n=4', Mesh.Smoothing=2]}", &error);
+  REQUIRE(error == "");
+  CHECK(cells(three) == 27);
+  CHECK(cells(two) == 8);
+  CHECK(cells(four) == 64);
+  CHECK(two != three); // the cache tells them apart, and reuses each
+  CHECK(four != two);
+  CHECK(prepared(dir, "{file: cube.geo, dimension: 3, parameters: [n=2]}", &error) == two);
+  // refused: a name the .geo does not have, a value that is not a number, the level, twice, a .msh
+  prepared(dir, "{file: cube.geo, parameters: [m=2]}", &error);
+  CHECK(error == "case.yaml: mesh.parameters item 'm=2': 'm' does not occur in the .geo (nor in "
+                 "a file it includes): gmsh would ignore it");
+  prepared(dir, "{file: cube.geo, parameters: [n=two]}", &error);
+  CHECK(error == "case.yaml: mesh.parameters item 'n=two': the value 'two' is not a finite number");
+  prepared(dir, "{file: cube.geo, parameters: [n]}", &error);
+  CHECK(error == "case.yaml: mesh.parameters item 'n': expected NAME=VALUE (a Gmsh constant or "
+                 "option name, a number)");
+  prepared(dir, "{file: cube.geo, parameters: [level=1]}", &error);
+  CHECK(error == "case.yaml: mesh.parameters item 'level=1': the level is mesh.level's");
+  prepared(dir, "{file: cube.geo, parameters: [n=2, n=3]}", &error);
+  CHECK(error == "case.yaml: mesh.parameters item 'n=3': 'n' is given twice");
+  prepared(dir, "{file: box.msh, parameters: [n=2]}", &error);
+  CHECK(error == "case.yaml: mesh.parameters (gmsh -setnumber) need a Gmsh .geo as mesh.file, "
+                 "got 'box.msh'");
 }
 
 TEST_CASE("gmsh mesher: bad mesh files are refused naming them", "[mesh]") {

@@ -13,6 +13,8 @@
 #include <petscsys.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace karman::mesh {
 
@@ -21,9 +23,20 @@ PetscErrorCode prepare_mesh_file(MPI_Comm comm, const config::CaseConfig &cfg,
                                  std::string *msh_path);
 
 /// Meshes `geo_file` with gmsh into `msh_file`, then refines the mesh uniformly `refine` times,
-/// the new boundary vertices on the geometry or (refine_on_geometry false) on the straight edges
+/// the new boundary vertices on the geometry or (refine_on_geometry false) on the straight edges;
+/// `numbers`: (name, value) pairs passed as `-setnumber name value` after the level's
 /// (rank-local; returns an error message or "").
 std::string run_gmsh(const std::string &geo_file, long level, long dimension,
-                     const std::string &msh_file, long refine = 0, bool refine_on_geometry = true);
+                     const std::string &msh_file, long refine = 0, bool refine_on_geometry = true,
+                     const std::vector<std::pair<std::string, std::string>> &numbers = {});
+
+/// The (name, value) pairs of mesh.parameters items NAME=VALUE, checked against the .geo text
+/// `geo_text` (its includes inlined): a name without a dot must occur in it (a DefineConstant,
+/// which -setnumber overrides; Gmsh would ignore another), a name with one is a Gmsh option;
+/// the value a finite number; `level` (mesh.level's) and repeated names refused.  Sorted by
+/// name.  Returns an error message (naming `where` and the item) or "".
+std::string gmsh_parameters(const std::vector<std::string> &items, const std::string &geo_text,
+                            const std::string &where,
+                            std::vector<std::pair<std::string, std::string>> *numbers);
 
 } // namespace karman::mesh

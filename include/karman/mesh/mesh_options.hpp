@@ -4,6 +4,7 @@
 #include "karman/config/section_options.hpp"
 
 #include <string>
+#include <vector>
 
 namespace karman::mesh {
 
@@ -14,6 +15,8 @@ struct MeshOptions {
   long refine = 0;                ///< uniform refinements of the generated mesh (Gmsh RefineMesh)
   bool refine_on_geometry = true; ///< the refinements' new boundary vertices on the geometry
   std::string cache_dir; ///< folder of generated .msh files ("" : .karman-cache beside the .geo)
+  /// NAME=VALUE items passed to gmsh as `-setnumber NAME VALUE` (constants of the .geo, options)
+  std::vector<std::string> parameters;
 };
 
 /// The keys of `mesh` bound to MeshOptions.
