@@ -14,8 +14,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -211,12 +211,13 @@ PetscErrorCode prepare_mesh_file(MPI_Comm comm, const config::CaseConfig &cfg,
       const std::string &cache = mesh.cache_dir;
       fs::path dir = cache.empty() ? fs::path(file).parent_path() / ".karman-cache"
                                    : fs::path(cfg.resolve_path(cache));
-      if (error.empty()) fs::create_directories(dir, ec);
-      if (!error.empty()) {
-      } else if (ec) {
-        error =
-            cfg.file() + ": cannot create mesh cache folder " + dir.string() + ": " + ec.message();
-      } else {
+      if (error.empty()) {
+        fs::create_directories(dir, ec);
+        if (ec)
+          error = cfg.file() + ": cannot create mesh cache folder " + dir.string() + ": " +
+                  ec.message();
+      }
+      if (error.empty()) {
         const fs::path target =
             dir / (fs::path(file).stem().string() + "-L" + std::to_string(level) +
                    (refine > 0 ? "r" + std::to_string(refine) : std::string()) + "-" + hash_hex(h) +
