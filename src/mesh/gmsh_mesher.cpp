@@ -133,7 +133,7 @@ std::string run_gmsh(const std::string &geo_file, long level, long dimension,
       exe,       input,   stage,  "-setnumber", "level", std::to_string(level),
       "-format", "msh41", "-bin", "-nt",        "1",     "-v",
       "4",       "-o",    output};
-  for (const auto &[name, value] : numbers)
+  for (const auto &[name, value] : numbers) // after the level's -setnumber (args[3..5])
     args.insert(args.begin() + 6, {"-setnumber", name, value});
   std::vector<char *> argv;
   for (auto &a : args) argv.push_back(a.data());

@@ -481,10 +481,9 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
   start_time_ = MPI_Wtime();
   const bool first_try_iterative = may_fall_back_ && !fell_back_;
   if (first_try_iterative) PetscCall(VecCopy(w, w0_));
+  PetscCall(continuation(fell_back_ ? fallback_ : snes_, w, summary, first_try_iterative));
   bool fits = true;
   double needed = 0, available = 0;
-  PetscCall(continuation(fell_back_ ? fallback_ : snes_, w, summary, first_try_iterative, &fits,
-                         &needed, &available));
   if (first_try_iterative && !summary->converged && !summary->abandoned)
     PetscCall(direct_fits_in_memory(res_->mesh(), &fits, &needed, &available));
   if (!fits) {
@@ -501,7 +500,7 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
       PetscCall(create_snes(LinearMethod::Direct, LinearSolverRole::NewtonFallback, &fallback_));
     fell_back_ = true;
     PetscCall(VecCopy(w0_, w));
-    PetscCall(continuation(fallback_, w, summary, false, nullptr, nullptr, nullptr));
+    PetscCall(continuation(fallback_, w, summary, false));
     summary->iterative_reason = reason;
   }
   summary->linear_fallback = fell_back_;
@@ -514,8 +513,7 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
 }
 
 PetscErrorCode SteadySolver::continuation(SNES snes, Vec w, SteadySummary *summary,
-                                          bool may_abandon, bool *fits, double *needed,
-                                          double *available) {
+                                          bool may_abandon) {
   PetscFunctionBeginUser;
   *summary = SteadySummary();
   cfl_ = cfl_base_ = cfl0_;
@@ -568,8 +566,9 @@ PetscErrorCode SteadySolver::continuation(SNES snes, Vec w, SteadySummary *summa
       if (summary->final_residual > summary->initial_residual) ++astray;
       // solver.linear auto: an iterative solve astray gives way to the LU at once (header)
       if (may_abandon && astray >= kAstrayFailures) {
-        PetscCall(direct_fits_in_memory(res_->mesh(), fits, needed, available));
-        if (*fits) {
+        bool fits;
+        PetscCall(direct_fits_in_memory(res_->mesh(), &fits));
+        if (fits) {
           char why[160];
           std::snprintf(why, sizeof(why),
                         "DIVERGED_LINE_SEARCH at %d iterates above the initial |R| %.3e (the "

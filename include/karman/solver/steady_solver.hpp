@@ -207,9 +207,8 @@ private:
   /// The continuation loop of solve() with `snes` (from the state w, into *summary).
   /// may_abandon: auto's iterative solve, which stops (summary->abandoned) after its line search
   /// failed at kAstrayFailures iterates above the initial residual if the LU fits in memory
-  /// (direct_fits_in_memory's *fits, *needed, *available, set when it was asked; header).
-  PetscErrorCode continuation(SNES snes, Vec w, SteadySummary *summary, bool may_abandon,
-                              bool *fits, double *needed, double *available);
+  /// (header).
+  PetscErrorCode continuation(SNES snes, Vec w, SteadySummary *summary, bool may_abandon);
   static PetscErrorCode form_function(SNES, Vec w, Vec R, void *ctx);
   static PetscErrorCode form_jacobian(SNES, Vec w, Mat J, Mat P, void *ctx);
   /// History, CFL for the next step, best state and the caller's monitor for iterate `it` (run by
