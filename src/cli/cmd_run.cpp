@@ -608,6 +608,10 @@ PetscErrorCode solve_steady_case(const CliArgs &args, FlowCase &fc, Vec w,
   j["widened_restart"] = summary.widened_restart;
   // a linear solve stopped unconverged and the smoothers shift only zero pivots since
   j["smoothers_unshifted"] = summary.smoothers_unshifted;
+  // a linear solve stopped unconverged on several ranks and the smoothers' blocks overlap since
+  j["smoothers_overlapped"] = summary.smoothers_overlapped;
+  // failed line searches PETSc named DIVERGED_LOCAL_MIN that the continuation went on from
+  j["local_min_retries"] = summary.local_min_retries;
   j["newton_iterations"] = summary.iterations;
   j["initial_residual"] = summary.initial_residual;
   j["final_residual"] = summary.final_residual;

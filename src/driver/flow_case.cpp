@@ -202,6 +202,7 @@ PetscErrorCode FlowCase::solve_steady(Vec w, Vec best, const SteadyObserver &obs
   PetscCall(newton.setup(res_, *cfg_, !std::exchange(solver_announced_, true)));
   newton.set_reference_residual(reference_residual);
   if (smoothers_unshifted_) PetscCall(newton.start_unshifted());
+  if (smoothers_overlapped_) PetscCall(newton.start_overlapped());
   LocalState state;
   const std::function<PetscErrorCode(const solver::NewtonRecord &, Vec)> monitor =
       [&](const solver::NewtonRecord &r, Vec x) -> PetscErrorCode {
@@ -214,6 +215,7 @@ PetscErrorCode FlowCase::solve_steady(Vec w, Vec best, const SteadyObserver &obs
   };
   PetscCall(newton.solve(w, monitor, best, &solution->summary));
   smoothers_unshifted_ = solution->summary.smoothers_unshifted;
+  smoothers_overlapped_ = solution->summary.smoothers_overlapped;
   PetscCall(solver::peak_memory(mesh_.comm, &solution->peak_memory_mib,
                                 &solution->peak_memory_mib_max_rank));
   const bool at_best = !solution->summary.converged && best;

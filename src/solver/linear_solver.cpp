@@ -591,6 +591,44 @@ PetscErrorCode reshift_smoothers(KSP ksp, bool *changed) {
                                changed);
 }
 
+PetscErrorCode overlap_smoothers(KSP ksp, bool *changed) {
+  PetscFunctionBeginUser;
+  *changed = false;
+  PC pc;
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscBool gamg;
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCGAMG, &gamg));
+  PetscMPIInt ranks;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &ranks));
+  if (!gamg || ranks < 2) PetscFunctionReturn(0);
+  const char *prefix = nullptr;
+  PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
+  OptionState o;
+  PetscCall(option_state(prefix, "mg_levels_pc_type", &o));
+  // karman's block Jacobi (a user's smoother is never touched)
+  if (!o.ours || o.value != PCBJACOBI) PetscFunctionReturn(0);
+  PetscCall(set_default_option(prefix, "mg_levels_pc_type", PCASM));
+  PetscCall(set_default_option(prefix, "mg_levels_pc_asm_overlap",
+                               std::to_string(kReactionOverlap).c_str()));
+  // the smoothers already made: additive Schwarz from their next set-up, whose sub-solvers read
+  // the same -mg_levels_sub_ options as block Jacobi's (ILU, its levels, ordering and shift)
+  PetscInt levels;
+  PetscCall(PCMGGetLevels(pc, &levels));
+  for (PetscInt l = 1; l < levels; ++l) {
+    KSP smoother;
+    PC spc;
+    PetscCall(PCMGGetSmoother(pc, l, &smoother));
+    PetscCall(KSPGetPC(smoother, &spc));
+    PetscBool bjacobi;
+    PetscCall(PetscObjectTypeCompare((PetscObject)spc, PCBJACOBI, &bjacobi));
+    if (!bjacobi) continue;
+    PetscCall(PCSetType(spc, PCASM));
+    PetscCall(PCASMSetOverlap(spc, kReactionOverlap));
+  }
+  *changed = true;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode set_up_preconditioner(KSP ksp) {
   PetscFunctionBeginUser;
   // the Galerkin products P^T A P of the coarse levels without the intermediate A P (on 312k

@@ -361,6 +361,17 @@ PetscErrorCode SteadySolver::start_unshifted() {
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode SteadySolver::start_overlapped() {
+  PetscFunctionBeginUser;
+  KSP ksp;
+  PetscCall(SNESGetKSP(snes_, &ksp));
+  bool overlapped;
+  PetscCall(overlap_smoothers(ksp, &overlapped));
+  overlap_tried_ = true;
+  overlapped_ = overlapped;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode SteadySolver::widen_unconverged(SNES snes, PetscInt it) {
   PetscFunctionBeginUser;
   // a linear solve that stopped unconverged: a stronger linear solver for the next steps (header)
@@ -386,6 +397,24 @@ PetscErrorCode SteadySolver::widen_unconverged(SNES snes, PetscInt it) {
                          "zero (mg_levels_sub_pc_factor_shift_type positive_definite -> nonzero)",
                          static_cast<int>(it), KSPConvergedReasons[linear], static_cast<int>(its)));
       pivots_ = SmootherShift::Trial;
+      last_cut_ = static_cast<int>(it);
+      PetscFunctionReturn(0);
+    }
+  }
+  // then, on several ranks, smoothers whose blocks overlap (once; not while the unshifted pivots
+  // are on trial: their verdict comes first)
+  if (pivots_ != SmootherShift::Trial && !overlap_tried_) {
+    overlap_tried_ = true;
+    bool overlapped;
+    PetscCall(overlap_smoothers(ksp, &overlapped));
+    if (overlapped) {
+      PetscCall(log_info(comm,
+                         "continuation: the linear solve of Newton step %d stopped unconverged (%s "
+                         "after %d iterations); multigrid smoothers: the ranks' ILU blocks overlap "
+                         "by %d layer of cells (mg_levels_pc_type bjacobi -> asm)",
+                         static_cast<int>(it), KSPConvergedReasons[linear], static_cast<int>(its),
+                         static_cast<int>(kReactionOverlap)));
+      overlapped_ = true;
       last_cut_ = static_cast<int>(it);
       PetscFunctionReturn(0);
     }
@@ -505,6 +534,7 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
   }
   summary->linear_fallback = fell_back_;
   summary->smoothers_unshifted = pivots_ == SmootherShift::Trial || pivots_ == SmootherShift::Kept;
+  summary->smoothers_overlapped = overlapped_;
   summary->wall_time = MPI_Wtime() - start_time_;
   user_monitor_ = nullptr;
   best_ = nullptr;
@@ -548,15 +578,20 @@ PetscErrorCode SteadySolver::continuation(SNES snes, Vec w, SteadySummary *summa
     summary->converged = reason > 0;
     summary->reason = SNESConvergedReasons[reason];
     if (reason == SNES_CONVERGED_SNORM_RELATIVE && at_floor_) summary->reason = kConvergedFloor;
+    // PETSc names a failed line search DIVERGED_LOCAL_MIN when its test of a local minimum of
+    // |F|^2 holds, with a Jacobian-free operator |(F, J F)| < 1e-4 |F|^2 (J^T F is not at hand):
+    // for a pseudo-time step's direction (GMRES unconverged) that is no minimum of |R| (header)
+    const bool search_failed =
+        reason == SNES_DIVERGED_LINE_SEARCH || reason == SNES_DIVERGED_LOCAL_MIN;
     // a line search that cannot decrease a residual already at the round-off floor is success
     const bool floor = at_roundoff_floor(summary->initial_residual, summary->final_residual, atol);
-    if (reason == SNES_DIVERGED_LINE_SEARCH && floor) {
+    if (search_failed && floor) {
       summary->converged = true;
       summary->reason = kConvergedRoundoff;
     }
     // a failed line search above the floor: continue from the last iterate with another base CFL
     // (header), within the iteration budget
-    if (reason != SNES_DIVERGED_LINE_SEARCH || floor || summary->iterations >= maxit ||
+    if (!search_failed || floor || summary->iterations >= maxit ||
         !std::isfinite(summary->final_residual))
       break;
     if (summary->iterations != failed_at) { // the first failure at this iterate
@@ -583,14 +618,18 @@ PetscErrorCode SteadySolver::continuation(SNES snes, Vec w, SteadySummary *summa
     }
     const double next = next_base_cfl(base, &tries);
     if (!(next > 0)) break;
+    if (reason == SNES_DIVERGED_LOCAL_MIN) {
+      if (summary->local_min_retries++ == 0) summary->first_local_min = summary->iterations;
+    }
     const bool raised = next > cfl_base_;
     cfl_base_ = next;
     last_cut_ = summary->iterations;
     cfl_ = adaptive_ ? cfl_base_ : ramped_cfl(summary->final_residual);
     it_offset_ = summary->iterations;
     PetscCall(log_info(res_->mesh().comm,
-                       "continuation: the line search failed at |R| %.3e; base CFL %s to %g, "
+                       "continuation: the line search failed%s at |R| %.3e; base CFL %s to %g, "
                        "continuing from iteration %d",
+                       reason == SNES_DIVERGED_LOCAL_MIN ? " (PETSc: DIVERGED_LOCAL_MIN)" : "",
                        summary->final_residual, raised ? "raised" : "cut", cfl_base_,
                        summary->iterations));
     // the relative tolerance stays relative to the solve's initial residual, not the restart's

@@ -169,6 +169,8 @@ private:
   /// the last steady Newton solve ended with its smoothers shifting only zero pivots
   /// (solver::unshift_smoothers): the next starts so (SteadySolver::start_unshifted)
   bool smoothers_unshifted_ = false;
+  /// ... and with overlapping smoothers (solver::overlap_smoothers; SteadySolver::start_overlapped)
+  bool smoothers_overlapped_ = false;
   bool solver_announced_ = false; ///< solve_steady logged its linear solver (the first does)
 };
 

@@ -286,6 +286,19 @@ PetscErrorCode unshift_smoothers(KSP ksp, bool *changed);
 /// shift only zero pivots by default, and this would give them the shift.  Collective.
 PetscErrorCode reshift_smoothers(KSP ksp, bool *changed);
 
+/// A reaction of a steady solve on several ranks to a linear solve that stopped unconverged (after
+/// the pivots of unshift_smoothers, before a wider restart): the multigrid's level smoothers
+/// become additive Schwarz ILU whose ranks' blocks overlap by kReactionOverlap layers of cells
+/// (-PREFIXmg_levels_pc_type asm, -PREFIXmg_levels_pc_asm_overlap) instead of block Jacobi ILU,
+/// whose blocks cut the couplings at the rank boundaries.  Not the default: the overlap costs
+/// memory and time where block Jacobi converges (linear_solver.cpp, set_smoother_defaults).  The
+/// option is changed and the smoothers already made become additive Schwarz at their next
+/// set-up.  *changed is false (nothing done) on one rank, when ksp is not the multigrid, or its
+/// smoothers are not karman's block Jacobi (already overlapping, or the user's).  Collective.
+PetscErrorCode overlap_smoothers(KSP ksp, bool *changed);
+/// The overlap of overlap_smoothers, in layers of cells
+constexpr PetscInt kReactionOverlap = 1;
+
 /// Sets the preconditioner of ksp up now (KSPSetUp, with its operators set); with more than one
 /// rank the multigrid's coarse Galerkin products use PETSc's memory-lean "allatonce" algorithm
 /// (-matptap_via, unless the user set it; only during this set-up, since PETSc reads it for every

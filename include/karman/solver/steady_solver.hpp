@@ -63,11 +63,16 @@
 // whole diagonal (solver::unshift_smoothers; the laminar NACA 0012, level 0: 18 Newton steps with
 // GMRES at its 200 iterations from step 3 on, 15.2 s, became 9 steps, 1.8 s); if the next linear
 // solve does not converge either, the shift is restored (the unshifted ILU can be unstable: on
-// DFG 2D-1's anisotropic triangles, level 2, GMRES then made no progress at all) and, as at any
-// later such step, the GMRES restart widens (x 3 up to 100, unless the user set
-// -ksp_gmres_restart: solver::widen_restart, with the measurements; the summary counts both);
-// -ksp_type,
-// -pc_type and -pc_factor_mat_solver_type override either.  With solver.linear: auto (iterative) a
+// DFG 2D-1's anisotropic triangles, level 2, GMRES then made no progress at all).  Then, on two
+// or more ranks, once: the smoothers' ILU blocks overlap by a layer of cells
+// (solver::overlap_smoothers; docs/solvers.md: the RANS NACA 0012 level 1 at 10 degrees, 77 ->
+// 66 Newton steps, 39.0 -> 31.7 s; the Gmsh tetrahedra of DFG 3D-1Z level 0 no longer break
+// down).  At any later such step the GMRES restart widens (x 3 up to 100, unless the user set
+// -ksp_gmres_restart: solver::widen_restart, with the measurements; the summary counts each);
+// -ksp_type, -pc_type and -pc_factor_mat_solver_type override either.  A failed line search
+// (DIVERGED_LINE_SEARCH, and DIVERGED_LOCAL_MIN: PETSc's name for one that meets its
+// local-minimum test, with the Jacobian-free J |(F, J F)| < 1e-4 |F|^2) continues at another
+// base CFL.  With solver.linear: auto (iterative) a
 // solve that does not converge is done again from its initial state with the direct LU
 // (fallback_linear_solve in linear_solver.hpp; if the factors fit in memory), and the solver keeps
 // the LU for its later solves; the summary says so. A non-finite residual or a failed step ends the
@@ -133,6 +138,10 @@ struct SteadySummary {
   std::string iterative_reason;
   /// auto's iterative solve stopped astray, before its iteration limit, for the LU (header)
   bool abandoned = false;
+  /// failed line searches that PETSc named DIVERGED_LOCAL_MIN and the continuation went on from
+  /// at another base CFL (header), and the iteration of the first (-1: none)
+  int local_min_retries = 0;
+  int first_local_min = -1;
   /// Newton steps after which the GMRES restart was widened (the linear solve stopped
   /// unconverged; solver::widen_restart)
   int restart_widenings = 0;
@@ -141,6 +150,9 @@ struct SteadySummary {
   /// a linear solve stopped unconverged and the multigrid's smoothers shift only zero pivots
   /// since (solver::unshift_smoothers; false again if the shift was restored)
   bool smoothers_unshifted = false;
+  /// a linear solve stopped unconverged on several ranks and the multigrid's smoothers overlap
+  /// since (solver::overlap_smoothers)
+  bool smoothers_overlapped = false;
 };
 
 /// The adaptive law's limit on updates of the turbulence variable (header, (4)): below
@@ -185,6 +197,9 @@ public:
   /// on trial: restored at its first unconverged linear solve (header).  Nothing for the LU or a
   /// user's shift.  After setup.  Collective.
   PetscErrorCode start_unshifted();
+  /// Starts with the overlapping smoothers of solver::overlap_smoothers (a solve after one that
+  /// needed them, solve_steady's caller).  Collective.
+  PetscErrorCode start_overlapped();
 
   /// solver.linear auto: the solves that follow use the direct LU at once (its factors fit in
   /// memory; otherwise nothing changes), as after a failed iterative solve.  Collective.
@@ -223,7 +238,8 @@ private:
   /// the transient rows.  Collective.
   PetscErrorCode roundoff_floor(Vec w, double *floor);
   /// After Newton step `it`: when its linear solve stopped unconverged, only zero pivots shifted
-  /// in the smoothers (solver::unshift_smoothers) or, if that was done or does not apply, a wider
+  /// in the smoothers (solver::unshift_smoothers), then (several ranks, once) overlapping
+  /// smoothers (solver::overlap_smoothers), or, if those were done or do not apply, a wider
   /// GMRES restart (solver::widen_restart; header), with the smoothers' default shift again when
   /// the unshifted ones did not converge either (solver::reshift_smoothers), logged.
   PetscErrorCode widen_unconverged(SNES snes, PetscInt it);
@@ -249,6 +265,8 @@ private:
   /// shifted after an unconverged linear solve (on trial until a linear solve converges, then
   /// kept); the default again after the trial's next linear solve did not converge either
   enum class SmootherShift { Default, Trial, Kept, Restored } pivots_ = SmootherShift::Default;
+  /// overlap_smoothers was tried (widen_unconverged: once per solve) and did overlap them
+  bool overlap_tried_ = false, overlapped_ = false;
   /// the smallest base CFL of the continuation's cuts and retries, as a fraction of CFL_0
   static constexpr double kMinBaseCfl = 1e-3;
   /// retries of a failed line search at one iterate (next_base_cfl)
