@@ -546,6 +546,23 @@ PetscErrorCode shift_smoother(PC pc, MatFactorShiftType type) {
   PetscFunctionReturn(0);
 }
 
+/// The preconditioners of the multigrid pc's level smoothers above its coarsest level (none
+/// before its first set-up).
+PetscErrorCode level_smoothers(PC pc, std::vector<PC> *smoothers) {
+  PetscFunctionBeginUser;
+  smoothers->clear();
+  PetscInt levels;
+  PetscCall(PCMGGetLevels(pc, &levels));
+  for (PetscInt l = 1; l < levels; ++l) {
+    KSP smoother;
+    PC spc;
+    PetscCall(PCMGGetSmoother(pc, l, &smoother));
+    PetscCall(KSPGetPC(smoother, &spc));
+    smoothers->push_back(spc);
+  }
+  PetscFunctionReturn(0);
+}
+
 /// The multigrid smoothers of ksp from the shift `from` (karman's default, not a user's) to `to`:
 /// the option and the smoothers already made; *changed false if ksp is not the multigrid or the
 /// option is not karman's `from`.
@@ -566,16 +583,10 @@ PetscErrorCode change_smoother_shift(KSP ksp, const char *from, const char *to,
   // karman's, and `from` (a user's value is never touched)
   if (!o.ours || o.value != from) PetscFunctionReturn(0);
   PetscCall(set_default_option(prefix, name, to));
-  // the smoothers already made (none before the first set-up: 0 levels)
-  PetscInt levels;
-  PetscCall(PCMGGetLevels(pc, &levels));
-  for (PetscInt l = 1; l < levels; ++l) {
-    KSP smoother;
-    PC spc;
-    PetscCall(PCMGGetSmoother(pc, l, &smoother));
-    PetscCall(KSPGetPC(smoother, &spc));
-    PetscCall(shift_smoother(spc, type));
-  }
+  // the smoothers already made (none before the first set-up)
+  std::vector<PC> smoothers;
+  PetscCall(level_smoothers(pc, &smoothers));
+  for (PC spc : smoothers) PetscCall(shift_smoother(spc, type));
   *changed = true;
   PetscFunctionReturn(0);
 }
@@ -612,13 +623,9 @@ PetscErrorCode overlap_smoothers(KSP ksp, bool *changed) {
                                std::to_string(kReactionOverlap).c_str()));
   // the smoothers already made: additive Schwarz from their next set-up, whose sub-solvers read
   // the same -mg_levels_sub_ options as block Jacobi's (ILU, its levels, ordering and shift)
-  PetscInt levels;
-  PetscCall(PCMGGetLevels(pc, &levels));
-  for (PetscInt l = 1; l < levels; ++l) {
-    KSP smoother;
-    PC spc;
-    PetscCall(PCMGGetSmoother(pc, l, &smoother));
-    PetscCall(KSPGetPC(smoother, &spc));
+  std::vector<PC> smoothers;
+  PetscCall(level_smoothers(pc, &smoothers));
+  for (PC spc : smoothers) {
     PetscBool bjacobi;
     PetscCall(PetscObjectTypeCompare((PetscObject)spc, PCBJACOBI, &bjacobi));
     if (!bjacobi) continue;

@@ -385,19 +385,26 @@ PetscErrorCode SteadySolver::widen_unconverged(SNES snes, PetscInt it) {
   }
   PetscInt from, to, its;
   PetscCall(KSPGetIterationNumber(ksp, &its));
-  const MPI_Comm comm = res_->mesh().comm;
-  // first the smoothers' pivots (only zero ones shifted); the stall cut waits for them
+  // the log line of a reaction ("what" was done); the stall cut of the switched evolution
+  // relaxation waits for the stronger solves
+  const auto reacted = [&](const std::string &what) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    PetscCall(log_info(res_->mesh().comm,
+                       "continuation: the linear solve of Newton step %d stopped unconverged (%s "
+                       "after %d iterations); %s",
+                       static_cast<int>(it), KSPConvergedReasons[linear], static_cast<int>(its),
+                       what.c_str()));
+    last_cut_ = static_cast<int>(it);
+    PetscFunctionReturn(0);
+  };
+  // first the smoothers' pivots (only zero ones shifted)
   if (pivots_ == SmootherShift::Default) {
     bool unshifted;
     PetscCall(unshift_smoothers(ksp, &unshifted));
     if (unshifted) {
-      PetscCall(log_info(comm,
-                         "continuation: the linear solve of Newton step %d stopped unconverged (%s "
-                         "after %d iterations); multigrid smoothers: ILU pivots shifted only where "
-                         "zero (mg_levels_sub_pc_factor_shift_type positive_definite -> nonzero)",
-                         static_cast<int>(it), KSPConvergedReasons[linear], static_cast<int>(its)));
       pivots_ = SmootherShift::Trial;
-      last_cut_ = static_cast<int>(it);
+      PetscCall(reacted("multigrid smoothers: ILU pivots shifted only where zero "
+                        "(mg_levels_sub_pc_factor_shift_type positive_definite -> nonzero)"));
       PetscFunctionReturn(0);
     }
   }
@@ -405,17 +412,11 @@ PetscErrorCode SteadySolver::widen_unconverged(SNES snes, PetscInt it) {
   // are on trial: their verdict comes first)
   if (pivots_ != SmootherShift::Trial && !overlap_tried_) {
     overlap_tried_ = true;
-    bool overlapped;
-    PetscCall(overlap_smoothers(ksp, &overlapped));
-    if (overlapped) {
-      PetscCall(log_info(comm,
-                         "continuation: the linear solve of Newton step %d stopped unconverged (%s "
-                         "after %d iterations); multigrid smoothers: the ranks' ILU blocks overlap "
-                         "by %d layer of cells (mg_levels_pc_type bjacobi -> asm)",
-                         static_cast<int>(it), KSPConvergedReasons[linear], static_cast<int>(its),
-                         static_cast<int>(kReactionOverlap)));
-      overlapped_ = true;
-      last_cut_ = static_cast<int>(it);
+    PetscCall(overlap_smoothers(ksp, &overlapped_));
+    if (overlapped_) {
+      PetscCall(reacted("multigrid smoothers: the ranks' ILU blocks overlap by " +
+                        std::to_string(kReactionOverlap) +
+                        " layer of cells (mg_levels_pc_type bjacobi -> asm)"));
       PetscFunctionReturn(0);
     }
   }
@@ -427,20 +428,14 @@ PetscErrorCode SteadySolver::widen_unconverged(SNES snes, PetscInt it) {
   }
   PetscCall(widen_restart(ksp, &from, &to));
   if (to == from && !reshifted) PetscFunctionReturn(0);
-  PetscCall(log_info(comm,
-                     "continuation: the linear solve of Newton step %d stopped unconverged (%s "
-                     "after %d iterations); GMRES restart %d -> %d%s",
-                     static_cast<int>(it), KSPConvergedReasons[linear], static_cast<int>(its),
-                     static_cast<int>(from), static_cast<int>(to),
-                     reshifted ? "; multigrid smoothers: the positive-definite shift of their ILU "
-                                 "pivots again (the unshifted ones did not converge either)"
-                               : ""));
   if (to != from) {
     summary_->restart_widenings += 1;
     summary_->widened_restart = static_cast<int>(to);
   }
-  // the stall cut of the switched evolution relaxation waits for the wider solves
-  last_cut_ = static_cast<int>(it);
+  PetscCall(reacted("GMRES restart " + std::to_string(from) + " -> " + std::to_string(to) +
+                    (reshifted ? "; multigrid smoothers: the positive-definite shift of their "
+                                 "ILU pivots again (the unshifted ones did not converge either)"
+                               : "")));
   PetscFunctionReturn(0);
 }
 

@@ -133,6 +133,41 @@ void solve_both(const std::string &text, std::size_t extra, Solved *direct, Solv
   CHECK(iterative->sol.values.cl == Approx(direct->sol.values.cl).epsilon(1e-9));
 }
 
+// The steady solver's linear system at rest of a loaded case at pseudo-time CFL `cfl`:
+// J + rho V / dtau, dtau = CFL h / (nu / h), h = V^(1/dim) (as SteadySolver::update_shift), its
+// compact matrix P likewise, b = -R, and x for the solution
+struct RestSystem {
+  Vec w = nullptr, b = nullptr, x = nullptr;
+  Mat J = nullptr, P = nullptr;
+  RestSystem(driver::FlowCase &fc, double cfl) {
+    discretization::FlowResidual &res = fc.residual();
+    const mesh::Mesh &m = res.mesh();
+    REQUIRE(fc.create_state(&w) == 0);
+    REQUIRE(fc.initial_state(w) == 0);
+    REQUIRE(VecDuplicate(w, &b) == 0);
+    REQUIRE(VecDuplicate(w, &x) == 0);
+    REQUIRE(res.residual(discretization::kSteady, w, b) == 0);
+    REQUIRE(VecScale(b, -1.0) == 0);
+    std::vector<double> shift(m.n_owned_cells);
+    const double nu = res.parameters().nu;
+    for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+      const double V = res.geometry().cell_volume[c], h = std::pow(V, 1.0 / m.dim);
+      shift[c] = res.parameters().rho * V / (cfl * h / (nu / h));
+    }
+    REQUIRE(res.create_jacobian(&J) == 0);
+    REQUIRE(res.create_jacobian(&P, true) == 0);
+    REQUIRE(res.jacobian(discretization::kSteady, w, J, &shift) == 0);
+    REQUIRE(res.jacobian(discretization::kSteady, w, P, &shift, true) == 0);
+  }
+  RestSystem(const RestSystem &) = delete;
+  RestSystem &operator=(const RestSystem &) = delete;
+  ~RestSystem() {
+    for (Vec *v : {&w, &b, &x}) VecDestroy(v);
+    MatDestroy(&J);
+    MatDestroy(&P);
+  }
+};
+
 } // namespace
 
 TEST_CASE("iterative solver: steady solution and adjoint gradient equal the direct ones",
@@ -377,29 +412,12 @@ TEST_CASE("iterative solver: the multigrid on Gmsh tetrahedra (DFG 3D-1Z channel
                                    {"mesh.file=" + msh, "output.vtk=false", "output.hdf5=false"},
                                    optimization::case_schema(), cfg) == 0);
   REQUIRE(fc.load(PETSC_COMM_WORLD, cfg) == 0);
-  discretization::FlowResidual &res = fc.residual();
-  const mesh::Mesh &m = res.mesh();
-  const solver::MeshKind kind = solver::mesh_kind(m);
+  const solver::MeshKind kind = solver::mesh_kind(fc.residual().mesh());
   REQUIRE(kind.dim == 3);
   REQUIRE(kind.tetrahedra);
-  Vec w, b, x;
-  REQUIRE(fc.create_state(&w) == 0);
-  REQUIRE(fc.initial_state(w) == 0);
-  REQUIRE(VecDuplicate(w, &b) == 0);
-  REQUIRE(VecDuplicate(w, &x) == 0);
-  REQUIRE(res.residual(discretization::kSteady, w, b) == 0);
-  REQUIRE(VecScale(b, -1.0) == 0);
-  std::vector<double> shift(m.n_owned_cells);
-  const double cfl = 10, nu = res.parameters().nu;
-  for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
-    const double V = res.geometry().cell_volume[c], h = std::cbrt(V);
-    shift[c] = res.parameters().rho * V / (cfl * h / (nu / h));
-  }
-  Mat J, P;
-  REQUIRE(res.create_jacobian(&J) == 0);
-  REQUIRE(res.create_jacobian(&P, true) == 0);
-  REQUIRE(res.jacobian(discretization::kSteady, w, J, &shift) == 0);
-  REQUIRE(res.jacobian(discretization::kSteady, w, P, &shift, true) == 0);
+  const RestSystem sys(fc, 10);
+  Mat J = sys.J, P = sys.P;
+  Vec b = sys.b, x = sys.x;
   const auto iterations = [&](const solver::MeshKind &k, double *relative) {
     KSP ksp;
     const solver::LinearTolerances tol{1e-6, 1e-50, 300};
@@ -425,9 +443,6 @@ TEST_CASE("iterative solver: the multigrid on Gmsh tetrahedra (DFG 3D-1Z channel
   CHECK(its_tet < 80);
   CHECK(rel_tet < 1.01e-6);
   CHECK(its_tet <= its_hex); // the smoothers this test is about
-  for (Vec *v : {&w, &b, &x}) VecDestroy(v);
-  MatDestroy(&J);
-  MatDestroy(&P);
 }
 
 TEST_CASE("iterative solver: overlap_smoothers makes the multigrid's level smoothers overlapping "
@@ -437,26 +452,10 @@ TEST_CASE("iterative solver: overlap_smoothers makes the multigrid's level smoot
   // (SteadySolver::widen_unconverged): the DFG 2D-1 level-0 system at rest, CFL 10
   Solved s;
   load_case("iterative", &s.cfg, &s.fc, dfg());
-  discretization::FlowResidual &res = s.fc.residual();
-  const mesh::Mesh &m = res.mesh();
-  Vec w, b, x;
-  REQUIRE(s.fc.create_state(&w) == 0);
-  REQUIRE(s.fc.initial_state(w) == 0);
-  REQUIRE(VecDuplicate(w, &b) == 0);
-  REQUIRE(VecDuplicate(w, &x) == 0);
-  REQUIRE(res.residual(discretization::kSteady, w, b) == 0);
-  REQUIRE(VecScale(b, -1.0) == 0);
-  std::vector<double> shift(m.n_owned_cells);
-  const double cfl = 10, nu = res.parameters().nu;
-  for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
-    const double V = res.geometry().cell_volume[c], h = std::sqrt(V);
-    shift[c] = res.parameters().rho * V / (cfl * h / (nu / h));
-  }
-  Mat J, P;
-  REQUIRE(res.create_jacobian(&J) == 0);
-  REQUIRE(res.create_jacobian(&P, true) == 0);
-  REQUIRE(res.jacobian(discretization::kSteady, w, J, &shift) == 0);
-  REQUIRE(res.jacobian(discretization::kSteady, w, P, &shift, true) == 0);
+  const mesh::Mesh &m = s.fc.residual().mesh();
+  const RestSystem sys(s.fc, 10);
+  Mat J = sys.J, P = sys.P;
+  Vec b = sys.b, x = sys.x;
   KSP ksp;
   const solver::LinearTolerances tol{1e-8, 1e-50, 300};
   REQUIRE(solver::create_linear_solver(
@@ -548,9 +547,6 @@ TEST_CASE("iterative solver: overlap_smoothers makes the multigrid's level smoot
   smoother_type(&asm_all, &bjacobi_all);
   CHECK(bjacobi_all);
   REQUIRE(KSPDestroy(&ksp) == 0);
-  for (Vec *v : {&w, &b, &x}) VecDestroy(v);
-  MatDestroy(&J);
-  MatDestroy(&P);
 }
 
 TEST_CASE("iterative solver: a failed line search that PETSc names DIVERGED_LOCAL_MIN continues "
@@ -603,32 +599,25 @@ TEST_CASE("iterative solver: the sphere at Re 0.1 on Gmsh's unstructured tetrahe
   // Oseen's 24/Re (1 + 3 Re/16) = 244.50 (measured 238.80: -2.3 %, the mesh; level 1 244.32).
   // A mesh made the same way once broke GMRES down at every Newton step (its README).
   const std::string dir = std::string(KARMAN_SOURCE_DIR) + "/cases/stokes-body-3d/";
-  config::CaseConfig cfg;
-  driver::FlowCase fc;
+  Solved solved;
   clear_error();
   REQUIRE(config::CaseConfig::load(
               PETSC_COMM_WORLD, dir + "case.yaml",
               {"mesh.file=" + test::mesh_file(PETSC_COMM_WORLD, dir + "sphere-tet.geo", 0, 3),
                "output.vtk=false", "output.hdf5=false"},
-              optimization::case_schema(), cfg) == 0);
-  REQUIRE(fc.load(PETSC_COMM_WORLD, cfg) == 0);
-  REQUIRE(solver::mesh_kind(fc.residual().mesh()).tetrahedra);
-  Vec w;
-  driver::SteadySolution sol;
-  REQUIRE(fc.create_state(&w) == 0);
-  REQUIRE(fc.initial_state(w) == 0);
-  REQUIRE(fc.solve_steady(w, nullptr, {}, &sol) == 0);
-  const solver::SteadySummary &s = sol.summary;
+              optimization::case_schema(), solved.cfg) == 0);
+  REQUIRE(solved.fc.load(PETSC_COMM_WORLD, solved.cfg) == 0);
+  REQUIRE(solver::mesh_kind(solved.fc.residual().mesh()).tetrahedra);
+  solve_loaded(&solved); // REQUIREs convergence
+  const solver::SteadySummary &s = solved.sol.summary;
   int most = 0;
   for (const auto &rec : s.history) most = std::max(most, rec.linear_iterations);
-  CAPTURE(s.reason, s.iterations, most, sol.values.cd);
-  CHECK(s.converged);
+  CAPTURE(s.reason, s.iterations, most, solved.sol.values.cd);
   CHECK(!s.linear_fallback);
   CHECK(s.iterations <= 10);
   CHECK(most < 100);
   const double re = 0.1, oseen = 24 / re * (1 + 3 * re / 16);
-  CHECK(std::abs(sol.values.cd / oseen - 1) < 0.03);
-  VecDestroy(&w);
+  CHECK(std::abs(solved.sol.values.cd / oseen - 1) < 0.03);
 }
 
 TEST_CASE("iterative solver: auto without room for the LU keeps the iterative solve's best state",
