@@ -102,7 +102,7 @@ PetscErrorCode AdjointSolver::solve(Vec w, const Objective &objective, AdjointRe
       }
     }
     PetscCall(solve_iterative(&reason, &its, &result->gmres_restart));
-    if (reason < 0) PetscCall(retry_shifted(&reason, &its, &result->gmres_restart));
+    if (reason < 0) PetscCall(retry_other_shift(&reason, &its, &result->gmres_restart));
     if (reason < 0 && may_fall_back_) {
       // auto: the LU of J, for this solve and the later ones
       PetscCall(solver::announce_fallback(m, "the adjoint solve", KSPConvergedReasons[reason]));
@@ -155,13 +155,32 @@ PetscErrorCode AdjointSolver::solve_iterative(KSPConvergedReason *reason, PetscI
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdjointSolver::retry_shifted(KSPConvergedReason *reason, PetscInt *its,
-                                            int *restart) {
+PetscErrorCode AdjointSolver::start_shifted() {
   PetscFunctionBeginUser;
-  if (!JT_) PetscFunctionReturn(0);
+  if (fell_back_) PetscFunctionReturn(0);
   bool reshifted = false;
   PetscCall(solver::reshift_smoothers(ksp_, &reshifted));
   if (!reshifted) PetscFunctionReturn(0);
+  PetscCall(log_info(res_->mesh().comm,
+                     "the adjoint solve: the multigrid's smoothers shift their ILU pivots positive "
+                     "definite from the start (the forward's unshifted smoothers did not converge "
+                     "either)"));
+  // a preconditioner already set up (an earlier solve of the same operator) is set up again
+  if (have_operator_ && PT_) {
+    PetscCall(MatAssemblyBegin(PT_, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(PT_, MAT_FINAL_ASSEMBLY));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AdjointSolver::retry_other_shift(KSPConvergedReason *reason, PetscInt *its,
+                                                int *restart) {
+  PetscFunctionBeginUser;
+  if (!JT_) PetscFunctionReturn(0);
+  bool reshifted = false, unshifted = false;
+  PetscCall(solver::reshift_smoothers(ksp_, &reshifted));
+  if (!reshifted) PetscCall(solver::unshift_smoothers(ksp_, &unshifted));
+  if (!reshifted && !unshifted) PetscFunctionReturn(0);
   char why[160];
   if (stall_.stalled)
     std::snprintf(why, sizeof(why),
@@ -173,8 +192,8 @@ PetscErrorCode AdjointSolver::retry_shifted(KSPConvergedReason *reason, PetscInt
                   static_cast<int>(*its));
   PetscCall(log_info(res_->mesh().comm,
                      "the adjoint solve with the multigrid did not converge (%s): again with its "
-                     "smoothers' ILU pivots shifted positive definite",
-                     why));
+                     "smoothers' ILU pivots shifted %s",
+                     why, reshifted ? "positive definite" : "only where zero"));
   // the same operators: the preconditioner is set up again for the new shift (an assembly
   // marks PT changed)
   PetscCall(MatAssemblyBegin(PT_, MAT_FINAL_ASSEMBLY));

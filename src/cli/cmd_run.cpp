@@ -610,6 +610,8 @@ PetscErrorCode solve_steady_case(const CliArgs &args, FlowCase &fc, Vec w,
   j["smoothers_unshifted"] = summary.smoothers_unshifted;
   // a linear solve stopped unconverged on several ranks and the smoothers' blocks overlap since
   j["smoothers_overlapped"] = summary.smoothers_overlapped;
+  // ... and the pivots' shift restored after the unshifted smoothers failed too
+  j["smoothers_reshifted"] = summary.smoothers_reshifted;
   // failed line searches PETSc named DIVERGED_LOCAL_MIN that the continuation went on from
   j["local_min_retries"] = summary.local_min_retries;
   j["newton_iterations"] = summary.iterations;

@@ -216,6 +216,7 @@ PetscErrorCode FlowCase::solve_steady(Vec w, Vec best, const SteadyObserver &obs
   PetscCall(newton.solve(w, monitor, best, &solution->summary));
   smoothers_unshifted_ = solution->summary.smoothers_unshifted;
   smoothers_overlapped_ = solution->summary.smoothers_overlapped;
+  smoothers_reshifted_ = solution->summary.smoothers_reshifted;
   PetscCall(solver::peak_memory(mesh_.comm, &solution->peak_memory_mib,
                                 &solution->peak_memory_mib_max_rank));
   const bool at_best = !solution->summary.converged && best;
@@ -314,6 +315,7 @@ PetscErrorCode FlowCase::gradient(Vec w, const adjoint::Objective &objective,
     PetscCall(a->setup(res_, *cfg_));
     adjoint_ = std::move(a);
   }
+  if (smoothers_reshifted_) PetscCall(adjoint_->start_shifted());
   PetscCall(adjoint_->solve(w, objective, result, same_state));
   PetscFunctionReturn(0);
 }

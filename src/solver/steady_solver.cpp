@@ -530,6 +530,7 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
   summary->linear_fallback = fell_back_;
   summary->smoothers_unshifted = pivots_ == SmootherShift::Trial || pivots_ == SmootherShift::Kept;
   summary->smoothers_overlapped = overlapped_;
+  summary->smoothers_reshifted = pivots_ == SmootherShift::Restored;
   summary->wall_time = MPI_Wtime() - start_time_;
   user_monitor_ = nullptr;
   best_ = nullptr;

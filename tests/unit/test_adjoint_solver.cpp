@@ -181,7 +181,81 @@ std::string shift_option() {
                         sizeof(value), &set);
   return set ? value : "";
 }
+
+// DFG 2D-1 level 0 at its steady state with the drag as objective, the case loaded with
+// solver.linear auto, direct and iterative, and the LU's adjoint as the reference
+struct DragCases {
+  Problem p;
+  config::CaseConfig auto_cfg, direct_cfg, iterative_cfg;
+  adjoint::Objective obj;
+  adjoint::AdjointResult direct;
+  DragCases() {
+    make(kDfg, test::dfg_geo(), 0, {"inlet", "outlet", "walls", "cylinder"}, &p);
+    const std::string drag = "objective: {type: drag, walls: [cylinder]}\n";
+    for (auto [linear, cfg] : {std::pair{"auto", &auto_cfg}, std::pair{"direct", &direct_cfg},
+                               std::pair{"iterative", &iterative_cfg}})
+      REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, with_objective(p.cfg, drag),
+                                            "adj.yaml", "/",
+                                            {std::string("solver.linear=") + linear},
+                                            optimization::case_schema(), *cfg) == 0);
+    REQUIRE(obj.setup(p.res, auto_cfg) == 0);
+    adjoint::AdjointSolver lu;
+    REQUIRE(lu.setup(p.res, direct_cfg) == 0);
+    REQUIRE(lu.solve(p.w, obj, &direct) == 0);
+    CHECK_FALSE(direct.linear_fallback);
+  }
+};
 } // namespace
+
+TEST_CASE("adjoint: start_shifted begins with the smoothers' positive-definite shift, and a solve "
+          "that fails so is retried with zero pivots only before the LU",
+          "[adjoint][mpi]") {
+  // For the state of a forward solve whose unshifted smoothers failed too (FlowCase:
+  // SteadySummary::smoothers_reshifted), the adjoint starts shifted; its gradient is the LU's
+  DragCases c;
+  Problem &p = c.p;
+  const adjoint::AdjointResult &direct = c.direct;
+  adjoint::AdjointResult shifted, retried;
+  // (a gradient that vanishes, the outlet's pressure level: to 1e-8 of the largest)
+  double largest = 0;
+  for (const auto &g : direct.gradient.parameters)
+    largest = std::max(largest, std::abs(g.gradient));
+  const auto same_gradient = [&](const adjoint::AdjointResult &r) {
+    for (std::size_t k = 0; k < direct.gradient.parameters.size(); ++k) {
+      const double a = r.gradient.parameters[k].gradient,
+                   b = direct.gradient.parameters[k].gradient;
+      CAPTURE(direct.gradient.parameters[k].name, a, b);
+      CHECK(std::abs(a - b) <= 1e-8 * std::abs(b) + 1e-8 * largest);
+    }
+  };
+  {
+    adjoint::AdjointSolver s;
+    REQUIRE(s.setup(p.res, c.auto_cfg) == 0);
+    CHECK(shift_option() == "nonzero"); // the steady adjoint's default
+    REQUIRE(s.start_shifted() == 0);
+    CHECK(shift_option() == "positive_definite");
+    REQUIRE(s.solve(p.w, c.obj, &shifted) == 0);
+    CHECK_FALSE(shifted.linear_fallback);
+    CHECK(shifted.relative_residual < 1e-9);
+    same_gradient(shifted);
+  }
+  {
+    // one GMRES iteration (-adj_ksp_max_it 1): the shifted solve fails, the retry with zero
+    // pivots only fails too, then the LU
+    test::ScopedOptions cap{{"-adj_ksp_max_it", "1"}};
+    REQUIRE(cap.set);
+    adjoint::AdjointSolver s;
+    REQUIRE(s.setup(p.res, c.auto_cfg) == 0);
+    REQUIRE(s.start_shifted() == 0);
+    clear_error();
+    const PetscErrorCode ierr = s.solve(p.w, c.obj, &retried);
+    INFO(last_error_message());
+    REQUIRE(ierr == 0);
+    CHECK(shift_option() == "nonzero"); // the retry's
+    CHECK(retried.linear_fallback);
+    same_gradient(retried);
+  }
+}
 
 TEST_CASE("adjoint: with solver.linear auto a failed iterative solve is done again with the LU, "
           "which the later solves keep",
@@ -189,25 +263,12 @@ TEST_CASE("adjoint: with solver.linear auto a failed iterative solve is done aga
   // -adj_ksp_max_it 1 stops the multigrid-preconditioned GMRES (prefix adj_) after one
   // iteration; the fallback (prefix adj_fallback_) does not see it.  Its gradient is that of
   // solver.linear: direct; iterative itself refuses the failed solve
-  Problem p;
-  make(kDfg, test::dfg_geo(), 0, {"inlet", "outlet", "walls", "cylinder"}, &p);
-  const std::string drag = "objective: {type: drag, walls: [cylinder]}\n";
-  const auto load = [&](const std::string &linear, config::CaseConfig *cfg) {
-    REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, with_objective(p.cfg, drag), "adj.yaml",
-                                          "/", {"solver.linear=" + linear},
-                                          optimization::case_schema(), *cfg) == 0);
-  };
-  config::CaseConfig auto_cfg, direct_cfg, iterative_cfg;
-  load("auto", &auto_cfg);
-  load("direct", &direct_cfg);
-  load("iterative", &iterative_cfg);
-  adjoint::Objective obj;
-  REQUIRE(obj.setup(p.res, auto_cfg) == 0);
-  adjoint::AdjointResult direct, forced, again;
-  adjoint::AdjointSolver lu;
-  REQUIRE(lu.setup(p.res, direct_cfg) == 0);
-  REQUIRE(lu.solve(p.w, obj, &direct) == 0);
-  CHECK_FALSE(direct.linear_fallback);
+  DragCases c;
+  Problem &p = c.p;
+  const adjoint::Objective &obj = c.obj;
+  const config::CaseConfig &auto_cfg = c.auto_cfg, &iterative_cfg = c.iterative_cfg;
+  const adjoint::AdjointResult &direct = c.direct;
+  adjoint::AdjointResult forced, again;
   test::ScopedOptions cap{{"-adj_ksp_max_it", "1"}};
   REQUIRE(cap.set);
   {

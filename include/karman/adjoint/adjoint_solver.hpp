@@ -15,7 +15,9 @@
 // (solver::reshift_smoothers; the steady adjoint's default shifts only zero pivots).  DFG 2D-1
 // on anisotropic triangles (level 2, 89k cells, non-orthogonality 85 deg, 2 ranks): the default
 // smoothers gain 0.7 decade in 150 iterations and stagnate (before: 1000 iterations, then the
-// LU's 1.7 GiB); stopped there and shifted, GMRES converges in 291 more, 30.9 s in all.
+// LU's 1.7 GiB); stopped there and shifted, GMRES converges in 291 more, 30.9 s in all.  Where
+// the forward's own unshifted smoothers failed (its shift restored), the adjoint of its state
+// starts with the shift (start_shifted; then the retry is with zero pivots only).
 #pragma once
 
 #include "karman/adjoint/objective.hpp"
@@ -54,6 +56,14 @@ public:
   PetscErrorCode solve(Vec w, const Objective &objective, AdjointResult *result,
                        bool same_operator = false);
   Mat jacobian() const { return J_; }
+  /// The next iterative solve starts with the multigrid's smoothers shifting their ILU pivots
+  /// positive definite (solver::reshift_smoothers) instead of the steady adjoint's zero pivots
+  /// only: for the state of a forward solve whose unshifted smoothers did not converge either
+  /// (SteadySummary::smoothers_reshifted).  DFG 2D-1 on anisotropic triangles, level 2, 2 ranks:
+  /// 293 GMRES iterations, 15.1 s, instead of 150 stalled unshifted + 293 shifted, 21.3 s.  A
+  /// solve that fails so is retried with zero pivots only (retry_other_shift).  Nothing for the
+  /// LU or a user's shift.  Collective.
+  PetscErrorCode start_shifted();
 
 private:
   discretization::FlowResidual *res_ = nullptr;
@@ -71,9 +81,10 @@ private:
   /// GMRES).
   PetscErrorCode solve_iterative(KSPConvergedReason *reason, PetscInt *its, int *restart);
   /// After an iterative solve that failed (reason, its): the smoothers' positive-definite shift
-  /// (if karman's default left them unshifted), the preconditioner set up again and the solve
+  /// (if karman's default left them unshifted; or, if they had it from start_shifted or an
+  /// earlier retry, zero pivots only again), the preconditioner set up again and the solve
   /// repeated; *its accumulates.  Nothing if the shift cannot change.  Collective.
-  PetscErrorCode retry_shifted(KSPConvergedReason *reason, PetscInt *its, int *restart);
+  PetscErrorCode retry_other_shift(KSPConvergedReason *reason, PetscInt *its, int *restart);
   solver::StallReport stall_; ///< what ksp_'s stall test measured in its last solve
   /// The transposed solve by the LU of J (fallback_, set up unless `same_operator`).
   PetscErrorCode solve_direct(bool same_operator, KSPConvergedReason *reason, PetscInt *its);

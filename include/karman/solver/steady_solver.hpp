@@ -153,6 +153,10 @@ struct SteadySummary {
   /// a linear solve stopped unconverged on several ranks and the multigrid's smoothers overlap
   /// since (solver::overlap_smoothers)
   bool smoothers_overlapped = false;
+  /// the smoothers' pivots were unshifted and the shift restored, as their unshifted ILU did not
+  /// converge either (solver::reshift_smoothers): this mesh's Jacobians need the shift, and the
+  /// steady adjoint of the state starts with it (FlowCase, AdjointSolver::start_shifted)
+  bool smoothers_reshifted = false;
 };
 
 /// The adaptive law's limit on updates of the turbulence variable (header, (4)): below
