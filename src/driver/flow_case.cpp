@@ -315,7 +315,9 @@ PetscErrorCode FlowCase::gradient(Vec w, const adjoint::Objective &objective,
     PetscCall(a->setup(res_, *cfg_));
     adjoint_ = std::move(a);
   }
-  if (smoothers_reshifted_) PetscCall(adjoint_->start_shifted());
+  // once per forward solve: a later adjoint of the same state keeps what the adjoint solver
+  // learnt (its retry may have gone back to zero pivots only)
+  if (std::exchange(smoothers_reshifted_, false)) PetscCall(adjoint_->start_shifted());
   PetscCall(adjoint_->solve(w, objective, result, same_state));
   PetscFunctionReturn(0);
 }

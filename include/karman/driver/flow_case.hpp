@@ -171,8 +171,8 @@ private:
   bool smoothers_unshifted_ = false;
   /// ... and with overlapping smoothers (solver::overlap_smoothers; SteadySolver::start_overlapped)
   bool smoothers_overlapped_ = false;
-  /// ... ended with the smoothers' shift restored: the steady adjoint starts with the shift
-  /// (AdjointSolver::start_shifted)
+  /// ... ended with the smoothers' shift restored: the next steady adjoint starts with the shift
+  /// (AdjointSolver::start_shifted; consumed by it)
   bool smoothers_reshifted_ = false;
   bool solver_announced_ = false; ///< solve_steady logged its linear solver (the first does)
 };
