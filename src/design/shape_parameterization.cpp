@@ -43,6 +43,25 @@ public:
   std::vector<int> axes;        ///< displacement axes of the variables
   std::vector<PetscInt> vertex; ///< moving local vertices
   std::vector<Vec3<double>> s;  ///< their local coordinates in [0, 1]
+  int dim = 2;
+  std::array<double, 3> origin{}, size{1, 1, 1};
+
+  /// The local coordinates t of x (clamped to [0, 1]); whether x is inside the box (up to
+  /// round-off).
+  bool local(const Vec3<double> &x, Vec3<double> *t) const {
+    constexpr double tol = 1e-12;
+    bool inside = true;
+    for (int d = 0; d < 3; ++d) {
+      if (d >= dim) {
+        (*t)[d] = 0;
+        continue;
+      }
+      const double v = (x[d] - origin[d]) / size[d];
+      inside = inside && v >= -tol && v <= 1 + tol;
+      (*t)[d] = std::min(1.0, std::max(0.0, v));
+    }
+    return inside;
+  }
 
   // Calls f(variable index, weight, axis) for every variable acting on local coordinates t.
   template <typename F> void for_each_weight(const Vec3<double> &t, F &&f) const {
@@ -73,6 +92,15 @@ public:
       for_each_weight(s[q], [&](std::size_t i, double w, int axis) { a_bar[i] += w * db[axis]; });
     }
   }
+
+  bool displacement_at(const double *a, const Vec3<double> &x0, const Vec3<double> &,
+                       Vec3<double> *d) const override {
+    Vec3<double> t;
+    *d = Vec3<double>();
+    if (local(x0, &t))
+      for_each_weight(t, [&](std::size_t i, double w, int axis) { (*d)[axis] += w * a[i]; });
+    return true;
+  }
 };
 
 PetscErrorCode create_ffd(const mesh::Mesh &m, const config::DesignConfig &dc,
@@ -102,21 +130,9 @@ PetscErrorCode create_ffd(const mesh::Mesh &m, const config::DesignConfig &dc,
     box->axes.push_back(a);
   }
   const std::array<double, 3> origin = p.vector("origin"), size = p.vector("size");
+  box->dim = m.dim, box->origin = origin, box->size = size;
   // local coordinates; a point is inside when 0 <= s <= 1 up to round-off (then clamped)
-  constexpr double tol = 1e-12;
-  auto local = [&](const Vec3<double> &x, Vec3<double> *t) {
-    bool inside = true;
-    for (int d = 0; d < 3; ++d) {
-      if (d >= m.dim) {
-        (*t)[d] = 0;
-        continue;
-      }
-      const double v = (x[d] - origin[d]) / size[d];
-      inside = inside && v >= -tol && v <= 1 + tol;
-      (*t)[d] = std::min(1.0, std::max(0.0, v));
-    }
-    return inside;
-  };
+  auto local = [&](const Vec3<double> &x, Vec3<double> *t) { return box->local(x, t); };
   std::size_t inside = 0;
   Vec3<double> t;
   for (const auto &x : surf.x) inside += local(x, &t);
@@ -164,6 +180,25 @@ public:
   std::vector<std::size_t> first; ///< index of the vertex's first variable (upper 0, lower m)
   std::vector<double> sign;       ///< +1 upper, -1 lower
   std::vector<double> bump;       ///< b_i(xi_v), m per vertex
+  Vec3<double> c, x_le;           ///< chord direction, leading edge vertex
+  double lo = 0, hi = 1;          ///< x.c at the leading and trailing edges
+  std::vector<double> h;          ///< bump positions
+  double width = 1;
+  std::string surfaces;
+
+  /// b_i(xi) for the chord fraction of x, appended to *out.
+  void bumps(const Vec3<double> &x, std::vector<double> *out) const {
+    const double xi = std::min(1.0, std::max(0.0, (dot(x, c) - lo) / (hi - lo)));
+    for (double hk : h) {
+      const double sine = std::sin(M_PI * std::pow(xi, std::log(0.5) / std::log(hk)));
+      out->push_back(std::pow(std::max(sine, 0.0), width));
+    }
+  }
+  /// Whether a point x with normal n out of the body is on the upper surface.
+  bool upper(const Vec3<double> &x, const Vec3<double> &n) const {
+    const double nt = dot(n, t);
+    return nt > 0 || (nt == 0 && dot(x - x_le, t) >= 0);
+  }
 
   PetscErrorCode add_displacement(const double *a, std::vector<Vec3<double>> &d) const override {
     for (std::size_t q = 0; q < vertex.size(); ++q) {
@@ -182,6 +217,20 @@ public:
       for (std::size_t i = 0; i < m; ++i) a_bar[first[q] + i] += g * bump[q * m + i];
     }
   }
+
+  bool displacement_at(const double *a, const Vec3<double> &x0, const Vec3<double> &n,
+                       Vec3<double> *d) const override {
+    *d = Vec3<double>();
+    const bool up = upper(x0, n);
+    if ((up && surfaces == "lower") || (!up && surfaces == "upper")) return true;
+    std::vector<double> b;
+    bumps(x0, &b);
+    const std::size_t first_variable = up || surfaces == "lower" ? 0 : m;
+    double sum = 0;
+    for (std::size_t i = 0; i < m; ++i) sum += a[first_variable + i] * b[i];
+    *d = ((up ? 1.0 : -1.0) * sum) * t;
+    return true;
+  }
 };
 
 PetscErrorCode create_hicks_henne(const mesh::Mesh &m, const config::DesignConfig &dc,
@@ -199,6 +248,7 @@ PetscErrorCode create_hicks_henne(const mesh::Mesh &m, const config::DesignConfi
   Vec3<double> c(cd[0], cd[1], 0.0);
   c *= 1.0 / norm(c);
   hh->t = Vec3<double>(-c[1], c[0], 0.0);
+  hh->c = c;
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   std::size_t le = 0;
   for (std::size_t i = 0; i < surf.x.size(); ++i) {
@@ -210,24 +260,20 @@ PetscErrorCode create_hicks_henne(const mesh::Mesh &m, const config::DesignConfi
              "%s: '%s.walls' %s have no extent along the chord direction", file.c_str(), label,
              list_text(p.names("walls")).c_str());
   const std::vector<double> h = p.reals("positions");
-  const double width = p.real("width");
   const std::string surfaces = p.text("surfaces");
+  hh->lo = lo, hh->hi = hi, hh->x_le = surf.x[le], hh->h = h, hh->width = p.real("width");
+  hh->surfaces = surfaces;
   hh->m = h.size();
   hh->moved.assign(m.n_vertices, 0);
   for (PetscInt v = 0; v < m.n_vertices; ++v) {
     const PetscInt i = surf.of_local[v];
     if (i < 0) continue;
-    const double nt = dot(surf.normal[i], hh->t);
-    const bool upper = nt > 0 || (nt == 0 && dot(surf.x[i] - surf.x[le], hh->t) >= 0);
+    const bool upper = hh->upper(surf.x[i], surf.normal[i]);
     if ((upper && surfaces == "lower") || (!upper && surfaces == "upper")) continue;
-    const double xi = std::min(1.0, std::max(0.0, (dot(surf.x[i], c) - lo) / (hi - lo)));
     hh->vertex.push_back(v);
     hh->first.push_back(upper || surfaces == "lower" ? 0 : hh->m);
     hh->sign.push_back(upper ? 1.0 : -1.0);
-    for (double hk : h) {
-      const double sine = std::sin(M_PI * std::pow(xi, std::log(0.5) / std::log(hk)));
-      hh->bump.push_back(std::pow(std::max(sine, 0.0), width));
-    }
+    hh->bumps(surf.x[i], &hh->bump);
     hh->moved[v] = 1;
   }
   for (const char *side : {"upper", "lower"})
@@ -274,6 +320,16 @@ public:
       for (int k = 0; k < 3; ++k)
         if (shift[k] >= 0) a_bar[shift[k]] += db[k];
     }
+  }
+
+  bool displacement_at(const double *a, const Vec3<double> &x0, const Vec3<double> &,
+                       Vec3<double> *d) const override {
+    const double theta = angle >= 0 ? a[angle] : 0.0, co = std::cos(theta), si = std::sin(theta);
+    const Vec3<double> x = x0 - center;
+    *d = Vec3<double>(co * x[0] - si * x[1] - x[0], si * x[0] + co * x[1] - x[1], 0.0);
+    for (int k = 0; k < 3; ++k)
+      if (shift[k] >= 0) (*d)[k] += a[shift[k]];
+    return true;
   }
 };
 
@@ -383,6 +439,7 @@ PetscErrorCode DesignSpace::setup(const mesh::Mesh &mesh, const std::vector<Vec3
       PetscCall(create_surface_normal(mesh, dc, surf, &part));
       break;
     }
+    part->patches = patches;
     const std::size_t count = part->names.size();
     for (const char *key : {"lower", "upper", "initial", "scale"}) {
       const std::size_t given = dc.parameters.reals(key).size();
@@ -425,6 +482,19 @@ PetscErrorCode DesignSpace::set_reference_design(const std::vector<double> &a_r)
   PetscCall(displacement(a_r, &d));
   offset_ = std::move(d);
   PetscFunctionReturn(0);
+}
+
+bool DesignSpace::wall_position(const std::vector<double> &a, const Vec3<double> &x0, int patch,
+                                const Vec3<double> &n, Vec3<double> *x) const {
+  *x = x0;
+  for (std::size_t k = 0; k < parts_.size(); ++k) {
+    const auto &on = parts_[k]->patches;
+    if (std::find(on.begin(), on.end(), patch) == on.end()) continue;
+    Vec3<double> d;
+    if (!parts_[k]->displacement_at(a.data() + blocks_[k].offset, x0, n, &d)) return false;
+    *x += d;
+  }
+  return true;
 }
 
 PetscErrorCode DesignSpace::reverse(const std::vector<double> &a,

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -207,8 +208,32 @@ double turning(const std::vector<Vec3<double>> &pts, const std::vector<long> &x,
   return std::atan2(std::abs(a[0] * b[1] - a[1] * b[0]), a[0] * b[0] + a[1] * b[1]);
 }
 
-/// Appends the closed wall loop `loop` of b to `out` re-sampled (see resample_walls).
-void resample_loop(const BoundaryCurves &b, const std::vector<long> &loop, BoundaryCurves *out) {
+/// How far (relative to the face's original length) a design's curve may depart from the wall
+/// face between two of its vertices (resample_walls): a circular arc turning by 2 rad departs
+/// 0.12 of its chord, a semicircle 0.5.  Relative to the original length, not the current one:
+/// a tail that a design pinched (faces 20x shorter) may fold by less than the mesh resolves.
+constexpr double kMaxDeparture = 0.25;
+
+/// The point of the faces nearest to x (x itself if there are none).
+Vec3<double> nearest_on(const std::vector<std::array<Vec3<double>, 2>> &faces,
+                        const Vec3<double> &x) {
+  Vec3<double> best = x;
+  double best_d = std::numeric_limits<double>::infinity();
+  for (const auto &f : faces) {
+    const Vec3<double> e = f[1] - f[0];
+    const double ee = dot(e, e);
+    const double t = ee > 0 ? std::clamp(dot(x - f[0], e) / ee, 0.0, 1.0) : 0.0;
+    const Vec3<double> p = f[0] + t * e;
+    const double d = norm(p - x);
+    if (d < best_d) best_d = d, best = p;
+  }
+  return best;
+}
+
+/// Appends the closed wall loop `loop` of b to `out` re-sampled (see resample_walls); false and
+/// *failure if the design's curve departs from a face by more than kMaxDeparture.
+bool resample_loop(const BoundaryCurves &b, const std::vector<long> &loop, const WallSampling &s,
+                   BoundaryCurves *out, std::string *failure) {
   std::vector<long> v, patch; // the loop's vertices in order, each segment's patch
   for (long l : loop) {
     const auto &seg = b.segments[std::labs(l) - 1];
@@ -221,30 +246,89 @@ void resample_loop(const BoundaryCurves &b, const std::vector<long> &loop, Bound
     if (turning(b.x, v, k) > turning(b.x, v, k0)) k0 = k;
   std::rotate(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k0), v.end());
   std::rotate(patch.begin(), patch.begin() + static_cast<std::ptrdiff_t>(k0), patch.end());
-  // w_k: segment k's length now over its length on the original mesh; its cumulative sum M
-  std::vector<double> M(n + 1, 0.0), w(n);
+  // the wall as a closed polygon of points: x (now), x0 (original), and each piece's patch and
+  // unit normal out of the body: the current vertices, or each face subdivided and mapped
+  const int per = s.map ? std::max(1, s.per_face) : 1;
+  std::vector<Vec3<double>> x, x0, normal;
+  std::vector<long> piece_patch;
+  double area = 0; // of the original loop: > 0 counter-clockwise (the body on the left)
+  for (std::size_t k = 0; k < n; ++k) {
+    const Vec3<double> &p = b.original[v[k]], &q = b.original[v[(k + 1) % n]];
+    area += p[0] * q[1] - p[1] * q[0];
+  }
   for (std::size_t k = 0; k < n; ++k) {
     const long a = v[k], c = v[(k + 1) % n];
-    w[k] = norm(b.x[c] - b.x[a]) / std::max(norm(b.original[c] - b.original[a]), 1e-300);
+    const Vec3<double> e = b.original[c] - b.original[a];
+    Vec3<double> nk = area > 0 ? Vec3<double>(e[1], -e[0], 0.0) : Vec3<double>(-e[1], e[0], 0.0);
+    nk *= 1.0 / std::max(norm(nk), 1e-300);
+    for (int j = 0; j < per; ++j) {
+      const double t = static_cast<double>(j) / per;
+      Vec3<double> o = b.original[a] + t * e, at = b.x[a] + t * (b.x[c] - b.x[a]);
+      if (s.map) {
+        if (j > 0 && !s.original_faces.empty()) o = nearest_on(s.original_faces, o);
+        if (!s.map(o, static_cast<int>(patch[k]), nk, &at)) {
+          *failure = "the design has no map between the wall vertices";
+          return false;
+        }
+      }
+      x.push_back(at), x0.push_back(o), normal.push_back(nk), piece_patch.push_back(patch[k]);
+    }
+  }
+  const std::size_t m = x.size();
+  // the design's curve between two vertices must stay near their face: a loop or fold that the
+  // polygon of the vertices cuts off is not a wall that any mesh of these vertices has
+  for (std::size_t k = 0; s.map && k < n; ++k) {
+    const Vec3<double> &p = x[k * per], &q = x[((k + 1) * per) % m];
+    const double length = norm(x0[((k + 1) * per) % m] - x0[k * per]); // (a pinched face's too)
+    double worst = 0;
+    std::size_t at = k * per;
+    for (int j = 1; j < per; ++j) {
+      const Vec3<double> &y = x[k * per + j], e = q - p;
+      const double ee = dot(e, e);
+      const double t = ee > 0 ? std::clamp(dot(y - p, e) / ee, 0.0, 1.0) : 0.0;
+      const double off = norm(y - (p + t * e));
+      if (off > worst) worst = off, at = k * per + j;
+    }
+    if (worst <= kMaxDeparture * length) continue;
+    char buf[320];
+    std::snprintf(buf, sizeof(buf),
+                  "the design's wall departs from the wall face between (%.6g, %.6g) and "
+                  "(%.6g, %.6g) by %.3g (%.2g of its original length) near (%.6g, %.6g): a loop "
+                  "or fold between two wall vertices, which no mesh with these vertices follows",
+                  p[0], p[1], q[0], q[1], worst, worst / std::max(length, 1e-300), x[at][0],
+                  x[at][1]);
+    *failure = buf;
+    return false;
+  }
+  // w_k: piece k's length now over its length on the original mesh; its cumulative sum M
+  std::vector<double> M(m + 1, 0.0), w(m);
+  for (std::size_t k = 0; k < m; ++k) {
+    w[k] = norm(x[(k + 1) % m] - x[k]) / std::max(norm(x0[(k + 1) % m] - x0[k]), 1e-300);
     M[k + 1] = M[k] + w[k];
   }
   const long first = static_cast<long>(out->x.size());
   std::size_t k = 0;
   for (std::size_t j = 0; j < n; ++j) {
-    const double target = M[n] * static_cast<double>(j) / static_cast<double>(n);
-    while (k + 1 < n && M[k + 1] <= target) ++k;
+    const double target = M[m] * static_cast<double>(j) / static_cast<double>(n);
+    while (k + 1 < m && M[k + 1] <= target) ++k;
     const double t = w[k] > 0 ? std::clamp((target - M[k]) / w[k], 0.0, 1.0) : 0.0;
-    const long a = v[k], c = v[(k + 1) % n];
-    out->x.push_back(b.x[a] + t * (b.x[c] - b.x[a]));
-    out->original.push_back(b.original[a] + t * (b.original[c] - b.original[a]));
+    Vec3<double> o = x0[k] + t * (x0[(k + 1) % m] - x0[k]), at = x[k] + t * (x[(k + 1) % m] - x[k]);
+    if (s.map && t > 0) { // on the design's curve exactly
+      if (!s.original_faces.empty()) o = nearest_on(s.original_faces, o);
+      s.map(o, static_cast<int>(piece_patch[k]), normal[k], &at);
+    }
+    out->x.push_back(at);
+    out->original.push_back(o);
     out->segments.push_back(
-        {patch[k], first + static_cast<long>(j), first + static_cast<long>((j + 1) % n)});
+        {piece_patch[k], first + static_cast<long>(j), first + static_cast<long>((j + 1) % n)});
   }
+  return true;
 }
 
 } // namespace
 
-BoundaryCurves resample_walls(const BoundaryCurves &b, const std::vector<int> &walls) {
+BoundaryCurves resample_walls(const BoundaryCurves &b, const std::vector<int> &walls,
+                              const WallSampling &sampling, std::string *failure) {
   std::vector<std::vector<long>> loops;
   if (!curve_loops(b, &loops)) return b; // (remesh_geo_text reports it)
   auto is_wall = [&](long l) {
@@ -262,7 +346,11 @@ BoundaryCurves resample_walls(const BoundaryCurves &b, const std::vector<int> &w
   };
   for (const auto &loop : loops) {
     if (std::all_of(loop.begin(), loop.end(), is_wall)) {
-      resample_loop(b, loop, &out);
+      std::string why;
+      if (!resample_loop(b, loop, sampling, &out, &why)) {
+        if (failure) *failure = why;
+        return b;
+      }
       continue;
     }
     for (long l : loop) {
@@ -416,12 +504,14 @@ PetscErrorCode remesh(const discretization::FlowResidual &res, const std::vector
   BoundaryCurves b;
   PetscCall(
       gather_boundary(m, options.boundary ? *options.boundary : res.coordinates(), X_original, &b));
-  if (options.resample) b = resample_walls(b, walls);
+  std::string crossing;
+  if (options.resample) b = resample_walls(b, walls, options.sampling, &crossing);
   const std::string pos = std::filesystem::absolute(stem + ".pos").string();
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
   if (rank == 0) {
     const std::string text = remesh_geo_text(b, m.patch_names, walls, r->layer, pos, &r->failure);
+    if (!crossing.empty()) r->failure = crossing;
     if (r->failure.empty()) std::ofstream(stem + ".geo") << text;
   }
   PetscCall(mesh_to_target(res, b, stem, pos, options.target_cells, options.initial_scale, r));

@@ -73,6 +73,10 @@ Evaluation from_json(const json &r) {
   return e;
 }
 
+/// How often (per function: objective and constraints) the optimizer may ask again for a failed
+/// design before the campaign stops: it cannot back off from it.
+constexpr long kMaxRepeats = 10;
+
 struct Context {
   MPI_Comm comm = MPI_COMM_NULL;
   const OptimizationProblem *problem = nullptr;
@@ -92,6 +96,8 @@ struct Context {
   bool have_last = false;
   std::vector<double> x_last;
   Evaluation last;
+  long repeats = 0;   ///< calls at x_last since it was evaluated
+  bool stuck = false; ///< the optimizer kept asking for the same failed design
   OptimizationResult *result = nullptr;
   std::vector<std::pair<std::vector<double>, Evaluation>> good; ///< every successful evaluation
 };
@@ -100,9 +106,11 @@ struct Context {
 PetscErrorCode evaluate(Context &ctx, const std::vector<double> &x, const Evaluation **e) {
   PetscFunctionBeginUser;
   if (ctx.have_last && x == ctx.x_last) {
+    ++ctx.repeats;
     *e = &ctx.last;
     PetscFunctionReturn(0);
   }
+  ctx.repeats = 0;
   const long k = ctx.next;
   Evaluation ev;
   bool replayed = false;
@@ -170,6 +178,12 @@ double objective_callback(const std::vector<double> &x, std::vector<double> &gra
     return HUGE_VAL;
   }
   if (!e->ok) { // a failed design: the optimizer backs off
+    // ... unless it cannot: NLopt's SLSQP was seen asking for the same failed design without
+    // end (shape-min-drag with remeshing: a hang after evaluation 107)
+    if (ctx.repeats >= kMaxRepeats * static_cast<long>(1 + ctx.problem->constraints.size())) {
+      ctx.stuck = true;
+      ctx.opt->force_stop();
+    }
     std::fill(grad.begin(), grad.end(), 0.0);
     return HUGE_VAL;
   }
@@ -533,7 +547,12 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
   } catch (const nlopt::roundoff_limited &) {
     result->status = "roundoff-limited (no further progress possible at this precision)";
   } catch (const nlopt::forced_stop &) {
-    result->status = ctx.max_reached ? "max_evaluations reached" : "stopped";
+    result->status = ctx.max_reached ? "max_evaluations reached"
+                     : ctx.stuck
+                         ? "stopped: the optimizer asked again and again for the "
+                           "failed design of evaluation " +
+                               std::to_string(ctx.next - 1) + " (it could not back off from it)"
+                         : "stopped";
   } catch (const std::exception &e) {
     // L-BFGS reports a forced stop (the evaluation budget) or a design that could not be
     // evaluated (f = +inf: it cannot back off) as a generic failure

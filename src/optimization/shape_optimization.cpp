@@ -105,6 +105,16 @@ PetscErrorCode ShapeOptimization::setup(FlowCase &fc, std::unique_ptr<design::De
   deformation_ = deformation;
   fault_ = fault;
   X_original_ = fc.residual().coordinates();
+  if (!original_walls_gathered_ && fc.mesh().dim == 2) { // the first mesh: the original walls
+    original_walls_gathered_ = true;
+    driver::BoundaryCurves b;
+    PetscCall(driver::gather_boundary(fc.mesh(), X_original_, X_original_, &b));
+    const std::vector<int> walls = fc.residual().boundary_conditions().wall_patches();
+    original_walls_.clear();
+    for (const auto &seg : b.segments)
+      if (std::find(walls.begin(), walls.end(), static_cast<int>(seg[0])) != walls.end())
+        original_walls_.push_back({b.x[seg[1]], b.x[seg[2]]});
+  }
   PetscCall(shape_.setup(fc, deformation, w0, std::move(fault), std::move(design)));
   problem_ = OptimizationProblem();
   problem_.names = this->design().names();
@@ -241,6 +251,15 @@ PetscErrorCode ShapeOptimization::evaluate_design(const std::vector<double> &a_a
   // the design space's variables, then the parameter variables (set in the flow case)
   const std::vector<double> a(a_all.begin(), a_all.begin() + design().size());
   PetscCall(set_parameters(a_all));
+  // a wall that loops between its vertices is no body for any mesh (enable_remeshing); checked
+  // on the mesh the design is evaluated on
+  std::string fold;
+  if (!remesh_dir_.empty()) PetscCall(wall_crossing(a, &fold));
+  if (!fold.empty()) {
+    e->ok = false;
+    e->failure = last_.shape.failure = fold;
+    PetscFunctionReturn(0);
+  }
   std::vector<Vec3<double>> dB;
   PetscCall(shape_.chain().displacement(a, &dB));
   PetscCall(shape_.evaluate(dB, &last_.shape, flow_));
@@ -258,6 +277,12 @@ PetscErrorCode ShapeOptimization::evaluate_design(const std::vector<double> &a_a
     if (stage == 0) last_.first_failure = last_.shape.failure;
     last_.remeshed = true;
     last_.remeshes.push_back(record);
+    PetscCall(wall_crossing(a, &fold));
+    if (!fold.empty()) {
+      last_.shape.failure = "on the remeshed mesh: " + fold;
+      last_.shape.deformation_failed = false;
+      break;
+    }
     PetscCall(set_parameters(a_all)); // (the remeshed case)
     PetscCall(shape_.chain().displacement(a, &dB));
     PetscCall(shape_.evaluate(dB, &last_.shape, flow_));
@@ -402,6 +427,43 @@ PetscErrorCode ShapeOptimization::load_remeshed(const std::string &msh,
   PetscFunctionReturn(0);
 }
 
+driver::WallSampling ShapeOptimization::wall_sampling(const std::vector<double> &a) const {
+  driver::WallSampling s;
+  const design::DesignSpace &space = design();
+  s.map = [&space, &a](const Vec3<double> &x0, int patch, const Vec3<double> &n, Vec3<double> *x) {
+    return space.wall_position(a, x0, patch, n, x);
+  };
+  s.original_faces = original_walls_;
+  return s;
+}
+
+PetscErrorCode ShapeOptimization::wall_crossing(const std::vector<double> &a,
+                                                std::string *why) const {
+  PetscFunctionBeginUser;
+  why->clear();
+  const mesh::Mesh &m = fc_->mesh();
+  if (m.dim != 2) PetscFunctionReturn(0);
+  for (const auto &b : design().blocks())
+    if (b.kind == design::DesignKind::SurfaceNormal) PetscFunctionReturn(0);
+  driver::BoundaryCurves b;
+  PetscCall(driver::gather_boundary(m, shape_.reference_coordinates(), X_original_, &b));
+  std::vector<char> text;
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
+  if (rank == 0) {
+    std::string failure;
+    driver::resample_walls(b, fc_->residual().boundary_conditions().wall_patches(),
+                           wall_sampling(a), &failure);
+    text.assign(failure.begin(), failure.end());
+  }
+  int n = static_cast<int>(text.size());
+  PetscCallMPI(MPI_Bcast(&n, 1, MPI_INT, 0, m.comm));
+  text.resize(static_cast<std::size_t>(n));
+  PetscCallMPI(MPI_Bcast(text.data(), n, MPI_CHAR, 0, m.comm));
+  why->assign(text.begin(), text.end());
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode ShapeOptimization::remesh(const std::vector<double> *target, RemeshRecord *record,
                                          std::string *failure) {
   PetscFunctionBeginUser;
@@ -435,6 +497,10 @@ PetscErrorCode ShapeOptimization::remesh(const std::vector<double> *target, Reme
   driver::RemeshResult r;
   driver::RemeshOptions o;
   o.boundary = target ? &walls : nullptr;
+  // the walls between the vertices: the design's own curve (a face the design stretched is not
+  // a straight chord of it), the originals kept on the original walls
+  const std::vector<double> a_map = target ? *target : a_good_;
+  o.sampling = wall_sampling(a_map);
   // a mesh made by a remeshing keeps its cell count (RemeshOptions::target_cells); the case's
   // own mesh gives its sizes as they are
   o.target_cells = owned_fc_ ? static_cast<long>(fc_->mesh().n_global_cells) : 0;

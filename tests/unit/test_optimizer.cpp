@@ -15,7 +15,9 @@
 //  - SLSQP's answer on a nonlinear equality passes the KKT check (check_kkt; its own tests:
 //    test_kkt_check.cpp);
 //  - an evaluation that resets (a remeshed shape campaign) restarts the optimizer from its
-//    design, the answer comes from the evaluations after it, and a replay restarts alike.
+//    design, the answer comes from the evaluations after it, and a replay restarts alike;
+//  - an optimizer that asks again and again for the same failed design (its iterate fails when
+//    evaluated again) stops the campaign with that reason instead of hanging.
 #include "karman/core/error.hpp"
 #include "karman/optimization/kkt_check.hpp"
 #include "karman/optimization/optimizer.hpp"
@@ -106,6 +108,39 @@ TEST_CASE("optimizer: failed designs are backed off from", "[driver]") {
     CHECK(r.x[1] == Approx(-1.0).margin(1e-6));
     CHECK(std::isfinite(r.f));
   }
+}
+
+TEST_CASE("optimizer: an iterate that fails when evaluated again stops the campaign instead of "
+          "a hang",
+          "[driver]") {
+  // after 3 evaluations every design fails, the optimizer's current iterate too (a remeshed
+  // shape campaign: a design that was good on the old mesh fails on the new one).  SLSQP backs
+  // off toward its iterate until it asks for it again and again; the campaign stops then, with
+  // the best design evaluated.
+  long calls = 0;
+  const optimization::Evaluator base = quadratic(1e300, &calls);
+  const optimization::Evaluator evaluator = [&](const std::vector<double> &x,
+                                                optimization::Evaluation *e) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    PetscCall(base(x, e));
+    if (calls > 3) *e = optimization::Evaluation(), e->ok = false, e->failure = "all fail now";
+    PetscFunctionReturn(0);
+  };
+  optimization::OptimizerOptions o;
+  o.xtol_rel = 1e-12;
+  o.ftol_rel = 1e-14;
+  o.max_evaluations = 10000;
+  optimization::OptimizationResult r;
+  clear_error();
+  const PetscErrorCode ierr = optimization::optimize(
+      PETSC_COMM_WORLD, problem(ConstraintSense::Equal, 1.5), evaluator, o, {}, &r);
+  INFO(last_error_message());
+  REQUIRE(ierr == 0);
+  CAPTURE(r.status, r.evaluations, r.failed);
+  CHECK_THAT(r.status, Catch::Contains("asked again and again for the failed design"));
+  CHECK(r.evaluations < 10000);
+  CHECK(r.failed == r.evaluations - 3);
+  CHECK(std::isfinite(r.f));
 }
 
 TEST_CASE("optimizer: a killed campaign replays its journal and follows the same path",

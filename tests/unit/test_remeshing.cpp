@@ -11,6 +11,10 @@
 //    moves them, for a design a != a_r; that mesh remeshed to its own cell count has it within
 //    5 % (the size view calibrated), and the count read from Gmsh's log is the mesh's;
 //  - a wall polygon that crosses itself: Gmsh's failure returned, not raised;
+//  - a wall re-sampled along a design's own curve (the map of its original points): the new
+//    vertices on the curve and their originals on the original wall; a design whose curve
+//    loops between two vertices, 0.4 of the face's length away from it (a polygon of the
+//    vertices that does not cross), is refused;
 //  - the body's tail pulled out and pinched (wall faces crowded there) and remeshed with its wall
 //    re-sampled: the face lengths even out, every new wall vertex lies on the deformed wall and
 //    its original on the original wall, and the wall's area (also at another design) changes by
@@ -387,6 +391,74 @@ TEST_CASE("remeshing: a wall that crosses itself is a failure with Gmsh's reason
                          dir + "/crossed", &r) == 0);
   CHECK_FALSE(r.ok);
   CHECK_THAT(r.failure, Catch::Contains("gmsh"));
+}
+
+TEST_CASE("remeshing: a wall re-sampled along the design's own curve, and a design whose curve "
+          "loops between the vertices refused",
+          "[remeshing]") {
+  // the unit square as a body (patch 0), its bottom face bent by the design: the vertices stay
+  // where they are, the wall between them does not
+  driver::BoundaryCurves b;
+  b.x = {Vec3<double>(0, 0, 0), Vec3<double>(1, 0, 0), Vec3<double>(1, 1, 0),
+         Vec3<double>(0, 1, 0)};
+  b.original = b.x;
+  b.segments = {{0, 0, 1}, {0, 1, 2}, {0, 2, 3}, {0, 3, 0}};
+  const auto same_points = [](const std::vector<Vec3<double>> &p,
+                              const std::vector<Vec3<double>> &q) {
+    bool same = p.size() == q.size();
+    for (std::size_t i = 0; same && i < p.size(); ++i) same = norm(p[i] - q[i]) == 0;
+    return same;
+  };
+  std::vector<Vec3<double>> normals; // what the map was told
+  auto design = [&normals](double sweep, double depth) {
+    return [&normals, sweep, depth](const Vec3<double> &x0, int patch, const Vec3<double> &n,
+                                    Vec3<double> *x) {
+      REQUIRE(patch == 0);
+      *x = x0;
+      const double s = x0[0];
+      if (x0[1] != 0 || s == 0 || s == 1) return true;
+      normals.push_back(n);
+      *x =
+          Vec3<double>(s + sweep * std::sin(2 * M_PI * s),
+                       -depth * (sweep > 0 ? 1 - std::cos(2 * M_PI * s) : std::sin(M_PI * s)), 0.0);
+      return true;
+    };
+  };
+  // a bulge: every new vertex is on the curve, its original on the square
+  driver::WallSampling bulge;
+  bulge.map = design(0.0, 0.2);
+  bulge.per_face = 16;
+  std::string failure;
+  const driver::BoundaryCurves r = driver::resample_walls(b, {0}, bulge, &failure);
+  CHECK(failure.empty());
+  REQUIRE(r.x.size() == 4);
+  long on_bottom = 0;
+  for (std::size_t i = 0; i < r.x.size(); ++i) {
+    const Vec3<double> &o = r.original[i], &x = r.x[i];
+    CAPTURE(o[0], o[1], x[0], x[1]);
+    const bool on_square = std::abs(o[0]) < 1e-15 || std::abs(o[0] - 1) < 1e-15 ||
+                           std::abs(o[1]) < 1e-15 || std::abs(o[1] - 1) < 1e-15;
+    CHECK(on_square);
+    if (o[1] == 0 && o[0] > 0 && o[0] < 1) {
+      ++on_bottom;
+      CHECK(std::abs(x[1] + 0.2 * std::sin(M_PI * o[0])) < 1e-15);
+    }
+  }
+  // the bent face is the longest: a new vertex goes onto its curve (with chords only, the 4
+  // corners stay the vertices)
+  CHECK(on_bottom == 1);
+  for (const auto &n : normals) // out of the body: -y on the bottom face
+    CHECK(std::abs(n[1] + 1) < 1e-15);
+  CHECK(same_points(driver::resample_walls(b, {0}, driver::WallSampling{}, &failure).x, b.x));
+  // a prolate cycloid on the bottom face (x = s + 0.3 sin 2 pi s runs backwards around s = 1/2)
+  // loops between the two corners, 0.4 below their face: refused, and where
+  driver::WallSampling loop;
+  loop.map = design(0.3, 0.2);
+  failure.clear();
+  const driver::BoundaryCurves same = driver::resample_walls(b, {0}, loop, &failure);
+  CHECK_THAT(failure, Catch::Contains("departs from the wall face between (0, 0) and (1, 0) by "
+                                      "0.4 (0.4 of its original length) near (0.5, -0.4)"));
+  CHECK(same_points(same.x, b.x));
 }
 
 TEST_CASE("remeshing: a boundary that is not closed is refused", "[remeshing]") {

@@ -4,10 +4,12 @@
 // linear precision, fixed layers, vertices outside the box and on other walls; Hicks-Henne
 // peak position and amplitude, thickening sign; rigid motion preserves distances;
 // surface-normal: constants pass the filter, L = 0 is the identity, displacement along the
-// normal), the same results on 1 and 2 ranks by serial vertex index ([mpi]), and bad input
-// (one error naming the file and the key).
+// normal), the same results on 1 and 2 ranks by serial vertex index ([mpi]), the design's wall
+// between the vertices (DesignSpace::wall_position) equal to the displacement at the vertices,
+// and bad input (one error naming the file and the key).
 #include "karman/optimization/case_schema.hpp"
 #include "karman/design/shape_parameterization.hpp"
+#include "karman/design/wall_surface.hpp"
 #include "karman/core/error.hpp"
 #include "test_helpers.hpp"
 
@@ -432,6 +434,52 @@ TEST_CASE("a combined design space gives the same results on 1 and 2 ranks", "[d
   double amax = 0;
   for (double x : as) amax = std::max(amax, std::abs(x));
   for (std::size_t i = 0; i < ad.size(); ++i) REQUIRE(std::abs(ad[i] - as[i]) <= 1e-12 * amax);
+}
+
+TEST_CASE("the design's wall between the vertices: wall_position is each map's own formula",
+          "[design]") {
+  // at every wall vertex wall_position(a, x0) = x0 + d(a) (FFD, Hicks-Henne and rigid together);
+  // a patch that no parameterization moves stays; surface-normal has no such map
+  mesh::Mesh m;
+  test::load(PETSC_COMM_SELF, test::dfg_geo(), 0, 2, kDfg, &m);
+  design::DesignSpace space;
+  make_space(m, kDfgBoundaries,
+             ffd_design(0, "[x, y]") +
+                 "  - {type: hicks-henne, walls: [cylinder], positions: [0.25, 0.5, 0.75]}\n"
+                 "  - {type: rigid, walls: [cylinder], center: [0.2, 0.2], variables: [angle, "
+                 "dx]}\n",
+             &space);
+  const int cylinder = m.patch_index("cylinder"), walls = m.patch_index("walls");
+  design::WallSurface surf;
+  REQUIRE(design::gather_wall_surface(m, m.coordinates, {cylinder}, &surf) == 0);
+  std::vector<double> a = random_design(space.size(), 3);
+  for (double &x : a) x *= 0.02;
+  std::vector<Vec3<double>> d;
+  REQUIRE(space.displacement(a, &d) == 0);
+  double worst = 0, largest = 0;
+  long checked = 0;
+  for (PetscInt v = 0; v < m.n_vertices; ++v) {
+    const PetscInt i = surf.of_local[v];
+    if (i < 0) continue;
+    Vec3<double> x;
+    REQUIRE(space.wall_position(a, m.coordinates[v], cylinder, surf.normal[i], &x));
+    worst = std::max(worst, norm(x - (m.coordinates[v] + d[v])));
+    largest = std::max(largest, norm(d[v]));
+    ++checked;
+  }
+  CAPTURE(checked, worst, largest);
+  CHECK(checked == static_cast<long>(surf.gid.size()));
+  CHECK(largest > 1e-3);
+  CHECK(worst <= 1e-15);
+  Vec3<double> x;
+  const Vec3<double> p(0.3, 0.0, 0.0);
+  REQUIRE(space.wall_position(a, p, walls, Vec3<double>(0, 1, 0), &x));
+  CHECK(norm(x - p) == 0);
+  design::DesignSpace normal;
+  make_space(m, kDfgBoundaries,
+             "  - {type: surface-normal, walls: [cylinder], filter_length: 0.01}\n", &normal);
+  CHECK_FALSE(normal.wall_position(std::vector<double>(normal.size(), 0.0), surf.x[0], cylinder,
+                                   surf.normal[0], &x));
 }
 
 TEST_CASE("design input that needs the mesh: one error naming the file and the key",

@@ -111,6 +111,7 @@ TEST_CASE("shape remeshing: a design the mesh cannot follow evaluated on a new m
     std::vector<double> ap = a, am = a;
     ap[i] += h, am[i] -= h;
     const optimization::Evaluation ep = evaluated(p, ap), em = evaluated(p, am);
+    INFO(ep.failure + " / " + em.failure);
     REQUIRE(ep.ok);
     REQUIRE(em.ok);
     CHECK_FALSE(p.last().remeshed);

@@ -86,6 +86,17 @@ public:
     (void)a_bar;
     return 0;
   }
+  /// *d = the displacement the map gives a point x0 of its walls' reference surface that need
+  /// not be a vertex (n: the unit normal out of the body there), the same formula as at the
+  /// vertices (eqs. 23-25); false where the kind has none (surface-normal: one value per
+  /// vertex, nothing between them).
+  virtual bool displacement_at(const double *a, const Vec3<double> &x0, const Vec3<double> &n,
+                               Vec3<double> *d) const {
+    (void)a, (void)x0, (void)n, (void)d;
+    return false;
+  }
+
+  std::vector<int> patches; ///< the wall patches it moves
 
   std::vector<std::string> names; ///< the variables' names
   std::vector<char> moved;        ///< per local vertex: 1 if this map can move it
@@ -130,6 +141,15 @@ public:
   /// then this, so that the new mesh is the shape of a_r and a keeps its meaning.  Not
   /// collective.
   PetscErrorCode set_reference_design(const std::vector<double> &a_r);
+
+  /// The design's wall between the vertices: *x = x0 + sum_k d_k(a)(x0), the position at design
+  /// a of a point x0 of the reference walls (where setup() was given X0; any point of a wall
+  /// face, not only a vertex) on wall patch `patch` with unit normal n out of the body there
+  /// (the parameterizations that do not move `patch` leave it).  False if a parameterization
+  /// moving `patch` has no such extension (surface-normal).  Remeshing samples the design's
+  /// walls with it (driver/remeshing.hpp).  Not collective.
+  bool wall_position(const std::vector<double> &a, const Vec3<double> &x0, int patch,
+                     const Vec3<double> &n, Vec3<double> *x) const;
 
   /// a_bar = (dd/da (a))^T d_bar (eq. 22), the same on every rank.  d_bar has one entry per
   /// local vertex and every copy of a vertex holds the total (as mesh::sum_vertex_copies and

@@ -31,6 +31,7 @@
 #include "karman/discretization/flow_residual.hpp"
 
 #include <array>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -73,13 +74,39 @@ struct BoundaryCurves {
 PetscErrorCode gather_boundary(const mesh::Mesh &mesh, const std::vector<Vec3<double>> &X,
                                const std::vector<Vec3<double>> &X_original, BoundaryCurves *b);
 
+/// A design's walls as a map of the original walls: the position at the design of the point x0
+/// of the original walls (any point of a wall face; where the shape parameterization was set
+/// up) on wall patch `patch`, with unit normal n out of the body there; false where the design
+/// has no such map (design::DesignSpace::wall_position).
+using WallMap =
+    std::function<bool(const Vec3<double> &x0, int patch, const Vec3<double> &n, Vec3<double> *x)>;
+
+/// How a closed wall loop is re-sampled along a design's own curve (resample_walls).
+struct WallSampling {
+  WallMap map;
+  /// the original walls' faces (original coordinates): a sample point's original is put on the
+  /// nearest of them (empty: kept where interpolated), so that repeated remeshings do not cut
+  /// the original polygon's corners
+  std::vector<std::array<Vec3<double>, 2>> original_faces;
+  int per_face = 8; ///< sample points per current wall face
+};
+
 /// The boundary b with every closed loop made of faces of the patches `walls` only (a body)
-/// re-sampled: as many vertices as before, spaced along the polygon as the original mesh spaced
+/// re-sampled: as many vertices as before, spaced along the wall as the original mesh spaced
 /// them (equidistributed in the sum of each face's length over its original length: where a
 /// design squeezed the wall vertices together they are spread out again), starting at the
-/// sharpest turn of the loop (a corner stays a vertex); each new vertex on the polygon, its
-/// original coordinates interpolated alike on the original face.  Other loops stay as they are.
-BoundaryCurves resample_walls(const BoundaryCurves &b, const std::vector<int> &walls);
+/// sharpest turn of the loop (a corner stays a vertex).  Without a map each new vertex is on the
+/// polygon of the current vertices, its original coordinates interpolated alike on the original
+/// face.  With `sampling.map` the wall is the design's own curve between the vertices: each face
+/// is subdivided in its original coordinates (sampling.per_face points), the points' originals
+/// mapped, the weights taken on that finer polygon, and each new vertex is the map of its
+/// original, on the curve exactly (a face that a design stretched tenfold is not a straight
+/// chord of the curve); a curve that departs from a face by more than a quarter of the face's
+/// original length (a loop or fold between two vertices, which the polygon of the vertices cuts
+/// off; smaller folds of a pinched tail are below the mesh's resolution) is
+/// refused: *failure names where, and b is returned unchanged.  Other loops stay as they are.
+BoundaryCurves resample_walls(const BoundaryCurves &b, const std::vector<int> &walls,
+                              const WallSampling &sampling = {}, std::string *failure = nullptr);
 
 /// The .geo script that meshes the domain inside the boundary `b` (patch names `patches`) with
 /// the size view `pos` (absolute path) as background field and, if bl.layers > 0, the boundary
@@ -109,6 +136,9 @@ struct RemeshOptions {
   /// design's walls that the volume mesh could not follow; the sizes are still the current
   /// cells')
   const std::vector<Vec3<double>> *boundary = nullptr;
+  /// the walls as the design's curve (resample_walls; with `resample`): the map of the design
+  /// being remeshed, the original wall faces; a design whose walls cross themselves is a failure
+  WallSampling sampling;
   /// if > 0: the new mesh has this many cells within 5 %: the size view is scaled by
   /// sqrt(cells / target) and the domain meshed again (at most twice more), the closest kept.
   /// For a mesh that is itself a remeshing: Gmsh's triangles from a view of triangle sizes come
