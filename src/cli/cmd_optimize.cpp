@@ -255,19 +255,24 @@ private:
                          {"size_scale", m.size_scale},
                          {"meshings", m.meshings},
                          {"time", m.time},
-                         {"reason", r.first_failure}});
+                         {"reason", r.first_failure},
+                         {"layer_dropped", m.layer_dropped}});
     PetscCall(write_remeshes());
     char calibrated[96] = "";
     if (m.meshings > 1)
       std::snprintf(calibrated, sizeof(calibrated), "; sizes x%.3f for the cell count, %d meshings",
                     m.size_scale, m.meshings);
+    const std::string layers =
+        m.layer_dropped.empty()
+            ? std::string()
+            : "; without wall layers, which Gmsh could not make: " + m.layer_dropped.substr(0, 120);
     PetscCall(log_info(comm_,
                        "evaluation %3ld  the mesh could not follow (%s): remeshed around the walls "
-                       "of %s in %.2f s (%s.msh, %ld -> %ld cells%s)",
+                       "of %s in %.2f s (%s.msh, %ld -> %ld cells%s%s)",
                        k, r.first_failure.c_str(),
                        &m == &r.remeshes.front() ? "the last good design" : "the design", m.time,
                        fs::path(m.stem).filename().c_str(), m.cells_before, m.cells_after,
-                       calibrated));
+                       calibrated, layers.c_str()));
     PetscFunctionReturn(0);
   }
 
@@ -386,7 +391,7 @@ PetscErrorCode run_optimize_command(MPI_Comm comm, const CliArgs &args) {
              cfg.file().c_str());
   PetscCheck(!cfg.designs().empty(), comm, PETSC_ERR_USER_INPUT,
              "%s: karman optimize needs a 'design:' list (the shape parameterizations: ffd, "
-             "hicks-henne, rigid, surface-normal)",
+             "hicks-henne, rigid, surface-normal, radial)",
              cfg.file().c_str());
   if (!cfg.points().empty()) {
     PetscCall(run_multipoint_optimize(comm, args, cfg));

@@ -273,13 +273,8 @@ PetscErrorCode verify_shape_design(MPI_Comm comm, driver::FlowCase &fc, Vec w,
   *failures += check.failures;
   PetscCall(report_design_check(comm, p, check, report));
   for (const auto &b : shape.design().blocks())
-    (*report)["design_entries"][b.name] = {
-        {"kind", b.kind == design::DesignKind::Ffd
-                     ? "ffd"
-                     : (b.kind == design::DesignKind::HicksHenne
-                            ? "hicks-henne"
-                            : (b.kind == design::DesignKind::Rigid ? "rigid" : "surface-normal"))},
-        {"variables", b.count}};
+    (*report)["design_entries"][b.name] = {{"kind", design::kind_name(b.kind)},
+                                           {"variables", b.count}};
   PetscFunctionReturn(0);
 }
 

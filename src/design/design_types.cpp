@@ -22,7 +22,7 @@ std::vector<KeySpec> design_common_keys() {
       typed("name", KeyType::String, "''",
             "name of the parameterization, the prefix of its variables' names; empty: the "
             "type's short name and its index among the parameterizations of that type (ffd0, "
-            "hh0, rigid0, normal0)"),
+            "hh0, rigid0, normal0, radial0)"),
       typed("walls", KeyType::NameList, "",
             "the wall boundaries that this parameterization moves (the other boundaries stay)"),
       typed("lower", KeyType::RealList, "[]",
@@ -70,6 +70,7 @@ long design_variable_count(const std::string &type, const YAML::Node &params) {
     return static_cast<long>(params["positions"].size()) *
            (params["surfaces"].Scalar() == "both" ? 2 : 1);
   if (type == "rigid") return static_cast<long>(params["variables"].size());
+  if (type == "radial") return params["control_points"].as<long>();
   return -1;
 }
 
@@ -318,8 +319,27 @@ std::vector<config::VariantSpec> shape_design_types() {
            nonnegative("filter_length", "",
                        "filter length L of the Helmholtz (Sobolev) smoothing; 0: no smoothing"),
        })});
+  d.push_back(
+      {"radial",
+       "2D: each wall point moves along its ray from `center` by a periodic B-spline of the "
+       "angle about it (one variable per control point, uniformly spaced in angle): the wall "
+       "stays a polar curve r(theta) and cannot cross or fold (the walls must be star-shaped "
+       "about the centre); degree 1 allows corners at the control angles",
+       with_common({
+           typed("center", KeyType::RealVector, "[0, 0]",
+                 "the centre the walls are star-shaped about (every ray from it meets them once)"),
+           integer("control_points", "", "control points (variables), uniformly spaced in angle", 4,
+                   1000),
+           integer("degree", "3",
+                   "degree of the B-spline in the angle: 1 piecewise linear (corners possible), 3 "
+                   "cubic (curvature continuous)",
+                   1, 5),
+           typed("start_angle", KeyType::Real, "0",
+                 "the angle of control point 0 about the centre [degrees, counter-clockwise from "
+                 "+x]"),
+       })});
   std::vector<config::VariantSpec> out;
-  const char *short_names[] = {"ffd", "hh", "rigid", "normal"};
+  const char *short_names[] = {"ffd", "hh", "rigid", "normal", "radial"};
   for (std::size_t i = 0; i < d.size(); ++i) {
     const std::string type = d[i].name;
     out.push_back({d[i], "shape", short_names[i],

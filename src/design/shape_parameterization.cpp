@@ -370,10 +370,144 @@ PetscErrorCode create_rigid(const mesh::Mesh &m, const config::DesignConfig &dc,
   PetscFunctionReturn(0);
 }
 
+// ---------------------------------------------------------------------------------------------
+// radial (eq. 27)
+
+/// The cardinal B-spline of degree p (support [0, p + 1]) at t.
+double cardinal_bspline(int p, double t) {
+  if (t < 0 || t >= p + 1) return 0.0;
+  if (p == 0) return 1.0;
+  return (t * cardinal_bspline(p - 1, t) + (p + 1 - t) * cardinal_bspline(p - 1, t - 1)) / p;
+}
+
+class RadialSpline : public ShapeParameterization {
+public:
+  Vec3<double> center;
+  int n = 0, degree = 3;
+  double start = 0;              ///< angle of control point 0 [rad]
+  std::vector<PetscInt> vertex;  ///< moving local vertices
+  std::vector<Vec3<double>> e_r; ///< their unit radial directions
+  std::vector<double> weight;    ///< B_i(theta_v), n per vertex
+
+  /// B_i(theta) for i = 0..n-1 (periodic, uniform knots, peak of B_i at start + i 2 pi / n).
+  void basis(double theta, double *B) const {
+    const double u = (theta - start) * n / (2 * M_PI);
+    for (int i = 0; i < n; ++i) {
+      double t = u - i; // in [-n/2, n/2)
+      t -= n * std::floor((t + 0.5 * n) / n);
+      B[i] = cardinal_bspline(degree, t + 0.5 * (degree + 1));
+    }
+  }
+  /// The unit radial direction of x and its angle.
+  bool radial(const Vec3<double> &x, Vec3<double> *e, double *theta) const {
+    const Vec3<double> r(x[0] - center[0], x[1] - center[1], 0.0);
+    const double len = norm(r);
+    if (!(len > 0)) return false;
+    *e = (1.0 / len) * r;
+    *theta = std::atan2(r[1], r[0]);
+    return true;
+  }
+
+  PetscErrorCode add_displacement(const double *a, std::vector<Vec3<double>> &d) const override {
+    for (std::size_t q = 0; q < vertex.size(); ++q) {
+      double dr = 0;
+      for (int i = 0; i < n; ++i) dr += a[i] * weight[q * n + i];
+      d[vertex[q]] += dr * e_r[q];
+    }
+    return 0;
+  }
+
+  void add_reverse_local(const double *, const std::vector<Vec3<double>> &d_bar,
+                         const std::vector<char> &owned, double *a_bar) const override {
+    for (std::size_t q = 0; q < vertex.size(); ++q) {
+      if (!owned[vertex[q]]) continue;
+      const double g = dot(e_r[q], d_bar[vertex[q]]);
+      for (int i = 0; i < n; ++i) a_bar[i] += g * weight[q * n + i];
+    }
+  }
+
+  bool displacement_at(const double *a, const Vec3<double> &x0, const Vec3<double> &,
+                       Vec3<double> *d) const override {
+    Vec3<double> e;
+    double theta;
+    *d = Vec3<double>();
+    if (!radial(x0, &e, &theta)) return true;
+    std::vector<double> B(n);
+    basis(theta, B.data());
+    double dr = 0;
+    for (int i = 0; i < n; ++i) dr += a[i] * B[i];
+    *d = dr * e;
+    return true;
+  }
+};
+
+PetscErrorCode create_radial(const mesh::Mesh &m, const config::DesignConfig &dc,
+                             const std::string &file, const WallSurface &surf,
+                             std::unique_ptr<ShapeParameterization> *out) {
+  PetscFunctionBeginUser;
+  const config::Section &p = dc.parameters;
+  const char *label = dc.label.c_str();
+  PetscCheck(m.dim == 2, m.comm, PETSC_ERR_USER_INPUT,
+             "%s: '%s.type': radial is a 2D parameterization and the mesh is %dD (use ffd or "
+             "surface-normal)",
+             file.c_str(), label, m.dim);
+  auto rs = std::make_unique<RadialSpline>();
+  const std::array<double, 3> c = p.vector("center");
+  rs->center = Vec3<double>(c[0], c[1], 0.0);
+  rs->n = static_cast<int>(p.integer("control_points"));
+  rs->degree = static_cast<int>(p.integer("degree"));
+  rs->start = p.real("start_angle") * M_PI / 180.0;
+  // the walls seen from the centre: every face turns the same way, once around in all
+  double total = 0, first = 0;
+  bool one_way = true;
+  Vec3<double> where;
+  for (std::size_t f = 0; f + 1 < surf.face_ptr.size(); ++f) {
+    const Vec3<double> &x0 = surf.x[surf.face_vertex[surf.face_ptr[f]]],
+                       &x1 = surf.x[surf.face_vertex[surf.face_ptr[f] + 1]];
+    Vec3<double> e0, e1;
+    double t0, t1;
+    const bool off_center = rs->radial(x0, &e0, &t0) && rs->radial(x1, &e1, &t1);
+    PetscCheck(off_center, m.comm, PETSC_ERR_USER_INPUT,
+               "%s: '%s.center' (%g, %g) is on the wall '%s' (a vertex at the centre)",
+               file.c_str(), label, c[0], c[1], list_text(p.names("walls")).c_str());
+    const double turn = std::atan2(e0[0] * e1[1] - e0[1] * e1[0], dot(e0, e1));
+    if (f == 0) first = turn;
+    if (turn * first <= 0 && one_way) one_way = false, where = x0;
+    total += turn;
+  }
+  PetscCheck(one_way && std::abs(std::abs(total) - 2 * M_PI) < 1e-6, m.comm, PETSC_ERR_USER_INPUT,
+             "%s: '%s.center': the walls %s are not star-shaped about the centre (%g, %g): %s; a "
+             "radial map moves each wall point along its ray from the centre, which must meet "
+             "the wall once",
+             file.c_str(), label, list_text(p.names("walls")).c_str(), c[0], c[1],
+             one_way ? "they do not go once around it"
+                     : ("the angle about it turns back at (" + std::to_string(where[0]) + ", " +
+                        std::to_string(where[1]) + ")")
+                           .c_str());
+  rs->moved.assign(m.n_vertices, 0);
+  std::vector<double> B(rs->n);
+  for (PetscInt v = 0; v < m.n_vertices; ++v) {
+    const PetscInt i = surf.of_local[v];
+    if (i < 0) continue;
+    Vec3<double> e;
+    double theta;
+    rs->radial(surf.x[i], &e, &theta);
+    rs->basis(theta, B.data());
+    rs->vertex.push_back(v);
+    rs->e_r.push_back(e);
+    rs->weight.insert(rs->weight.end(), B.begin(), B.end());
+    rs->moved[v] = 1;
+  }
+  for (int i = 0; i < rs->n; ++i) rs->names.push_back(dc.name + ".r[" + std::to_string(i) + "]");
+  *out = std::move(rs);
+  PetscFunctionReturn(0);
+}
+
 DesignKind kind_of(const std::string &type) {
   if (type == "ffd") return DesignKind::Ffd;
   if (type == "hicks-henne") return DesignKind::HicksHenne;
   if (type == "rigid") return DesignKind::Rigid;
+  if (type == "radial") return DesignKind::Radial;
   return DesignKind::SurfaceNormal;
 }
 
@@ -385,6 +519,22 @@ std::vector<double> expand(const std::vector<double> &given, std::size_t count, 
 }
 
 } // namespace
+
+const char *kind_name(DesignKind kind) {
+  switch (kind) {
+  case DesignKind::Ffd:
+    return "ffd";
+  case DesignKind::HicksHenne:
+    return "hicks-henne";
+  case DesignKind::Rigid:
+    return "rigid";
+  case DesignKind::SurfaceNormal:
+    return "surface-normal";
+  case DesignKind::Radial:
+    return "radial";
+  }
+  return "";
+}
 
 DesignSpace::DesignSpace() = default;
 DesignSpace::~DesignSpace() = default;
@@ -437,6 +587,9 @@ PetscErrorCode DesignSpace::setup(const mesh::Mesh &mesh, const std::vector<Vec3
       break;
     case DesignKind::SurfaceNormal:
       PetscCall(create_surface_normal(mesh, dc, surf, &part));
+      break;
+    case DesignKind::Radial:
+      PetscCall(create_radial(mesh, dc, file, surf, &part));
       break;
     }
     part->patches = patches;

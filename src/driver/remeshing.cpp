@@ -208,30 +208,31 @@ double turning(const std::vector<Vec3<double>> &pts, const std::vector<long> &x,
   return std::atan2(std::abs(a[0] * b[1] - a[1] * b[0]), a[0] * b[0] + a[1] * b[1]);
 }
 
-/// How far (relative to the face's original length) a design's curve may depart from the wall
-/// face between two of its vertices (resample_walls): a circular arc turning by 2 rad departs
-/// 0.12 of its chord, a semicircle 0.5.  Relative to the original length, not the current one:
-/// a tail that a design pinched (faces 20x shorter) may fold by less than the mesh resolves.
-constexpr double kMaxDeparture = 0.25;
+/// How far (relative to the face's original length) a design's curve may run back along the wall
+/// face between two of its vertices (resample_walls): folds smaller than that (a tail that a
+/// design pinched, its faces 20x shorter than they were) are below the mesh's resolution.
+constexpr double kMaxBacktrack = 0.1;
 
-/// The point of the faces nearest to x (x itself if there are none).
-Vec3<double> nearest_on(const std::vector<std::array<Vec3<double>, 2>> &faces,
-                        const Vec3<double> &x) {
-  Vec3<double> best = x;
+/// The index of the face nearest to x and the nearest point on it (-1 and x if there are none).
+std::ptrdiff_t nearest_on(const std::vector<std::array<Vec3<double>, 2>> &faces,
+                          const Vec3<double> x, Vec3<double> *at) { // (x: a copy, at may alias it)
+  *at = x;
+  std::ptrdiff_t best = -1;
   double best_d = std::numeric_limits<double>::infinity();
-  for (const auto &f : faces) {
+  for (std::size_t k = 0; k < faces.size(); ++k) {
+    const auto &f = faces[k];
     const Vec3<double> e = f[1] - f[0];
     const double ee = dot(e, e);
     const double t = ee > 0 ? std::clamp(dot(x - f[0], e) / ee, 0.0, 1.0) : 0.0;
     const Vec3<double> p = f[0] + t * e;
     const double d = norm(p - x);
-    if (d < best_d) best_d = d, best = p;
+    if (d < best_d) best_d = d, *at = p, best = static_cast<std::ptrdiff_t>(k);
   }
   return best;
 }
 
 /// Appends the closed wall loop `loop` of b to `out` re-sampled (see resample_walls); false and
-/// *failure if the design's curve departs from a face by more than kMaxDeparture.
+/// *failure if the design's curve runs back along a face by more than kMaxBacktrack.
 bool resample_loop(const BoundaryCurves &b, const std::vector<long> &loop, const WallSampling &s,
                    BoundaryCurves *out, std::string *failure) {
   std::vector<long> v, patch; // the loop's vertices in order, each segment's patch
@@ -265,7 +266,7 @@ bool resample_loop(const BoundaryCurves &b, const std::vector<long> &loop, const
       const double t = static_cast<double>(j) / per;
       Vec3<double> o = b.original[a] + t * e, at = b.x[a] + t * (b.x[c] - b.x[a]);
       if (s.map) {
-        if (j > 0 && !s.original_faces.empty()) o = nearest_on(s.original_faces, o);
+        if (j > 0 && !s.original_faces.empty()) nearest_on(s.original_faces, o, &o);
         if (!s.map(o, static_cast<int>(patch[k]), nk, &at)) {
           *failure = "the design has no map between the wall vertices";
           return false;
@@ -275,35 +276,46 @@ bool resample_loop(const BoundaryCurves &b, const std::vector<long> &loop, const
     }
   }
   const std::size_t m = x.size();
-  // the design's curve between two vertices must stay near their face: a loop or fold that the
-  // polygon of the vertices cuts off is not a wall that any mesh of these vertices has
+  // between two vertices the design's curve must run forward along their face: a loop or fold
+  // goes back along it, and the polygon of the vertices cuts it off (a sharp nose between two
+  // vertices bulges out sideways and is the mesh's usual resolution question, not this)
   for (std::size_t k = 0; s.map && k < n; ++k) {
     const Vec3<double> &p = x[k * per], &q = x[((k + 1) * per) % m];
     const double length = norm(x0[((k + 1) * per) % m] - x0[k * per]); // (a pinched face's too)
-    double worst = 0;
+    const Vec3<double> e = q - p;
+    const double ee = std::max(std::sqrt(dot(e, e)), 1e-300);
+    double ahead = 0, back = 0;
     std::size_t at = k * per;
-    for (int j = 1; j < per; ++j) {
-      const Vec3<double> &y = x[k * per + j], e = q - p;
-      const double ee = dot(e, e);
-      const double t = ee > 0 ? std::clamp(dot(y - p, e) / ee, 0.0, 1.0) : 0.0;
-      const double off = norm(y - (p + t * e));
-      if (off > worst) worst = off, at = k * per + j;
+    for (int j = 1; j <= per; ++j) {
+      const std::size_t i = (k * per + j) % m;
+      const double t = dot(x[i] - p, e) / ee; // distance along the face
+      ahead = std::max(ahead, t);
+      if (ahead - t > back) back = ahead - t, at = i;
     }
-    if (worst <= kMaxDeparture * length) continue;
+    if (back <= kMaxBacktrack * length) continue;
     char buf[320];
     std::snprintf(buf, sizeof(buf),
-                  "the design's wall departs from the wall face between (%.6g, %.6g) and "
-                  "(%.6g, %.6g) by %.3g (%.2g of its original length) near (%.6g, %.6g): a loop "
+                  "the design's wall runs back by %.3g (%.2g of the face's original length) along "
+                  "the wall face between (%.6g, %.6g) and (%.6g, %.6g), near (%.6g, %.6g): a loop "
                   "or fold between two wall vertices, which no mesh with these vertices follows",
-                  p[0], p[1], q[0], q[1], worst, worst / std::max(length, 1e-300), x[at][0],
+                  back, back / std::max(length, 1e-300), p[0], p[1], q[0], q[1], x[at][0],
                   x[at][1]);
     *failure = buf;
     return false;
   }
-  // w_k: piece k's length now over its length on the original mesh; its cumulative sum M
+  // w_k: piece k's length now over its length on the original mesh (with the original faces:
+  // over the original mesh's spacing there, the length of the original face it lies on, per
+  // piece: the pieces of a mesh that is itself a remeshing are not evenly spaced originally); its
+  // cumulative sum M
   std::vector<double> M(m + 1, 0.0), w(m);
   for (std::size_t k = 0; k < m; ++k) {
-    w[k] = norm(x[(k + 1) % m] - x[k]) / std::max(norm(x0[(k + 1) % m] - x0[k]), 1e-300);
+    double original = norm(x0[(k + 1) % m] - x0[k]);
+    if (s.map && !s.original_faces.empty()) {
+      Vec3<double> on;
+      const auto f = nearest_on(s.original_faces, 0.5 * (x0[k] + x0[(k + 1) % m]), &on);
+      if (f >= 0) original = norm(s.original_faces[f][1] - s.original_faces[f][0]) / per;
+    }
+    w[k] = norm(x[(k + 1) % m] - x[k]) / std::max(original, 1e-300);
     M[k + 1] = M[k] + w[k];
   }
   const long first = static_cast<long>(out->x.size());
@@ -314,7 +326,7 @@ bool resample_loop(const BoundaryCurves &b, const std::vector<long> &loop, const
     const double t = w[k] > 0 ? std::clamp((target - M[k]) / w[k], 0.0, 1.0) : 0.0;
     Vec3<double> o = x0[k] + t * (x0[(k + 1) % m] - x0[k]), at = x[k] + t * (x[(k + 1) % m] - x[k]);
     if (s.map && t > 0) { // on the design's curve exactly
-      if (!s.original_faces.empty()) o = nearest_on(s.original_faces, o);
+      if (!s.original_faces.empty()) nearest_on(s.original_faces, o, &o);
       s.map(o, static_cast<int>(piece_patch[k]), normal[k], &at);
     }
     out->x.push_back(at);
@@ -515,6 +527,21 @@ PetscErrorCode remesh(const discretization::FlowResidual &res, const std::vector
     if (r->failure.empty()) std::ofstream(stem + ".geo") << text;
   }
   PetscCall(mesh_to_target(res, b, stem, pos, options.target_cells, options.initial_scale, r));
+  // Gmsh could not make the wall layers (their fans cross where the wall is sharp or wavy, e.g.
+  // "intersections in the 1D mesh" of its boundary-layer curves): triangles up to the wall then
+  int retry = rank == 0 && !r->failure.empty() && crossing.empty() && r->layer.layers > 0;
+  PetscCallMPI(MPI_Bcast(&retry, 1, MPI_INT, 0, m.comm));
+  if (retry) {
+    r->layer.layers = 0;
+    if (rank == 0) {
+      r->layer_dropped = r->failure.size() > 240 ? r->failure.substr(0, 240) + " ..." : r->failure;
+      r->failure.clear();
+      const std::string text = remesh_geo_text(b, m.patch_names, walls, r->layer, pos, &r->failure);
+      if (r->failure.empty()) std::ofstream(stem + ".geo") << text;
+    }
+    PetscCall(mesh_to_target(res, b, stem, pos, options.target_cells, options.initial_scale, r));
+  }
+  PetscCall(broadcast_string(m.comm, &r->layer_dropped));
   std::vector<double> embedding; // at, original per boundary vertex (rank 0)
   if (rank == 0) {
     std::map<Key, Vec3<double>> sorted;

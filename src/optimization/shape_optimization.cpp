@@ -84,7 +84,7 @@ PetscErrorCode ShapeOptimization::setup(FlowCase &fc, Vec w0, FaultHook fault) {
   const config::CaseConfig &cfg = fc.config();
   PetscCheck(!cfg.designs().empty(), fc.mesh().comm, PETSC_ERR_USER_INPUT,
              "%s: a shape optimization needs a 'design:' list (the shape parameterizations: ffd, "
-             "hicks-henne, rigid, surface-normal)",
+             "hicks-henne, rigid, surface-normal, radial)",
              cfg.file().c_str());
   auto design = std::make_unique<design::DesignSpace>();
   PetscCall(design->setup(fc.mesh(), fc.residual().coordinates(), cfg));
@@ -522,6 +522,7 @@ PetscErrorCode ShapeOptimization::remesh(const std::vector<double> *target, Reme
   PetscCall(load_remeshed(r.msh, r.embedding, record->design, state));
   record->cells_after = fc_->mesh().n_global_cells;
   record->size_scale = r.size_scale, record->meshings = r.gmsh_runs;
+  record->layer_dropped = r.layer_dropped;
   size_scale_ = r.size_scale;
   record->time = MPI_Wtime() - t0;
   PetscFunctionReturn(0);

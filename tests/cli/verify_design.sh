@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `karman verify` of the design gradients (tests/data/naca0012-design.yaml: NACA 0012, Re 200,
 # 2 degrees; every kind of design variable at once: ffd, hicks-henne, rigid angle and
-# translation, surface-normal; constraints area, centroid x and y, thickness, lift), through the
+# translation, surface-normal, radial; constraints area, centroid x and y, thickness, lift), through the
 # mesh deformation and the re-solves, on 1 and on 2 ranks:
 #  - every design entry's Taylor test has rate >= 1.9 (or is linear to round-off) for the
 #    objective and for every constraint, and so has the one over all variables;
@@ -22,7 +22,7 @@ mpirun -n 2 --oversubscribe "$karman" verify "$case" -o np2 "${opts[@]}" > np2.l
   { grep -E "FAILED|error" np2.log | head -20; fail "verify on 2 ranks"; }
 /usr/bin/python3 - <<'PY' || exit 1
 import json, math
-kinds = {"ffd", "hicks-henne", "rigid", "surface-normal"}
+kinds = {"ffd", "hicks-henne", "rigid", "surface-normal", "radial"}
 functions = ["objective", "area", "centroid_x", "centroid_y", "thickness", "lift"]
 runs = {np: json.load(open(f"np{np}/verify.json")) for np in (1, 2)}
 for np, v in runs.items():

@@ -1,5 +1,6 @@
 """karman from Python with design variables (tests/data/naca0012-design.yaml: NACA 0012 at
-Re 200, every kind of shape parameterization at once: FFD, Hicks-Henne, rigid, surface-normal):
+Re 200, every kind of shape parameterization at once: FFD, Hicks-Henne, rigid, surface-normal,
+radial):
 each design entry is a parameter; setting it deforms the mesh (linear elasticity from the
 case's mesh, as `karman optimize`); the gradients of drag and lift with respect to every design
 variable equal those of `karman verify` (verify.json, the same chain through the deformation's
@@ -31,7 +32,8 @@ def design():
 
 def test_design_parameters(design):
     d = design.design()
-    assert list(d["entries"]) == ["design.ffd0", "design.hh0", "design.rigid0", "design.normal0"]
+    assert list(d["entries"]) == [
+        "design.ffd0", "design.hh0", "design.rigid0", "design.normal0", "design.radial0"]
     values = design.parameters()
     for entry, (offset, count) in d["entries"].items():
         assert values[entry].shape == (count,)

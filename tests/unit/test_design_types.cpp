@@ -106,6 +106,7 @@ TEST_CASE("design types: the shape family and its short names", "[design]") {
     names.push_back(t.spec.name);
     short_names.push_back(t.short_name);
   }
-  CHECK(names == std::vector<std::string>{"ffd", "hicks-henne", "rigid", "surface-normal"});
-  CHECK(short_names == std::vector<std::string>{"ffd", "hh", "rigid", "normal"});
+  CHECK(names ==
+        std::vector<std::string>{"ffd", "hicks-henne", "rigid", "surface-normal", "radial"});
+  CHECK(short_names == std::vector<std::string>{"ffd", "hh", "rigid", "normal", "radial"});
 }

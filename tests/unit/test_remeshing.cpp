@@ -11,10 +11,12 @@
 //    moves them, for a design a != a_r; that mesh remeshed to its own cell count has it within
 //    5 % (the size view calibrated), and the count read from Gmsh's log is the mesh's;
 //  - a wall polygon that crosses itself: Gmsh's failure returned, not raised;
+//  - wall layers that Gmsh cannot make (a zigzag pressed into the body's upper half, level 1):
+//    the mesh made without them (layer_dropped names Gmsh's message), valid, the same faces;
 //  - a wall re-sampled along a design's own curve (the map of its original points): the new
 //    vertices on the curve and their originals on the original wall; a design whose curve
-//    loops between two vertices, 0.4 of the face's length away from it (a polygon of the
-//    vertices that does not cross), is refused;
+//    loops between two vertices (running back along their face by 0.18 of its length; the
+//    polygon of the vertices does not cross) is refused, a smaller fold (under 0.1) let through;
 //  - the body's tail pulled out and pinched (wall faces crowded there) and remeshed with its wall
 //    re-sampled: the face lengths even out, every new wall vertex lies on the deformed wall and
 //    its original on the original wall, and the wall's area (also at another design) changes by
@@ -450,15 +452,74 @@ TEST_CASE("remeshing: a wall re-sampled along the design's own curve, and a desi
   for (const auto &n : normals) // out of the body: -y on the bottom face
     CHECK(std::abs(n[1] + 1) < 1e-15);
   CHECK(same_points(driver::resample_walls(b, {0}, driver::WallSampling{}, &failure).x, b.x));
-  // a prolate cycloid on the bottom face (x = s + 0.3 sin 2 pi s runs backwards around s = 1/2)
-  // loops between the two corners, 0.4 below their face: refused, and where
+  // a prolate cycloid on the bottom face (x = s + 0.3 sin 2 pi s runs back by 0.18
+  // around s = 1/2) loops between the two corners: refused, and where
   driver::WallSampling loop;
   loop.map = design(0.3, 0.2);
+  loop.per_face = 16;
   failure.clear();
   const driver::BoundaryCurves same = driver::resample_walls(b, {0}, loop, &failure);
-  CHECK_THAT(failure, Catch::Contains("departs from the wall face between (0, 0) and (1, 0) by "
-                                      "0.4 (0.4 of its original length) near (0.5, -0.4)"));
+  CHECK_THAT(failure, Catch::Contains("runs back by 0.179 (0.18 of the face's original length) "
+                                      "along the wall face between (0, 0) and (1, 0), near "
+                                      "(0.410336, -0.276537)"));
+  // ... by less than a tenth of the face: let through (below the mesh's resolution)
+  loop.map = design(0.18, 0.2);
+  failure.clear();
+  driver::resample_walls(b, {0}, loop, &failure);
+  CHECK(failure.empty());
   CHECK(same_points(same.x, b.x));
+}
+
+TEST_CASE("remeshing: wall layers that Gmsh cannot make are left out, not the mesh",
+          "[remeshing][mpi]") {
+  // shape-min-drag's body on level 1, stretched (its O-grid then measures as wall layers), with a
+  // zigzag pressed into its upper side: every other wall vertex above y = 0.1 0.03 lower, so
+  // that the layers' fans cross in the notches
+  const std::string dir = test::work_dir("remeshing-layers");
+  config::CaseConfig cfg;
+  driver::FlowCase fc;
+  load_case(kBody, {"mesh.cache_dir=" + dir, "mesh.level=1"}, &cfg, &fc);
+  const mesh::Mesh &m = fc.mesh();
+  // stretched along x by 0.4 at each end (the FFD's outer columns): the flank cells widen into
+  // layers
+  driver::DesignChain chain;
+  {
+    auto design = std::make_unique<design::DesignSpace>();
+    REQUIRE(design->setup(m, m.coordinates, cfg) == 0);
+    std::vector<double> a(design->size(), 0.0);
+    for (int j = 0; j < 4; ++j) a[(j * 5 + 4) * 2] = 0.4, a[(j * 5 + 0) * 2] = -0.4;
+    REQUIRE(chain.setup(fc, std::move(design), {}) == 0);
+    design::DeformationResult dr;
+    REQUIRE(chain.move_to_design(a, "test", &dr) == 0);
+    REQUIRE(dr.valid);
+  }
+  driver::BoundaryLayerShape bl;
+  REQUIRE(driver::measure_boundary_layer(fc.residual(), {m.patch_index("cylinder")}, &bl) == 0);
+  CAPTURE(bl.layers, bl.thickness);
+  REQUIRE(bl.layers > 0);
+  std::vector<Vec3<double>> X = fc.residual().coordinates();
+  std::vector<char> wall(m.n_vertices, 0);
+  for (PetscInt f : m.boundary_faces(m.patch_index("cylinder")))
+    for (PetscInt i = m.face_vertex_ptr[f]; i < m.face_vertex_ptr[f + 1]; ++i)
+      wall[m.face_vertex[i]] = 1;
+  for (PetscInt v = 0; v < m.n_vertices; ++v)
+    if (wall[v] && X[v][1] > 0.1 && m.vertex_gid[v] % 2 == 0) X[v][1] -= 0.03;
+  driver::RemeshResult r;
+  clear_error();
+  driver::RemeshOptions o;
+  o.resample = false, o.boundary = &X;
+  REQUIRE(driver::remesh(fc.residual(), {m.patch_index("cylinder")}, chain.reference_coordinates(),
+                         o, dir + "/notched", &r) == 0);
+  INFO(r.failure);
+  CHECK(r.ok);
+  CAPTURE(r.layer_dropped);
+  CHECK_THAT(r.layer_dropped, Catch::Contains("gmsh"));
+  CHECK(r.layer.layers == 0);
+  config::CaseConfig cfg2;
+  driver::FlowCase fc2;
+  load_case(kBody, {"mesh.file=" + r.msh}, &cfg2, &fc2);
+  CHECK(min_volume(fc2) > 0);
+  CHECK(boundary_faces(fc2.mesh(), "cylinder") == boundary_faces(m, "cylinder"));
 }
 
 TEST_CASE("remeshing: a boundary that is not closed is refused", "[remeshing]") {

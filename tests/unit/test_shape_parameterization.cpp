@@ -4,9 +4,10 @@
 // linear precision, fixed layers, vertices outside the box and on other walls; Hicks-Henne
 // peak position and amplitude, thickening sign; rigid motion preserves distances;
 // surface-normal: constants pass the filter, L = 0 is the identity, displacement along the
-// normal), the same results on 1 and 2 ranks by serial vertex index ([mpi]), the design's wall
-// between the vertices (DesignSpace::wall_position) equal to the displacement at the vertices,
-// and bad input (one error naming the file and the key).
+// normal; radial: equal values a radial offset, one value the B-spline of the angle along the
+// ray, star-shaped walls only), the same results on 1 and 2 ranks by serial vertex index ([mpi]),
+// the design's wall between the vertices (DesignSpace::wall_position) equal to the displacement at
+// the vertices, and bad input (one error naming the file and the key).
 #include "karman/optimization/case_schema.hpp"
 #include "karman/design/shape_parameterization.hpp"
 #include "karman/design/wall_surface.hpp"
@@ -381,12 +382,75 @@ TEST_CASE("surface-normal: Helmholtz-filtered normal displacement and its transp
   REQUIRE(dot_product_test(m, raw) < 1e-12);
 }
 
+TEST_CASE("radial: a periodic B-spline along each wall point's ray; its transpose; star-shaped "
+          "walls only",
+          "[design]") {
+  mesh::Mesh m;
+  test::load(PETSC_COMM_SELF, test::dfg_geo(), 0, 2, kDfg, &m);
+  const Vec3<double> c(0.2, 0.2, 0.0);
+  for (int degree : {1, 3}) {
+    design::DesignSpace space;
+    make_space(m, kDfgBoundaries,
+               "  - {type: radial, walls: [cylinder], center: [0.2, 0.2], control_points: 8, "
+               "degree: " +
+                   std::to_string(degree) + ", start_angle: 10}\n",
+               &space);
+    CAPTURE(degree);
+    REQUIRE(space.size() == 8);
+    CHECK(space.names()[3] == "radial0.r[3]");
+    CHECK(dot_product_test(m, space) < 1e-12);
+    // partition of unity: equal values move every cylinder vertex out radially by that much
+    std::vector<Vec3<double>> d;
+    REQUIRE(space.displacement(std::vector<double>(8, 0.01), &d) == 0);
+    double worst = 0;
+    long moved = 0;
+    for (PetscInt v = 0; v < m.n_vertices; ++v) {
+      const Vec3<double> r = m.coordinates[v] - c;
+      if (on_cylinder(m.coordinates[v])) {
+        worst = std::max(worst, norm(d[v] - (0.01 / norm(r)) * r));
+        ++moved;
+      } else {
+        worst = std::max(worst, norm(d[v]));
+      }
+    }
+    CHECK(moved > 8);
+    CHECK(worst < 1e-15);
+    // one control value: along the ray, by the B-spline of the angle from control point 2 (at
+    // 10 + 90 degrees): degree 1 the hat max(0, 1 - |dtheta| / 45 deg), degree 3 the cubic
+    // B-spline with peak 2/3
+    std::vector<double> a(8, 0.0);
+    a[2] = 1.0;
+    REQUIRE(space.displacement(a, &d) == 0);
+    worst = 0;
+    for (PetscInt v = 0; v < m.n_vertices; ++v) {
+      if (!on_cylinder(m.coordinates[v])) continue;
+      const Vec3<double> r = m.coordinates[v] - c;
+      double dtheta = std::atan2(r[1], r[0]) - 100.0 * M_PI / 180;
+      dtheta -= 2 * M_PI * std::floor((dtheta + M_PI) / (2 * M_PI));
+      const double u = std::abs(dtheta) / (M_PI / 4); // in control spacings
+      const double expected = degree == 1
+                                  ? std::max(0.0, 1 - u)
+                                  : (u < 1 ? 2.0 / 3 - u * u + u * u * u / 2
+                                           : (u < 2 ? (2 - u) * (2 - u) * (2 - u) / 6 : 0.0));
+      worst = std::max(worst, norm(d[v] - (expected / norm(r)) * r));
+    }
+    CHECK(worst < 1e-12);
+  }
+  // a centre from which the cylinder is not star-shaped
+  CHECK_THAT(setup_error(m, kDfgBoundaries,
+                         "  - {type: radial, walls: [cylinder], center: [0.5, 0.2], "
+                         "control_points: 8}\n"),
+             Catch::Contains("case.yaml: 'design[0].center': the walls [cylinder] are not "
+                             "star-shaped about the centre (0.5, 0.2)"));
+}
+
 TEST_CASE("a combined design space gives the same results on 1 and 2 ranks", "[design][mpi]") {
   const std::string design =
       ffd_design(1, "[x, y]") +
       "  - {type: hicks-henne, walls: [cylinder], positions: [0.25, 0.5, 0.75]}\n"
       "  - {type: rigid, walls: [cylinder], center: [0.2, 0.2], variables: [angle, dy]}\n"
-      "  - {type: surface-normal, walls: [cylinder], filter_length: 0.01}\n";
+      "  - {type: surface-normal, walls: [cylinder], filter_length: 0.01}\n"
+      "  - {type: radial, walls: [cylinder], center: [0.2, 0.2], control_points: 6}\n";
   mesh::Mesh dist, serial;
   test::load(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, kDfg, &dist);
   test::load(PETSC_COMM_SELF, test::dfg_geo(), 0, 2, kDfg, &serial);
@@ -394,7 +458,7 @@ TEST_CASE("a combined design space gives the same results on 1 and 2 ranks", "[d
   make_space(dist, kDfgBoundaries, design, &sd);
   make_space(serial, kDfgBoundaries, design, &ss);
   REQUIRE(sd.names() == ss.names());
-  REQUIRE(sd.blocks().size() == 4);
+  REQUIRE(sd.blocks().size() == 5);
   REQUIRE(sd.blocks()[1].name == "hh0");
   REQUIRE(sd.blocks()[3].offset == 12 + 6 + 2);
   { // the whole (nonlinear) map: central differences along a direction h vs <a_bar, h>
@@ -438,7 +502,8 @@ TEST_CASE("a combined design space gives the same results on 1 and 2 ranks", "[d
 
 TEST_CASE("the design's wall between the vertices: wall_position is each map's own formula",
           "[design]") {
-  // at every wall vertex wall_position(a, x0) = x0 + d(a) (FFD, Hicks-Henne and rigid together);
+  // at every wall vertex wall_position(a, x0) = x0 + d(a) (FFD, Hicks-Henne, rigid and radial
+  // together);
   // a patch that no parameterization moves stays; surface-normal has no such map
   mesh::Mesh m;
   test::load(PETSC_COMM_SELF, test::dfg_geo(), 0, 2, kDfg, &m);
@@ -447,7 +512,9 @@ TEST_CASE("the design's wall between the vertices: wall_position is each map's o
              ffd_design(0, "[x, y]") +
                  "  - {type: hicks-henne, walls: [cylinder], positions: [0.25, 0.5, 0.75]}\n"
                  "  - {type: rigid, walls: [cylinder], center: [0.2, 0.2], variables: [angle, "
-                 "dx]}\n",
+                 "dx]}\n"
+                 "  - {type: radial, walls: [cylinder], center: [0.21, 0.19], control_points: "
+                 "7}\n",
              &space);
   const int cylinder = m.patch_index("cylinder"), walls = m.patch_index("walls");
   design::WallSurface surf;

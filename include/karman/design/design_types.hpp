@@ -1,5 +1,5 @@
 // The shape parameterizations' entries of the case file's `design:` list, owned by the design
-// layer: their keys (ffd, hicks-henne, rigid, surface-normal, with the keys every
+// layer: their keys (ffd, hicks-henne, rigid, surface-normal, radial, with the keys every
 // parameterization shares) and the checks their keys' types cannot say (lattices, positions,
 // walls of wall type, bounds and initial values), run when the case is loaded.
 #pragma once

@@ -43,6 +43,15 @@
 //       factors, so the gradient is smoothed: a Sobolev (H^1) Riesz representative.  Variables
 //       ordered by serial vertex index ("NAME.v[GID]").  The wall surface is gathered on
 //       every rank (replicated solve), fine for 2D and moderate 3D surfaces.
+//  radial  (2D; a star-shaped body about the centre c): with theta the angle of x about c and
+//       e_r the unit vector from c to x, n control values on a periodic uniform B-spline of
+//       degree p in theta (control point i at theta_i = start + 2 pi i / n):
+//         d(x) = e_r sum_i a_i B_p((theta - theta_i) n / (2 pi) + (p + 1) / 2)           (eq. 27)
+//       B_p the cardinal B-spline (support [0, p + 1]); sum_i of the basis is 1, so equal a_i
+//       move the wall out radially by a.  Each wall point moves along its own ray: the wall
+//       stays a polar curve r(theta), which cannot cross or fold, whatever a (as long as r >
+//       0), and degree 1 makes r piecewise linear: corners at the control angles.  Linear.
+//       Variables "NAME.r[i]".
 //
 // A DesignSpace is a value built once by setup() from the mesh, X0 and the case; displacement()
 // and reverse() are then pure functions of their arguments.
@@ -60,7 +69,9 @@
 
 namespace karman::design {
 
-enum class DesignKind { Ffd, HicksHenne, Rigid, SurfaceNormal };
+enum class DesignKind { Ffd, HicksHenne, Rigid, SurfaceNormal, Radial };
+/// The case file's name of a kind ("ffd", "hicks-henne", "rigid", "surface-normal", "radial").
+const char *kind_name(DesignKind kind);
 
 /// One parameterization of a DesignSpace: its variables are a[offset, offset + count).
 struct DesignBlock {

@@ -101,10 +101,11 @@ struct WallSampling {
 /// is subdivided in its original coordinates (sampling.per_face points), the points' originals
 /// mapped, the weights taken on that finer polygon, and each new vertex is the map of its
 /// original, on the curve exactly (a face that a design stretched tenfold is not a straight
-/// chord of the curve); a curve that departs from a face by more than a quarter of the face's
+/// chord of the curve); a curve that runs back along a face by more than a tenth of the face's
 /// original length (a loop or fold between two vertices, which the polygon of the vertices cuts
-/// off; smaller folds of a pinched tail are below the mesh's resolution) is
-/// refused: *failure names where, and b is returned unchanged.  Other loops stay as they are.
+/// off; smaller folds of a pinched tail are below the mesh's resolution, and a sharp nose between
+/// two vertices bulges out sideways without running back) is refused: *failure names where,
+/// and b is returned unchanged.  Other loops stay as they are.
 BoundaryCurves resample_walls(const BoundaryCurves &b, const std::vector<int> &walls,
                               const WallSampling &sampling = {}, std::string *failure = nullptr);
 
@@ -118,9 +119,12 @@ std::string remesh_geo_text(const BoundaryCurves &b, const std::vector<std::stri
 
 struct RemeshResult {
   bool ok = false;
-  std::string failure; ///< why not (Gmsh's message, a boundary that is not closed)
-  std::string msh;     ///< the new mesh (STEM.msh)
-  BoundaryLayerShape layer;
+  std::string failure;      ///< why not (Gmsh's message, a boundary that is not closed)
+  std::string msh;          ///< the new mesh (STEM.msh)
+  BoundaryLayerShape layer; ///< the wall layers made (layers 0: none)
+  /// Gmsh's message when it could not make the measured wall layers (their fans crossing at a
+  /// sharp or wavy wall): the mesh was then made without them, triangles up to the wall
+  std::string layer_dropped;
   BoundaryEmbedding embedding; ///< the new mesh's boundary vertices and their originals
   long cells = 0;              ///< the new mesh's cells (as Gmsh reports them)
   double size_scale = 1;       ///< the factor on the size view of the mesh kept

@@ -50,9 +50,10 @@ struct RemeshRecord {
   std::string stem;           ///< DIR/remesh-K
   std::vector<double> design; ///< the design remeshed (the new mesh's shape)
   long cells_before = 0, cells_after = 0;
-  double size_scale = 1; ///< the factor on the size view (driver::RemeshOptions::target_cells)
-  int meshings = 0;      ///< Gmsh runs
-  double time = 0;       ///< meshing, transfer and set-up [s]
+  double size_scale = 1;     ///< the factor on the size view (driver::RemeshOptions::target_cells)
+  int meshings = 0;          ///< Gmsh runs
+  double time = 0;           ///< meshing, transfer and set-up [s]
+  std::string layer_dropped; ///< Gmsh's message if the wall layers were left out (RemeshResult)
 };
 
 /// What the last evaluation measured besides f and c (for logs and history files).
