@@ -24,6 +24,17 @@ std::string list_text(const std::vector<std::string> &names) {
   return "[" + out + "]";
 }
 
+// An error naming the entry if the mesh is not 2D (the 2D-only kinds).
+PetscErrorCode require_2d(const mesh::Mesh &m, const std::string &file, const char *label,
+                          const char *kind) {
+  PetscFunctionBeginUser;
+  PetscCheck(m.dim == 2, m.comm, PETSC_ERR_USER_INPUT,
+             "%s: '%s.type': %s is a 2D parameterization and the mesh is %dD (use ffd or "
+             "surface-normal)",
+             file.c_str(), label, kind, m.dim);
+  PetscFunctionReturn(0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // ffd (eq. 23)
 
@@ -239,10 +250,7 @@ PetscErrorCode create_hicks_henne(const mesh::Mesh &m, const config::DesignConfi
   PetscFunctionBeginUser;
   const config::Section &p = dc.parameters;
   const char *label = dc.label.c_str();
-  PetscCheck(m.dim == 2, m.comm, PETSC_ERR_USER_INPUT,
-             "%s: '%s.type': hicks-henne is a 2D parameterization and the mesh is %dD (use ffd "
-             "or surface-normal)",
-             file.c_str(), label, m.dim);
+  PetscCall(require_2d(m, file, label, "hicks-henne"));
   auto hh = std::make_unique<HicksHenne>();
   const std::array<double, 3> cd = p.vector("chord_direction");
   Vec3<double> c(cd[0], cd[1], 0.0);
@@ -321,6 +329,8 @@ public:
         if (shift[k] >= 0) a_bar[shift[k]] += db[k];
     }
   }
+
+  bool can_fold() const override { return false; }
 
   bool displacement_at(const double *a, const Vec3<double> &x0, const Vec3<double> &,
                        Vec3<double> *d) const override {
@@ -426,6 +436,8 @@ public:
     }
   }
 
+  bool can_fold() const override { return false; } // (r(theta) stays single-valued)
+
   bool displacement_at(const double *a, const Vec3<double> &x0, const Vec3<double> &,
                        Vec3<double> *d) const override {
     Vec3<double> e;
@@ -447,10 +459,7 @@ PetscErrorCode create_radial(const mesh::Mesh &m, const config::DesignConfig &dc
   PetscFunctionBeginUser;
   const config::Section &p = dc.parameters;
   const char *label = dc.label.c_str();
-  PetscCheck(m.dim == 2, m.comm, PETSC_ERR_USER_INPUT,
-             "%s: '%s.type': radial is a 2D parameterization and the mesh is %dD (use ffd or "
-             "surface-normal)",
-             file.c_str(), label, m.dim);
+  PetscCall(require_2d(m, file, label, "radial"));
   auto rs = std::make_unique<RadialSpline>();
   const std::array<double, 3> c = p.vector("center");
   rs->center = Vec3<double>(c[0], c[1], 0.0);
@@ -648,6 +657,10 @@ bool DesignSpace::wall_position(const std::vector<double> &a, const Vec3<double>
     *x += d;
   }
   return true;
+}
+
+bool DesignSpace::can_fold() const {
+  return std::any_of(parts_.begin(), parts_.end(), [](const auto &p) { return p->can_fold(); });
 }
 
 PetscErrorCode DesignSpace::reverse(const std::vector<double> &a,

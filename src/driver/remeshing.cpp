@@ -279,7 +279,7 @@ bool resample_loop(const BoundaryCurves &b, const std::vector<long> &loop, const
   // between two vertices the design's curve must run forward along their face: a loop or fold
   // goes back along it, and the polygon of the vertices cuts it off (a sharp nose between two
   // vertices bulges out sideways and is the mesh's usual resolution question, not this)
-  for (std::size_t k = 0; s.map && k < n; ++k) {
+  for (std::size_t k = 0; s.map && s.check_folds && k < n; ++k) {
     const Vec3<double> &p = x[k * per], &q = x[((k + 1) * per) % m];
     const double length = norm(x0[((k + 1) * per) % m] - x0[k * per]); // (a pinched face's too)
     const Vec3<double> e = q - p;

@@ -434,6 +434,7 @@ driver::WallSampling ShapeOptimization::wall_sampling(const std::vector<double> 
     return space.wall_position(a, x0, patch, n, x);
   };
   s.original_faces = original_walls_;
+  s.check_folds = space.can_fold();
   return s;
 }
 
@@ -442,7 +443,7 @@ PetscErrorCode ShapeOptimization::wall_crossing(const std::vector<double> &a,
   PetscFunctionBeginUser;
   why->clear();
   const mesh::Mesh &m = fc_->mesh();
-  if (m.dim != 2) PetscFunctionReturn(0);
+  if (m.dim != 2 || !design().can_fold()) PetscFunctionReturn(0);
   for (const auto &b : design().blocks())
     if (b.kind == design::DesignKind::SurfaceNormal) PetscFunctionReturn(0);
   driver::BoundaryCurves b;

@@ -397,6 +397,7 @@ TEST_CASE("radial: a periodic B-spline along each wall point's ray; its transpos
                &space);
     CAPTURE(degree);
     REQUIRE(space.size() == 8);
+    CHECK_FALSE(space.can_fold()); // (a polar curve: remeshing skips the fold check)
     CHECK(space.names()[3] == "radial0.r[3]");
     CHECK(dot_product_test(m, space) < 1e-12);
     // partition of unity: equal values move every cylinder vertex out radially by that much
@@ -516,6 +517,7 @@ TEST_CASE("the design's wall between the vertices: wall_position is each map's o
                  "  - {type: radial, walls: [cylinder], center: [0.21, 0.19], control_points: "
                  "7}\n",
              &space);
+  CHECK(space.can_fold()); // (FFD and Hicks-Henne can)
   const int cylinder = m.patch_index("cylinder"), walls = m.patch_index("walls");
   design::WallSurface surf;
   REQUIRE(design::gather_wall_surface(m, m.coordinates, {cylinder}, &surf) == 0);

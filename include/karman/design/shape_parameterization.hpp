@@ -107,6 +107,10 @@ public:
     return false;
   }
 
+  /// Whether some design can fold the wall or make it loop between two vertices (FFD,
+  /// Hicks-Henne; not a rigid motion, not a radial map, whose walls stay polar curves).
+  virtual bool can_fold() const { return true; }
+
   std::vector<int> patches; ///< the wall patches it moves
 
   std::vector<std::string> names; ///< the variables' names
@@ -161,6 +165,8 @@ public:
   /// walls with it (driver/remeshing.hpp).  Not collective.
   bool wall_position(const std::vector<double> &a, const Vec3<double> &x0, int patch,
                      const Vec3<double> &n, Vec3<double> *x) const;
+  /// Whether some parameterization can fold the walls (ShapeParameterization::can_fold).
+  bool can_fold() const;
 
   /// a_bar = (dd/da (a))^T d_bar (eq. 22), the same on every rank.  d_bar has one entry per
   /// local vertex and every copy of a vertex holds the total (as mesh::sum_vertex_copies and

@@ -89,6 +89,8 @@ struct WallSampling {
   /// the original polygon's corners
   std::vector<std::array<Vec3<double>, 2>> original_faces;
   int per_face = 8; ///< sample points per current wall face
+  /// refuse a curve that runs back along a face (false: the map cannot fold, e.g. radial)
+  bool check_folds = true;
 };
 
 /// The boundary b with every closed loop made of faces of the patches `walls` only (a body)
