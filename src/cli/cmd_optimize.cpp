@@ -270,7 +270,7 @@ private:
                        "evaluation %3ld  the mesh could not follow (%s): remeshed around the walls "
                        "of %s in %.2f s (%s.msh, %ld -> %ld cells%s%s)",
                        k, r.first_failure.c_str(),
-                       &m == &r.remeshes.front() ? "the last good design" : "the design", m.time,
+                       m.own_walls ? "the design" : "the last good design", m.time,
                        fs::path(m.stem).filename().c_str(), m.cells_before, m.cells_after,
                        calibrated, layers.c_str()));
     PetscFunctionReturn(0);

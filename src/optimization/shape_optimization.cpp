@@ -271,10 +271,15 @@ PetscErrorCode ShapeOptimization::evaluate_design(const std::vector<double> &a_a
     RemeshRecord record;
     PetscCall(remesh(stage == 0 ? nullptr : &a, &record, &why));
     if (!why.empty()) {
+      // around the last good design not possible (none since the last remeshing, or its mesh
+      // fails now): around the design's own walls then
+      const bool other_stage = stage == 0 && (why.rfind("no good design", 0) == 0 ||
+                                              why.rfind("the last good design", 0) == 0);
+      if (other_stage) continue;
       last_.shape.failure += "; not remeshed: " + why;
       break;
     }
-    if (stage == 0) last_.first_failure = last_.shape.failure;
+    if (last_.first_failure.empty()) last_.first_failure = last_.shape.failure;
     last_.remeshed = true;
     last_.remeshes.push_back(record);
     PetscCall(wall_crossing(a, &fold));
@@ -494,6 +499,7 @@ PetscErrorCode ShapeOptimization::remesh(const std::vector<double> *target, Reme
   record->index = ++remesh_count_;
   record->stem = remesh_dir_ + "/remesh-" + std::to_string(record->index);
   record->design = target ? *target : a_good_;
+  record->own_walls = target != nullptr;
   record->cells_before = fc_->mesh().n_global_cells;
   driver::RemeshResult r;
   driver::RemeshOptions o;

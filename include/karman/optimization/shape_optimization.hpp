@@ -54,6 +54,7 @@ struct RemeshRecord {
   int meshings = 0;          ///< Gmsh runs
   double time = 0;           ///< meshing, transfer and set-up [s]
   std::string layer_dropped; ///< Gmsh's message if the wall layers were left out (RemeshResult)
+  bool own_walls = false;    ///< around the evaluated design's walls (else the last good design's)
 };
 
 /// What the last evaluation measured besides f and c (for logs and history files).
