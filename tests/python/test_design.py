@@ -53,14 +53,15 @@ def test_design_gradient_equals_command_line(design):
     for g, function in ((drag, "objective"), (lift, "lift")):
         ours = np.concatenate([g["gradient"][e] for e in d["entries"]])
         theirs = np.array([cli[name][function] for name in d["names"]])
-        assert ours.shape == theirs.shape == (60,)
+        assert ours.shape == theirs.shape == (66,)
         # (the CLI's evaluation warm-starts its Newton solve: the states agree to the solver's
         # tolerance, the gradients to ~1e-13 of the largest)
         assert np.abs(ours - theirs).max() <= 1e-10 * np.abs(theirs).max(), function
 
 
 @pytest.mark.parametrize("entry,index", [("design.ffd0", 1), ("design.hh0", 2),
-                                         ("design.rigid0", 0), ("design.normal0", 17)])
+                                         ("design.rigid0", 0), ("design.normal0", 17),
+                                         ("design.radial0", 1)])
 def test_design_gradient_equals_finite_differences(design, entry, index):
     a = design.parameters()[entry].copy()
     g = design.gradients([None, LIFT])
