@@ -166,10 +166,14 @@ PetscErrorCode AdjointSolver::start_shifted() {
                      "definite from the start (the forward's unshifted smoothers did not converge "
                      "either)"));
   // a preconditioner already set up (an earlier solve of the same operator) is set up again
-  if (have_operator_ && PT_) {
-    PetscCall(MatAssemblyBegin(PT_, MAT_FINAL_ASSEMBLY));
-    PetscCall(MatAssemblyEnd(PT_, MAT_FINAL_ASSEMBLY));
-  }
+  if (have_operator_ && PT_) PetscCall(mark_preconditioner_stale());
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AdjointSolver::mark_preconditioner_stale() {
+  PetscFunctionBeginUser;
+  PetscCall(MatAssemblyBegin(PT_, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(PT_, MAT_FINAL_ASSEMBLY));
   PetscFunctionReturn(0);
 }
 
@@ -194,10 +198,8 @@ PetscErrorCode AdjointSolver::retry_other_shift(KSPConvergedReason *reason, Pets
                      "the adjoint solve with the multigrid did not converge (%s): again with its "
                      "smoothers' ILU pivots shifted %s",
                      why, reshifted ? "positive definite" : "only where zero"));
-  // the same operators: the preconditioner is set up again for the new shift (an assembly
-  // marks PT changed)
-  PetscCall(MatAssemblyBegin(PT_, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(PT_, MAT_FINAL_ASSEMBLY));
+  // the same operators: the preconditioner is set up again for the new shift
+  PetscCall(mark_preconditioner_stale());
   PetscCall(solver::set_up_preconditioner(ksp_));
   const PetscInt before = *its;
   PetscCall(solve_iterative(reason, its, restart));

@@ -142,11 +142,9 @@ PetscErrorCode create_ffd(const mesh::Mesh &m, const config::DesignConfig &dc,
   }
   const std::array<double, 3> origin = p.vector("origin"), size = p.vector("size");
   box->dim = m.dim, box->origin = origin, box->size = size;
-  // local coordinates; a point is inside when 0 <= s <= 1 up to round-off (then clamped)
-  auto local = [&](const Vec3<double> &x, Vec3<double> *t) { return box->local(x, t); };
   std::size_t inside = 0;
   Vec3<double> t;
-  for (const auto &x : surf.x) inside += local(x, &t);
+  for (const auto &x : surf.x) inside += box->local(x, &t);
   auto fmt = [](const std::array<double, 3> &v, int dim) {
     std::string out;
     for (int d = 0; d < dim; ++d) {
@@ -163,7 +161,7 @@ PetscErrorCode create_ffd(const mesh::Mesh &m, const config::DesignConfig &dc,
              label, list_text(p.names("walls")).c_str());
   box->moved.assign(m.n_vertices, 0);
   for (PetscInt v = 0; v < m.n_vertices; ++v)
-    if (surf.of_local[v] >= 0 && local(surf.x[surf.of_local[v]], &t)) {
+    if (surf.of_local[v] >= 0 && box->local(surf.x[surf.of_local[v]], &t)) {
       box->vertex.push_back(v);
       box->s.push_back(t);
       box->moved[v] = 1;

@@ -516,20 +516,20 @@ PetscErrorCode remesh(const discretization::FlowResidual &res, const std::vector
   BoundaryCurves b;
   PetscCall(
       gather_boundary(m, options.boundary ? *options.boundary : res.coordinates(), X_original, &b));
-  std::string crossing;
-  if (options.resample) b = resample_walls(b, walls, options.sampling, &crossing);
+  std::string fold; // (a design's curve that loops between two wall vertices)
+  if (options.resample) b = resample_walls(b, walls, options.sampling, &fold);
   const std::string pos = std::filesystem::absolute(stem + ".pos").string();
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
   if (rank == 0) {
     const std::string text = remesh_geo_text(b, m.patch_names, walls, r->layer, pos, &r->failure);
-    if (!crossing.empty()) r->failure = crossing;
+    if (!fold.empty()) r->failure = fold;
     if (r->failure.empty()) std::ofstream(stem + ".geo") << text;
   }
   PetscCall(mesh_to_target(res, b, stem, pos, options.target_cells, options.initial_scale, r));
   // Gmsh could not make the wall layers (their fans cross where the wall is sharp or wavy, e.g.
   // "intersections in the 1D mesh" of its boundary-layer curves): triangles up to the wall then
-  int retry = rank == 0 && !r->failure.empty() && crossing.empty() && r->layer.layers > 0;
+  int retry = rank == 0 && !r->failure.empty() && fold.empty() && r->layer.layers > 0;
   PetscCallMPI(MPI_Bcast(&retry, 1, MPI_INT, 0, m.comm));
   if (retry) {
     r->layer.layers = 0;

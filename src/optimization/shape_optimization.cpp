@@ -269,13 +269,10 @@ PetscErrorCode ShapeOptimization::evaluate_design(const std::vector<double> &a_a
     if (last_.shape.ok || !last_.shape.deformation_failed) break;
     std::string why;
     RemeshRecord record;
-    PetscCall(remesh(stage == 0 ? nullptr : &a, &record, &why));
+    bool own_walls_instead = false;
+    PetscCall(remesh(stage == 0 ? nullptr : &a, &record, &why, &own_walls_instead));
     if (!why.empty()) {
-      // around the last good design not possible (none since the last remeshing, or its mesh
-      // fails now): around the design's own walls then
-      const bool other_stage = stage == 0 && (why.rfind("no good design", 0) == 0 ||
-                                              why.rfind("the last good design", 0) == 0);
-      if (other_stage) continue;
+      if (own_walls_instead) continue; // (around the design's own walls then)
       last_.shape.failure += "; not remeshed: " + why;
       break;
     }
@@ -471,16 +468,20 @@ PetscErrorCode ShapeOptimization::wall_crossing(const std::vector<double> &a,
 }
 
 PetscErrorCode ShapeOptimization::remesh(const std::vector<double> *target, RemeshRecord *record,
-                                         std::string *failure) {
+                                         std::string *failure, bool *own_walls_instead) {
   PetscFunctionBeginUser;
   const double t0 = MPI_Wtime();
   const MPI_Comm comm = fc_->mesh().comm;
   failure->clear();
+  *own_walls_instead = false;
   for (const auto &b : design().blocks())
     if (b.kind == design::DesignKind::SurfaceNormal)
       *failure = "surface-normal designs are not remeshed";
   if (fc_->mesh().dim != 2) *failure = "remeshing is for 2D meshes";
-  if (!target && !good_since_remesh_) *failure = "no good design since the last remeshing";
+  if (failure->empty() && !target && !good_since_remesh_) {
+    *failure = "no good design since the last remeshing";
+    *own_walls_instead = true;
+  }
   if (!failure->empty()) PetscFunctionReturn(0);
   std::vector<Vec3<double>> walls; // the target's boundary, from the reference shape
   if (target) {
@@ -492,6 +493,7 @@ PetscErrorCode ShapeOptimization::remesh(const std::vector<double> *target, Reme
     PetscCall(shape_.move_to_design(a_good_, &dr));
     if (!dr.valid) {
       *failure = "the last good design's mesh: " + dr.message;
+      *own_walls_instead = true;
       PetscFunctionReturn(0);
     }
   }

@@ -85,6 +85,9 @@ private:
   /// earlier retry, zero pivots only again), the preconditioner set up again and the solve
   /// repeated; *its accumulates.  Nothing if the shift cannot change.  Collective.
   PetscErrorCode retry_other_shift(KSPConvergedReason *reason, PetscInt *its, int *restart);
+  /// Marks the preconditioning matrix changed (an assembly), so that the next solve sets the
+  /// preconditioner up again, for the smoothers' new pivot shift on the same operators.
+  PetscErrorCode mark_preconditioner_stale();
   solver::StallReport stall_; ///< what ksp_'s stall test measured in its last solve
   /// The transposed solve by the LU of J (fallback_, set up unless `same_operator`).
   PetscErrorCode solve_direct(bool same_operator, KSPConvergedReason *reason, PetscInt *its);

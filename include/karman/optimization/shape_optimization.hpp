@@ -220,8 +220,6 @@ public:
   PetscErrorCode restore_remeshing(const RemeshRecord &r, bool with_state);
 
 private:
-  /// A new mesh around the walls of the last good design (`target` null), or of the design
-  /// *target from the current mesh's reference shape; *failure says why not.
   /// evaluate() in the design's own variables a.
   PetscErrorCode evaluate_design(const std::vector<double> &a, Evaluation *e);
   /// *why = where the walls of design a loop or fold between two vertices ("" if they do not,
@@ -229,8 +227,12 @@ private:
   PetscErrorCode wall_crossing(const std::vector<double> &a, std::string *why) const;
   /// How remeshing samples the walls of design a (driver::WallSampling; refers to a).
   driver::WallSampling wall_sampling(const std::vector<double> &a) const;
+  /// A new mesh around the walls of the last good design (`target` null), or of the design
+  /// *target from the current mesh's reference shape; *failure says why not, and
+  /// *own_walls_instead whether that is the last good design's own failure (none since the last
+  /// remeshing, or its mesh fails now), so that a mesh around the target's walls may still do.
   PetscErrorCode remesh(const std::vector<double> *target, RemeshRecord *record,
-                        std::string *failure);
+                        std::string *failure, bool *own_walls_instead);
   /// Continues on the mesh `msh` whose boundary vertices' originals are `embedding`, with the
   /// design a_ref as its reference shape; the flow from `state_file` (none: the case's).
   PetscErrorCode load_remeshed(const std::string &msh, const driver::BoundaryEmbedding &embedding,
