@@ -168,10 +168,10 @@ const char *tensor_element(mesh::CellShape shape) {
 /// Collective.
 PetscErrorCode write_view(const discretization::FlowResidual &res,
                           const std::vector<double> &values, int ncomp, const std::string &path,
-                          std::string *hash) {
+                          std::string *hash, const std::vector<Vec3<double>> *at = nullptr) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
-  const auto &X = res.coordinates();
+  const auto &X = at ? *at : res.coordinates();
   // vertex values: the average of the adjacent (owned, on all ranks) cells' values
   std::vector<Vec3<double>> acc(m.n_vertices), count(m.n_vertices);
   for (PetscInt c = 0; c < m.n_owned_cells; ++c)
@@ -260,8 +260,8 @@ void add_tensor(const Eigen2 &e, double a, double b, double *out) {
 
 PetscErrorCode write_size_field(const discretization::FlowResidual &res,
                                 const std::vector<double> &sizes, const std::string &path,
-                                std::string *hash) {
-  return write_view(res, sizes, 1, path, hash);
+                                std::string *hash, const std::vector<Vec3<double>> *at) {
+  return write_view(res, sizes, 1, path, hash, at);
 }
 
 PetscErrorCode write_metric_field(const discretization::FlowResidual &res,

@@ -450,11 +450,12 @@ long gmsh_cells(const std::string &log, long points, long lines) {
 
 /// Meshes STEM.geo (rank 0) with the current cells' sizes times `scale` as the view `pos`; with
 /// target > 0 meshes again with the view scaled until the cells are within 5 % of it (the count
-/// goes as scale^-2), at most 3 meshings, the closest kept (its view and mesh the files left). Sets
-/// r->cells, size_scale, gmsh_runs, and r->failure if the first meshing failed.  Collective.
+/// goes as scale^-2), at most 3 meshings, the closest kept (its view and mesh the files left); the
+/// view's cells at the coordinates `at` if given (RemeshOptions::boundary).  Sets r->cells,
+/// size_scale, gmsh_runs, and r->failure if the first meshing failed.  Collective.
 PetscErrorCode mesh_to_target(const discretization::FlowResidual &res, const BoundaryCurves &b,
                               const std::string &stem, const std::string &pos, long target,
-                              double scale, RemeshResult *r) {
+                              double scale, const std::vector<Vec3<double>> *at, RemeshResult *r) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = res.mesh();
   PetscMPIInt rank;
@@ -463,7 +464,7 @@ PetscErrorCode mesh_to_target(const discretization::FlowResidual &res, const Bou
   const auto write_view = [&](double factor) {
     std::vector<double> scaled(h);
     for (double &x : scaled) x *= factor;
-    return write_size_field(res, scaled, pos);
+    return write_size_field(res, scaled, pos, nullptr, at);
   };
   long best = -1;
   for (int run = 0; run < (target > 0 ? 3 : 1); ++run) {
@@ -526,7 +527,8 @@ PetscErrorCode remesh(const discretization::FlowResidual &res, const std::vector
     if (!fold.empty()) r->failure = fold;
     if (r->failure.empty()) std::ofstream(stem + ".geo") << text;
   }
-  PetscCall(mesh_to_target(res, b, stem, pos, options.target_cells, options.initial_scale, r));
+  PetscCall(mesh_to_target(res, b, stem, pos, options.target_cells, options.initial_scale,
+                           options.boundary, r));
   // Gmsh could not make the wall layers (their fans cross where the wall is sharp or wavy, e.g.
   // "intersections in the 1D mesh" of its boundary-layer curves): triangles up to the wall then
   int retry = rank == 0 && !r->failure.empty() && fold.empty() && r->layer.layers > 0;
@@ -539,7 +541,8 @@ PetscErrorCode remesh(const discretization::FlowResidual &res, const std::vector
       const std::string text = remesh_geo_text(b, m.patch_names, walls, r->layer, pos, &r->failure);
       if (r->failure.empty()) std::ofstream(stem + ".geo") << text;
     }
-    PetscCall(mesh_to_target(res, b, stem, pos, options.target_cells, options.initial_scale, r));
+    PetscCall(mesh_to_target(res, b, stem, pos, options.target_cells, options.initial_scale,
+                             options.boundary, r));
   }
   PetscCall(broadcast_string(m.comm, &r->layer_dropped));
   std::vector<double> embedding; // at, original per boundary vertex (rank 0)

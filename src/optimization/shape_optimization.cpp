@@ -483,11 +483,14 @@ PetscErrorCode ShapeOptimization::remesh(const std::vector<double> *target, Reme
     *own_walls_instead = true;
   }
   if (!failure->empty()) PetscFunctionReturn(0);
-  std::vector<Vec3<double>> walls; // the target's boundary, from the reference shape
+  // the target's mesh deformed from the reference shape (not valid: the mesh could not follow):
+  // its boundary is the design's, its cells carry the sizes to the moved walls (RemeshOptions)
+  std::vector<Vec3<double>> deformed;
   if (target) {
-    PetscCall(shape_.chain().displacement(*target, &walls));
-    const auto &X0 = shape_.reference_coordinates();
-    for (std::size_t v = 0; v < walls.size(); ++v) walls[v] = X0[v] + walls[v];
+    std::vector<Vec3<double>> d;
+    PetscCall(shape_.chain().displacement(*target, &d));
+    design::DeformationResult dr;
+    PetscCall(shape_.chain().deformation().deform(d, &deformed, &dr));
   } else {
     design::DeformationResult dr; // back to the last good design
     PetscCall(shape_.move_to_design(a_good_, &dr));
@@ -505,7 +508,7 @@ PetscErrorCode ShapeOptimization::remesh(const std::vector<double> *target, Reme
   record->cells_before = fc_->mesh().n_global_cells;
   driver::RemeshResult r;
   driver::RemeshOptions o;
-  o.boundary = target ? &walls : nullptr;
+  o.boundary = target ? &deformed : nullptr;
   // the walls between the vertices: the design's own curve (a face the design stretched is not
   // a straight chord of it), the originals kept on the original walls
   const std::vector<double> a_map = target ? *target : a_good_;

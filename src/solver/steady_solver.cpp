@@ -98,9 +98,9 @@ PetscErrorCode SteadySolver::create_snes(LinearMethod method, LinearSolverRole r
       *snes,
       [this](SNES snes, PetscInt it, PetscReal norm) { return record_iteration(snes, it, norm); },
       "steady solver",
-      // |R| at its round-off floor (header): converged
+      // |R| at its round-off floor (header): converged; stranded: continuation says so
       [this](SNES, PetscInt, PetscReal, bool *stop) {
-        *stop = at_floor_;
+        *stop = at_floor_ || stranded_;
         return PetscErrorCode(0);
       }));
   PetscFunctionReturn(0);
@@ -325,6 +325,27 @@ PetscErrorCode SteadySolver::record_iteration(SNES snes, PetscInt snes_it, Petsc
   if (snes_it > 0) PetscCall(widen_unconverged(snes, it));
   PetscCall(next_cfl(snes, it, norm));
   SteadySummary &s = *summary_;
+  // stranded (header): |R| kStrandedSteps iterations ago, before the history takes this one
+  if (may_abandon_ && exhausted_run_ >= kStrandedSteps) {
+    double earlier = -1;
+    for (auto h = s.history.rbegin(); h != s.history.rend(); ++h)
+      if (h->iteration == it - kStrandedSteps) {
+        earlier = h->residual;
+        break;
+      }
+    bool fits = false;
+    if (earlier > 0 && norm > earlier / kStrandedReduction)
+      PetscCall(direct_fits_in_memory(res_->mesh(), &fits));
+    if (fits) {
+      char why[200];
+      std::snprintf(why, sizeof(why),
+                    "the linear solves of %d Newton steps in a row stopped unconverged with no "
+                    "reaction left (|R| %.3e at iteration %d, %.3e %d iterations before)",
+                    exhausted_run_, norm, static_cast<int>(it), earlier, kStrandedSteps);
+      stranded_ = true;
+      stranded_reason_ = why;
+    }
+  }
   s.history.push_back(rec);
   if (it == 0) s.initial_residual = norm;
   s.final_residual = norm;
@@ -381,8 +402,12 @@ PetscErrorCode SteadySolver::widen_unconverged(SNES snes, PetscInt it) {
   PetscCall(KSPGetConvergedReason(ksp, &linear));
   if (linear >= 0) {
     if (pivots_ == SmootherShift::Trial) pivots_ = SmootherShift::Kept;
+    exhausted_run_ = 0;
     PetscFunctionReturn(0);
   }
+  // a reaction below starts the count of the unconverged solves with none left again
+  const int run = exhausted_run_;
+  exhausted_run_ = 0;
   PetscInt from, to, its;
   PetscCall(KSPGetIterationNumber(ksp, &its));
   // the log line of a reaction ("what" was done); the stall cut of the switched evolution
@@ -427,7 +452,10 @@ PetscErrorCode SteadySolver::widen_unconverged(SNES snes, PetscInt it) {
     pivots_ = SmootherShift::Restored;
   }
   PetscCall(widen_restart(ksp, &from, &to));
-  if (to == from && !reshifted) PetscFunctionReturn(0);
+  if (to == from && !reshifted) {
+    exhausted_run_ = run + 1;
+    PetscFunctionReturn(0);
+  }
   if (to != from) {
     summary_->restart_widenings += 1;
     summary_->widened_restart = static_cast<int>(to);
@@ -563,6 +591,9 @@ PetscErrorCode SteadySolver::continuation(SNES snes, Vec w, SteadySummary *summa
   int failed_at = -1, tries = 0;
   // iterates above the solve's initial residual at which a line search failed (header)
   int astray = 0;
+  may_abandon_ = may_abandon;
+  exhausted_run_ = 0;
+  stranded_ = false;
   double base = cfl_base_;
   for (;;) {
     // SNESSolve starts its linear iteration count from zero (also after a continuation cut: the
@@ -574,6 +605,13 @@ PetscErrorCode SteadySolver::continuation(SNES snes, Vec w, SteadySummary *summa
     summary->converged = reason > 0;
     summary->reason = SNESConvergedReasons[reason];
     if (reason == SNES_CONVERGED_SNORM_RELATIVE && at_floor_) summary->reason = kConvergedFloor;
+    // solver.linear auto: a stranded iterative solve gives way to the LU (header)
+    if (stranded_ && !at_floor_) {
+      summary->converged = false;
+      summary->abandoned = true;
+      summary->reason = stranded_reason_;
+      break;
+    }
     // PETSc names a failed line search DIVERGED_LOCAL_MIN when its test of a local minimum of
     // |F|^2 holds, with a Jacobian-free operator |(F, J F)| < 1e-4 |F|^2 (J^T F is not at hand):
     // for a pseudo-time step's direction (GMRES unconverged) that is no minimum of |R| (header)
@@ -636,6 +674,7 @@ PetscErrorCode SteadySolver::continuation(SNES snes, Vec w, SteadySummary *summa
                                 stol, maxit - summary->iterations, maxf));
   }
   PetscCall(SNESSetTolerances(snes, atol, rtol, stol, maxit, maxf));
+  may_abandon_ = stranded_ = false;
   PetscFunctionReturn(0);
 }
 

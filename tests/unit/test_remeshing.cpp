@@ -11,6 +11,8 @@
 //    moves them, for a design a != a_r; that mesh remeshed to its own cell count has it within
 //    5 % (the size view calibrated), and the count read from Gmsh's log is the mesh's;
 //  - a wall polygon that crosses itself: Gmsh's failure returned, not raised;
+//  - a notch pressed into the body where the current mesh has no cells: remeshed with the sizes
+//    the deformation carries there (its wall cells as small as elsewhere), not a fan;
 //  - wall layers that Gmsh cannot make (a zigzag pressed into the body's upper half, level 1):
 //    the mesh made without them (layer_dropped names Gmsh's message), valid, the same faces;
 //  - a wall re-sampled along a design's own curve (the map of its original points): the new
@@ -520,6 +522,78 @@ TEST_CASE("remeshing: wall layers that Gmsh cannot make are left out, not the me
   load_case(kBody, {"mesh.file=" + r.msh}, &cfg2, &fc2);
   CHECK(min_volume(fc2) > 0);
   CHECK(boundary_faces(fc2.mesh(), "cylinder") == boundary_faces(m, "cylinder"));
+}
+
+namespace {
+
+/// The largest sqrt(area) of the cells at the patch's faces whose centre has y in (y_min, y_max).
+double wall_cell_size(const driver::FlowCase &fc, const std::string &patch, double y_min,
+                      double y_max) {
+  const mesh::Mesh &m = fc.mesh();
+  const auto &g = fc.residual().geometry();
+  double h = 0;
+  for (PetscInt f : m.boundary_faces(m.patch_index(patch)))
+    if (g.face_centroid[f][1] > y_min && g.face_centroid[f][1] < y_max)
+      h = std::max(h, std::sqrt(g.cell_volume[m.face_left[f]]));
+  MPI_Allreduce(MPI_IN_PLACE, &h, 1, MPI_DOUBLE, MPI_MAX, m.comm);
+  return h;
+}
+
+} // namespace
+
+TEST_CASE("remeshing: a wall pressed into the old body gets the sizes the deformation carries "
+          "there",
+          "[remeshing][mpi]") {
+  // shape-min-drag's body (level 0), its mesh moved to a bulge of 0.15 at the top (the current
+  // mesh, valid), and a design with a notch of 0.25 there instead (the wall moved along its
+  // radius by depth cos^2(2 t) within 45 degrees of the top): the design's wall runs where the
+  // current mesh has no cells.  Remeshed around the design's deformed mesh (RemeshOptions::
+  // boundary, as ShapeOptimization remeshes a design its mesh cannot follow), the cells at the
+  // notch are as small as the new mesh's wall cells below the body (0.054 and 0.050; with the
+  // sizes at the current coordinates, as before, 0.084: Gmsh's view had no cells there).
+  const std::string dir = test::work_dir("remeshing-notch");
+  config::CaseConfig cfg;
+  driver::FlowCase fc;
+  load_case(kBody, {"mesh.cache_dir=" + dir}, &cfg, &fc);
+  const mesh::Mesh &m = fc.mesh();
+  driver::DesignChain chain;
+  REQUIRE(chain.setup(fc, nullptr, {}) == 0);
+  const auto &X0 = chain.reference_coordinates();
+  std::vector<char> wall(m.n_vertices, 0);
+  for (PetscInt f : m.boundary_faces(m.patch_index("cylinder")))
+    for (PetscInt i = m.face_vertex_ptr[f]; i < m.face_vertex_ptr[f + 1]; ++i)
+      wall[m.face_vertex[i]] = 1;
+  constexpr double kPi = 3.14159265358979323846;
+  const auto radial = [&](double depth) {
+    std::vector<Vec3<double>> d(m.n_vertices);
+    for (PetscInt v = 0; v < m.n_vertices; ++v) {
+      const double t = std::atan2(X0[v][1], X0[v][0]) - kPi / 2;
+      if (wall[v] && std::abs(t) < kPi / 4)
+        d[v] = depth * std::pow(std::cos(2 * t), 2) / norm(X0[v]) * X0[v];
+    }
+    return d;
+  };
+  design::DeformationResult dr;
+  REQUIRE(chain.move_by(radial(0.15), "test", &dr) == 0);
+  REQUIRE(dr.valid);
+  std::vector<Vec3<double>> X;
+  REQUIRE(chain.deformation().deform(radial(-0.25), &X, &dr) == 0);
+  driver::RemeshOptions o;
+  o.resample = false, o.boundary = &X;
+  driver::RemeshResult r;
+  clear_error();
+  REQUIRE(driver::remesh(fc.residual(), {m.patch_index("cylinder")}, X0, o, dir + "/notch", &r) ==
+          0);
+  INFO(r.failure);
+  REQUIRE(r.ok);
+  config::CaseConfig cfg2;
+  driver::FlowCase fc2;
+  load_case(kBody, {"mesh.file=" + r.msh}, &cfg2, &fc2);
+  CHECK(min_volume(fc2) > 0);
+  const double notch = wall_cell_size(fc2, "cylinder", 0.2, 1);
+  const double below = wall_cell_size(fc2, "cylinder", -1, 0);
+  CAPTURE(notch, below);
+  CHECK(notch <= 1.25 * below);
 }
 
 TEST_CASE("remeshing: a boundary that is not closed is refused", "[remeshing]") {

@@ -12,6 +12,9 @@
 //    from rest with a small CFL_0 converges to the state of the default start  [mpi];
 //  - solver.linear auto: a solve that fails with the iterative linear solver is done again with
 //    the LU, to the state of solver.linear: direct; iterative itself does not fall back  [mpi];
+//  - solver.linear auto: a solve stranded (5 Newton steps in a row with GMRES unconverged and no
+//    reaction left, |R| down less than 10x) gives way to the LU, to the direct solver's state;
+//    iterative runs on  [mpi];
 //  - a Newton step whose GMRES stops at its iteration limit widens the restart of the later steps
 //    (solver::widen_restart), and the solve converges to the direct solver's state  [mpi];
 //  - exact Newton (the LU) converges quadratically on the coarse DFG 2D-1 mesh: the order of the
@@ -296,6 +299,40 @@ TEST_CASE("steady solver: with solver.linear auto a failed iterative solve is do
   CHECK_FALSE(failed.summary.linear_fallback);
   CHECK(failed.summary.reason == "DIVERGED_MAX_IT");
   for (Vec *v : {&forced.w, &direct.w, &failed.w}) VecDestroy(v);
+}
+
+TEST_CASE("steady solver: with solver.linear auto a stranded iterative solve gives way to the LU",
+          "[solver][mpi]") {
+  // GMRES without a preconditioner and at most 5 iterations (below the restart: nothing to widen,
+  // no multigrid smoothers to change) stops unconverged at every Newton step; after 5 such steps
+  // with |R| down less than 10x the solve gives way to the LU (prefix fallback_: it does not see
+  // -pc_type), which converges to the direct solver's state.  solver.linear iterative goes on.
+  Problem autop, directp, iterativep;
+  make_dfg(&autop, {"solver.linear_max_iterations=5"});
+  make_dfg(&directp, {"solver.linear=direct"});
+  make_dfg(&iterativep, {"solver.linear=iterative", "solver.linear_max_iterations=5",
+                         "solver.max_iterations=12"});
+  SolveResult stranded, direct, plain;
+  solve_from_rest(directp, &direct);
+  {
+    test::ScopedOptions none{{"-pc_type", "none"}};
+    REQUIRE(none.set);
+    solve_from_rest(autop, &stranded);
+    solve_from_rest(iterativep, &plain);
+  }
+  REQUIRE(direct.summary.converged);
+  CAPTURE(stranded.summary.iterative_reason, stranded.summary.reason);
+  REQUIRE(stranded.summary.converged);
+  CHECK(stranded.summary.linear_fallback);
+  CHECK_THAT(stranded.summary.iterative_reason,
+             Catch::StartsWith("the linear solves of 5 Newton steps in a row stopped unconverged "
+                               "with no reaction left"));
+  CHECK(relative_max_difference(stranded.w, direct.w) <= 1e-10);
+  // without auto: no LU, the iterative solve runs on (to its iteration limit here)
+  CAPTURE(plain.summary.reason);
+  CHECK_FALSE(plain.summary.linear_fallback);
+  CHECK(plain.summary.iterations > 5);
+  for (Vec *v : {&stranded.w, &direct.w, &plain.w}) VecDestroy(v);
 }
 
 TEST_CASE("steady solver: a Newton step whose GMRES stops unconverged widens the restart of the "

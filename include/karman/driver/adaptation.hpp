@@ -53,10 +53,12 @@ PetscErrorCode adapted_sizes(const discretization::FlowResidual &res,
 
 /// Writes the sizes (owned cells) as a Gmsh view of the mesh's cells, vertex values the average
 /// of the adjacent cells' sizes (rank 0 writes `path`); `hash` (if given; rank 0) the hex hash of
-/// the file's text.  Collective.
+/// the file's text; the cells at the coordinates `at` (per local vertex) if given, else at the
+/// residual's.  Collective.
 PetscErrorCode write_size_field(const discretization::FlowResidual &res,
                                 const std::vector<double> &sizes, const std::string &path,
-                                std::string *hash = nullptr);
+                                std::string *hash = nullptr,
+                                const std::vector<Vec3<double>> *at = nullptr);
 
 /// Anisotropic (2D): the metric tensors M (xx, xy, yy per owned cell; a size h along a unit
 /// direction e where e^T M e = 1 / h^2) of cells of the areas of `sizes` (adapted_sizes: the

@@ -138,9 +138,12 @@ struct RemeshResult {
 struct RemeshOptions {
   /// re-sample the closed wall loops (else every boundary vertex is kept)
   bool resample = true;
-  /// if given (per local vertex): the boundary there instead of at the current coordinates (a
-  /// design's walls that the volume mesh could not follow; the sizes are still the current
-  /// cells')
+  /// if given (per local vertex): the mesh there instead of at the current coordinates (a
+  /// design's deformed mesh that is not valid): its boundary is remeshed, and the current cells'
+  /// sizes are placed on its cells, so that they follow the walls as the deformation moved them
+  /// (a size view at the current coordinates had none where a wall moved into the old body: Gmsh
+  /// filled a notch pressed 0.15 into it with a fan of triangles 10x the wall spacing, on which
+  /// the Re 1 flow's Newton solve stalled, with the LU too)
   const std::vector<Vec3<double>> *boundary = nullptr;
   /// the walls as the design's curve (resample_walls; with `resample`): the map of the design
   /// being remeshed, the original wall faces; a design whose walls cross themselves is a failure

@@ -98,6 +98,13 @@
 // the converged RANS runs of cases/ (flat plate and bump levels 0-2, the NACA 0012 at 10 and 15
 // degrees, levels 0-1) fail there at most once, though |R| rises up to 117x its initial value at
 // 15 degrees.
+// It also gives way when it is stranded: the linear solves of kStrandedSteps = 5 Newton steps in a
+// row stopped unconverged after the reactions above were all spent (restart at its widest, the
+// smoothers' shift decided) while |R| fell less than 10x over those steps.  A design of
+// cases/shape-min-drag (Re 1, level 2, remeshed by Gmsh around a radial design: 69 320 triangles,
+// non-orthogonality up to 56 degrees, skewness 1.29) ran GMRES into its 200 iterations at every
+// step from step 5 on, |R| falling 14 % per step (12 s each) with the base CFL cut to 0.1: stopped
+// by hand after 13 minutes.
 #pragma once
 
 #include "karman/discretization/flow_residual.hpp"
@@ -225,8 +232,8 @@ private:
   PetscErrorCode create_snes(LinearMethod method, LinearSolverRole role, SNES *snes);
   /// The continuation loop of solve() with `snes` (from the state w, into *summary).
   /// may_abandon: auto's iterative solve, which stops (summary->abandoned) after its line search
-  /// failed at kAstrayFailures iterates above the initial residual if the LU fits in memory
-  /// (header).
+  /// failed at kAstrayFailures iterates above the initial residual or when it is stranded
+  /// (kStrandedSteps), if the LU fits in memory (header).
   PetscErrorCode continuation(SNES snes, Vec w, SteadySummary *summary, bool may_abandon);
   static PetscErrorCode form_function(SNES, Vec w, Vec R, void *ctx);
   static PetscErrorCode form_jacobian(SNES, Vec w, Mat J, Mat P, void *ctx);
@@ -278,6 +285,18 @@ private:
   /// iterates above the initial residual with a failed line search after which auto's
   /// iterative solve gives way to the LU (header)
   static constexpr int kAstrayFailures = 3;
+  /// Newton steps in a row whose linear solve stopped unconverged with no reaction left, over
+  /// which |R| fell less than kStrandedReduction x, after which auto's iterative solve gives way
+  /// to the LU (header)
+  static constexpr int kStrandedSteps = 5;
+  static constexpr double kStrandedReduction = 10;
+  /// auto's iterative solve may give way to the LU (continuation's may_abandon); the unconverged
+  /// linear solves in a row with no reaction left (widen_unconverged); the solve is stranded
+  /// (record_iteration: the SNES stops, continuation says why)
+  bool may_abandon_ = false;
+  int exhausted_run_ = 0;
+  bool stranded_ = false;
+  std::string stranded_reason_;
   /// The switched-evolution-relaxation CFL at residual norm `norm`:
   /// min(CFL_max, max(base, base ||R_0|| / norm)) with the current base CFL.
   double ramped_cfl(double norm) const;
