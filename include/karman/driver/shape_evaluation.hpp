@@ -68,6 +68,13 @@ public:
   PetscErrorCode move_to_design(const std::vector<double> &a, design::DeformationResult *result) {
     return chain_.move_to_design(a, "shape evaluation", result);
   }
+  /// Deforms the mesh back to its reference shape (no displacement): a remeshing around another
+  /// design's walls then takes the reference cells' sizes, whatever design was evaluated last
+  /// (a restarted campaign replays without moving the mesh).  Collective.
+  PetscErrorCode move_to_reference(design::DeformationResult *result) {
+    const std::vector<Vec3<double>> none(fc_->residual().coordinates().size());
+    return chain_.move_by(none, "shape evaluation", result);
+  }
   /// The current (last deformed) vertex coordinates.
   const std::vector<Vec3<double>> &coordinates() const { return fc_->residual().coordinates(); }
   /// The flow state of the last good evaluation (the start of the next solve), and setting it

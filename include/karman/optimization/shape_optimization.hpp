@@ -227,12 +227,12 @@ private:
   PetscErrorCode wall_crossing(const std::vector<double> &a, std::string *why) const;
   /// How remeshing samples the walls of design a (driver::WallSampling; refers to a).
   driver::WallSampling wall_sampling(const std::vector<double> &a) const;
-  /// A new mesh around the walls of the last good design (`target` null), or of the design
-  /// *target from the current mesh's reference shape; *failure says why not, and
-  /// *own_walls_instead whether that is the last good design's own failure (none since the last
-  /// remeshing, or its mesh fails now), so that a mesh around the target's walls may still do.
+  /// A new mesh around the walls of the design *target from the current mesh's reference shape
+  /// (its deformed mesh carries the current sizes there), or of the last good design (`target`
+  /// null); *failure says why not, and *other_walls_may_do whether the failure is Gmsh's (or a
+  /// fold's) around these walls, so that a mesh around other walls may still do.
   PetscErrorCode remesh(const std::vector<double> *target, RemeshRecord *record,
-                        std::string *failure, bool *own_walls_instead);
+                        std::string *failure, bool *other_walls_may_do);
   /// Continues on the mesh `msh` whose boundary vertices' originals are `embedding`, with the
   /// design a_ref as its reference shape; the flow from `state_file` (none: the case's).
   PetscErrorCode load_remeshed(const std::string &msh, const driver::BoundaryEmbedding &embedding,
