@@ -256,7 +256,9 @@ private:
                          {"meshings", m.meshings},
                          {"time", m.time},
                          {"reason", r.first_failure},
-                         {"layer_dropped", m.layer_dropped}});
+                         {"layer_dropped", m.layer_dropped},
+                         {"own_walls", m.own_walls},
+                         {"own_walls_failure", m.own_walls_failure}});
     PetscCall(write_remeshes());
     char calibrated[96] = "";
     if (m.meshings > 1)
@@ -266,12 +268,16 @@ private:
         m.layer_dropped.empty()
             ? std::string()
             : "; without wall layers, which Gmsh could not make: " + m.layer_dropped.substr(0, 120);
+    const std::string last_good =
+        "the last good design" +
+        (m.own_walls_failure.empty()
+             ? std::string()
+             : " (not its own: " + m.own_walls_failure.substr(0, 160) + ")");
     PetscCall(log_info(comm_,
                        "evaluation %3ld  the mesh could not follow (%s): remeshed around the walls "
                        "of %s in %.2f s (%s.msh, %ld -> %ld cells%s%s)",
-                       k, r.first_failure.c_str(),
-                       m.own_walls ? "the design" : "the last good design", m.time,
-                       fs::path(m.stem).filename().c_str(), m.cells_before, m.cells_after,
+                       k, r.first_failure.c_str(), m.own_walls ? "the design" : last_good.c_str(),
+                       m.time, fs::path(m.stem).filename().c_str(), m.cells_before, m.cells_after,
                        calibrated, layers.c_str()));
     PetscFunctionReturn(0);
   }

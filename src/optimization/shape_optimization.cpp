@@ -286,6 +286,7 @@ PetscErrorCode ShapeOptimization::evaluate_design(const std::vector<double> &a_a
       break;
     }
     if (last_.first_failure.empty()) last_.first_failure = last_.shape.failure;
+    record.own_walls_failure = own;
     last_.remeshed = true;
     last_.remeshes.push_back(record);
     PetscCall(wall_crossing(a, &fold));

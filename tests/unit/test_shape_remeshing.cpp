@@ -1,13 +1,16 @@
 // Remeshing in a shape optimization (ShapeOptimization with enable_remeshing; 1 and 2 ranks), on
 // the body of cases/shape-min-drag (level 0, Re 40, its FFD box, area and centroid held):
 //  - along a family of designs that pulls the tail out and pinches it, the first one whose mesh
-//    deformation fails on the original mesh is evaluated on a remeshed mesh (remeshed = true, ok),
-//    and the area constraint keeps the original shape's value;
+//    deformation fails on the original mesh is evaluated on a remeshed mesh (remeshed = true, ok):
+//    Gmsh cannot mesh around its own pinched walls (the failure recorded), so around the last
+//    good design's, from which it is deformed; the area constraint keeps the original value;
 //  - on the remeshed mesh the gradient is that mesh's exact one: dJ/da_i and dc/da_i against
 //    central differences of re-deformed, re-solved designs (1e-6 relative);
 //  - a second ShapeOptimization restored from the remeshing's files (a restarted campaign) gives
 //    the same J and constraints at the same design (to the solver's tolerance);
-//  - with remeshing off the same design is a failed evaluation.
+//  - with remeshing off the same design is a failed evaluation;
+//  - a design whose deformation fails but whose own walls Gmsh can mesh (the tail pulled out) is
+//    evaluated on a mesh made around its own walls, no good design before it needed.
 #include "karman/core/error.hpp"
 #include "karman/optimization/case_schema.hpp"
 #include "karman/optimization/shape_optimization.hpp"
@@ -98,8 +101,13 @@ TEST_CASE("shape remeshing: a design the mesh cannot follow evaluated on a new m
   INFO(e.failure);
   REQUIRE(e.ok);
   REQUIRE(p.last().remeshed);
-  REQUIRE(p.last().remeshes.size() == 1); // (around the last good design: enough here)
+  // Gmsh cannot mesh around the pinched tail's own walls (their faces crowd where upper and lower
+  // wall nearly touch: "Unable to recover the edge"): around the last good design's instead
+  REQUIRE(p.last().remeshes.size() == 1);
   const optimization::RemeshRecord record = p.last().remeshes.back();
+  CAPTURE(record.own_walls_failure);
+  CHECK_FALSE(record.own_walls);
+  CHECK_THAT(record.own_walls_failure, Catch::Contains("gmsh failed"));
   CHECK(record.design == pinched(n, s_good));
   CHECK(p.flow_case().mesh().n_global_cells == record.cells_after);
   CHECK(p.problem().constraints[0].value == Approx(M_PI / 4).epsilon(5e-3)); // the circle's
@@ -135,4 +143,41 @@ TEST_CASE("shape remeshing: a design the mesh cannot follow evaluated on a new m
   CHECK_FALSE(q.last().remeshed);
   CHECK(r.f == Approx(e.f).epsilon(1e-9));
   for (std::size_t c = 0; c < e.c.size(); ++c) CHECK(r.c[c] == Approx(e.c[c]).margin(1e-12));
+}
+
+TEST_CASE("shape remeshing: a design whose own walls Gmsh can mesh is remeshed around them",
+          "[optimization][remeshing][mpi]") {
+  // the tail pulled out, not pinched: the first design of the family whose deformation fails on
+  // the original mesh gets one remeshing, around its own walls (no good design needed before)
+  const std::string dir = test::work_dir("shape-remeshing-own");
+  config::CaseConfig cfg;
+  driver::FlowCase fc;
+  load(dir, &cfg, &fc);
+  optimization::ShapeOptimization p;
+  REQUIRE(p.setup(fc, nullptr) == 0);
+  const std::size_t n = p.problem().names.size();
+  const auto stretched = [n](double s) {
+    std::vector<double> a(n, 0.0);
+    for (int j = 0; j < 4; ++j) a[(j * 5 + 4) * 2] = s, a[(j * 5 + 3) * 2] = 0.5 * s;
+    return a;
+  };
+  double s_bad = 0;
+  for (double s = 0.5; s <= 3.0 && s_bad == 0; s += 0.25) {
+    design::DeformationResult dr;
+    REQUIRE(p.shape().move_to_design(stretched(s), &dr) == 0);
+    if (!dr.valid) s_bad = s;
+  }
+  REQUIRE(s_bad > 0);
+  p.enable_remeshing(dir);
+  const optimization::Evaluation e = evaluated(p, stretched(s_bad));
+  INFO(e.failure);
+  REQUIRE(e.ok);
+  REQUIRE(p.last().remeshed);
+  REQUIRE(p.last().remeshes.size() == 1);
+  const optimization::RemeshRecord &record = p.last().remeshes.back();
+  CAPTURE(s_bad, record.own_walls_failure);
+  CHECK(record.own_walls);
+  CHECK(record.design == stretched(s_bad));
+  CHECK(p.flow_case().mesh().n_global_cells == record.cells_after);
+  CHECK(p.problem().constraints[0].value == Approx(M_PI / 4).epsilon(5e-3)); // the circle's
 }

@@ -55,13 +55,15 @@ struct RemeshRecord {
   double time = 0;           ///< meshing, transfer and set-up [s]
   std::string layer_dropped; ///< Gmsh's message if the wall layers were left out (RemeshResult)
   bool own_walls = false;    ///< around the evaluated design's walls (else the last good design's)
+  /// around the last good design's walls: why not around the design's own
+  std::string own_walls_failure;
 };
 
 /// What the last evaluation measured besides f and c (for logs and history files).
 struct ShapeRecord {
   ShapeEvaluation shape;
   bool remeshed = false;              ///< the design was evaluated on a new mesh (`remesh`)
-  std::vector<RemeshRecord> remeshes; ///< around the last good design, then this one's walls
+  std::vector<RemeshRecord> remeshes; ///< around its own walls, or the last good design's
   std::string first_failure;          ///< remeshed: why the previous mesh failed
   double gradient_norm = 0;           ///< |dJ/da|
   std::vector<double> constraints;
