@@ -6,19 +6,21 @@
 # the wall time per evaluation split into the forward solve, the adjoint, the mesh deformation
 # and its adjoint; the share of deformation + its adjoint; the warm-started forward solves
 # (evaluations 1...) against the cold first one (evaluation 0, from the initial state); and
-# the drag and constraint history.  Then a campaign that remeshes (cases/shape-min-drag/re1.yaml,
-# level 0, REMESH_EVALUATIONS evaluations, 1 rank, optimization.remesh true): failed evaluations,
-# remeshings, the shares of the campaign's compute time (forward, adjoint, deformation and its
-# adjoint, remeshing), and the forward solve of each remeshed evaluation (warm: from the flow
-# transferred to the new mesh) against a cold one on the same mesh (`karman run` of re1.yaml
-# on OUT/remesh/remesh-K.msh from the case's initial state).
+# the drag and constraint history.  Then a campaign that remeshes (cases/shape-min-drag/
+# re1-radial.yaml, level REMESH_LEVEL, at most REMESH_EVALUATIONS evaluations, 1 rank; at Re 1
+# the designs move furthest per step, so it remeshes most of the shipped campaigns): failed
+# evaluations, remeshings, the shares of the campaign's compute time (forward, adjoint,
+# deformation and its adjoint, remeshing), and the forward solve of each remeshed evaluation
+# (warm: from the flow transferred to the new mesh) against a cold one on the same mesh
+# (`karman run` of the case on OUT/remesh/remesh-K.msh from the case's initial state).
 # Prints the tables and writes results/bench-optimize.md.
 # usage: scripts/bench-optimize.sh [LEVEL] [EVALUATIONS] [RANKS] [REMESH_EVALUATIONS]
-#        (default: 1 20 "1 2" 80)
+#        [REMESH_LEVEL]   (default: 1 20 "1 2" 400 1)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-level=${1:-1} evaluations=${2:-20} ranks=${3:-"1 2"} remesh_evaluations=${4:-80}
+level=${1:-1} evaluations=${2:-20} ranks=${3:-"1 2"} remesh_evaluations=${4:-400}
+remesh_level=${5:-1} remesh_case=cases/shape-min-drag/re1-radial.yaml
 [ -x build/release/karman ] || bash scripts/build.sh
 . scripts/mpi-env.sh
 out=out/bench-optimize
@@ -31,20 +33,20 @@ for np in $ranks; do
     --set optimization.vtk_every=0 --set output.vtk=false --set output.hdf5=false > "$out/np$np.log" 2>&1 ||
     { tail -5 "$out/np$np.log"; exit 1; }
 done
-echo "bench-optimize: shape-min-drag re1.yaml level 0 with remeshing, $remesh_evaluations evaluations"
-rm -rf "$out/remesh"
-build/release/karman optimize cases/shape-min-drag/re1.yaml -o "$out/remesh" --set mesh.level=0 \
+echo "bench-optimize: $remesh_case level $remesh_level with remeshing, at most $remesh_evaluations evaluations"
+rm -rf "$out/remesh" "$out"/cold-remesh-*
+build/release/karman optimize $remesh_case -o "$out/remesh" --set mesh.level="$remesh_level" \
   --set optimization.remesh=true --set optimization.max_evaluations="$remesh_evaluations" \
   > "$out/remesh.log" 2>&1 || { tail -5 "$out/remesh.log"; exit 1; }
 for msh in "$out"/remesh/remesh-*.msh; do
   k=$(basename "$msh" .msh)
-  build/release/karman run cases/shape-min-drag/re1.yaml -o "$out/cold-$k" --set mesh.file="$root/$msh" \
+  build/release/karman run $remesh_case -o "$out/cold-$k" --set mesh.file="$root/$msh" \
     --set mesh.refine=0 --set output.vtk=false --set output.hdf5=false > "$out/cold-$k.log" 2>&1 ||
     { tail -5 "$out/cold-$k.log"; exit 1; }
 done
-/usr/bin/python3 - "$out" "$level" "$ranks" <<'PY'
+/usr/bin/python3 - "$out" "$level" "$ranks" "$remesh_case" "$remesh_level" <<'PY'
 import csv, json, sys, platform, datetime
-out, level, ranks = sys.argv[1], sys.argv[2], sys.argv[3].split()
+out, level, ranks, remesh_case, remesh_level = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4], sys.argv[5]
 lines = [f"# Shape-optimization evaluation cost (DFG 2D-1 cylinder, level {level}, FFD 18 variables, 4 constraints)", "",
          f"{platform.node()}, {datetime.date.today()}; times in seconds per evaluation (mean over the evaluations; "
          "evaluation 0 is the cold forward solve from the initial state, the others start from the last good design).", "",
@@ -71,14 +73,16 @@ total = sum(t.values()) + tr
 at = sorted({m["evaluation"] for m in rm})
 byk = {int(r["evaluation"]): r for r in rows}
 cold = float(rows[0]["forward_time"])
-lines += ["", "## A campaign that remeshes (cases/shape-min-drag/re1.yaml, level 0, 1 rank, optimization.remesh true)", "",
+lines += ["", f"## A campaign that remeshes ({remesh_case}, level {remesh_level}, 1 rank, optimization.remesh true)", "",
           f"{len(rows)} evaluations, {sum(r['ok'] != '1' for r in rows)} failed, {len(rm)} remeshings at evaluations {at} "
-          f"(cells {' / '.join(str(m['cells_before']) + ' -> ' + str(m['cells_after']) for m in rm)}); {s['status']}.", "",
+          f"({sum(m.get('own_walls', False) for m in rm)} around the design's own walls; cells "
+          f"{' / '.join(str(m['cells_before']) + ' -> ' + str(m['cells_after']) for m in rm)}); {s['status']}; "
+          f"KKT residual {s['kkt']['residual']:.1e}, c_D {s['objective']:.6f}, wall time {s['wall_time']:.1f} s.", "",
           "| forward | adjoint | deformation + adjoint | remeshing | deformation + remeshing share |", "|---|---|---|---|---|",
           f"| {t['forward_time']:.2f} s | {t['adjoint_time']:.2f} s | {t['deformation_time'] + t['deformation_adjoint_time']:.2f} s | "
           f"{tr:.2f} s | {100 * (t['deformation_time'] + t['deformation_adjoint_time'] + tr) / total:.1f} % |", "",
           "Forward solve of each remeshed evaluation, warm (from the flow transferred to the new mesh), against a cold one "
-          "on the same mesh (`karman run` of re1.yaml on remesh-K.msh, the mesh the evaluation used, from the case's initial "
+          "on the same mesh (`karman run` of the case on remesh-K.msh, the mesh the evaluation used, from the case's initial "
           f"state); the original mesh's cold solve (evaluation 0) took {cold:.3f} s, {rows[0]['newton_iterations']} Newton steps:", "",
           "| evaluation | mesh | cells | warm [s] | cold [s] | warm / cold | Newton warm / cold |", "|---|---|---|---|---|---|---|"]
 for k in at:

@@ -49,25 +49,26 @@ for run_ in 40:0:400 40:1:400 1:0:400 1:1:150; do
   grep -E "optimizer:|best design|KKT" "$o.log"
   $PY postprocess/plot_optimization.py "$o" "$o/optimization.png" > /dev/null
 done
-# 1b. the radial map with remeshing (re40-radial.yaml, re1-radial.yaml) on levels 0-2 (level 0
-#     only with COARSE=1)
-for re in 40 1; do
+# 1b. the radial map with remeshing (re40-radial.yaml, re1-radial.yaml) and its degree-1 variant
+#     (re40-corners.yaml) on levels 0-2 (level 0 only with COARSE=1)
+for name in radial-re40 radial-re1 corners-re40; do
+  re=${name##*-re} kind=${name%%-*}
+  file=$CASE/re$re-$kind.yaml
   for l in 0 1 2; do
     [ "${COARSE:-0}" = 1 ] && [ "$l" != 0 ] && continue
-    o=$OUT/radial-re$re-l$l
+    o=$OUT/$name-l$l
     [ "${KEEP:-0}" = 1 ] && [ -s "$o/summary.json" ] && continue
     rm -rf "$o"
-    run optimize $CASE/re$re-radial.yaml -o "$o" --set mesh.level=$l > "$o.log" 2>&1 ||
+    run optimize "$file" -o "$o" --set mesh.level=$l > "$o.log" 2>&1 ||
       { tail -5 "$o.log"; exit 1; }
     grep -E "optimizer:|best design|KKT" "$o.log"
     echo "  remeshings: $(grep -c 'remeshed around' "$o.log")"
   done
 done
 [ "${COARSE:-0}" = 1 ] && exit 0
-for re in 40 1; do
-  $PY $CASE/shape_analysis.py $OUT/radial-re$re-l0 $OUT/radial-re$re-l1 $OUT/radial-re$re-l2 \
-    -o $IMG/shapes-radial-re$re.png --labels "level 0,level 1,level 2" \
-    --markdown "$OUT/shapes-radial-re$re.md"
+for name in radial-re40 radial-re1 corners-re40; do
+  $PY $CASE/shape_analysis.py $OUT/$name-l0 $OUT/$name-l1 $OUT/$name-l2 \
+    -o $IMG/shapes-$name.png --labels "level 0,level 1,level 2" --markdown "$OUT/shapes-$name.md"
 done
 
 # 2. mesh and domain: c_D of the circle on levels 0-2 and with the far field at 60 D instead
@@ -103,7 +104,7 @@ $PY $CASE/shape_analysis.py $OUT/re1-l0 $OUT/re1-l1 -o $IMG/shapes-re1.png \
 cp "$OUT/re40-l1/optimization.png" $IMG/history-re40-l1.png
 cp "$OUT/re1-l1/optimization.png" $IMG/history-re1-l1.png
 # c_D of each optimum with its pressure and viscous parts, the KKT check
-for d in "$OUT"/re*-l? "$OUT"/radial-re*-l?; do
+for d in "$OUT"/re*-l? "$OUT"/radial-re*-l? "$OUT"/corners-re*-l?; do
   $PY -c '
 import json, sys
 d = sys.argv[1]

@@ -539,10 +539,13 @@ PetscErrorCode ShapeOptimization::remesh(const std::vector<double> *target, Reme
   PetscCall(write_embedding(comm, r.embedding, record->stem + ".embedding"));
   if (fault_) fault_({"remesh", record->index, 0.0}); // (the crash tests: meshed, not used yet)
   const std::string state = record->stem + "-state.h5";
-  // (the remeshed case reads it as its initial.file: the same problem)
+  // (the remeshed case reads it as its initial.file: the same problem), its cells where the
+  // deformation toward the design carries them (as a deformed mesh's warm start keeps them: the
+  // wall's no-slip cells at the moved wall; at the reference coordinates a Re 1 design's warm
+  // start took 0.64-1.03x the cold solve's time, scripts/bench-optimize.sh)
   PetscCall(io::write_state_h5(fc_->mesh(), fc_->residual().equations(),
-                               fc_->residual().coordinates(), state, shape_.state(), {},
-                               fc_->config().problem_attributes()));
+                               target ? deformed : fc_->residual().coordinates(), state,
+                               shape_.state(), {}, fc_->config().problem_attributes()));
   PetscCall(load_remeshed(r.msh, r.embedding, record->design, state));
   record->cells_after = fc_->mesh().n_global_cells;
   record->size_scale = r.size_scale, record->meshings = r.gmsh_runs;
