@@ -7,7 +7,7 @@
 #     README's run: 5.0e-3), and the last log line reports it;
 #  4. re40-radial.yaml (the radial map, remeshing on) on level 0: no failed evaluation, at
 #     least one remeshing, stopped by SLSQP's own criterion (not the budget), KKT residual below
-#     1e-4 (the README's run: 5.5e-5), the drag down by more than 25 %, area and centroid held.
+#     1e-4 (the README's run: 1.6e-5), the drag down by more than 25 %, area and centroid held.
 # usage: shape_min_drag.sh KARMAN SOURCE_DIR WORK_DIR
 set -u
 karman=$1 src=$2 work=$3
