@@ -327,12 +327,7 @@ PetscErrorCode SteadySolver::record_iteration(SNES snes, PetscInt snes_it, Petsc
   SteadySummary &s = *summary_;
   // stranded (header): |R| kStrandedSteps iterations ago, before the history takes this one
   if (may_abandon_ && exhausted_run_ >= kStrandedSteps) {
-    double earlier = -1;
-    for (auto h = s.history.rbegin(); h != s.history.rend(); ++h)
-      if (h->iteration == it - kStrandedSteps) {
-        earlier = h->residual;
-        break;
-      }
+    const double earlier = residual_at(static_cast<int>(it) - kStrandedSteps);
     bool fits = false;
     if (earlier > 0 && norm > earlier / kStrandedReduction)
       PetscCall(direct_fits_in_memory(res_->mesh(), &fits));
@@ -489,13 +484,7 @@ PetscErrorCode SteadySolver::next_cfl(SNES snes, PetscInt it, PetscReal norm) {
   }
   // switched evolution relaxation; a stalled continuation: a smaller base CFL (header)
   constexpr int kWindow = 5;
-  double earlier = -1; // |R| kWindow iterations ago
-  const SteadySummary &s = *summary_;
-  for (auto h = s.history.rbegin(); h != s.history.rend(); ++h)
-    if (h->iteration == it - kWindow) {
-      earlier = h->residual;
-      break;
-    }
+  const double earlier = residual_at(static_cast<int>(it) - kWindow);
   if (earlier > 0 && it - last_cut_ >= kWindow && cfl_base_ > kMinBaseCfl * cfl0_ &&
       cfl_ < cfl_max_ && norm > 0.95 * earlier) {
     cfl_base_ /= 10;
@@ -506,6 +495,13 @@ PetscErrorCode SteadySolver::next_cfl(SNES snes, PetscInt it, PetscReal norm) {
   }
   cfl_ = ramped_cfl(norm);
   PetscFunctionReturn(0);
+}
+
+double SteadySolver::residual_at(int iteration) const {
+  const auto &h = summary_->history;
+  for (auto r = h.rbegin(); r != h.rend(); ++r)
+    if (r->iteration == iteration) return r->residual;
+  return -1;
 }
 
 double SteadySolver::ramped_cfl(double norm) const {

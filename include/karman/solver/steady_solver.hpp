@@ -300,6 +300,9 @@ private:
   /// The switched-evolution-relaxation CFL at residual norm `norm`:
   /// min(CFL_max, max(base, base ||R_0|| / norm)) with the current base CFL.
   double ramped_cfl(double norm) const;
+  /// |R| of iteration `iteration` in this solve's history, -1 if it has none (the stall cut's and
+  /// the stranded test's look back).
+  double residual_at(int iteration) const;
   /// The base CFL of retry *tries (then incremented) after failed line searches at one iterate
   /// whose first failure had base CFL `base`: base x 0.1, x 10, x 0.01, x 100, x 0.001, x 1000,
   /// skipping values below kMinBaseCfl CFL_0 or above CFL_max; 0 when none is left.
