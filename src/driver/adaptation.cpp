@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 
 namespace karman::driver {
 
@@ -181,9 +182,14 @@ PetscErrorCode write_view(const discretization::FlowResidual &res,
     }
   PetscCall(mesh::sum_vertex_copies(m, acc));
   PetscCall(mesh::sum_vertex_copies(m, count));
+  // each owned cell's element; rank 0 writes them in the order of the serial mesh (cell_gid), so
+  // that the file, and Gmsh's mesh made from it, does not depend on the number of ranks
   std::string text;
+  std::vector<int> lengths(static_cast<std::size_t>(m.n_owned_cells));
+  std::vector<PetscInt> gids(m.cell_gid.begin(), m.cell_gid.begin() + m.n_owned_cells);
   char buf[160];
   for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
+    const std::size_t start = text.size();
     text += ncomp == 1 ? view_element(m.cell_shape[c]) : tensor_element(m.cell_shape[c]);
     text += '(';
     for (PetscInt k = m.cell_vertex_ptr[c]; k < m.cell_vertex_ptr[c + 1]; ++k) {
@@ -204,25 +210,44 @@ PetscErrorCode write_view(const discretization::FlowResidual &res,
       text += buf;
     }
     text += "};\n";
+    lengths[static_cast<std::size_t>(c)] = static_cast<int>(text.size() - start);
   }
   PetscMPIInt rank, size;
   PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
   PetscCallMPI(MPI_Comm_size(m.comm, &size));
-  const int n = static_cast<int>(text.size());
-  std::vector<int> counts(size), offsets(size, 0);
-  PetscCallMPI(MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, m.comm));
+  const auto gather = [&](const auto *data, int n, MPI_Datatype type, auto *all) {
+    std::vector<int> counts(size), offsets(size, 0);
+    PetscCallMPI(MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, m.comm));
+    if (rank == 0) {
+      for (int q = 1; q < size; ++q) offsets[q] = offsets[q - 1] + counts[q - 1];
+      all->resize(static_cast<std::size_t>(offsets.back() + counts.back()));
+    }
+    PetscCallMPI(
+        MPI_Gatherv(data, n, type, all->data(), counts.data(), offsets.data(), type, 0, m.comm));
+    return PetscErrorCode(0);
+  };
   std::string all;
+  std::vector<int> all_lengths;
+  std::vector<PetscInt> all_gids;
+  PetscCall(gather(text.data(), static_cast<int>(text.size()), MPI_CHAR, &all));
+  PetscCall(gather(lengths.data(), m.n_owned_cells, MPI_INT, &all_lengths));
+  PetscCall(gather(gids.data(), m.n_owned_cells, MPIU_INT, &all_gids));
+  std::string sorted;
   if (rank == 0) {
-    for (int q = 1; q < size; ++q) offsets[q] = offsets[q - 1] + counts[q - 1];
-    all.resize(static_cast<std::size_t>(offsets.back() + counts.back()));
+    std::vector<std::size_t> start(all_lengths.size() + 1, 0), order(all_lengths.size());
+    for (std::size_t i = 0; i < all_lengths.size(); ++i)
+      start[i + 1] = start[i] + static_cast<std::size_t>(all_lengths[i]);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return all_gids[a] < all_gids[b]; });
+    sorted.reserve(all.size());
+    for (std::size_t i : order) sorted.append(all, start[i], start[i + 1] - start[i]);
   }
-  PetscCallMPI(MPI_Gatherv(text.data(), n, MPI_CHAR, all.data(), counts.data(), offsets.data(),
-                           MPI_CHAR, 0, m.comm));
   int ok = 1;
   if (rank == 0) {
     const std::string tmp = path + ".tmp";
     const std::string view =
-        std::string("View \"") + (ncomp == 1 ? "size" : "metric") + "\" {\n" + all + "};\n";
+        std::string("View \"") + (ncomp == 1 ? "size" : "metric") + "\" {\n" + sorted + "};\n";
     if (hash) *hash = hash_hex(hash_bytes(view.data(), view.size()));
     {
       std::ofstream out(tmp);
