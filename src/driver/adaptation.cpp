@@ -182,8 +182,9 @@ PetscErrorCode write_view(const discretization::FlowResidual &res,
     }
   PetscCall(mesh::sum_vertex_copies(m, acc));
   PetscCall(mesh::sum_vertex_copies(m, count));
-  // each owned cell's element; rank 0 writes them in the order of the serial mesh (cell_gid), so
-  // that the file, and Gmsh's mesh made from it, does not depend on the number of ranks
+  // each owned cell's element; rank 0 writes them in the order of the serial mesh (cell_gid), not
+  // the partition's (the values and coordinates still carry each rank count's round-off: a
+  // deformed mesh's coordinates differ at 1e-14 between 1 and 2 ranks, and Gmsh's mesh with them)
   std::string text;
   std::vector<int> lengths(static_cast<std::size_t>(m.n_owned_cells));
   std::vector<PetscInt> gids(m.cell_gid.begin(), m.cell_gid.begin() + m.n_owned_cells);
