@@ -3,11 +3,13 @@
 #include "karman/driver/adaptation.hpp"
 
 #include "karman/core/hash.hpp"
+#include "karman/core/parallel.hpp"
 #include "karman/driver/error_estimate.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -185,21 +187,24 @@ PetscErrorCode write_view(const discretization::FlowResidual &res,
   // each owned cell's element; rank 0 writes them in the order of the serial mesh (cell_gid), not
   // the partition's (the values and coordinates still carry each rank count's round-off: a
   // deformed mesh's coordinates differ at 1e-14 between 1 and 2 ranks, and Gmsh's mesh with them)
-  std::string text;
+  std::vector<char> text;
+  const auto add = [&text](const char *piece) {
+    text.insert(text.end(), piece, piece + std::strlen(piece));
+  };
   std::vector<int> lengths(static_cast<std::size_t>(m.n_owned_cells));
-  std::vector<PetscInt> gids(m.cell_gid.begin(), m.cell_gid.begin() + m.n_owned_cells);
+  const std::vector<PetscInt> gids(m.cell_gid.begin(), m.cell_gid.begin() + m.n_owned_cells);
   char buf[160];
   for (PetscInt c = 0; c < m.n_owned_cells; ++c) {
     const std::size_t start = text.size();
-    text += ncomp == 1 ? view_element(m.cell_shape[c]) : tensor_element(m.cell_shape[c]);
-    text += '(';
+    add(ncomp == 1 ? view_element(m.cell_shape[c]) : tensor_element(m.cell_shape[c]));
+    add("(");
     for (PetscInt k = m.cell_vertex_ptr[c]; k < m.cell_vertex_ptr[c + 1]; ++k) {
       const auto &x = X[m.cell_vertex[k]];
       std::snprintf(buf, sizeof(buf), "%s%.17g,%.17g,%.17g", k > m.cell_vertex_ptr[c] ? "," : "",
                     x[0], x[1], x[2]);
-      text += buf;
+      add(buf);
     }
-    text += "){";
+    add("){");
     for (PetscInt k = m.cell_vertex_ptr[c]; k < m.cell_vertex_ptr[c + 1]; ++k) {
       const Vec3<double> v = acc[m.cell_vertex[k]] * (1.0 / count[m.cell_vertex[k]][0]);
       const char *sep = k > m.cell_vertex_ptr[c] ? "," : "";
@@ -208,31 +213,19 @@ PetscErrorCode write_view(const discretization::FlowResidual &res,
       else // the 3 x 3 tensor, row by row, 1 for zz
         std::snprintf(buf, sizeof(buf), "%s%.9g,%.9g,0,%.9g,%.9g,0,0,0,1", sep, v[0], v[1], v[1],
                       v[2]);
-      text += buf;
+      add(buf);
     }
-    text += "};\n";
+    add("};\n");
     lengths[static_cast<std::size_t>(c)] = static_cast<int>(text.size() - start);
   }
-  PetscMPIInt rank, size;
-  PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
-  PetscCallMPI(MPI_Comm_size(m.comm, &size));
-  const auto gather = [&](const auto *data, int n, MPI_Datatype type, auto *all) {
-    std::vector<int> counts(size), offsets(size, 0);
-    PetscCallMPI(MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, m.comm));
-    if (rank == 0) {
-      for (int q = 1; q < size; ++q) offsets[q] = offsets[q - 1] + counts[q - 1];
-      all->resize(static_cast<std::size_t>(offsets.back() + counts.back()));
-    }
-    PetscCallMPI(
-        MPI_Gatherv(data, n, type, all->data(), counts.data(), offsets.data(), type, 0, m.comm));
-    return PetscErrorCode(0);
-  };
-  std::string all;
+  std::vector<char> all;
   std::vector<int> all_lengths;
   std::vector<PetscInt> all_gids;
-  PetscCall(gather(text.data(), static_cast<int>(text.size()), MPI_CHAR, &all));
-  PetscCall(gather(lengths.data(), m.n_owned_cells, MPI_INT, &all_lengths));
-  PetscCall(gather(gids.data(), m.n_owned_cells, MPIU_INT, &all_gids));
+  PetscCall(gather_to_root(m.comm, text, MPI_CHAR, &all));
+  PetscCall(gather_to_root(m.comm, lengths, MPI_INT, &all_lengths));
+  PetscCall(gather_to_root(m.comm, gids, MPIU_INT, &all_gids));
+  PetscMPIInt rank;
+  PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
   std::string sorted;
   if (rank == 0) {
     std::vector<std::size_t> start(all_lengths.size() + 1, 0), order(all_lengths.size());
@@ -242,7 +235,7 @@ PetscErrorCode write_view(const discretization::FlowResidual &res,
     std::sort(order.begin(), order.end(),
               [&](std::size_t a, std::size_t b) { return all_gids[a] < all_gids[b]; });
     sorted.reserve(all.size());
-    for (std::size_t i : order) sorted.append(all, start[i], start[i + 1] - start[i]);
+    for (std::size_t i : order) sorted.append(all.data() + start[i], start[i + 1] - start[i]);
   }
   int ok = 1;
   if (rank == 0) {
