@@ -519,6 +519,11 @@ PetscErrorCode remesh(const discretization::FlowResidual &res, const std::vector
       gather_boundary(m, options.boundary ? *options.boundary : res.coordinates(), X_original, &b));
   std::string fold; // (a design's curve that loops between two wall vertices)
   if (options.resample) b = resample_walls(b, walls, options.sampling, &fold);
+  if (options.resample && fold.empty() && options.evaluated.map) {
+    std::string why; // (the re-sampled walls as the new mesh will have them: RemeshOptions)
+    resample_walls(b, walls, options.evaluated, &why);
+    if (!why.empty()) fold = "on the re-sampled walls: " + why;
+  }
   const std::string pos = std::filesystem::absolute(stem + ".pos").string();
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(m.comm, &rank));

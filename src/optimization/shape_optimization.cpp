@@ -274,7 +274,7 @@ PetscErrorCode ShapeOptimization::evaluate_design(const std::vector<double> &a_a
     std::string why;
     RemeshRecord record;
     bool other_walls_may_do = false;
-    PetscCall(remesh(stage == 0 ? &a : nullptr, &record, &why, &other_walls_may_do));
+    PetscCall(remesh(stage == 0 ? &a : nullptr, a, &record, &why, &other_walls_may_do));
     if (!why.empty()) {
       if (stage == 0 && other_walls_may_do) {
         own = why;
@@ -477,7 +477,8 @@ PetscErrorCode ShapeOptimization::wall_crossing(const std::vector<double> &a,
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode ShapeOptimization::remesh(const std::vector<double> *target, RemeshRecord *record,
+PetscErrorCode ShapeOptimization::remesh(const std::vector<double> *target,
+                                         const std::vector<double> &evaluated, RemeshRecord *record,
                                          std::string *failure, bool *other_walls_may_do) {
   PetscFunctionBeginUser;
   const double t0 = MPI_Wtime();
@@ -524,6 +525,7 @@ PetscErrorCode ShapeOptimization::remesh(const std::vector<double> *target, Reme
   // a straight chord of it), the originals kept on the original walls
   const std::vector<double> a_map = target ? *target : a_good_;
   o.sampling = wall_sampling(a_map);
+  if (design().can_fold()) o.evaluated = wall_sampling(evaluated);
   // a mesh made by a remeshing keeps its cell count (RemeshOptions::target_cells); the case's
   // own mesh gives its sizes as they are
   o.target_cells = owned_fc_ ? static_cast<long>(fc_->mesh().n_global_cells) : 0;

@@ -18,7 +18,9 @@
 #    order);
 #  - the campaign killed inside the first remeshing (1 rank) restarted on 2 ranks and killed
 #    inside the remeshing again (now made on 2 ranks), then restarted on 2 ranks: bitwise the path
-#    of the same campaign restarted on 2 ranks without the second kill.
+#    of the same campaign restarted on 2 ranks without the second kill;
+#  - a design whose walls fold between the vertices a remeshing would give them is not remeshed
+#    around them (a coarser mesh, below).
 # usage: optimize_remesh.sh KARMAN SOURCE_DIR WORK_DIR
 set -u
 karman=$1 src=$2 work=$3
@@ -123,4 +125,29 @@ grep -q "remeshed around" killed2.log && fail "2 ranks, remesh: killed after the
 grep -q "remeshed around" killed2.restart.log || fail "2 ranks: the restart did not remesh"
 cmp -s ref2/remesh-$remeshes.msh killed2/remesh-$remeshes.msh || fail "2 ranks: another mesh"
 compare killed2 0 "" ref2 || fail "2 ranks: another path"
+# a design whose walls fold between the vertices of the mesh it would be remeshed on: the same
+# campaign on a coarser mesh (body.geo at level -0.9, 2 052 cells; mesh.level cannot ask for it),
+# where the design of evaluation 22 passes the fold check between the current wall vertices but
+# runs back by 0.15 of a face between those that remeshing re-spaces around its walls.  Checked
+# on the re-sampled walls before Gmsh runs (driver::RemeshOptions::evaluated), it is remeshed
+# around the last good design's walls instead; before, the new mesh was made around its own
+# walls, where it failed ("on the remeshed mesh"), and so did every later design and, at the
+# end, the best design's evaluation again (the command stopped with an error)
+printf 'level = -0.9;\nInclude "%s";\n' "$src/cases/shape-min-drag/body.geo" > body-coarse.geo
+sed "s|file: body.geo, level: 1|file: $work/body-coarse.geo, level: 0, cache_dir: $work/cache|" \
+  "$src/cases/shape-min-drag/re1.yaml" > coarse.yaml
+"$karman" optimize coarse.yaml -o coarse "${opts[@]}" > coarse.log 2>&1 ||
+  { tail -5 coarse.log; fail "coarse: the campaign stopped with an error"; }
+/usr/bin/python3 - <<'PY' || fail "coarse: a design remeshed around walls it folds on"
+import csv, json
+rows = list(csv.DictReader(open("coarse/optimization.csv")))
+bad = [r["evaluation"] for r in rows if "on the remeshed mesh" in r["failure"]]
+assert not bad, f"evaluations {bad} failed on their own remeshed mesh"
+r = json.load(open("coarse/remesh.json"))
+seen = [m["evaluation"] for m in r if m["own_walls_failure"].startswith("remeshing: on the re-sampled walls")]
+assert seen, "no design folded on its re-sampled walls (the campaign took another path?)"
+print(f"coarse: {len(rows)} evaluations, {sum(x['ok'] != '1' for x in rows)} failed, "
+      f"{len(r)} remeshings; folding on the re-sampled walls at evaluation(s) {seen}, "
+      f"remeshed around the last good design's walls")
+PY
 echo "optimize_remesh: all checks passed"

@@ -33,6 +33,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <tuple>
@@ -395,6 +396,53 @@ TEST_CASE("remeshing: a wall that crosses itself is a failure with Gmsh's reason
                          dir + "/crossed", &r) == 0);
   CHECK_FALSE(r.ok);
   CHECK_THAT(r.failure, Catch::Contains("gmsh"));
+}
+
+TEST_CASE("remeshing: a design that folds between the re-sampled wall vertices is refused before "
+          "Gmsh runs",
+          "[remeshing][mpi]") {
+  // shape-min-drag's body (level 0, 48 wall faces), its walls re-sampled along the identity map
+  // (the walls of the design that the new mesh is made around), the design to be evaluated
+  // there moving each wall point along the circle's tangent by 0.1 sin(12 theta): its curve runs
+  // back by more than a tenth of a face (0.1 * 12 > the radius 0.5), which the check of the
+  // evaluated design on the re-sampled walls finds; no Gmsh mesh is made
+  const std::string dir = test::work_dir("remeshing-evaluated-fold");
+  config::CaseConfig cfg;
+  driver::FlowCase fc;
+  load_case(kBody, {"mesh.cache_dir=" + dir}, &cfg, &fc);
+  const mesh::Mesh &m = fc.mesh();
+  const driver::WallMap identity = [](const Vec3<double> &x0, int, const Vec3<double> &,
+                                      Vec3<double> *x) {
+    *x = x0;
+    return true;
+  };
+  const driver::WallMap wiggle = [](const Vec3<double> &x0, int, const Vec3<double> &,
+                                    Vec3<double> *x) {
+    const double r = std::hypot(x0[0], x0[1]), theta = std::atan2(x0[1], x0[0]);
+    const Vec3<double> t(-x0[1] / r, x0[0] / r, 0.0);
+    *x = x0 + 0.1 * std::sin(12 * theta) * t;
+    return true;
+  };
+  const auto remesh = [&](const driver::WallMap &evaluated, const std::string &name) {
+    driver::RemeshOptions o;
+    o.sampling.map = identity;
+    o.evaluated.map = evaluated;
+    driver::RemeshResult r;
+    clear_error();
+    REQUIRE(driver::remesh(fc.residual(), {m.patch_index("cylinder")}, m.coordinates, o,
+                           dir + "/" + name, &r) == 0);
+    return r;
+  };
+  const driver::RemeshResult folded = remesh(wiggle, "folded");
+  CHECK_FALSE(folded.ok);
+  CHECK_THAT(folded.failure, Catch::StartsWith("on the re-sampled walls: the design's wall runs "
+                                               "back by"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/folded.msh"));
+  // the identity evaluated there: meshed
+  const driver::RemeshResult plain = remesh(identity, "plain");
+  INFO(plain.failure);
+  CHECK(plain.ok);
+  CHECK(std::filesystem::exists(dir + "/plain.msh"));
 }
 
 TEST_CASE("remeshing: a wall re-sampled along the design's own curve, and a design whose curve "

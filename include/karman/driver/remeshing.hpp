@@ -148,6 +148,13 @@ struct RemeshOptions {
   /// the walls as the design's curve (resample_walls; with `resample`): the map of the design
   /// being remeshed, the original wall faces; a design whose walls cross themselves is a failure
   WallSampling sampling;
+  /// if it has a map: the design that will be evaluated on the new mesh, checked on the
+  /// re-sampled walls (their vertices are the new mesh's) as it will be there; a fold is a
+  /// failure before any meshing.  (The re-sampled vertices are spaced otherwise than the current
+  /// ones, and a design's curve that passed the check between the current vertices could run
+  /// back by more than a tenth of a new face: shape-min-drag Re 1 FFD on a coarse mesh was
+  /// remeshed around such walls and every later design failed there, the best one too)
+  WallSampling evaluated;
   /// if > 0: the new mesh has this many cells within 5 %: the size view is scaled by
   /// sqrt(cells / target) and the domain meshed again (at most twice more), the closest kept.
   /// For a mesh that is itself a remeshing: Gmsh's triangles from a view of triangle sizes come

@@ -232,9 +232,11 @@ private:
   /// A new mesh around the walls of the design *target from the current mesh's reference shape
   /// (its deformed mesh carries the current sizes there), or of the last good design (`target`
   /// null); *failure says why not, and *other_walls_may_do whether the failure is Gmsh's (or a
-  /// fold's) around these walls, so that a mesh around other walls may still do.
-  PetscErrorCode remesh(const std::vector<double> *target, RemeshRecord *record,
-                        std::string *failure, bool *other_walls_may_do);
+  /// fold's) around these walls, so that a mesh around other walls may still do.  `evaluated`:
+  /// the design to be evaluated on the new mesh; its walls folding between the new mesh's wall
+  /// vertices is such a failure, found before Gmsh runs (driver::RemeshOptions::evaluated).
+  PetscErrorCode remesh(const std::vector<double> *target, const std::vector<double> &evaluated,
+                        RemeshRecord *record, std::string *failure, bool *other_walls_may_do);
   /// Continues on the mesh `msh` whose boundary vertices' originals are `embedding`, with the
   /// design a_ref as its reference shape; the flow from `state_file` (none: the case's).
   PetscErrorCode load_remeshed(const std::string &msh, const driver::BoundaryEmbedding &embedding,
