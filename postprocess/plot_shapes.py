@@ -2,13 +2,14 @@
 the optimized one, drawn from OUTDIR/shapes/*.csv (written by karman optimize) with matplotlib.
 
 usage: /usr/bin/python3 postprocess/plot_shapes.py OUTDIR [OUTDIR2 ...] [-o OUT.png]
-           [--walls W1,W2] [--evaluations 0,4,9] [--between N] [--titles T1,T2]
+           [--walls W1,W2] [--evaluations 0,4,9] [--between N] [--titles T1,T2] [--surface]
 
 One panel per OUTDIR.  The walls drawn are those the optimization moved (unless --walls names
 them); --evaluations picks the evaluations to draw (default: the first, N = 3 evenly spaced
 successful ones in between, and the optimized design from shapes/optimized.csv).  3D walls are
-cut by the plane z = const through the middle of the walls.  Writes OUTDIR/shapes.png unless
--o is given.
+cut by the plane z = const through the middle of the walls; with --surface (3D) a second panel
+per OUTDIR shows the first and the optimized walls as shaded surfaces, seen from the side and
+above the stream.  Writes OUTDIR/shapes.png unless -o is given.
 """
 import argparse
 import csv
@@ -135,6 +136,52 @@ def panel(ax, outdir, args):
     return ", ".join(walls) + cut
 
 
+def surface(ax, outdir, args):
+    """The first design (grey, translucent) and the optimized one (red) as 3D surfaces."""
+    files = {int(re.search(r"shape_(\d+)\.csv$", p).group(1)): p
+             for p in glob.glob(os.path.join(outdir, "shapes", "shape_*.csv"))}
+    optimized = os.path.join(outdir, "shapes", "optimized.csv")
+    if not files or not os.path.exists(optimized):
+        raise SystemExit(f"{outdir}: --surface needs shapes/shape_*.csv and shapes/optimized.csv")
+    from mpl_toolkits.mplot3d.art3d import Poly3DCollection
+    first, last = read_shape(files[min(files)]), read_shape(optimized)
+    walls = args.walls.split(",") if args.walls else moved_walls(first, last) or sorted(first)
+    if any(len(f) < 3 for w in walls for f in first[w]):
+        raise SystemExit(f"{outdir}: --surface is for 3D walls (faces of 3 or more vertices)")
+    from matplotlib.colors import to_rgb
+    light = (-0.4, -0.6, 0.7)  # (toward the viewer and up)
+
+    def shaded(faces, color):  # each face's colour by the cosine of its normal to the light
+        out = []
+        for f in faces:
+            a, b, c = f[0], f[1], f[2]
+            u = [b[i] - a[i] for i in range(3)]
+            v = [c[i] - a[i] for i in range(3)]
+            n = (u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0])
+            size = sum(x * x for x in n) ** 0.5 or 1.0
+            k = 0.35 + 0.65 * abs(sum(n[i] * light[i] for i in range(3))) / size
+            out.append(tuple(k * x for x in to_rgb(color)))
+        return out
+
+    points = []
+    for shape, color, style in ((first, "0.7", dict(edgecolor="none", alpha=0.25)),
+                                (last, "C3", dict(edgecolor="0.2", linewidth=0.1, alpha=0.9))):
+        faces = [f for w in walls for f in shape[w]]
+        ax.add_collection3d(Poly3DCollection(faces, facecolors=shaded(faces, color), **style))
+        points += [v for f in faces for v in f]
+    lo = [min(p[i] for p in points) for i in range(3)]
+    hi = [max(p[i] for p in points) for i in range(3)]
+    half = 0.55 * max(h - l for l, h in zip(lo, hi))
+    for i, set_lim in enumerate((ax.set_xlim, ax.set_ylim, ax.set_zlim)):
+        c = 0.5 * (lo[i] + hi[i])
+        set_lim(c - half, c + half)
+    ax.set_box_aspect((1, 1, 1))
+    ax.view_init(elev=20, azim=-60)
+    ax.set_xlabel("x (stream)")
+    ax.set_ylabel("y")
+    ax.set_zlabel("z")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("outdirs", nargs="+")
@@ -143,12 +190,19 @@ def main():
     ap.add_argument("--evaluations")
     ap.add_argument("--between", type=int, default=3)
     ap.add_argument("--titles")
+    ap.add_argument("--surface", action="store_true")
     args = ap.parse_args()
     titles = args.titles.split(",") if args.titles else args.outdirs
-    fig, axes = plt.subplots(1, len(args.outdirs), figsize=(6 * len(args.outdirs), 5), squeeze=False)
-    for ax, outdir, title in zip(axes[0], args.outdirs, titles):
+    rows = 2 if args.surface else 1
+    fig = plt.figure(figsize=(6 * len(args.outdirs), 5 * rows))
+    for i, (outdir, title) in enumerate(zip(args.outdirs, titles)):
+        ax = fig.add_subplot(rows, len(args.outdirs), i + 1)
         walls = panel(ax, outdir, args)
         ax.set_title(f"{title}: {walls}", fontsize=10)
+        if args.surface:
+            ax3 = fig.add_subplot(rows, len(args.outdirs), len(args.outdirs) + i + 1, projection="3d")
+            surface(ax3, outdir, args)
+            ax3.set_title(f"{title}: first (grey) and optimized (red)", fontsize=10)
     fig.tight_layout()
     png = args.output or os.path.join(args.outdirs[0], "shapes.png")
     fig.savefig(png, dpi=130)

@@ -338,9 +338,13 @@ bool solve_dense(std::vector<std::vector<double>> a, std::vector<double> b,
 // has a lower objective -- the iterates approach the optimum with constraint violations just
 // above the tolerances, e.g. when failed designs keep SLSQP's steps short -- it is projected onto
 // the constraints by Gauss-Newton steps on the violated ones,
-//   x <- clamp(x - A^T (A A^T)^-1 g, l, u),   A = dg/dx,
-// one evaluation per step (journaled like any other), until every violation is within its
-// tolerance; the projected design is the answer if it is feasible and better.
+//   x <- x + d,   d_F = -A_F^T (A_F A_F^T)^-1 (g + A_H d_H),   A = dg/dx,
+// where H holds the variables that the step would take past a bound (d_H to the bound) and F
+// the others: clamped afterwards (x <- clamp(x - A^T (A A^T)^-1 g)) each step lost the held
+// variables' share, and the 3D shape-min-drag case (42 of 135 variables on their bounds) ended
+// with its volume 3.9e-6 off after 5 steps; one evaluation per step (journaled like any other),
+// until every violation is within its tolerance; the projected design is the answer if it is
+// feasible and better.
 PetscErrorCode project_feasible(Context &ctx, long steps, OptimizationResult *result) {
   PetscFunctionBeginUser;
   const OptimizationProblem &p = *ctx.problem;
@@ -375,17 +379,37 @@ PetscErrorCode project_feasible(Context &ctx, long steps, OptimizationResult *re
       a.push_back(row);
       g.push_back(gi);
     }
-    std::vector<std::vector<double>> aat(a.size(), std::vector<double>(a.size(), 0.0));
-    for (std::size_t i = 0; i < a.size(); ++i)
-      for (std::size_t j = 0; j < a.size(); ++j)
-        for (std::size_t l = 0; l < n; ++l) aat[i][j] += a[i][l] * a[j][l];
-    std::vector<double> y;
-    if (!solve_dense(aat, g, &y)) break;
-    for (std::size_t l = 0; l < n; ++l) {
-      double d = 0;
-      for (std::size_t i = 0; i < a.size(); ++i) d -= a[i][l] * y[i];
-      x[l] = std::min(p.upper[l], std::max(p.lower[l], x[l] + d));
+    // the step on the free variables; a variable the step would take past its bound goes to the
+    // bound and out of the step, and the others close the rest (g + A_held d_held):
+    // clamping afterwards lost the held variables' share at every step (header)
+    std::vector<double> d(n, 0.0);
+    std::vector<char> held(n, 0);
+    bool solved = true;
+    for (std::size_t pass = 0; pass <= n; ++pass) {
+      std::vector<double> rhs = g;
+      for (std::size_t i = 0; i < a.size(); ++i)
+        for (std::size_t l = 0; l < n; ++l)
+          if (held[l]) rhs[i] += a[i][l] * d[l];
+      std::vector<std::vector<double>> aat(a.size(), std::vector<double>(a.size(), 0.0));
+      for (std::size_t i = 0; i < a.size(); ++i)
+        for (std::size_t j = 0; j < a.size(); ++j)
+          for (std::size_t l = 0; l < n; ++l)
+            if (!held[l]) aat[i][j] += a[i][l] * a[j][l];
+      std::vector<double> y;
+      if (!(solved = solve_dense(aat, rhs, &y))) break;
+      bool more = false;
+      for (std::size_t l = 0; l < n; ++l) {
+        if (held[l]) continue;
+        d[l] = 0;
+        for (std::size_t i = 0; i < a.size(); ++i) d[l] -= a[i][l] * y[i];
+        const double to = std::min(p.upper[l], std::max(p.lower[l], x[l] + d[l]));
+        if (to != x[l] + d[l]) d[l] = to - x[l], held[l] = 1, more = true;
+      }
+      if (!more) break;
     }
+    if (!solved) break;
+    for (std::size_t l = 0; l < n; ++l)
+      x[l] = std::min(p.upper[l], std::max(p.lower[l], x[l] + d[l]));
     const Evaluation *ev = nullptr;
     PetscCall(evaluate(ctx, x, &ev));
     if (!ev->ok) break;
