@@ -34,6 +34,15 @@ using optimization::ConstraintSense;
 
 namespace {
 
+/// x + y and the constraint x^2 + y^2 with their gradients (the circle tests)
+PetscErrorCode circle(const std::vector<double> &x, optimization::Evaluation *e) {
+  e->f = x[0] + x[1];
+  e->df = {1.0, 1.0};
+  e->c = {x[0] * x[0] + x[1] * x[1]};
+  e->dc = {{2 * x[0], 2 * x[1]}};
+  return 0;
+}
+
 // (x - 3)^2 + (y + 1)^2, constraint c = x + y; designs with x > fail_above cannot be evaluated
 optimization::Evaluator quadratic(double fail_above, long *calls, long error_at = -1) {
   return [=](const std::vector<double> &x, optimization::Evaluation *e) -> PetscErrorCode {
@@ -241,14 +250,6 @@ TEST_CASE("optimizer: all ranks take the same path", "[driver][mpi]") {
 TEST_CASE("optimizer: SLSQP's answer passes the KKT check (nonlinear equality)", "[driver]") {
   // x + y on the circle x^2 + y^2 = 2: optimum (-1, -1), df = (1, 1) = -lambda (2x, 2y),
   // lambda = 1/2
-  const optimization::Evaluator circle = [](const std::vector<double> &x,
-                                            optimization::Evaluation *e) {
-    e->f = x[0] + x[1];
-    e->df = {1.0, 1.0};
-    e->c = {x[0] * x[0] + x[1] * x[1]};
-    e->dc = {{2 * x[0], 2 * x[1]}};
-    return PetscErrorCode(0);
-  };
   optimization::OptimizationProblem p;
   p.names = {"x", "y"};
   p.lower = {-5, -5};
@@ -280,14 +281,6 @@ TEST_CASE("optimizer: a run stopped before feasibility ends with a projected fea
           "[driver]") {
   // x + y on the circle x^2 + y^2 = 2 from (0.5, -1.5), stopped after 5 evaluations: the
   // iterates are not yet on the circle within 1e-12, the answer is (projected onto it)
-  const optimization::Evaluator circle = [](const std::vector<double> &x,
-                                            optimization::Evaluation *e) {
-    e->f = x[0] + x[1];
-    e->df = {1.0, 1.0};
-    e->c = {x[0] * x[0] + x[1] * x[1]};
-    e->dc = {{2 * x[0], 2 * x[1]}};
-    return PetscErrorCode(0);
-  };
   optimization::OptimizationProblem p;
   p.names = {"x", "y"};
   p.lower = {-5, -5};
@@ -323,14 +316,6 @@ TEST_CASE("optimizer: the projection onto the constraints keeps the variables at
   // step, to 2e-5 after 5; the 3D case cases/stokes-body-3d kept its volume 3.9e-6 off with 42
   // of 135 variables on their bounds); with the variables that would leave their bounds held
   // there, x alone closes the gap at Newton's rate
-  const optimization::Evaluator circle = [](const std::vector<double> &x,
-                                            optimization::Evaluation *e) {
-    e->f = x[0] + x[1];
-    e->df = {1.0, 1.0};
-    e->c = {x[0] * x[0] + x[1] * x[1]};
-    e->dc = {{2 * x[0], 2 * x[1]}};
-    return PetscErrorCode(0);
-  };
   optimization::OptimizationProblem p;
   p.names = {"x", "y"};
   p.lower = {-5, -0.9};
