@@ -74,12 +74,17 @@ def objectives(outdir):
             for r in csv.DictReader(open(path)) if r["ok"] == "1"}
 
 
-def panel(ax, outdir, args):
+def shape_files(outdir):
+    """{evaluation: OUTDIR/shapes/shape_K.csv} and the path of shapes/optimized.csv."""
     files = {int(re.search(r"shape_(\d+)\.csv$", p).group(1)): p
              for p in glob.glob(os.path.join(outdir, "shapes", "shape_*.csv"))}
     if not files:
         raise SystemExit(f"{outdir}: no shapes/shape_*.csv (written by karman optimize)")
-    optimized = os.path.join(outdir, "shapes", "optimized.csv")
+    return files, os.path.join(outdir, "shapes", "optimized.csv")
+
+
+def panel(ax, outdir, args):
+    files, optimized = shape_files(outdir)
     J = objectives(outdir)
     first = min(files)
     if args.evaluations:
@@ -138,11 +143,9 @@ def panel(ax, outdir, args):
 
 def surface(ax, outdir, args):
     """The first design (grey, translucent) and the optimized one (red) as 3D surfaces."""
-    files = {int(re.search(r"shape_(\d+)\.csv$", p).group(1)): p
-             for p in glob.glob(os.path.join(outdir, "shapes", "shape_*.csv"))}
-    optimized = os.path.join(outdir, "shapes", "optimized.csv")
-    if not files or not os.path.exists(optimized):
-        raise SystemExit(f"{outdir}: --surface needs shapes/shape_*.csv and shapes/optimized.csv")
+    files, optimized = shape_files(outdir)
+    if not os.path.exists(optimized):
+        raise SystemExit(f"{outdir}: --surface needs shapes/optimized.csv (the campaign's end)")
     from mpl_toolkits.mplot3d.art3d import Poly3DCollection
     first, last = read_shape(files[min(files)]), read_shape(optimized)
     walls = args.walls.split(",") if args.walls else moved_walls(first, last) or sorted(first)
