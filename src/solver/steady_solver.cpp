@@ -321,6 +321,18 @@ PetscErrorCode SteadySolver::record_iteration(SNES snes, PetscInt snes_it, Petsc
   if (it == 0) r0_ = r_ref_ > 0 ? std::max(r_ref_, norm) : norm;
   PetscCall(roundoff_floor(w, &rec.roundoff_floor));
   at_floor_ = norm <= rec.roundoff_floor;
+  if (snes_it > 0) { // a stall below the estimate's reach (header)
+    KSP ksp;
+    KSPConvergedReason linear;
+    PetscCall(SNESGetKSP(snes, &ksp));
+    PetscCall(KSPGetConvergedReason(ksp, &linear));
+    const double previous = residual_at(static_cast<int>(it) - 1);
+    const bool stalled = cfl_ >= cfl_max_ && linear > 0 && previous > 0 &&
+                         norm > previous / kFloorStallReduction &&
+                         norm <= kFloorStallRelative * r0_;
+    floor_stalls_ = stalled ? floor_stalls_ + 1 : 0;
+    if (floor_stalls_ >= kFloorStallSteps) at_floor_ = true;
+  }
   rec.cfl = cfl_;
   if (snes_it > 0) PetscCall(widen_unconverged(snes, it));
   PetscCall(next_cfl(snes, it, norm));
@@ -589,6 +601,7 @@ PetscErrorCode SteadySolver::continuation(SNES snes, Vec w, SteadySummary *summa
   int astray = 0;
   may_abandon_ = may_abandon;
   exhausted_run_ = 0;
+  floor_stalls_ = 0;
   stranded_ = false;
   double base = cfl_base_;
   for (;;) {
@@ -600,7 +613,8 @@ PetscErrorCode SteadySolver::continuation(SNES snes, Vec w, SteadySummary *summa
     PetscCall(SNESGetConvergedReason(snes, &reason));
     summary->converged = reason > 0;
     summary->reason = SNESConvergedReasons[reason];
-    if (reason == SNES_CONVERGED_SNORM_RELATIVE && at_floor_) summary->reason = kConvergedFloor;
+    if (reason == SNES_CONVERGED_SNORM_RELATIVE && at_floor_)
+      summary->reason = floor_stalls_ >= kFloorStallSteps ? kConvergedFloorStall : kConvergedFloor;
     // solver.linear auto: a stranded iterative solve gives way to the LU (header)
     if (stranded_ && !at_floor_) {
       summary->converged = false;

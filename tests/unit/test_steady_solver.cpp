@@ -20,7 +20,9 @@
 //  - exact Newton (the LU) converges quadratically on the coarse DFG 2D-1 mesh: the order of the
 //    last iterates' residual reduction is > 1.7 [mpi];
 //  - a residual at its round-off floor eps |rho V/dtau w| ends the solve as converged
-//    (CONVERGED_ROUNDOFF) where tolerances below it would run to max_iterations [mpi].
+//    (CONVERGED_ROUNDOFF) where tolerances below it would run to max_iterations [mpi];
+//  - a residual that stalls above that estimate (full Newton steps at CFL_max that lower it less
+//    than 2x) ends the solve after 2 such steps, in the state of the default tolerances [mpi].
 #include "karman/optimization/case_schema.hpp"
 #include "karman/core/error.hpp"
 #include "karman/discretization/flow_residual.hpp"
@@ -510,6 +512,45 @@ TEST_CASE("steady solver: a residual at its round-off floor ends the solve as co
   const double difference = relative_max_difference(tight.w, normal.w);
   CAPTURE(difference);
   REQUIRE(difference < 1e-7);
+  VecDestroy(&normal.w);
+  VecDestroy(&tight.w);
+}
+
+TEST_CASE("steady solver: a residual that stalls at its round-off floor ends the solve after two "
+          "steps",
+          "[solver][mpi]") {
+  // The coarse DFG 2D-1 case with karman verify's kind of tolerances (here 1e-30: none is
+  // reachable): Newton converges quadratically to |R| ~1e-16 and then full steps at CFL_max lower
+  // |R| by a few percent each (round-off), above the estimate eps |rho V/dtau w|.  Without the
+  // stall rule the solve crawled there until its line search failed; with it, it stops after
+  // kFloorStallSteps = 2 such steps, as converged, in the state of the default tolerances.
+  Problem normal_problem, tight_problem;
+  make_dfg(&normal_problem);
+  make_dfg(&tight_problem, {"solver.rtol=1e-30", "solver.atol=1e-30"});
+  SolveResult normal, tight;
+  solve_from_rest(normal_problem, &normal);
+  solve_from_rest(tight_problem, &tight);
+  REQUIRE(normal.summary.converged);
+  const solver::SteadySummary &t = tight.summary;
+  CAPTURE(t.reason, t.iterations, t.final_residual);
+  REQUIRE(t.converged);
+  REQUIRE(t.reason == solver::kConvergedFloorStall);
+  const auto &h = t.history;
+  REQUIRE(h.size() >= 4);
+  const std::size_t n = h.size();
+  // the last two steps stalled: each lowered |R| less than 2x, far below |R_0| ...
+  for (std::size_t k = n - 2; k < n; ++k) {
+    CAPTURE(k, h[k - 1].residual, h[k].residual, h[k].roundoff_floor);
+    REQUIRE(h[k].residual > h[k - 1].residual / 2);
+    REQUIRE(h[k].residual <= 1e-10 * t.initial_residual);
+    REQUIRE(h[k].residual > h[k].roundoff_floor); // (above the estimate: not its rule)
+  }
+  // ... and no step before them did: the solve stopped at the second stalled step
+  REQUIRE(!(h[n - 3].residual > h[n - 4].residual / 2 &&
+            h[n - 3].residual <= 1e-10 * t.initial_residual));
+  const double difference = relative_max_difference(tight.w, normal.w);
+  CAPTURE(difference);
+  REQUIRE(difference < 1e-9);
   VecDestroy(&normal.w);
   VecDestroy(&tight.w);
 }

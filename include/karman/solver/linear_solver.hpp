@@ -226,6 +226,11 @@ constexpr const char *kConvergedRoundoff =
 /// (solver/steady_solver.hpp).
 constexpr const char *kConvergedFloor =
     "CONVERGED_ROUNDOFF (|R| at its round-off floor eps |rho V/dtau w|)";
+/// The reason a steady Newton solve whose residual stalled at its round-off floor below the
+/// estimate eps |rho V/dtau w| reports (solver/steady_solver.hpp).
+constexpr const char *kConvergedFloorStall =
+    "CONVERGED_ROUNDOFF (|R| stalled at its round-off floor: 2 full Newton steps in a row lowered "
+    "it less than 2x)";
 /// The reason a time step stopped by the truncation stop of forward tolerances reports
 /// (solver/unsteady_solver.hpp).
 constexpr const char *kConvergedTruncation =

@@ -89,7 +89,14 @@
 // ratio 1.5e7, nu~/nu ~ 3e3) carry diffusive fluxes ~1e4 x their differences, so rtol 1e-10 of
 // |R_0| = 1.04 lay below what double precision resolves and the solve ran to solver.max_iterations;
 // at 10 degrees the floor is 2.0e-12 and the solve stops at 2.2e-12 by rtol.  On laminar cases the
-// floor lies orders of magnitude below the tolerances.
+// floor lies orders of magnitude below the tolerances.  The estimate can also undercount the
+// floor: cases/stokes-body-3d (Re 0.1) under `karman verify`'s tolerances (rtol 1e-14, atol 1e-13)
+// converges quadratically to |R| 1.3e-11 (1.2e-13 of |R_0|) in 6 steps and then crawled for 9 more
+// at 1.0e-11 -> 8.2e-12 (GMRES converged, full steps at CFL_max) to the failed line search.  So
+// a solve is at its floor also after kFloorStallSteps = 2 such Newton steps in a row (CFL at its
+// maximum, the linear solve converged) that each lowered |R| less than 2x, once |R| is below
+// 1e-10 |R_0|: 8 steps there.  Exact Newton steps near a solution reduce |R| quadratically, and
+// inexact ones (the forcing terms are capped at 0.1) by at least 10x.
 // With solver.linear: auto the iterative solve gives way to the LU before its iteration limit
 // when it is astray: its line search failed at kAstrayFailures = 3 iterates whose |R| lay above
 // the solve's initial |R| (and the LU fits in memory).  The NACA 0012 RANS at 0 degrees on level 0
@@ -311,6 +318,12 @@ private:
   std::vector<double> shift_;
   std::vector<double> rate_; ///< rho V / dtau at CFL 1 per owned cell (update_rates)
   bool at_floor_ = false;    ///< the last iterate's |R| is at its round-off floor
+  /// Newton steps in a row that stalled below the floor's estimate's reach (header: a floor that
+  /// eps |D w| undercounts): full-CFL steps whose linear solve converged and that lowered |R|
+  /// less than kFloorStallReduction x, at |R| <= kFloorStallRelative |R_0|
+  int floor_stalls_ = 0;
+  static constexpr int kFloorStallSteps = 2;
+  static constexpr double kFloorStallReduction = 2, kFloorStallRelative = 1e-10;
   /// dual time stepping (set_time_step): the level and time term of the step, its diagonal
   /// rho V a0 per owned cell (empty without), and the Jacobian's diagonal shift_ + rho V a0
   discretization::TimeLevel level_ = discretization::kSteady;
