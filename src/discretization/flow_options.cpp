@@ -77,7 +77,16 @@ const SectionOptions<SchemeOptions> &scheme_options() {
                   &SchemeOptions::reconstruction,
                   {{"auto", Reconstruction::Auto},
                    {"gradient", Reconstruction::Gradient},
-                   {"blended", Reconstruction::Blended}});
+                   {"blended", Reconstruction::Blended}})
+          .choice(choice("dissipation", "face",
+                         "the upwind part of the convected momentum: face (the difference of "
+                         "the two sides' convected face values) or centroids (the jump along "
+                         "the cell centroids less the gradients' prediction of it: on Gmsh "
+                         "tetrahedral meshes whose Newton solve stalls with face, it converges; "
+                         "results/tet-diagnosis.md section 10)",
+                         {}),
+                  &SchemeOptions::dissipation,
+                  {{"face", Dissipation::Face}, {"centroids", Dissipation::Centroids}});
   return options;
 }
 

@@ -78,6 +78,7 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
       scheme.reconstruction == Reconstruction::Blended ||
       (scheme.reconstruction == Reconstruction::Auto && mesh::has_tetrahedra(mesh));
   params_.blend = blended ? 0.5 : 0.0;
+  params_.centroid_dissipation = scheme.dissipation == Dissipation::Centroids;
 
   // Jacobian stencil of owned rows: cells within two face-neighbour steps
   const auto &nptr = lsq_.neighbour_ptr();

@@ -64,18 +64,37 @@ void interior_flux_dw(int dim, const CellState<double> &L, const CellState<doubl
     // convection: rho (bl cl + br cr), dbl/dF = (1 + b F/a)/2, dbr/dF = (1 - b F/a)/2
     const double cl = convected_value(fl[m], L.w[m], R.w[m], sL, beta);
     const double cr = convected_value(fr[m], R.w[m], L.w[m], sR, beta);
-    const double cF = fp.rho * (0.5 * (1 + b * F / a) * cl + 0.5 * (1 - b * F / a) * cr);
+    // the weights of cl and cr, and d/dF of the convection term (with the dissipation along
+    // the centroids: rho [F (cl + cr)/2 - b a/2 jump])
+    double wl = bl, wr = br;
+    double cF = fp.rho * (0.5 * (1 + b * F / a) * cl + 0.5 * (1 - b * F / a) * cr);
+    double jump = 0;
+    if (fp.centroid_dissipation) {
+      jump = R.w[m] - L.w[m];
+      for (int c = 0; c < 3; ++c) jump -= 0.5 * (L.g[m][c] + R.g[m][c]) * d[c];
+      wl = wr = 0.5 * F;
+      cF = fp.rho * (0.5 * (cl + cr) - 0.5 * b * F / a * jump);
+    }
     for (int j = 0; j < nv; ++j) {
       J.dwL[m][j] += cF * FwL[j];
       J.dwR[m][j] += cF * FwR[j];
       for (int c = 0; c < 3; ++c)
         J.dgL[m][j][c] += cF * FgL[j][c], J.dgR[m][j][c] += cF * FgR[j][c];
     }
-    J.dwL[m][m] += fp.rho * (bl * (1 - beta * sL) + br * beta * sR);
-    J.dwR[m][m] += fp.rho * (br * (1 - beta * sR) + bl * beta * sL);
+    J.dwL[m][m] += fp.rho * (wl * (1 - beta * sL) + wr * beta * sR);
+    J.dwR[m][m] += fp.rho * (wr * (1 - beta * sR) + wl * beta * sL);
     for (int c = 0; c < 3; ++c) {
-      J.dgL[m][m][c] += fp.rho * bl * (1 - beta) * rL[c];
-      J.dgR[m][m][c] += fp.rho * br * (1 - beta) * rR[c];
+      J.dgL[m][m][c] += fp.rho * wl * (1 - beta) * rL[c];
+      J.dgR[m][m][c] += fp.rho * wr * (1 - beta) * rR[c];
+    }
+    if (fp.centroid_dissipation) { // - rho b a/2 jump
+      const double kj = -0.5 * fp.rho * b * a;
+      J.dwR[m][m] += kj;
+      J.dwL[m][m] -= kj;
+      for (int c = 0; c < 3; ++c) {
+        J.dgL[m][m][c] -= 0.5 * kj * d[c];
+        J.dgR[m][m][c] -= 0.5 * kj * d[c];
+      }
     }
     // viscous: - mu [alpha (u_R - u_L) + (G_L + G_R)/2 . k]
     J.dwL[m][m] += mu * alpha;
@@ -221,6 +240,7 @@ void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<
 
   double flb[kMaxVars] = {}, frb[kMaxVars] = {};
   double Fb = lambda[0], alphab = 0, pfb = 0, blb = 0, brb = 0, sLb = 0, sRb = 0;
+  double ab_centroids = 0; // (the dissipation along the centroids: its a's adjoint)
   Vec3<double> kvb, db, rLb, rRb;
   for (int m = 1; m < nv; ++m) {
     const double lm = lambda[m];
@@ -241,9 +261,24 @@ void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<
     // likewise
     const double cl = convected_value(fl[m], L.w[m], R.w[m], sL, beta);
     const double cr = convected_value(fr[m], R.w[m], L.w[m], sR, beta);
-    blb += fp.rho * lm * cl;
-    brb += fp.rho * lm * cr;
-    const double clb = fp.rho * lm * bl, crb = fp.rho * lm * br;
+    double clb, crb;
+    if (fp.centroid_dissipation) { // rho [F (cl + cr)/2 - b a/2 jump]
+      const Vec3<double> gm = grad_vec(L, m) + grad_vec(R, m);
+      const double jump = R.w[m] - L.w[m] - 0.5 * dot(gm, d);
+      Fb += 0.5 * fp.rho * lm * (cl + cr);
+      ab_centroids -= 0.5 * b * fp.rho * lm * jump;
+      clb = crb = 0.5 * fp.rho * lm * F;
+      const double jb = -0.5 * b * a * fp.rho * lm;
+      bar.R.w[m] += jb;
+      bar.L.w[m] -= jb;
+      add_grad(bar.L, m, (-0.5 * jb) * d);
+      add_grad(bar.R, m, (-0.5 * jb) * d);
+      db += (-0.5 * jb) * gm;
+    } else {
+      blb += fp.rho * lm * cl;
+      brb += fp.rho * lm * cr;
+      clb = fp.rho * lm * bl, crb = fp.rho * lm * br;
+    }
     flb[m] += (1 - beta) * clb;
     frb[m] += (1 - beta) * crb;
     bar.L.w[m] += beta * ((1 - sL) * clb + sR * crb);
@@ -259,7 +294,7 @@ void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<
   db += (sLb / dd) * (rL - (2 * sL) * d) + (sRb / dd) * (-rR - (2 * sR) * d);
   // bl, br -> F, a -> F, e
   Fb += 0.5 * (blb + brb);
-  const double ab = 0.5 * b * (blb - brb);
+  const double ab = 0.5 * b * (blb - brb) + ab_centroids;
   Fb += ab * F / a;
   const double eb = ab * e / a;
   bar.S += (eb * fp.eps * fp.u_ref / std::sqrt(A2)) * g.S;
@@ -464,7 +499,13 @@ void interior_flux_dnu(int dim, const CellState<double> &L, const CellState<doub
     const double fr = convected_value(R.w[m] + dot(grad_vec(R, m), rR), R.w[m], L.w[m], sR, beta);
     double visc = alpha * (R.w[m] - L.w[m]);
     for (int c = 0; c < 3; ++c) visc += 0.5 * (L.g[m][c] + R.g[m][c]) * kv[c];
-    dM[m] = fp.rho * (0.5 * (1 + b * F / a) * fl + 0.5 * (1 - b * F / a) * fr) * dF - fp.rho * visc;
+    double cF = 0.5 * (1 + b * F / a) * fl + 0.5 * (1 - b * F / a) * fr;
+    if (fp.centroid_dissipation) {
+      double jump = R.w[m] - L.w[m];
+      for (int c = 0; c < 3; ++c) jump -= 0.5 * (L.g[m][c] + R.g[m][c]) * d[c];
+      cF = 0.5 * (fl + fr) - 0.5 * b * F / a * jump;
+    }
+    dM[m] = fp.rho * cF * dF - fp.rho * visc;
   }
 }
 

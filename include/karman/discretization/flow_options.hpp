@@ -36,11 +36,19 @@ enum class Reconstruction {
   Blended   ///< its mean with the reconstruction along the centroids (blend 1/2)
 };
 
+/// The upwind part of the convected momentum (physics/flux_kernels.hpp,
+/// FluxParameters::centroid_dissipation).
+enum class Dissipation {
+  Face,     ///< b a/2 (u_L^f - u_R^f): the face values' difference
+  Centroids ///< -b a/2 ((u_R - u_L) - (G_L + G_R)/2 . d): along the cell centroids
+};
+
 /// The scheme keys of the `solver` section that define the residual.
 struct SchemeOptions {
   double stabilization = 1; ///< scale of the pressure stabilization
   double upwind = 1;        ///< upwind fraction of the convected face velocity
   Reconstruction reconstruction = Reconstruction::Auto;
+  Dissipation dissipation = Dissipation::Face;
 };
 
 const config::SectionOptions<FluidOptions> &fluid_options();

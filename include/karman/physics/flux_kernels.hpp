@@ -28,6 +28,14 @@
 //           Gmsh's unstructured tetrahedra the gradient's full extrapolation makes discrete
 //           equations where Newton stalls at |R| ~ 1e-6 even with an exact Jacobian, and halving
 //           only the part along d does not change that: results/tet-diagnosis.md section 8)
+//           The upwind part b a (u_L^f - u_R^f)/2 extrapolates across d where the face centroid
+//           lies off the line of the cell centroids; with fp.centroid_dissipation
+//           (solver.dissipation centroids) it is taken along the centroids instead,
+//             rho F u_up = rho [ F (u_L^f + u_R^f)/2 - b a/2 ((u_R - u_L) - (G_L + G_R)/2 . d) ],
+//           the same as the gradient's reconstruction's (beta = 0) where the face centroid lies
+//           midway on that line (twice the blended one's there), zero for linear fields like
+//           the Rhie-Chow bracket (results/tet-diagnosis.md section 10: the Gmsh tetrahedral
+//           meshes whose Newton solves stalled converge with it)
 //   (grad u) S = alpha (u_R - u_L) + (G_L^u + G_R^u)/2 . k    (non-orthogonal correction)
 // with d = x_R - x_L, alpha = S.S / d.S, k = S - alpha d (over-relaxed decomposition,
 // Jasak 1996, sec. 3.3.1.3), and the pressure-stabilization coefficient
@@ -79,6 +87,9 @@ template <typename T> struct FluxParameters {
   /// beta: weight of the reconstruction along the centroids in the convected face velocity (0:
   /// the gradient's alone; 1/2: their mean, solver.reconstruction blended; header)
   T blend = T(0);
+  /// solver.dissipation centroids: the upwind part of the convected momentum taken along the
+  /// centroids, -a/2 [(u_R - u_L) - (G_L + G_R)/2 . d], instead of a/2 (u_L^f - u_R^f) (header)
+  bool centroid_dissipation = false;
 };
 
 /// dM/d(inputs): [equation][variable] and [equation][variable][gradient component].
@@ -147,7 +158,13 @@ void interior_flux(int dim, const CellState<T> &L, const CellState<T> &R, const 
     for (int c = 0; c < 3; ++c) visc += T(0.5) * (L.g[m][c] + R.g[m][c]) * kv[c];
     const T cl = convected_value(fl[m], L.w[m], R.w[m], sL, fp.blend);
     const T cr = convected_value(fr[m], R.w[m], L.w[m], sR, fp.blend);
-    M[m] = fp.rho * (bl * cl + br * cr) - mu * visc + pf * g.S[m - 1];
+    T conv = bl * cl + br * cr;
+    if (fp.centroid_dissipation) {
+      T jump = R.w[m] - L.w[m];
+      for (int c = 0; c < 3; ++c) jump -= T(0.5) * (L.g[m][c] + R.g[m][c]) * d[c];
+      conv = T(0.5) * F * (cl + cr) - T(0.5) * a * jump;
+    }
+    M[m] = fp.rho * conv - mu * visc + pf * g.S[m - 1];
   }
 }
 
