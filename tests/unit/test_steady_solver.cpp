@@ -103,6 +103,21 @@ double relative_max_difference(Vec w, Vec reference) {
   return nd / nw;
 }
 
+// Solves the DFG 3D-1Z channel on the Gmsh tetrahedra of tests/data/GEO from rest with exact
+// Newton steps (the LU) and the case overrides; result->w is destroyed.
+void solve_tet_channel(const std::string &geo, const std::vector<std::string> &overrides,
+                       SolveResult *result) {
+  Problem p;
+  clear_error();
+  REQUIRE(config::CaseConfig::load_text(
+              PETSC_COMM_WORLD, test::kDfg3dChannel + "solver: {linear: direct}\n", "test.yaml",
+              "/", overrides, optimization::case_schema(), p.cfg) == 0);
+  test::load(PETSC_COMM_WORLD, geo, 0, 3, {"inlet", "outlet", "walls", "cylinder"}, &p.mesh);
+  REQUIRE(p.res.setup(p.mesh, p.cfg) == 0);
+  solve_from_rest(p, result);
+  VecDestroy(&result->w);
+}
+
 } // namespace
 
 TEST_CASE("steady solver: -snes_monitor_cancel does not switch pseudo-transient continuation off",
@@ -161,18 +176,10 @@ TEST_CASE("steady solver: on Gmsh's unstructured tetrahedra Newton converges wit
   // with an exact Jacobian (results/tet-diagnosis.md sections 6 and 8: the discrete equations
   // have no root near the path); solver.reconstruction auto blends it (flux_kernels.hpp) and the
   // solve converges quadratically
-  const std::string yaml = test::kDfg3dChannel + "solver: {max_iterations: 20, linear: direct}\n";
-  const auto solve = [&yaml](const std::string &reconstruction, SolveResult *result) {
-    Problem p;
-    clear_error();
-    REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "test.yaml", "/",
-                                          {"solver.reconstruction=" + reconstruction},
-                                          optimization::case_schema(), p.cfg) == 0);
-    test::load(PETSC_COMM_WORLD, "dfg-3d-tet-coarse.geo", 0, 3,
-               {"inlet", "outlet", "walls", "cylinder"}, &p.mesh);
-    REQUIRE(p.res.setup(p.mesh, p.cfg) == 0);
-    solve_from_rest(p, result);
-    VecDestroy(&result->w);
+  const auto solve = [](const std::string &reconstruction, SolveResult *result) {
+    solve_tet_channel("dfg-3d-tet-coarse.geo",
+                      {"solver.reconstruction=" + reconstruction, "solver.max_iterations=20"},
+                      result);
   };
   SolveResult blended, gradient;
   solve("auto", &blended);
@@ -195,20 +202,11 @@ TEST_CASE("steady solver: on a coarse Gmsh tetrahedral mesh where Newton stalls,
   // solver.dissipation centroids (flux_kernels.hpp) it converges (section 10: 15 steps on 2
   // ranks with the multigrid)
   // (face: 12 steps, where |R| has stood near 4e-5 for several)
-  const std::string yaml = test::kDfg3dChannel + "solver: {linear: direct}\n";
-  const auto solve = [&yaml](const std::string &dissipation, SolveResult *result) {
-    Problem p;
-    clear_error();
+  const auto solve = [](const std::string &dissipation, SolveResult *result) {
     const std::string steps = dissipation == "face" ? "12" : "20";
-    REQUIRE(config::CaseConfig::load_text(
-                PETSC_COMM_WORLD, yaml, "test.yaml", "/",
-                {"solver.dissipation=" + dissipation, "solver.max_iterations=" + steps},
-                optimization::case_schema(), p.cfg) == 0);
-    test::load(PETSC_COMM_WORLD, "dfg-3d-tet-box-coarse.geo", 0, 3,
-               {"inlet", "outlet", "walls", "cylinder"}, &p.mesh);
-    REQUIRE(p.res.setup(p.mesh, p.cfg) == 0);
-    solve_from_rest(p, result);
-    VecDestroy(&result->w);
+    solve_tet_channel("dfg-3d-tet-box-coarse.geo",
+                      {"solver.dissipation=" + dissipation, "solver.max_iterations=" + steps},
+                      result);
   };
   SolveResult centroids, face;
   solve("centroids", &centroids);
