@@ -32,9 +32,7 @@ void interior_flux_dw(int dim, const CellState<double> &L, const CellState<doubl
   const double alpha = dot(g.S, g.S) / dot(d, g.S);
   const Vec3<double> kv = g.S - alpha * d;
   const double D = stabilization_coefficient(norm(d), fp);
-  double delta = R.w[0] - L.w[0];
-  for (int c = 0; c < 3; ++c) delta -= 0.5 * (L.g[0][c] + R.g[0][c]) * d[c];
-  double F = -D * alpha * delta;
+  double F = -D * alpha * centroid_jump(L, R, 0, d);
   for (int m = 1; m < nv; ++m) F += 0.5 * (fl[m] + fr[m]) * g.S[m - 1];
   const double e = fp.eps * fp.u_ref * norm(g.S);
   const double a = std::sqrt(F * F + e * e), b = fp.upwind;
@@ -68,12 +66,9 @@ void interior_flux_dw(int dim, const CellState<double> &L, const CellState<doubl
     // the centroids: rho [F (cl + cr)/2 - b a/2 jump])
     double wl = bl, wr = br;
     double cF = fp.rho * (0.5 * (1 + b * F / a) * cl + 0.5 * (1 - b * F / a) * cr);
-    double jump = 0;
     if (fp.centroid_dissipation) {
-      jump = R.w[m] - L.w[m];
-      for (int c = 0; c < 3; ++c) jump -= 0.5 * (L.g[m][c] + R.g[m][c]) * d[c];
       wl = wr = 0.5 * F;
-      cF = fp.rho * (0.5 * (cl + cr) - 0.5 * b * F / a * jump);
+      cF = fp.rho * (0.5 * (cl + cr) - 0.5 * b * F / a * centroid_jump(L, R, m, d));
     }
     for (int j = 0; j < nv; ++j) {
       J.dwL[m][j] += cF * FwL[j];
@@ -263,17 +258,15 @@ void interior_flux_reverse(int dim, const CellState<double> &L, const CellState<
     const double cr = convected_value(fr[m], R.w[m], L.w[m], sR, beta);
     double clb, crb;
     if (fp.centroid_dissipation) { // rho [F (cl + cr)/2 - b a/2 jump]
-      const Vec3<double> gm = grad_vec(L, m) + grad_vec(R, m);
-      const double jump = R.w[m] - L.w[m] - 0.5 * dot(gm, d);
       Fb += 0.5 * fp.rho * lm * (cl + cr);
-      ab_centroids -= 0.5 * b * fp.rho * lm * jump;
+      ab_centroids -= 0.5 * b * fp.rho * lm * centroid_jump(L, R, m, d);
       clb = crb = 0.5 * fp.rho * lm * F;
       const double jb = -0.5 * b * a * fp.rho * lm;
       bar.R.w[m] += jb;
       bar.L.w[m] -= jb;
       add_grad(bar.L, m, (-0.5 * jb) * d);
       add_grad(bar.R, m, (-0.5 * jb) * d);
-      db += (-0.5 * jb) * gm;
+      db += (-0.5 * jb) * (grad_vec(L, m) + grad_vec(R, m));
     } else {
       blb += fp.rho * lm * cl;
       brb += fp.rho * lm * cr;
@@ -486,9 +479,7 @@ void interior_flux_dnu(int dim, const CellState<double> &L, const CellState<doub
   const Vec3<double> rL = g.xf - g.xL, rR = g.xf - g.xR, d = g.xR - g.xL;
   const double alpha = dot(g.S, g.S) / dot(d, g.S);
   const Vec3<double> kv = g.S - alpha * d;
-  double delta = R.w[0] - L.w[0];
-  for (int c = 0; c < 3; ++c) delta -= 0.5 * (L.g[0][c] + R.g[0][c]) * d[c];
-  const double dF = -stabilization_dnu(norm(d), fp) * alpha * delta;
+  const double dF = -stabilization_dnu(norm(d), fp) * alpha * centroid_jump(L, R, 0, d);
   const double e = fp.eps * fp.u_ref * norm(g.S);
   const double a = std::sqrt(F * F + e * e), b = fp.upwind;
   const double beta = fp.blend, sL = along(rL, d), sR = -along(rR, d);
@@ -500,11 +491,7 @@ void interior_flux_dnu(int dim, const CellState<double> &L, const CellState<doub
     double visc = alpha * (R.w[m] - L.w[m]);
     for (int c = 0; c < 3; ++c) visc += 0.5 * (L.g[m][c] + R.g[m][c]) * kv[c];
     double cF = 0.5 * (1 + b * F / a) * fl + 0.5 * (1 - b * F / a) * fr;
-    if (fp.centroid_dissipation) {
-      double jump = R.w[m] - L.w[m];
-      for (int c = 0; c < 3; ++c) jump -= 0.5 * (L.g[m][c] + R.g[m][c]) * d[c];
-      cF = 0.5 * (fl + fr) - 0.5 * b * F / a * jump;
-    }
+    if (fp.centroid_dissipation) cF = 0.5 * (fl + fr) - 0.5 * b * F / a * centroid_jump(L, R, m, d);
     dM[m] = fp.rho * cF * dF - fp.rho * visc;
   }
 }

@@ -122,6 +122,16 @@ T convected_value(const T &f, const T &w, const T &w_other, const T &s, const T 
   return f + beta * ((w_other - w) * s - (f - w));
 }
 
+/// The jump of unknown k along the centroids less the mean gradient's prediction of it,
+/// (w_R - w_L) - (G_L + G_R)/2 . d: the Rhie-Chow bracket (k = 0) and the dissipation along the
+/// centroids (header).
+template <typename T>
+T centroid_jump(const CellState<T> &L, const CellState<T> &R, int k, const Vec3<T> &d) {
+  T jump = R.w[k] - L.w[k];
+  for (int c = 0; c < 3; ++c) jump -= T(0.5) * (L.g[k][c] + R.g[k][c]) * d[c];
+  return jump;
+}
+
 template <typename T> T sqrt_of(const T &x) {
   using std::sqrt;
   return sqrt(x);
@@ -142,9 +152,7 @@ void interior_flux(int dim, const CellState<T> &L, const CellState<T> &R, const 
   const T alpha = dot(g.S, g.S) / dot(d, g.S);
   const Vec3<T> kv = g.S - alpha * d;
   const T D = stabilization_coefficient(norm(d), fp);
-  T delta = R.w[0] - L.w[0];
-  for (int c = 0; c < 3; ++c) delta -= T(0.5) * (L.g[0][c] + R.g[0][c]) * d[c];
-  T F = -D * alpha * delta;
+  T F = -D * alpha * centroid_jump(L, R, 0, d);
   for (int m = 1; m < nv; ++m) F += T(0.5) * (fl[m] + fr[m]) * g.S[m - 1];
   const T e = fp.eps * fp.u_ref * norm(g.S);
   const T a = fp.upwind * sqrt_of(F * F + e * e);
@@ -159,11 +167,8 @@ void interior_flux(int dim, const CellState<T> &L, const CellState<T> &R, const 
     const T cl = convected_value(fl[m], L.w[m], R.w[m], sL, fp.blend);
     const T cr = convected_value(fr[m], R.w[m], L.w[m], sR, fp.blend);
     T conv = bl * cl + br * cr;
-    if (fp.centroid_dissipation) {
-      T jump = R.w[m] - L.w[m];
-      for (int c = 0; c < 3; ++c) jump -= T(0.5) * (L.g[m][c] + R.g[m][c]) * d[c];
-      conv = T(0.5) * F * (cl + cr) - T(0.5) * a * jump;
-    }
+    if (fp.centroid_dissipation)
+      conv = T(0.5) * F * (cl + cr) - T(0.5) * a * centroid_jump(L, R, m, d);
     M[m] = fp.rho * conv - mu * visc + pf * g.S[m - 1];
   }
 }
