@@ -78,15 +78,18 @@ const SectionOptions<SchemeOptions> &scheme_options() {
                   {{"auto", Reconstruction::Auto},
                    {"gradient", Reconstruction::Gradient},
                    {"blended", Reconstruction::Blended}})
-          .choice(choice("dissipation", "face",
+          .choice(choice("dissipation", "auto",
                          "the upwind part of the convected momentum: face (the difference of "
-                         "the two sides' convected face values) or centroids (the jump along "
-                         "the cell centroids less the gradients' prediction of it: on Gmsh "
+                         "the two sides' convected face values), centroids (the jump along the "
+                         "cell centroids less the gradients' prediction of it: on Gmsh "
                          "tetrahedral meshes whose Newton solve stalls with face, it converges; "
-                         "results/tet-diagnosis.md section 10)",
+                         "results/tet-diagnosis.md sections 10-11) or auto (centroids on meshes "
+                         "with tetrahedra, face on the others)",
                          {}),
                   &SchemeOptions::dissipation,
-                  {{"face", Dissipation::Face}, {"centroids", Dissipation::Centroids}});
+                  {{"auto", Dissipation::Auto},
+                   {"face", Dissipation::Face},
+                   {"centroids", Dissipation::Centroids}});
   return options;
 }
 

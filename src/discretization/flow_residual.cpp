@@ -74,11 +74,12 @@ PetscErrorCode FlowResidual::setup(const mesh::Mesh &mesh, const config::CaseCon
   params_.u_ref = reference_.velocity;
   params_.c_stab = scheme.stabilization;
   params_.upwind = scheme.upwind;
-  const bool blended =
-      scheme.reconstruction == Reconstruction::Blended ||
-      (scheme.reconstruction == Reconstruction::Auto && mesh::has_tetrahedra(mesh));
+  const bool tetrahedra = mesh::has_tetrahedra(mesh);
+  const bool blended = scheme.reconstruction == Reconstruction::Blended ||
+                       (scheme.reconstruction == Reconstruction::Auto && tetrahedra);
   params_.blend = blended ? 0.5 : 0.0;
-  params_.centroid_dissipation = scheme.dissipation == Dissipation::Centroids;
+  params_.centroid_dissipation = scheme.dissipation == Dissipation::Centroids ||
+                                 (scheme.dissipation == Dissipation::Auto && tetrahedra);
 
   // Jacobian stencil of owned rows: cells within two face-neighbour steps
   const auto &nptr = lsq_.neighbour_ptr();

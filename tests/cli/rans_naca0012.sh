@@ -74,8 +74,11 @@ z0 = json.load(open("zero0/summary.json"))
 why = z0.get("iterative_reason", "")
 print(f"zero0: converged {z0['converged']}, fallback {z0['linear_fallback']} ({why}), "
       f"{z0['newton_iterations']} LU steps, C_D {z0['cd']:.7f}, C_L {z0['cl']:.2e}")
-m = re.search(r"DIVERGED_LINE_SEARCH at 3 iterates above the initial .*iteration (\d+)\)", why)
-assert z0["converged"] and z0["linear_fallback"] and m and int(m.group(1)) <= 100, why
+# (which of auto's two give-way rules fires first depends on the machine's round-off: a line
+# search failing at 3 iterates above the initial |R|, or 5 unconverged linear solves in a row)
+m = re.search(r"(DIVERGED_LINE_SEARCH at 3 iterates above the initial|the linear solves of 5 "
+              r"Newton steps in a row stopped unconverged) .*iteration (\d+)", why)
+assert z0["converged"] and z0["linear_fallback"] and m and int(m.group(2)) <= 100, why
 assert abs(z0["cl"]) < 1e-8 and abs(z0["cd"] / 0.0081925 - 1) < 0.03, (z0["cd"], z0["cl"])
 w = json.load(open("np2w/summary.json"))
 print(f"np2w: converged {w['converged']}, {w['newton_iterations']} Newton steps from np1's state, "

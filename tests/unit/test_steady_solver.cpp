@@ -175,10 +175,13 @@ TEST_CASE("steady solver: on Gmsh's unstructured tetrahedra Newton converges wit
   // With the gradient's extrapolation of the convected velocity the solve stalls at |R| ~ 5e-5
   // with an exact Jacobian (results/tet-diagnosis.md sections 6 and 8: the discrete equations
   // have no root near the path); solver.reconstruction auto blends it (flux_kernels.hpp) and the
-  // solve converges quadratically
+  // solve converges quadratically.  With the face values' upwind dissipation, the one these were
+  // measured with (with the dissipation along the centroids, the default on tetrahedra since, the
+  // gradient's reconstruction reaches 8.5e-6 in 20 steps, still not converged)
   const auto solve = [](const std::string &reconstruction, SolveResult *result) {
     solve_tet_channel("dfg-3d-tet-coarse.geo",
-                      {"solver.reconstruction=" + reconstruction, "solver.max_iterations=20"},
+                      {"solver.reconstruction=" + reconstruction, "solver.dissipation=face",
+                       "solver.max_iterations=20"},
                       result);
   };
   SolveResult blended, gradient;
@@ -196,11 +199,11 @@ TEST_CASE("steady solver: on a coarse Gmsh tetrahedral mesh where Newton stalls,
           "dissipation along the centroids converges (exact Newton steps)",
           "[steady][3d]") {
   // tests/data/dfg-3d-tet-box-coarse.geo at its defaults (5 815 tetrahedra, a Box size field
-  // around the cylinder's wake): with the face values' dissipation (the default) the solve
-  // stalls near |R| 4e-5 even with an exact Jacobian (results/tet-diagnosis.md section 9: a
-  // near-null velocity mode of the convection operator in its coarse skewed cells); with
-  // solver.dissipation centroids (flux_kernels.hpp) it converges (section 10: 15 steps on 2
-  // ranks with the multigrid)
+  // around the cylinder's wake): with the face values' dissipation the solve stalls near |R| 4e-5
+  // even with an exact Jacobian (results/tet-diagnosis.md section 9: a near-null velocity mode of
+  // the convection operator in its coarse skewed cells); with the dissipation along the centroids
+  // (flux_kernels.hpp; solver.dissipation auto, the default, takes it on tetrahedra) it converges
+  // (section 10: 20 steps on 2 ranks with the multigrid)
   // (face: 12 steps, where |R| has stood near 4e-5 for several)
   const auto solve = [](const std::string &dissipation, SolveResult *result) {
     const std::string steps = dissipation == "face" ? "12" : "20";
@@ -209,7 +212,7 @@ TEST_CASE("steady solver: on a coarse Gmsh tetrahedral mesh where Newton stalls,
                       result);
   };
   SolveResult centroids, face;
-  solve("centroids", &centroids);
+  solve("auto", &centroids); // the default: centroids on tetrahedra
   CAPTURE(centroids.summary.reason, centroids.summary.iterations);
   CHECK(centroids.summary.converged);
   CHECK(centroids.summary.iterations < 20);
@@ -226,15 +229,18 @@ TEST_CASE("steady solver: a stalled continuation cuts its CFL and converges (DFG
   // stalls near |R| = 1.5e-3 (two cuts) and the line search fails (a third); with the cuts the
   // solve converges to the state that a cautious start (CFL_0 = 0.5, no cut) reaches.  (With the
   // default CFL_0 = 10 it stalled too until the ill-conditioned pressure fits of wall cells took
-  // their wall faces in, issue 42: now 16 iterations without a cut.)  |R| to 1e-14 (default 1e-12):
-  // the states are compared to 1e-9 of their size, which the default leaves to chance (the
+  // their wall faces in, issue 42: now 16 iterations without a cut; with the upwind dissipation
+  // along the centroids, the default on tetrahedra since, it converges from CFL_0 = 1000 in 11
+  // without a cut: the face values' is kept here to exercise the cuts).  |R| to 1e-14 (default
+  // 1e-12): the states are compared to 1e-9 of their size, which the default leaves to chance (the
   // iterative one was 1.2e-9 off on 2 ranks).  The gradient's reconstruction of the convected
   // velocity, the scheme this continuation was measured with (the blended one that tetrahedra
   // get by default goes back and forth between CFL 1 and 10 near |R| 1.05e-3 from CFL_0 = 1000
   // and does not converge in 60 iterations; from the default CFL_0 it converges)
   const std::string yaml =
       test::kDfg3dChannel +
-      "solver: {max_iterations: 60, atol: 1e-14, linear: direct, reconstruction: gradient}\n";
+      "solver: {max_iterations: 60, atol: 1e-14, linear: direct, reconstruction: gradient, "
+      "dissipation: face}\n";
   // the tetrahedral channel with the case's settings changed by `overrides`
   const auto make_tet = [&yaml](const std::vector<std::string> &overrides, Problem *problem) {
     clear_error();

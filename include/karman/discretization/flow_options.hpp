@@ -39,6 +39,7 @@ enum class Reconstruction {
 /// The upwind part of the convected momentum (physics/flux_kernels.hpp,
 /// FluxParameters::centroid_dissipation).
 enum class Dissipation {
+  Auto,     ///< along the centroids on meshes with tetrahedra, the face values' on the others
   Face,     ///< b a/2 (u_L^f - u_R^f): the face values' difference
   Centroids ///< -b a/2 ((u_R - u_L) - (G_L + G_R)/2 . d): along the cell centroids
 };
@@ -48,7 +49,7 @@ struct SchemeOptions {
   double stabilization = 1; ///< scale of the pressure stabilization
   double upwind = 1;        ///< upwind fraction of the convected face velocity
   Reconstruction reconstruction = Reconstruction::Auto;
-  Dissipation dissipation = Dissipation::Face;
+  Dissipation dissipation = Dissipation::Auto;
 };
 
 const config::SectionOptions<FluidOptions> &fluid_options();
