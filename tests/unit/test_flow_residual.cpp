@@ -497,6 +497,65 @@ TEST_CASE("FlowResidual: the BDF time term and the transient shift act on the tr
   for (Vec *x : {&w, &R0, &R1, &v, &Jv, &Sv}) VecDestroy(x);
 }
 
+TEST_CASE("FlowResidual: solver.dissipation auto is the dissipation along the centroids on meshes "
+          "with tetrahedra and the face values' on the others",
+          "[discretization][mpi]") {
+  // the same smooth state's residual with the default and with either choice: bitwise the one
+  // the mesh's cells select, measurably not the other (on skewed faces they differ)
+  const char *kPrisms = R"(
+mesh: {file: x.geo, dimension: 3}
+fluid: {viscosity: 0.05}
+boundaries:
+  sides: {type: wall}
+  zmin: {type: velocity-inlet, velocity: 1.0, direction: [0, 0, 1]}
+  zmax: {type: pressure-outlet}
+)";
+  struct Case {
+    std::string yaml, geo;
+    std::vector<std::string> boundaries;
+    std::string selected, other;
+  };
+  for (const Case &m :
+       {Case{kBoxTetCase,
+             "box-tet.geo",
+             {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"},
+             "centroids",
+             "face"},
+        Case{kPrisms, "box-prism.geo", {"sides", "zmin", "zmax"}, "face", "centroids"}}) {
+    CAPTURE(m.geo);
+    const auto residual = [&m](const std::string &dissipation, std::vector<double> *r) {
+      Problem p;
+      make_problem(m.yaml +
+                       (dissipation.empty() ? "" : "solver: {dissipation: " + dissipation + "}\n"),
+                   m.geo, 0, 3, m.boundaries, &p);
+      Vec w, R;
+      REQUIRE(p.res.create_state(&w) == 0);
+      REQUIRE(p.res.create_state(&R) == 0);
+      smooth_state(p, w, 1.0);
+      REQUIRE(p.res.residual(discretization::kSteady, w, R) == 0);
+      *r = owned_values(R);
+      VecDestroy(&w), VecDestroy(&R);
+    };
+    std::vector<double> by_default, selected, other;
+    residual("", &by_default);
+    residual(m.selected, &selected);
+    residual(m.other, &other);
+    REQUIRE(by_default.size() == selected.size());
+    double same = 0, apart = 0, size = 0;
+    for (std::size_t i = 0; i < by_default.size(); ++i) {
+      same = std::max(same, std::abs(by_default[i] - selected[i]));
+      apart = std::max(apart, std::abs(by_default[i] - other[i]));
+      size = std::max(size, std::abs(by_default[i]));
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &apart, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &size, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD);
+    CAPTURE(same, apart, size);
+    CHECK(same == 0.0);
+    CHECK(apart > 1e-6 * size);
+  }
+}
+
 TEST_CASE("FlowResidual: without a pressure boundary, row 0 pins p_0", "[discretization][mpi]") {
   const char *kClosed = R"(
 mesh: {file: x.geo}
