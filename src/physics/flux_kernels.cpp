@@ -9,6 +9,21 @@
 
 namespace karman::physics {
 
+namespace {
+
+/// d/dF of unknown m's convected momentum over rho (a = sqrt(F^2 + e^2), b the upwind fraction,
+/// cl and cr its convected face values): bl cl + br cr with bl, br = (F +- b a)/2, or, with the
+/// dissipation along the centroids, F (cl + cr)/2 - b a/2 centroid_jump (the header).
+double convection_dF(const FluxParameters<double> &fp, double F, double a, double cl, double cr,
+                     const CellState<double> &L, const CellState<double> &R, int m,
+                     const Vec3<double> &d) {
+  const double b = fp.upwind;
+  if (fp.centroid_dissipation) return 0.5 * (cl + cr) - 0.5 * b * F / a * centroid_jump(L, R, m, d);
+  return 0.5 * (1 + b * F / a) * cl + 0.5 * (1 - b * F / a) * cr;
+}
+
+} // namespace
+
 void FluxJacobian::clear(int nv) {
   for (int eq = 0; eq < nv; ++eq) {
     std::memset(dwL[eq], 0, nv * sizeof(double));
@@ -64,12 +79,9 @@ void interior_flux_dw(int dim, const CellState<double> &L, const CellState<doubl
     const double cr = convected_value(fr[m], R.w[m], L.w[m], sR, beta);
     // the weights of cl and cr, and d/dF of the convection term (with the dissipation along
     // the centroids: rho [F (cl + cr)/2 - b a/2 jump])
-    double wl = bl, wr = br;
-    double cF = fp.rho * (0.5 * (1 + b * F / a) * cl + 0.5 * (1 - b * F / a) * cr);
-    if (fp.centroid_dissipation) {
-      wl = wr = 0.5 * F;
-      cF = fp.rho * (0.5 * (cl + cr) - 0.5 * b * F / a * centroid_jump(L, R, m, d));
-    }
+    const double wl = fp.centroid_dissipation ? 0.5 * F : bl;
+    const double wr = fp.centroid_dissipation ? 0.5 * F : br;
+    const double cF = fp.rho * convection_dF(fp, F, a, cl, cr, L, R, m, d);
     for (int j = 0; j < nv; ++j) {
       J.dwL[m][j] += cF * FwL[j];
       J.dwR[m][j] += cF * FwR[j];
@@ -481,7 +493,7 @@ void interior_flux_dnu(int dim, const CellState<double> &L, const CellState<doub
   const Vec3<double> kv = g.S - alpha * d;
   const double dF = -stabilization_dnu(norm(d), fp) * alpha * centroid_jump(L, R, 0, d);
   const double e = fp.eps * fp.u_ref * norm(g.S);
-  const double a = std::sqrt(F * F + e * e), b = fp.upwind;
+  const double a = std::sqrt(F * F + e * e);
   const double beta = fp.blend, sL = along(rL, d), sR = -along(rR, d);
   dM[0] = dF;
   for (int m = 1; m < nv; ++m) {
@@ -490,9 +502,7 @@ void interior_flux_dnu(int dim, const CellState<double> &L, const CellState<doub
     const double fr = convected_value(R.w[m] + dot(grad_vec(R, m), rR), R.w[m], L.w[m], sR, beta);
     double visc = alpha * (R.w[m] - L.w[m]);
     for (int c = 0; c < 3; ++c) visc += 0.5 * (L.g[m][c] + R.g[m][c]) * kv[c];
-    double cF = 0.5 * (1 + b * F / a) * fl + 0.5 * (1 - b * F / a) * fr;
-    if (fp.centroid_dissipation) cF = 0.5 * (fl + fr) - 0.5 * b * F / a * centroid_jump(L, R, m, d);
-    dM[m] = fp.rho * cF * dF - fp.rho * visc;
+    dM[m] = fp.rho * convection_dF(fp, F, a, fl, fr, L, R, m, d) * dF - fp.rho * visc;
   }
 }
 

@@ -170,6 +170,16 @@ boundaries:
   zmax: {type: far-field, velocity: [1, 0.1, 0.2]}
 )";
 
+// The square channel of prisms (box-prism.geo): walls, inflow, outflow.
+const char *kBoxPrismCase = R"(
+mesh: {file: x.geo, dimension: 3}
+fluid: {viscosity: 0.05}
+boundaries:
+  sides: {type: wall}
+  zmin: {type: velocity-inlet, velocity: 1.0, direction: [0, 0, 1]}
+  zmax: {type: pressure-outlet}
+)";
+
 } // namespace
 
 TEST_CASE("assembled Jacobian equals finite differences of the residual",
@@ -251,15 +261,7 @@ boundaries:
   }
   SECTION("3D prisms and a tetrahedral obstacle channel") {
     Problem p;
-    make_problem(R"(
-mesh: {file: x.geo, dimension: 3}
-fluid: {viscosity: 0.05}
-boundaries:
-  sides: {type: wall}
-  zmin: {type: velocity-inlet, velocity: 1.0, direction: [0, 0, 1]}
-  zmax: {type: pressure-outlet}
-)",
-                 "box-prism.geo", 0, 3, {"sides", "zmin", "zmax"}, &p);
+    make_problem(kBoxPrismCase, "box-prism.geo", 0, 3, {"sides", "zmin", "zmax"}, &p);
     REQUIRE(jacobian_fd_error(p, 1.0) < 1e-6);
     Problem q;
     make_problem(R"(
@@ -502,14 +504,6 @@ TEST_CASE("FlowResidual: solver.dissipation auto is the dissipation along the ce
           "[discretization][mpi]") {
   // the same smooth state's residual with the default and with either choice: bitwise the one
   // the mesh's cells select, measurably not the other (on skewed faces they differ)
-  const char *kPrisms = R"(
-mesh: {file: x.geo, dimension: 3}
-fluid: {viscosity: 0.05}
-boundaries:
-  sides: {type: wall}
-  zmin: {type: velocity-inlet, velocity: 1.0, direction: [0, 0, 1]}
-  zmax: {type: pressure-outlet}
-)";
   struct Case {
     std::string yaml, geo;
     std::vector<std::string> boundaries;
@@ -521,7 +515,7 @@ boundaries:
              {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"},
              "centroids",
              "face"},
-        Case{kPrisms, "box-prism.geo", {"sides", "zmin", "zmax"}, "face", "centroids"}}) {
+        Case{kBoxPrismCase, "box-prism.geo", {"sides", "zmin", "zmax"}, "face", "centroids"}}) {
     CAPTURE(m.geo);
     const auto residual = [&m](const std::string &dissipation, std::vector<double> *r) {
       Problem p;

@@ -166,9 +166,9 @@ void interior_flux(int dim, const CellState<T> &L, const CellState<T> &R, const 
     for (int c = 0; c < 3; ++c) visc += T(0.5) * (L.g[m][c] + R.g[m][c]) * kv[c];
     const T cl = convected_value(fl[m], L.w[m], R.w[m], sL, fp.blend);
     const T cr = convected_value(fr[m], R.w[m], L.w[m], sR, fp.blend);
-    T conv = bl * cl + br * cr;
-    if (fp.centroid_dissipation)
-      conv = T(0.5) * F * (cl + cr) - T(0.5) * a * centroid_jump(L, R, m, d);
+    const T conv = fp.centroid_dissipation
+                       ? T(0.5) * F * (cl + cr) - T(0.5) * a * centroid_jump(L, R, m, d)
+                       : bl * cl + br * cr;
     M[m] = fp.rho * conv - mu * visc + pf * g.S[m - 1];
   }
 }
