@@ -8,6 +8,10 @@ SetFactory("OpenCASCADE");
 DefineConstant[ hn = {0.03, Name "hn"} ]; // at the cylinder
 DefineConstant[ hb = {0.06, Name "hb"} ]; // in the box x in [0.3, 1.2]
 DefineConstant[ hf = {0.12, Name "hf"} ]; // elsewhere
+// the written mesh scaled by this factor (the same tetrahedra): a micro-channel at the same
+// Reynolds number with the viscosity, inlet profile and reference values scaled alike
+DefineConstant[ scale = {1, Name "scale"} ];
+Mesh.ScalingFactor = scale;
 L = 2.5; H = 0.41; xc = 0.5; yc = 0.2; r = 0.05;
 Box(1) = {0, 0, 0, L, H, H};
 Cylinder(2) = {xc, yc, 0, 0, 0, H, r};
