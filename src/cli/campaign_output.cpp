@@ -1,5 +1,6 @@
 // What the campaigns of `karman optimize` write alike (see include/karman/cli/campaign_output.hpp).
 #include "karman/cli/campaign_output.hpp"
+#include "karman/cli/fault_injection.hpp"
 
 #include "karman/core/logger.hpp"
 #include "karman/core/parallel.hpp"
@@ -79,6 +80,46 @@ nlohmann::json campaign_summary(const config::CaseConfig &cfg, const std::string
   j["failed"] = result.failed;
   j["objective"] = objective;
   return j;
+}
+
+PetscErrorCode best_design_evaluation(MPI_Comm comm, const std::vector<double> &x,
+                                      const optimization::Evaluation &again, GoodEvaluations &good,
+                                      optimization::Evaluation *best, bool *reevaluated,
+                                      nlohmann::json *summary) {
+  PetscFunctionBeginUser;
+  *best = again;
+  if (reevaluation_fault()) { // (the tests of this fallback)
+    best->ok = false;
+    best->failure = "KARMAN_TEST_FAIL_REEVALUATION is set";
+  }
+  *reevaluated = best->ok;
+  *summary = nlohmann::json::object();
+  if (best->ok) PetscFunctionReturn(0);
+  const std::string why = best->failure;
+  const auto *recorded = good.find(x);
+  PetscCheck(recorded, comm, PETSC_ERR_NOT_CONVERGED,
+             "the best design of the optimizer could not be evaluated again: %s", why.c_str());
+  *best = recorded->second;
+  (*summary)["reevaluated"] = false;
+  (*summary)["reevaluation_failure"] = why;
+  (*summary)["best_evaluation"] = recorded->first;
+  PetscCall(log_warning(comm,
+                        "the best design of the optimizer could not be evaluated again (%s); its "
+                        "figures are those of evaluation %ld, which found it",
+                        why.c_str(), recorded->first));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode fail_unevaluated_best(MPI_Comm comm, const nlohmann::json &summary,
+                                     const std::string &dir) {
+  PetscFunctionBeginUser;
+  const std::string why = summary.at("reevaluation_failure").get<std::string>();
+  SETERRQ(comm, PETSC_ERR_NOT_CONVERGED,
+          "the best design of the optimizer could not be evaluated again: %s; %s/summary.json has "
+          "the design with the objective, constraints and KKT check of evaluation %ld, which "
+          "found it (the history files and the journal are complete); its mesh and flow "
+          "(optimized.msh, flow_optimized) were not written (--restart evaluates it again)",
+          why.c_str(), dir.c_str(), summary.at("best_evaluation").get<long>());
 }
 
 PetscErrorCode write_json(MPI_Comm comm, const std::string &path, const nlohmann::json &j) {

@@ -152,6 +152,7 @@ public:
                          bool replayed) {
     PetscFunctionBeginUser;
     next_index_ = k + 1;
+    good_.add(k, x, e);
     const nlohmann::json d = details_of(e);
     if (rank_ == 0)
       files_.write(
@@ -203,21 +204,24 @@ public:
     PetscFunctionBeginUser;
     const optimization::OptimizationProblem &p = problem_.problem();
     files_.close();
-    optimization::Evaluation best;
-    PetscCall(problem_.evaluate(x, &best));
-    PetscCheck(best.ok, comm_, PETSC_ERR_NOT_CONVERGED,
-               "the best design of the optimizer could not be evaluated again: %s",
-               best.failure.c_str());
-    const mesh::Mesh &mesh = fc().mesh(); // (after the evaluation: it may have remeshed)
-    PetscCall(io::write_msh(mesh, problem_.shape().coordinates(),
-                            (fs::path(args_.output_dir) / "optimized.msh").string()));
-    PetscCall(io::write_wall_shape(mesh, problem_.shape().coordinates(), walls_,
-                                   (shapes_dir_ / "optimized.csv").string(),
-                                   &problem_.last().shape.dJ_dB));
-    PetscCall(driver::write_flow_state(fc().residual(), fc().monitors(), cfg_, args_.output_dir,
-                                       "flow_optimized", problem_.shape().state(),
-                                       discretization::kSteady));
+    optimization::Evaluation again, best;
+    PetscCall(problem_.evaluate(x, &again));
+    bool reevaluated;
+    nlohmann::json fallback;
+    PetscCall(best_design_evaluation(comm_, x, again, good_, &best, &reevaluated, &fallback));
+    if (reevaluated) {
+      const mesh::Mesh &mesh = fc().mesh(); // (after the evaluation: it may have remeshed)
+      PetscCall(io::write_msh(mesh, problem_.shape().coordinates(),
+                              (fs::path(args_.output_dir) / "optimized.msh").string()));
+      PetscCall(io::write_wall_shape(mesh, problem_.shape().coordinates(), walls_,
+                                     (shapes_dir_ / "optimized.csv").string(),
+                                     &problem_.last().shape.dJ_dB));
+      PetscCall(driver::write_flow_state(fc().residual(), fc().monitors(), cfg_, args_.output_dir,
+                                         "flow_optimized", problem_.shape().state(),
+                                         discretization::kSteady));
+    }
     nlohmann::json j = campaign_summary(cfg_, algorithm, result, best.f);
+    j.update(fallback);
     j["design"] = nlohmann::json::object();
     const std::vector<double> a = problem_.design_of(x); // (the case's units, not a / scale)
     for (std::size_t i = 0; i < p.names.size(); ++i) j["design"][p.names[i]] = a[i];
@@ -225,16 +229,21 @@ public:
       j["constraints"][p.constraints[i].name] = {{"value", best.c[i]},
                                                  {"bound", p.constraints[i].value}};
     const solver::FlowMonitors::Values &bv = problem_.last().shape.values;
-    j["values"] = {{"cd", bv.cd},
-                   {"cd_pressure", bv.cd_pressure},
-                   {"cd_viscous", bv.cd_viscous},
-                   {"cl", bv.cl}};
+    if (reevaluated)
+      j["values"] = {{"cd", bv.cd},
+                     {"cd_pressure", bv.cd_pressure},
+                     {"cd_viscous", bv.cd_viscous},
+                     {"cl", bv.cl}};
     // first-order optimality of the best design (optimization::check_kkt)
     const optimization::KktReport kkt = optimization::check_kkt(p, x, best);
     j["kkt"] = kkt_json(p, kkt);
     j["remeshes"] = remeshes_;
     j["wall_time"] = MPI_Wtime() - start_;
     PetscCall(write_summary(comm_, args_.output_dir, j));
+    if (!reevaluated) {
+      PetscCall(log_kkt(comm_, kkt));
+      PetscCall(fail_unevaluated_best(comm_, j, args_.output_dir));
+    }
     PetscCall(log_info(comm_, "best design: J %.10g, c_D %.8f, c_L %.8f; mesh %s/optimized.msh",
                        best.f, bv.cd, bv.cl, args_.output_dir.c_str()));
     PetscCall(log_kkt(comm_, kkt));
@@ -372,7 +381,8 @@ private:
   long vtk_every_ = 0;
   bool series_resumed_ = false; // the series are continued after the replayed evaluations
   long computed_ = 0, next_index_ = 0, last_ok_replayed_ = -1;
-  std::vector<double> last_ok_design_;                ///< the design of last_ok_replayed_
+  std::vector<double> last_ok_design_; ///< the design of last_ok_replayed_
+  GoodEvaluations good_; ///< for the best design if it cannot be evaluated again (finish)
   nlohmann::json remeshes_ = nlohmann::json::array(); ///< OUTDIR/remesh.json
   bool warm_loaded_;
   bool pending_reset_ = false; ///< remeshed, and no good evaluation since: the next one resets

@@ -88,36 +88,48 @@ PetscErrorCode write_best(const optimization::MultipointShapeOptimization &mp,
   PetscFunctionReturn(0);
 }
 
-/// The best design evaluated again: its files (write_best), summary.json and log lines.
+/// The best design evaluated again: its files (write_best), summary.json and log lines; if it
+/// cannot be, summary.json from the campaign's evaluation that found it (`good`) and an error.
 /// Collective.
 PetscErrorCode finish(MPI_Comm comm, const CliArgs &args, const config::CaseConfig &cfg,
                       const std::string &algorithm, optimization::MultipointShapeOptimization &mp,
-                      const optimization::OptimizationResult &result, double start) {
+                      const optimization::OptimizationResult &result, GoodEvaluations &good,
+                      double start) {
   PetscFunctionBeginUser;
   const optimization::OptimizationProblem &p = mp.problem();
   // the best design again: its files and summary
-  optimization::Evaluation best;
+  optimization::Evaluation again, best;
   mp.forget(); // (solved again: the flows and the mesh written are the best design's)
-  PetscCall(mp.evaluate(result.x, &best));
-  PetscCheck(best.ok, comm, PETSC_ERR_NOT_CONVERGED,
-             "the best design of the optimizer could not be evaluated again: %s",
-             best.failure.c_str());
+  PetscCall(mp.evaluate(result.x, &again));
+  bool reevaluated;
+  nlohmann::json fallback;
+  PetscCall(best_design_evaluation(comm, result.x, again, good, &best, &reevaluated, &fallback));
   const fs::path dir(args.output_dir);
-  PetscCall(write_best(mp, dir));
+  if (reevaluated) PetscCall(write_best(mp, dir));
   nlohmann::json j = campaign_summary(cfg, algorithm, result, best.f);
+  j.update(fallback);
   const std::vector<double> a = mp.design_of(result.x);
   j["design"] = nlohmann::json::object();
   for (std::size_t i = 0; i < p.names.size(); ++i) j["design"][p.names[i]] = a[i];
   for (std::size_t i = 0; i < p.constraints.size(); ++i)
     j["constraints"][p.constraints[i].name] = {{"value", best.c[i]},
                                                {"bound", p.constraints[i].value}};
-  j["points"] = points_json(mp.last());
-  for (std::size_t k = 0; k < mp.last().size(); ++k) j["points"][k]["weight"] = mp.last()[k].weight;
+  if (reevaluated) {
+    j["points"] = points_json(mp.last());
+    for (std::size_t k = 0; k < mp.last().size(); ++k)
+      j["points"][k]["weight"] = mp.last()[k].weight;
+  } else { // (the points' values of the evaluation that found it)
+    j["points"] = details_of(best).value("points", nlohmann::json::array());
+  }
   j["groups"] = mp.groups();
   const optimization::KktReport kkt = optimization::check_kkt(p, result.x, best);
   j["kkt"] = kkt_json(p, kkt);
   j["wall_time"] = MPI_Wtime() - start;
   PetscCall(write_summary(comm, args.output_dir, j));
+  if (!reevaluated) {
+    PetscCall(log_kkt(comm, kkt));
+    PetscCall(fail_unevaluated_best(comm, j, args.output_dir));
+  }
   for (const auto &pt : mp.last())
     PetscCall(log_info(comm, "best design at %s: J %.10g, c_D %.8f, c_L %.8f", pt.name.c_str(),
                        pt.J, pt.cd, pt.cl));
@@ -203,6 +215,7 @@ PetscErrorCode run_multipoint_optimize(MPI_Comm comm, const CliArgs &args,
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   HistoryFiles files;
   if (rank == 0) files.open(args.output_dir, p, "", point_columns(names, nullptr).c_str());
+  GoodEvaluations good; // (the best design's evaluation if it cannot be evaluated again)
   const double start = MPI_Wtime();
   long computed = 0, replays = 0, next_index = 0, last_ok_replayed = -1;
   bool warm_loaded = !args.restart;
@@ -233,6 +246,7 @@ PetscErrorCode run_multipoint_optimize(MPI_Comm comm, const CliArgs &args,
           bool replayed) -> PetscErrorCode {
         PetscFunctionBeginUser;
         next_index = k + 1;
+        good.add(k, x, e);
         const nlohmann::json d = details_of(e);
         const nlohmann::json points = d.value("points", nlohmann::json::array());
         if (rank == 0)
@@ -276,7 +290,7 @@ PetscErrorCode run_multipoint_optimize(MPI_Comm comm, const CliArgs &args,
                      result.status.c_str(), result.evaluations, result.replayed, result.failed,
                      result.f));
   PetscCall(warm_once());
-  PetscCall(finish(comm, args, cfg, o.algorithm, mp, result, start));
+  PetscCall(finish(comm, args, cfg, o.algorithm, mp, result, good, start));
   PetscFunctionReturn(0);
 }
 

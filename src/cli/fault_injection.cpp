@@ -62,4 +62,9 @@ FaultHook adjoint_state_fault_hook() {
   };
 }
 
+bool reevaluation_fault() {
+  const char *v = std::getenv("KARMAN_TEST_FAIL_REEVALUATION");
+  return v && v[0] && std::strcmp(v, "0") != 0;
+}
+
 } // namespace karman::cli

@@ -13,7 +13,9 @@
 #  4. 2 ranks take the same first evaluations; the wall-shape CSV files are rank-independent (the
 #     shape gradient to 1e-8) and
 #     the optimized one holds the cylinder of optimized.msh (postprocess/plot_shapes.py draws them);
-#     their shape gradient dJ/dd_B chained through the FFD box equals the optimizer's dJ/da.
+#     their shape gradient dJ/dd_B chained through the FFD box equals the optimizer's dJ/da;
+#  5. (2 ranks) a best design that cannot be evaluated again at the end (a fault injected) leaves
+#     summary.json with the design and the figures of the evaluation that found it, and an error.
 # usage: optimize.sh KARMAN SOURCE_DIR WORK_DIR
 set -u
 karman=$1 src=$2 work=$3
@@ -174,5 +176,35 @@ PY
 sed 's/origin: \[0.13, 0.13\]/origin: [0.5, 0.1]/' case.yaml > bad.yaml
 "$karman" optimize bad.yaml -o bad > bad.log 2>&1 && fail "an FFD box without wall vertices was accepted"
 grep -q "design\[0\]" bad.log || { tail -3 bad.log; fail "the error does not name design[0]"; }
-grep "error" bad.log | head -1
+grep "error:" bad.log | head -1
+
+# 5. the best design cannot be evaluated again at the end (KARMAN_TEST_FAIL_REEVALUATION; 2
+# ranks, the uninterrupted campaign's journal replayed): summary.json still has its design,
+# objective, constraints and KKT check, from the evaluation that found it; the error says what was
+# not written; the history files stay whole
+rm -rf refail && cp -r ref refail && rm -rf refail/summary.json refail/optimized.msh refail/flow_optimized*
+KARMAN_TEST_FAIL_REEVALUATION=1 mpirun -n 2 --oversubscribe -x KARMAN_TEST_FAIL_REEVALUATION \
+  "$karman" optimize case.yaml -o refail --restart > refail.log 2>&1 &&
+  fail "a best design that could not be evaluated again ended without an error"
+grep -q "error: the best design of the optimizer could not be evaluated again" refail.log ||
+  { tail -5 refail.log; fail "no error line for the best design"; }
+[ -e refail/optimized.msh ] && fail "optimized.msh written without the best design's evaluation"
+/usr/bin/python3 - <<'PY' || exit 1
+import csv, json
+ref, got = json.load(open("ref/summary.json")), json.load(open("refail/summary.json"))
+assert got["reevaluated"] is False and "KARMAN_TEST_FAIL_REEVALUATION" in got["reevaluation_failure"]
+assert got["design"] == ref["design"], "another design"
+rows = list(csv.DictReader(open("refail/optimization.csv")))
+k = got["best_evaluation"]
+assert len(rows) == len(list(csv.DictReader(open("ref/optimization.csv")))), "history rows lost"
+# (optimization.csv has 13 significant digits)
+assert abs(float(rows[k]["objective"]) - got["objective"]) <= 1e-11 * abs(got["objective"]), \
+    "not the figures of the evaluation that found it"
+dj = abs(got["objective"] - ref["objective"]) / abs(ref["objective"])
+dc = max(abs(got["constraints"][n]["value"] - c["value"]) for n, c in ref["constraints"].items())
+dk = abs(got["kkt"]["residual"] - ref["kkt"]["residual"])
+print(f"best design not evaluated again: evaluation {k}'s figures: objective within {dj:.1e} of the "
+      f"evaluation again, constraints within {dc:.1e}, KKT residual within {dk:.1e}")
+assert dj <= 1e-9 and dc <= 1e-9 and dk <= 1e-6 * max(1.0, ref["kkt"]["residual"])
+PY
 echo "optimize: all checks passed"

@@ -13,6 +13,8 @@
 #     summary's per-point values and angles are those of the best design;
 #  3. bad input, one error line each: an empty points list, a constraint's unknown point, a
 #     constraint with a point in a case without points, a restart whose point flow files are gone;
+#     a best design that cannot be evaluated again at the end (a fault injected) leaves
+#     summary.json with the figures of the evaluation that found it;
 #  4. karman verify on a reduced copy (2 points, one bump, one point's angle free): every design
 #     derivative of the weighted objective and of the constraints against finite differences of
 #     re-solved designs and Taylor rates (verify.json: no failure; the angle's derivatives among
@@ -112,6 +114,25 @@ mpirun -n 2 --oversubscribe "$karman" optimize case.yaml -o nostate "${set_commo
   --set optimization.points_mode=concurrent --restart > nostate.log 2>&1 && fail "restart without its flow files"
 [ "$(grep -c '^karman: error:' nostate.log)" = 1 ] || { cat nostate.log; fail "not one error line: nostate"; }
 grep -q "no saved flow state of evaluation 5 for every point in nostate (missing: optimization-state-a4.h5)" nostate.log || { cat nostate.log; fail "nostate message"; }
+# the best design cannot be evaluated again at the end (KARMAN_TEST_FAIL_REEVALUATION, the
+# concurrent campaign's journal replayed): summary.json from the evaluation that found it (its
+# design, objective and points' values), an error line, no optimized files
+rm -rf refail && cp -r concurrent refail && rm -rf refail/summary.json refail/optimized*
+KARMAN_TEST_FAIL_REEVALUATION=1 mpirun -n 2 --oversubscribe -x KARMAN_TEST_FAIL_REEVALUATION \
+  "$karman" optimize case.yaml -o refail "${set_common[@]}" --set optimization.points_mode=concurrent \
+  --restart > refail.log 2>&1 && fail "a best design that could not be evaluated again ended without an error"
+[ "$(grep -c '^karman: error:' refail.log)" = 1 ] || { tail -5 refail.log; fail "not one error line: refail"; }
+grep -q "error: the best design of the optimizer could not be evaluated again" refail.log || fail "refail message"
+/usr/bin/python3 - <<'PY' || exit 1
+import json
+ref, got = json.load(open("concurrent/summary.json")), json.load(open("refail/summary.json"))
+assert got["reevaluated"] is False and got["design"] == ref["design"], "another design"
+dj = abs(got["objective"] - ref["objective"]) / abs(ref["objective"])
+dp = max(abs(a["cd"] - b["cd"]) / abs(a["cd"]) for a, b in zip(ref["points"], got["points"]))
+print(f"multipoint best design not evaluated again: evaluation {got['best_evaluation']}'s figures, "
+      f"objective within {dj:.1e}, points' c_D within {dp:.1e} of the evaluation again")
+assert dj <= 1e-9 and dp <= 1e-8 and len(got["points"]) == len(ref["points"])
+PY
 
 # 4. karman verify of a multipoint case
 sed -e 's/positions: \[0.05, 0.15, 0.3, 0.5, 0.7, 0.9\]/positions: [0.5]/' -e 's/surfaces: both/surfaces: upper/' \

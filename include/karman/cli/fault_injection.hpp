@@ -4,6 +4,8 @@
 //                                               campaign (timed points: after the point's delay)
 //   KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE=N  SIGKILL while the unsteady adjoint saves the state
 //   KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE=N:partial   of level N (complete / psi only)
+//   KARMAN_TEST_FAIL_REEVALUATION=1             a shape campaign's evaluation of its best design
+//                                               at the end fails (the summary of its earlier one)
 #pragma once
 
 #include "karman/core/fault_injection.hpp"
@@ -23,5 +25,8 @@ PetscErrorCode campaign_fault_hook(MPI_Comm comm, const std::vector<std::string>
 
 /// The hook of KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE; unset: an empty hook.
 FaultHook adjoint_state_fault_hook();
+
+/// KARMAN_TEST_FAIL_REEVALUATION is set (to anything but "" or "0").
+bool reevaluation_fault();
 
 } // namespace karman::cli
