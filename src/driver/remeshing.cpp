@@ -505,6 +505,11 @@ PetscErrorCode mesh_to_target(const discretization::FlowResidual &res, const Bou
 
 } // namespace
 
+double next_size_scale(double used, long cells, long target) {
+  if (target <= 0 || cells <= 0) return used;
+  return used * std::sqrt(static_cast<double>(cells) / static_cast<double>(target));
+}
+
 PetscErrorCode remesh(const discretization::FlowResidual &res, const std::vector<int> &walls,
                       const std::vector<Vec3<double>> &X_original, const RemeshOptions &options,
                       const std::string &stem, RemeshResult *r) {

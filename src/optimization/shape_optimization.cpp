@@ -552,9 +552,15 @@ PetscErrorCode ShapeOptimization::remesh(const std::vector<double> *target,
   record->cells_after = fc_->mesh().n_global_cells;
   record->size_scale = r.size_scale, record->meshings = r.gmsh_runs;
   record->layer_dropped = r.layer_dropped;
-  size_scale_ = r.size_scale;
+  size_scale_ = next_size_scale(*record);
   record->time = MPI_Wtime() - t0;
   PetscFunctionReturn(0);
+}
+
+double ShapeOptimization::next_size_scale(const RemeshRecord &r) {
+  // the target of remeshing r: its mesh's count if that mesh was itself a remeshing (remesh():
+  // owned_fc_), none for the first from the case's own mesh
+  return driver::next_size_scale(r.size_scale, r.cells_after, r.index > 1 ? r.cells_before : 0);
 }
 
 PetscErrorCode ShapeOptimization::restore_remeshing(const RemeshRecord &r, bool with_state) {
@@ -564,7 +570,7 @@ PetscErrorCode ShapeOptimization::restore_remeshing(const RemeshRecord &r, bool 
   PetscCall(
       load_remeshed(r.stem + ".msh", embedding, r.design, with_state ? r.stem + "-state.h5" : ""));
   remesh_count_ = r.index;
-  size_scale_ = r.size_scale;
+  size_scale_ = next_size_scale(r); // (as the uninterrupted campaign went on)
   PetscFunctionReturn(0);
 }
 

@@ -1,7 +1,10 @@
 // The command line's crash-test hooks (src/cli/fault_injection.cpp): KARMAN_TEST_KILL values of
 // another form than PHASE:N (a phase of the campaign, N >= first) are one error naming the
 // variable; unset, the hook is empty; a valid value arms a hook that leaves every other point
-// alone (the kill itself is tested by tests/cli/optimize_kill.sh and control_optimize.sh).
+// alone (the kill itself is tested by tests/cli/optimize_kill.sh and control_optimize.sh);
+// KARMAN_TEST_FAIL_REEVALUATION and the best design's fallback to its earlier evaluation
+// (cli::best_design_evaluation; the campaigns: tests/cli/optimize.sh, optimize_multipoint.sh).
+#include "karman/cli/campaign_output.hpp"
 #include "karman/cli/fault_injection.hpp"
 #include "karman/core/error.hpp"
 
@@ -44,4 +47,57 @@ TEST_CASE("fault injection: KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE", "[cli]") 
   hook({"adjoint-state", 4, 0.0}); // complete state of level 4, partial of level 3: no kill
   hook({"adjoint-state-partial", 3, 0.0});
   REQUIRE(unsetenv("KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE") == 0);
+}
+
+TEST_CASE("fault injection: KARMAN_TEST_FAIL_REEVALUATION and the best design's earlier "
+          "evaluation",
+          "[cli]") {
+  REQUIRE(unsetenv("KARMAN_TEST_FAIL_REEVALUATION") == 0);
+  CHECK(!cli::reevaluation_fault());
+  for (const char *off : {"", "0"}) {
+    REQUIRE(setenv("KARMAN_TEST_FAIL_REEVALUATION", off, 1) == 0);
+    CHECK(!cli::reevaluation_fault());
+  }
+  REQUIRE(setenv("KARMAN_TEST_FAIL_REEVALUATION", "1", 1) == 0);
+  CHECK(cli::reevaluation_fault());
+  // the fallback's records: good evaluations only, the last of exactly the design asked for
+  cli::GoodEvaluations good;
+  optimization::Evaluation e;
+  e.f = 1.0;
+  good.add(0, {0.0, 0.5}, e);
+  e.f = 2.0;
+  good.add(3, {0.0, 0.5}, e); // the same design again (a replay or a remeshing)
+  e.ok = false;
+  e.f = 3.0;
+  good.add(4, {0.1, 0.5}, e); // a failed one is no answer
+  const auto *found = good.find({0.0, 0.5});
+  REQUIRE(found);
+  CHECK(found->first == 3);
+  CHECK(found->second.f == 2.0);
+  CHECK(!good.find({0.1, 0.5}));
+  CHECK(!good.find({0.0, 0.5 + 1e-16}));
+  // with the fault set, a good evaluation again falls back to the record, named in the summary
+  optimization::Evaluation again, best;
+  again.f = 2.5;
+  bool reevaluated = true;
+  nlohmann::json summary;
+  REQUIRE(cli::best_design_evaluation(PETSC_COMM_WORLD, {0.0, 0.5}, again, good, &best,
+                                      &reevaluated, &summary) == 0);
+  CHECK(!reevaluated);
+  CHECK(best.f == 2.0);
+  CHECK(summary["best_evaluation"] == 3);
+  CHECK(summary["reevaluated"] == false);
+  // a design never evaluated well: the error of the evaluation again
+  clear_error();
+  CHECK(cli::best_design_evaluation(PETSC_COMM_WORLD, {0.1, 0.5}, again, good, &best, &reevaluated,
+                                    &summary) != 0);
+  CHECK_THAT(last_error_message(),
+             Catch::Contains("the best design of the optimizer could not be evaluated again"));
+  // without the fault: the evaluation again stands
+  REQUIRE(unsetenv("KARMAN_TEST_FAIL_REEVALUATION") == 0);
+  REQUIRE(cli::best_design_evaluation(PETSC_COMM_WORLD, {0.0, 0.5}, again, good, &best,
+                                      &reevaluated, &summary) == 0);
+  CHECK(reevaluated);
+  CHECK(best.f == 2.5);
+  CHECK(summary.empty());
 }

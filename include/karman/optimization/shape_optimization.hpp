@@ -268,7 +268,11 @@ private:
   long remesh_count_ = 0;
   std::unique_ptr<config::CaseConfig> owned_cfg_; ///< the remeshed case (after a remeshing)
   std::unique_ptr<FlowCase> owned_fc_;
-  double size_scale_ = 1; ///< the last remeshing's size-view factor (RemeshRecord::size_scale)
+  /// the next remeshing's size-view factor (next_size_scale of the last remeshing)
+  double size_scale_ = 1;
+  /// driver::next_size_scale after remeshing r (its target: its mesh's count when that mesh was
+  /// itself a remeshing, index > 1)
+  static double next_size_scale(const RemeshRecord &r);
   FlowCase *fc_ = nullptr;
   std::vector<ShapeConstraint> constraints_;
   std::vector<const adjoint::Objective *> flow_;
