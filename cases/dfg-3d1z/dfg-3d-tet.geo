@@ -17,8 +17,14 @@ DefineConstant[ scale = {1, Name "scale"} ];
 
 L = 2.5; H = 0.41; xc = 0.5; yc = 0.2; r = 0.05;
 f = scale * 2^level;
-h_near = 0.012 / f; // at the cylinder
-h_far = 0.06 / f;   // away from it
+// the size field (`mesh.parameters=[hn=..., hf=..., dmin=..., dmax=...]`; the issue's mesh by
+// default): hn at the cylinder up to dmin from it, growing linearly to hf at dmax
+DefineConstant[ hn = {0.012, Name "hn"} ];
+DefineConstant[ hf = {0.06, Name "hf"} ];
+DefineConstant[ dmin = {0.01, Name "dmin"} ];
+DefineConstant[ dmax = {0.25, Name "dmax"} ];
+h_near = hn / f; // at the cylinder
+h_far = hf / f;  // away from it
 
 Box(1) = {0, 0, 0, L, H, H};
 Cylinder(2) = {xc, yc, 0, 0, 0, H, r};
@@ -33,8 +39,8 @@ Field[2] = Threshold;
 Field[2].InField = 1;
 Field[2].SizeMin = h_near;
 Field[2].SizeMax = h_far;
-Field[2].DistMin = 0.01;
-Field[2].DistMax = 0.25;
+Field[2].DistMin = dmin;
+Field[2].DistMax = dmax;
 Background Field = 2;
 Mesh.MeshSizeExtendFromBoundary = 0;
 Mesh.MeshSizeFromPoints = 0;
