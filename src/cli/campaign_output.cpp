@@ -83,9 +83,9 @@ nlohmann::json campaign_summary(const config::CaseConfig &cfg, const std::string
 }
 
 PetscErrorCode best_design_evaluation(MPI_Comm comm, const std::vector<double> &x,
-                                      const optimization::Evaluation &again, GoodEvaluations &good,
-                                      optimization::Evaluation *best, bool *reevaluated,
-                                      nlohmann::json *summary) {
+                                      const optimization::Evaluation &again,
+                                      const GoodEvaluations &good, optimization::Evaluation *best,
+                                      bool *reevaluated, nlohmann::json *summary) {
   PetscFunctionBeginUser;
   *best = again;
   if (reevaluation_fault()) { // (the tests of this fallback)
@@ -99,14 +99,14 @@ PetscErrorCode best_design_evaluation(MPI_Comm comm, const std::vector<double> &
   const auto *recorded = good.find(x);
   PetscCheck(recorded, comm, PETSC_ERR_NOT_CONVERGED,
              "the best design of the optimizer could not be evaluated again: %s", why.c_str());
-  *best = recorded->second;
+  *best = recorded->e;
   (*summary)["reevaluated"] = false;
   (*summary)["reevaluation_failure"] = why;
-  (*summary)["best_evaluation"] = recorded->first;
+  (*summary)["best_evaluation"] = recorded->index;
   PetscCall(log_warning(comm,
                         "the best design of the optimizer could not be evaluated again (%s); its "
                         "figures are those of evaluation %ld, which found it",
-                        why.c_str(), recorded->first));
+                        why.c_str(), recorded->index));
   PetscFunctionReturn(0);
 }
 

@@ -93,7 +93,7 @@ PetscErrorCode write_best(const optimization::MultipointShapeOptimization &mp,
 /// Collective.
 PetscErrorCode finish(MPI_Comm comm, const CliArgs &args, const config::CaseConfig &cfg,
                       const std::string &algorithm, optimization::MultipointShapeOptimization &mp,
-                      const optimization::OptimizationResult &result, GoodEvaluations &good,
+                      const optimization::OptimizationResult &result, const GoodEvaluations &good,
                       double start) {
   PetscFunctionBeginUser;
   const optimization::OptimizationProblem &p = mp.problem();

@@ -72,8 +72,8 @@ TEST_CASE("fault injection: KARMAN_TEST_FAIL_REEVALUATION and the best design's 
   good.add(4, {0.1, 0.5}, e); // a failed one is no answer
   const auto *found = good.find({0.0, 0.5});
   REQUIRE(found);
-  CHECK(found->first == 3);
-  CHECK(found->second.f == 2.0);
+  CHECK(found->index == 3);
+  CHECK(found->e.f == 2.0);
   CHECK(!good.find({0.1, 0.5}));
   CHECK(!good.find({0.0, 0.5 + 1e-16}));
   // with the fault set, a good evaluation again falls back to the record, named in the summary

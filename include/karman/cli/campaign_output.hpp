@@ -96,31 +96,27 @@ PetscErrorCode log_campaign(MPI_Comm comm, const std::string &what,
 std::string constraint_text(const optimization::OptimizationProblem &p,
                             const optimization::Evaluation &e);
 /// The good evaluations of a campaign (computed or replayed), kept for the best design in case it
-/// cannot be evaluated again at the end (BestDesign).
+/// cannot be evaluated again at the end (best_design_evaluation).
 class GoodEvaluations {
 public:
+  struct Record {
+    long index; ///< the evaluation's number
+    std::vector<double> x;
+    optimization::Evaluation e;
+  };
   void add(long index, const std::vector<double> &x, const optimization::Evaluation &e) {
     if (e.ok) records_.push_back({index, x, e});
   }
   /// The last good evaluation of exactly the design x (the optimizer's answer is one of the
   /// designs it evaluated), or null.
-  const std::pair<long, optimization::Evaluation> *find(const std::vector<double> &x) {
+  const Record *find(const std::vector<double> &x) const {
     for (auto it = records_.rbegin(); it != records_.rend(); ++it)
-      if (it->x == x) {
-        found_ = {it->index, it->e};
-        return &found_;
-      }
+      if (it->x == x) return &*it;
     return nullptr;
   }
 
 private:
-  struct Record {
-    long index;
-    std::vector<double> x;
-    optimization::Evaluation e;
-  };
   std::vector<Record> records_;
-  std::pair<long, optimization::Evaluation> found_;
 };
 
 /// The best design's evaluation at the end of a campaign: `again` (its evaluation again, which
@@ -128,9 +124,9 @@ private:
 /// `good` (`reevaluated` false; its figures are those of that evaluation, the optimizer's
 /// answer).  Without either, the error of the failed evaluation again.  Collective.
 PetscErrorCode best_design_evaluation(MPI_Comm comm, const std::vector<double> &x,
-                                      const optimization::Evaluation &again, GoodEvaluations &good,
-                                      optimization::Evaluation *best, bool *reevaluated,
-                                      nlohmann::json *summary);
+                                      const optimization::Evaluation &again,
+                                      const GoodEvaluations &good, optimization::Evaluation *best,
+                                      bool *reevaluated, nlohmann::json *summary);
 /// After summary.json of a best design that could not be evaluated again (`summary` from
 /// best_design_evaluation): the error that says so, naming what was and was not written.
 PetscErrorCode fail_unevaluated_best(MPI_Comm comm, const nlohmann::json &summary,
