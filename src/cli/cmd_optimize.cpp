@@ -240,13 +240,11 @@ public:
     j["remeshes"] = remeshes_;
     j["wall_time"] = MPI_Wtime() - start_;
     PetscCall(write_summary(comm_, args_.output_dir, j));
-    if (!reevaluated) {
-      PetscCall(log_kkt(comm_, kkt));
-      PetscCall(fail_unevaluated_best(comm_, j, args_.output_dir));
-    }
-    PetscCall(log_info(comm_, "best design: J %.10g, c_D %.8f, c_L %.8f; mesh %s/optimized.msh",
-                       best.f, bv.cd, bv.cl, args_.output_dir.c_str()));
+    if (reevaluated)
+      PetscCall(log_info(comm_, "best design: J %.10g, c_D %.8f, c_L %.8f; mesh %s/optimized.msh",
+                         best.f, bv.cd, bv.cl, args_.output_dir.c_str()));
     PetscCall(log_kkt(comm_, kkt));
+    if (!reevaluated) PetscCall(fail_unevaluated_best(comm_, j, args_.output_dir));
     PetscFunctionReturn(0);
   }
 

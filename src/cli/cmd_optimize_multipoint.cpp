@@ -126,14 +126,12 @@ PetscErrorCode finish(MPI_Comm comm, const CliArgs &args, const config::CaseConf
   j["kkt"] = kkt_json(p, kkt);
   j["wall_time"] = MPI_Wtime() - start;
   PetscCall(write_summary(comm, args.output_dir, j));
-  if (!reevaluated) {
-    PetscCall(log_kkt(comm, kkt));
-    PetscCall(fail_unevaluated_best(comm, j, args.output_dir));
-  }
-  for (const auto &pt : mp.last())
-    PetscCall(log_info(comm, "best design at %s: J %.10g, c_D %.8f, c_L %.8f", pt.name.c_str(),
-                       pt.J, pt.cd, pt.cl));
+  if (reevaluated)
+    for (const auto &pt : mp.last())
+      PetscCall(log_info(comm, "best design at %s: J %.10g, c_D %.8f, c_L %.8f", pt.name.c_str(),
+                         pt.J, pt.cd, pt.cl));
   PetscCall(log_kkt(comm, kkt));
+  if (!reevaluated) PetscCall(fail_unevaluated_best(comm, j, args.output_dir));
   PetscFunctionReturn(0);
 }
 
