@@ -9,9 +9,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <unistd.h>
 
 namespace karman::design {
 namespace {
+
+// How a solve went, for the log: "the LU", "N CG iterations", "N CG iterations, then the LU".
+std::string solve_text(PetscInt iterations, bool direct) {
+  const std::string cg = std::to_string(iterations) + " CG iterations";
+  if (!direct) return cg;
+  return iterations > 0 ? cg + ", then the LU" : "the LU";
+}
 
 using V3 = Vec3<double>;
 
@@ -256,10 +264,23 @@ PetscErrorCode MeshDeformation::dirichlet_operator(const std::vector<V3> &X0) {
   PetscFunctionReturn(0);
 }
 
-// CG + GAMG, overridable with -deform_ksp_* / -deform_pc_*.  Collective.
+// The LU (header: DeformationSolver), or CG + GAMG, overridable with -deform_ksp_* /
+// -deform_pc_*.  Collective.
 PetscErrorCode MeshDeformation::create_solver(const DeformationOptions &options) {
   PetscFunctionBeginUser;
   const mesh::Mesh &mesh = *mesh_;
+  bool direct = options.solver == DeformationSolver::Direct;
+  if (options.solver == DeformationSolver::Auto && mesh.dim == 2) {
+    const double free_bytes =
+        static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+    PetscCall(node_memory_fits(mesh.comm,
+                               kDirectBytesPerVertex2D * static_cast<double>(layout_.n_owned()), 0,
+                               free_bytes, 0.8, "-lu_fallback_memory", &direct));
+  }
+  if (direct) {
+    PetscCall(create_direct());
+    PetscFunctionReturn(0);
+  }
   //  GAMG's Chebyshev smoothers rest
   // on an eigenvalue estimate; where it comes out low (it depends on the partition, which varies
   // between 2-rank runs) the V-cycle is not positive definite and CG can stop with
@@ -297,15 +318,29 @@ PetscErrorCode MeshDeformation::owned_values(const std::vector<V3> &local, bool 
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode MeshDeformation::create_direct() const {
+  PetscFunctionBeginUser;
+  PetscCall(KSPCreate(mesh_->comm, &direct_));
+  PetscCall(KSPSetOptionsPrefix(direct_, "deform_direct_"));
+  PetscCall(KSPSetType(direct_, KSPPREONLY));
+  PC pc;
+  PetscCall(KSPGetPC(direct_, &pc));
+  PetscCall(PCSetType(pc, PCLU));
+  PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+  PetscCall(KSPSetOperators(direct_, A_, A_));
+  PetscCall(KSPSetFromOptions(direct_));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode MeshDeformation::solve(Vec rhs, Vec x, PetscInt *iterations,
                                       KSPConvergedReason *reason, bool *direct) const {
   PetscFunctionBeginUser;
   if (direct) *direct = false;
   if (direct_) {
-    // once CG + AMG has failed on this operator, the LU it set up solves the later systems at
-    // once: they share A, and the iterations would be lost again (the RANS NACA 0012's mesh,
-    // cells of volume 1e-12 to 1e4: 10 000 CG iterations before every deformation and every
-    // reverse solve of a campaign, cases/naca0012-rans/optimize.yaml)
+    // the LU chosen, or once CG + AMG has failed on this operator the LU it set up: it solves
+    // the later systems at once, they share A and the iterations would be lost again (the RANS
+    // NACA 0012's mesh, cells of volume 1e-12 to 1e4: 10 000 CG iterations before every
+    // deformation and every reverse solve of a campaign, cases/naca0012-rans/optimize.yaml)
     *iterations = 0;
   } else {
     PetscCall(KSPSolve(ksp_, rhs, x));
@@ -318,15 +353,7 @@ PetscErrorCode MeshDeformation::solve(Vec rhs, Vec x, PetscInt *iterations,
                        "mesh deformation: CG + AMG stopped (%s after %d iterations); solving with "
                        "a direct LU factorization instead",
                        KSPConvergedReasons[*reason], (int)*iterations));
-    PetscCall(KSPCreate(mesh_->comm, &direct_));
-    PetscCall(KSPSetOptionsPrefix(direct_, "deform_direct_"));
-    PetscCall(KSPSetType(direct_, KSPPREONLY));
-    PC pc;
-    PetscCall(KSPGetPC(direct_, &pc));
-    PetscCall(PCSetType(pc, PCLU));
-    PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
-    PetscCall(KSPSetOperators(direct_, A_, A_));
-    PetscCall(KSPSetFromOptions(direct_));
+    PetscCall(create_direct());
   }
   PetscCall(KSPSolve(direct_, rhs, x));
   PetscCall(KSPGetConvergedReason(direct_, reason));
@@ -415,8 +442,9 @@ PetscErrorCode MeshDeformation::deform(const std::vector<V3> &boundary_displacem
     result->message = "mesh deformation: the deformed mesh has " + std::to_string(invalid.count) +
                       " invalid (inverted or tangled) cells; first: " + invalid.first +
                       "; worst: " + buf;
-  PetscCall(log_info(m.comm, "mesh deformation: %d CG iterations, %s%s", (int)result->iterations,
-                     buf, result->valid ? "" : " -- refused (invalid cells)"));
+  PetscCall(log_info(m.comm, "mesh deformation: %s, %s%s",
+                     solve_text(result->iterations, result->direct).c_str(), buf,
+                     result->valid ? "" : " -- refused (invalid cells)"));
   PetscFunctionReturn(0);
 }
 
@@ -444,7 +472,8 @@ PetscErrorCode MeshDeformation::reverse(const std::vector<V3> &Xbar, std::vector
   }
   PetscInt its;
   KSPConvergedReason reason;
-  PetscCall(solve(rhs, y, &its, &reason));
+  bool direct;
+  PetscCall(solve(rhs, y, &its, &reason, &direct));
   PetscCheck(reason > 0, m.comm, PETSC_ERR_NOT_CONVERGED,
              "mesh deformation (reverse): the linear solve did not converge (%s after %d "
              "iterations; see -deform_ksp_monitor, -deform_ksp_type, -deform_pc_type)",
@@ -478,7 +507,7 @@ PetscErrorCode MeshDeformation::reverse(const std::vector<V3> &Xbar, std::vector
   PetscCall(VecDestroy(&rhs));
   PetscCall(VecDestroy(&y));
   PetscCall(VecDestroy(&t));
-  PetscCall(log_info(m.comm, "mesh deformation (reverse): %d CG iterations", (int)its));
+  PetscCall(log_info(m.comm, "mesh deformation (reverse): %s", solve_text(its, direct).c_str()));
   if (iterations) *iterations = its;
   PetscFunctionReturn(0);
 }

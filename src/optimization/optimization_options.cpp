@@ -55,6 +55,14 @@ const config::SectionOptions<OptimizationOptions> &optimization_options() {
                         "mesh deformation: relative tolerance of the CG solves (also of its "
                         "reverse)"),
                &OptimizationOptions::deformation_rtol)
+          .key(choice("deformation_solver", "auto",
+                      "mesh deformation: direct (a MUMPS LU factored once per reference mesh, "
+                      "for every deformation and reverse solve), iterative (CG with algebraic "
+                      "multigrid to deformation_rtol, the LU if CG fails), auto (direct in 2D "
+                      "when its factors fit in memory, about 6 KiB per vertex; iterative in 3D, "
+                      "where the factors fill in far more)",
+                      {"auto", "direct", "iterative"}),
+               &OptimizationOptions::deformation_solver)
           .key(typed("remesh", KeyType::Bool, "true",
                      "2D shape campaigns: a design whose mesh deformation fails (inverted "
                      "or tangled cells) is evaluated on a new Gmsh mesh made around the "

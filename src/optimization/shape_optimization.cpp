@@ -76,6 +76,9 @@ design::DeformationOptions deformation_options(const config::CaseConfig &cfg) {
   o.stiffness_exponent = opt.deformation_stiffness_exponent;
   o.poisson_ratio = opt.deformation_poisson_ratio;
   o.rtol = opt.deformation_rtol;
+  o.solver = opt.deformation_solver == "direct"      ? design::DeformationSolver::Direct
+             : opt.deformation_solver == "iterative" ? design::DeformationSolver::Iterative
+                                                     : design::DeformationSolver::Auto;
   return o;
 }
 

@@ -122,11 +122,11 @@ struct Deformed {
 void deform_mesh(MPI_Comm comm, const std::string &geo, int level, int dim,
                  const std::vector<std::string> &names,
                  const std::function<V3(const V3 &, PetscInt)> &displacement, mesh::Mesh *m,
-                 Deformed *out) {
+                 Deformed *out, const design::DeformationOptions &options = {}) {
   test::load(comm, geo, level, dim, names, m);
   design::MeshDeformation deformation;
   clear_error();
-  PetscErrorCode ierr = deformation.setup(*m, m->coordinates);
+  PetscErrorCode ierr = deformation.setup(*m, m->coordinates, options);
   INFO(last_error_message());
   REQUIRE(ierr == 0);
   std::vector<V3> d(m->n_vertices);
@@ -240,65 +240,72 @@ TEST_CASE("mesh deformation: dot-product test and rigid translation", "[mesh_def
     SECTION(cs.geo) {
       mesh::Mesh m;
       test::load(PETSC_COMM_WORLD, cs.geo, cs.level, cs.dim, cs.names, &m);
-      // with a tight CG tolerance (the default 1e-12 gives 7e-13 in (i) and 1e-10 |t| in (ii)
-      // on the DFG mesh at level 0: the reverse is the transpose up to the solves' error)
-      design::MeshDeformation deformation, defaults;
+      // CG with a tight tolerance (rtol 1e-12 gives 7e-13 in (i) and 1e-10 |t| in (ii) on the
+      // DFG mesh at level 0: the reverse is the transpose up to the solves' error), and the
+      // default solver: the LU in 2D, CG to DeformationOptions::rtol in 3D
+      design::MeshDeformation iterative, defaults;
       design::DeformationOptions tight;
+      tight.solver = design::DeformationSolver::Iterative;
       tight.rtol = 1e-14;
       clear_error();
-      REQUIRE(deformation.setup(m, m.coordinates, tight) == 0);
+      REQUIRE(iterative.setup(m, m.coordinates, tight) == 0);
       REQUIRE(defaults.setup(m, m.coordinates) == 0);
       const PetscInt nv = m.n_vertices;
-      for (PetscInt v = 0; v < nv; ++v) REQUIRE(deformation.boundary_vertex()[v] <= 1);
-      PetscInt n_boundary = 0;
-      for (PetscInt v = 0; v < nv; ++v)
-        n_boundary += m.vertex_owned[v] && deformation.boundary_vertex()[v];
-      REQUIRE(global_sum(static_cast<double>(n_boundary)) > 0);
+      for (const auto *solver : {&iterative, &defaults}) {
+        const design::MeshDeformation &deformation = *solver;
+        const bool lu = solver == &defaults && cs.dim == 2;
+        INFO((lu ? "the default LU" : "CG"));
+        for (PetscInt v = 0; v < nv; ++v) REQUIRE(deformation.boundary_vertex()[v] <= 1);
+        PetscInt n_boundary = 0;
+        for (PetscInt v = 0; v < nv; ++v)
+          n_boundary += m.vertex_owned[v] && deformation.boundary_vertex()[v];
+        REQUIRE(global_sum(static_cast<double>(n_boundary)) > 0);
 
-      // (i) <D a, b> = <a, D^T b>: a random on the boundary (and garbage inside, not read), b
-      // random everywhere (the same on every copy); both positive, so that <D a, b> is no
-      // small difference of large sums
-      std::vector<V3> a(nv), b(nv), X, abar;
-      for (PetscInt v = 0; v < nv; ++v)
-        for (int k = 0; k < cs.dim; ++k) {
-          a[v][k] = 1e-3 * (1 + 0.5 * noise(m.vertex_gid[v], k, 1));
-          b[v][k] = 1 + 0.5 * noise(m.vertex_gid[v], k, 2);
+        // (i) <D a, b> = <a, D^T b>: a random on the boundary (and garbage inside, not read), b
+        // random everywhere (the same on every copy); both positive, so that <D a, b> is no
+        // small difference of large sums
+        std::vector<V3> a(nv), b(nv), X, abar;
+        for (PetscInt v = 0; v < nv; ++v)
+          for (int k = 0; k < cs.dim; ++k) {
+            a[v][k] = 1e-3 * (1 + 0.5 * noise(m.vertex_gid[v], k, 1));
+            b[v][k] = 1 + 0.5 * noise(m.vertex_gid[v], k, 2);
+          }
+        design::DeformationResult result;
+        REQUIRE(deformation.deform(a, &X, &result) == 0);
+        INFO(result.message);
+        REQUIRE(result.valid);
+        REQUIRE(result.direct == lu);
+        std::vector<V3> Da(nv);
+        for (PetscInt v = 0; v < nv; ++v) Da[v] = X[v] - m.coordinates[v];
+        PetscInt iterations = -1;
+        REQUIRE(deformation.reverse(b, &abar, &iterations) == 0);
+        REQUIRE((lu ? iterations == 0 : iterations > 0));
+        for (PetscInt v = 0; v < nv; ++v) {
+          if (!deformation.boundary_vertex()[v]) {
+            REQUIRE(norm(abar[v]) == 0.0); // interior vertices: no boundary adjoint
+            a[v] = V3();                   // (and no boundary displacement)
+          } else {
+            REQUIRE(norm(Da[v] - a[v]) < 1e-15); // boundary vertices move as prescribed
+          }
+          if (cs.dim == 2) REQUIRE(Da[v][2] == 0.0);
         }
-      design::DeformationResult result;
-      REQUIRE(deformation.deform(a, &X, &result) == 0);
-      INFO(result.message);
-      REQUIRE(result.valid);
-      std::vector<V3> Da(nv);
-      for (PetscInt v = 0; v < nv; ++v) Da[v] = X[v] - m.coordinates[v];
-      PetscInt iterations = 0;
-      REQUIRE(deformation.reverse(b, &abar, &iterations) == 0);
-      REQUIRE(iterations > 0);
-      for (PetscInt v = 0; v < nv; ++v) {
-        if (!deformation.boundary_vertex()[v]) {
-          REQUIRE(norm(abar[v]) == 0.0); // interior vertices: no boundary adjoint
-          a[v] = V3();                   // (and no boundary displacement)
-        } else {
-          REQUIRE(norm(Da[v] - a[v]) < 1e-15); // boundary vertices move as prescribed
-        }
-        if (cs.dim == 2) REQUIRE(Da[v][2] == 0.0);
-      }
-      const double lhs = vertex_dot(m, Da, b), rhs = vertex_dot(m, a, abar);
-      const double rel = std::abs(lhs - rhs) / std::abs(lhs);
-      char text[128];
-      std::snprintf(text, sizeof(text), "<D a, b> = %.16e, <a, D^T b> = %.16e, relative %.2e", lhs,
-                    rhs, rel);
-      INFO(text);
-      REQUIRE(std::abs(lhs - rhs) <= 1e-12 * std::abs(lhs));
+        const double lhs = vertex_dot(m, Da, b), rhs = vertex_dot(m, a, abar);
+        const double rel = std::abs(lhs - rhs) / std::abs(lhs);
+        char text[128];
+        std::snprintf(text, sizeof(text), "<D a, b> = %.16e, <a, D^T b> = %.16e, relative %.2e",
+                      lhs, rhs, rel);
+        INFO(text);
+        REQUIRE(std::abs(lhs - rhs) <= (lu ? 1e-14 : 1e-12) * std::abs(lhs));
 
-      // (ii) a rigid translation of the whole boundary moves every vertex by it
-      const V3 t(0.01, -0.02, cs.dim == 3 ? 0.015 : 0.0);
-      for (const auto *d : {&deformation, &defaults}) {
-        REQUIRE(d->deform(std::vector<V3>(nv, t), &X, &result) == 0);
+        // (ii) a rigid translation of the whole boundary moves every vertex by it (CG with the
+        // default rtol 1e-12 to 1e-9 |t|)
+        const V3 t(0.01, -0.02, cs.dim == 3 ? 0.015 : 0.0);
+        REQUIRE(deformation.deform(std::vector<V3>(nv, t), &X, &result) == 0);
         REQUIRE(result.valid);
         double err = 0;
         for (PetscInt v = 0; v < nv; ++v) err = std::max(err, norm(X[v] - m.coordinates[v] - t));
-        INFO("translation error " << err << (d == &defaults ? " (default rtol)" : ""));
-        REQUIRE(err < (d == &defaults ? 1e-9 : 1e-11) * norm(t));
+        INFO("translation error " << err);
+        REQUIRE(err < (solver == &defaults && !lu ? 1e-9 : 1e-11) * norm(t));
       }
     }
   }
@@ -351,13 +358,15 @@ TEST_CASE("mesh deformation: when CG + AMG fails, the direct fallback gives the 
   };
   mesh::Mesh m, m2;
   Deformed good, fallback;
-  deform_mesh(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, kDfg, displacement, &m, &good);
+  design::DeformationOptions cg; // (the default is the LU in 2D)
+  cg.solver = design::DeformationSolver::Iterative;
+  deform_mesh(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, kDfg, displacement, &m, &good, cg);
   REQUIRE(PetscOptionsSetValue(nullptr, "-deform_mg_levels_ksp_type", "richardson") == 0);
   REQUIRE(PetscOptionsSetValue(nullptr, "-deform_mg_levels_pc_type", "jacobi") == 0);
   test::load(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, kDfg, &m2);
   design::MeshDeformation deformation;
   clear_error();
-  REQUIRE(deformation.setup(m2, m2.coordinates) == 0);
+  REQUIRE(deformation.setup(m2, m2.coordinates, cg) == 0);
   REQUIRE(PetscOptionsClearValue(nullptr, "-deform_mg_levels_ksp_type") == 0);
   REQUIRE(PetscOptionsClearValue(nullptr, "-deform_mg_levels_pc_type") == 0);
   std::vector<V3> d(m2.n_vertices);
@@ -382,6 +391,50 @@ TEST_CASE("mesh deformation: when CG + AMG fails, the direct fallback gives the 
   for (PetscInt v = 0; v < m2.n_vertices; ++v)
     if (vertex.count(m2.vertex_gid[v]))
       REQUIRE(norm(good.X[vertex[m2.vertex_gid[v]]] - fallback.X[v]) < 1e-12);
+}
+
+TEST_CASE("mesh deformation: the default solver is the LU in 2D when it fits in memory, CG in 3D; "
+          "either may be asked for",
+          "[mesh_deformation][mpi]") {
+  // the same boundary displacement through the LU and through CG to 1e-14 (both ways in 2D and
+  // 3D): the same mesh; auto takes CG in 2D when the factors' estimate exceeds the memory limit
+  auto displacement = [](const V3 &x, PetscInt) {
+    return V3(1e-3 * std::sin(3 * x[0] + 1), 2e-3 * std::cos(2 * x[1]), 5e-4 * x[2]);
+  };
+  design::DeformationOptions lu, cg;
+  lu.solver = design::DeformationSolver::Direct;
+  cg.solver = design::DeformationSolver::Iterative;
+  for (const int dim : {2, 3}) {
+    mesh::Mesh m;
+    Deformed by_default, by_lu, by_cg;
+    const std::string geo = dim == 2 ? test::dfg_geo() : "box-tet.geo";
+    const auto &names = dim == 2 ? kDfg : kBox;
+    deform_mesh(PETSC_COMM_WORLD, geo, 0, dim, names, displacement, &m, &by_default);
+    deform_mesh(PETSC_COMM_WORLD, geo, 0, dim, names, displacement, &m, &by_lu, lu);
+    deform_mesh(PETSC_COMM_WORLD, geo, 0, dim, names, displacement, &m, &by_cg, cg);
+    INFO("dimension " << dim);
+    REQUIRE(by_default.result.direct == (dim == 2));
+    REQUIRE(by_lu.result.direct);
+    REQUIRE(by_lu.result.iterations == 0);
+    REQUIRE(!by_cg.result.direct);
+    REQUIRE(by_cg.result.iterations > 0);
+    double scale = 0, lu_cg = 0;
+    for (PetscInt v = 0; v < m.n_vertices; ++v) {
+      scale = std::max(scale, norm(by_lu.X[v] - m.coordinates[v]));
+      lu_cg = std::max(lu_cg, norm(by_lu.X[v] - by_cg.X[v]));
+    }
+    INFO("|X_LU - X_CG| " << lu_cg << " of a displacement up to " << scale);
+    REQUIRE(scale > 1e-4);
+    REQUIRE(lu_cg < 1e-10 * scale); // (CG to 1e-14 of the right-hand side: 3.5e-11 in 2D)
+  }
+  // the factors' estimate against a limit of 1 KiB (-lu_fallback_memory, GiB): CG in 2D
+  REQUIRE(PetscOptionsSetValue(nullptr, "-lu_fallback_memory", "1e-6") == 0);
+  mesh::Mesh m;
+  Deformed limited;
+  deform_mesh(PETSC_COMM_WORLD, test::dfg_geo(), 0, 2, kDfg, displacement, &m, &limited);
+  REQUIRE(PetscOptionsClearValue(nullptr, "-lu_fallback_memory") == 0);
+  REQUIRE(!limited.result.direct);
+  REQUIRE(limited.result.iterations > 0);
 }
 
 TEST_CASE("mesh deformation: an inverting displacement is refused", "[mesh_deformation][mpi]") {

@@ -20,13 +20,19 @@
 // K is assembled as a MATAIJ of block size dim on the VertexLayout numbering, every cell by
 // the rank that owns it.  The Dirichlet rows and columns are eliminated symmetrically
 // (MatZeroRowsColumns with a scaled identity), so the operator A = [c I, 0; 0, K_II] is
-// symmetric positive definite: the solves are CG with smoothed-aggregation AMG (PCGAMG; a MUMPS
-// LU solve if CG fails, prefix deform_direct_, and the LU alone for the later solves) and the
-// rigid-body modes of X0 as its near null space, options prefix deform_ (-deform_ksp_type,
-// -deform_pc_type, -deform_ksp_monitor ...), each with a zero right-hand side on the Dirichlet
-// rows (the tolerance is relative to the interior's right-hand side) and the Dirichlet values
-// set after it.  Since A is symmetric, the forward solve is also the transposed solve of (21);
-// D^T is exact up to the solves' tolerance (the dot-product test gives about rtol).  A deformed
+// symmetric positive definite.  Its solves (DeformationSolver) are a MUMPS LU of A, factored once
+// and reused by every later deformation and reverse solve (options prefix deform_direct_), or CG
+// with smoothed-aggregation AMG (PCGAMG) and the rigid-body modes of X0 as its near null space
+// (options prefix deform_: -deform_ksp_type, -deform_pc_type, -deform_ksp_monitor ...), with the
+// LU if CG fails and the LU alone for the later solves; each with a zero right-hand side on the
+// Dirichlet rows (CG's tolerance is relative to the interior's right-hand side) and the Dirichlet
+// values set after it.  The default (auto) is the LU in 2D when its factors fit in memory: the
+// DFG 2D-1 campaign's level 1 (13 643 vertices, 41 MB of factors) deforms in 0.013 s instead of
+// 0.084 s with CG to 1e-14, its reverse 0.020 s instead of 0.193 s; level 3 (206 439 vertices)
+// needs 868 MB.  In 3D the factors fill in far more (cases/stokes-body-3d level 0: a process's peak
+// 473 -> 978 MB for 0.42 -> 0.06 s per deformation), so auto keeps CG there.  Since A is
+// symmetric, the forward solve is also the transposed solve of (21); D^T is exact up to the
+// solves' tolerance (the dot-product test gives about rtol, the LU about round-off).  A deformed
 // mesh is checked (geometry::find_invalid_cells): a displacement that inverts or tangles cells, or
 // a solve that does not converge, is refused with a result flag and a message, not an error, so
 // that an optimizer can backtrack.
@@ -49,8 +55,20 @@
 
 namespace karman::design {
 
-/// Parameters of the deformation (not yet case-file keys).
+/// How the deformation's systems are solved (header).
+enum class DeformationSolver {
+  Auto,   ///< Direct in 2D when the factors fit in memory (kDirectBytesPerVertex2D), else Iterative
+  Direct, ///< MUMPS LU, factored once
+  Iterative ///< CG + GAMG to rtol, the LU if CG fails
+};
+
+/// Bytes of MUMPS LU factors per vertex of a 2D deformation (measured 3.1 and 4.3 KB on DFG 2D-1
+/// levels 1 and 3, INFOG(17); growing like log n), with a margin.
+constexpr double kDirectBytesPerVertex2D = 6.0 * 1024;
+
+/// Parameters of the deformation (case-file keys optimization.deformation_*).
 struct DeformationOptions {
+  DeformationSolver solver = DeformationSolver::Auto;
   double poisson_ratio = 0.3;
   double stiffness_exponent = 1.0; ///< E_c = V_c^(-stiffness_exponent), V_c the reference volume
   double rtol = 1e-12;             ///< CG relative tolerance (unpreconditioned residual)
@@ -78,8 +96,8 @@ struct DeformationResult {
   bool valid = false;  ///< the solve converged and every cell of the deformed mesh is valid
   std::string message; ///< why not ("" if valid)
   PetscInt n_invalid_cells = 0; ///< invalid cells of the deformed mesh (all ranks)
-  PetscInt iterations = 0;      ///< CG iterations
-  bool direct = false;          ///< CG + AMG failed and the direct fallback solved
+  PetscInt iterations = 0;      ///< CG iterations (0 with the LU alone)
+  bool direct = false;          ///< the LU solved (the solver chosen, or the fallback after CG)
 };
 
 class MeshDeformation {
@@ -118,8 +136,10 @@ private:
                                     const DeformationOptions &options);
   PetscErrorCode dirichlet_operator(const std::vector<Vec3<double>> &X0);
   PetscErrorCode create_solver(const DeformationOptions &options);
-  /// CG + AMG, and the direct LU solve if that fails (*direct tells); after a failure the LU
-  /// alone (0 iterations).  Collective.
+  /// The MUMPS LU of A (direct_), factored at its first solve.  Collective.
+  PetscErrorCode create_direct() const;
+  /// With the LU (chosen, or after CG failed once) the LU alone (0 iterations); else CG + AMG,
+  /// and the LU if that fails (*direct tells).  Collective.
   PetscErrorCode solve(Vec rhs, Vec x, PetscInt *iterations, KSPConvergedReason *reason,
                        bool *direct = nullptr) const;
   PetscErrorCode owned_values(const std::vector<Vec3<double>> &local, bool boundary_only,
@@ -134,7 +154,7 @@ private:
   double diagonal_ = 1;             ///< the scaled identity c of the Dirichlet rows
   Mat K_ = nullptr, A_ = nullptr;   ///< stiffness; with the Dirichlet rows/columns eliminated
   KSP ksp_ = nullptr;
-  mutable KSP direct_ = nullptr; ///< LU fallback when CG + AMG fails (created on first use)
+  mutable KSP direct_ = nullptr; ///< the LU: chosen (setup), or after CG + AMG failed
 };
 
 } // namespace karman::design

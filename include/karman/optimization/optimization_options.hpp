@@ -20,6 +20,7 @@ struct OptimizationOptions {
   long projection_steps = 0, vtk_every = 1;
   double deformation_stiffness_exponent = 1, deformation_poisson_ratio = 0.3,
          deformation_rtol = 1e-14;
+  std::string deformation_solver = "auto"; ///< auto, direct or iterative (DeformationSolver)
   bool remesh = true;               ///< 2D shape campaigns: remesh when the deformation fails
   std::string points_mode = "auto"; ///< multipoint: auto, concurrent or sequential
 };
