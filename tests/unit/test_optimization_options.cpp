@@ -2,8 +2,9 @@
 // section's defaults are the struct's and its keys reach their members; the control entries of
 // `design:` (parameter, time-function, per-step) read into ControlEntryOptions with their kind,
 // an entry without parameters is refused naming the entry; a constraint's keys, its sense and
-// whether it is geometric.
+// whether it is geometric; the deformation keys as DeformationOptions.
 #include "karman/optimization/optimization_options.hpp"
+#include "karman/optimization/shape_optimization.hpp"
 #include "test_case_text.hpp"
 
 #include <catch2/catch.hpp>
@@ -24,6 +25,8 @@ TEST_CASE("optimization options: defaults and members", "[config]") {
   CHECK(o.deformation_stiffness_exponent == d.deformation_stiffness_exponent);
   CHECK(o.deformation_poisson_ratio == d.deformation_poisson_ratio);
   CHECK(o.deformation_rtol == d.deformation_rtol);
+  CHECK(o.deformation_solver == "auto");
+  CHECK(deformation_options(cfg).solver == design::DeformationSolver::Auto);
   CHECK(o.remesh); // a design the mesh cannot follow is remeshed, not lost
   REQUIRE(test::load_case(test::kMinimalCase, &cfg,
                           {"optimization.algorithm=ccsaq", "optimization.max_evaluations=7",
@@ -31,8 +34,8 @@ TEST_CASE("optimization options: defaults and members", "[config]") {
                            "optimization.projection_steps=2", "optimization.vtk_every=5",
                            "optimization.deformation_stiffness_exponent=2",
                            "optimization.deformation_poisson_ratio=0.1",
-                           "optimization.deformation_rtol=1e-9", "optimization.remesh=false"}) ==
-          "");
+                           "optimization.deformation_rtol=1e-9", "optimization.remesh=false",
+                           "optimization.deformation_solver=iterative"}) == "");
   const OptimizationOptions g = optimization_options().get(cfg);
   CHECK(g.algorithm == "ccsaq");
   CHECK(g.max_evaluations == 7);
@@ -43,10 +46,17 @@ TEST_CASE("optimization options: defaults and members", "[config]") {
   CHECK(g.deformation_stiffness_exponent == 2);
   CHECK(g.deformation_poisson_ratio == 0.1);
   CHECK(g.deformation_rtol == 1e-9);
+  CHECK(deformation_options(cfg).rtol == 1e-9);
+  CHECK(deformation_options(cfg).solver == design::DeformationSolver::Iterative);
+  REQUIRE(test::load_case(test::kMinimalCase, &cfg, {"optimization.deformation_solver=direct"}) ==
+          "");
+  CHECK(deformation_options(cfg).solver == design::DeformationSolver::Direct);
   CHECK_FALSE(g.remesh);
   for (const auto &k : optimization_options().spec().keys) CHECK(!k.help.empty());
   CHECK_THAT(test::load_case(test::kMinimalCase, &cfg, {"optimization.algorithm=newton"}),
              Catch::Contains("'optimization.algorithm'") && Catch::Contains("slsqp"));
+  CHECK_THAT(test::load_case(test::kMinimalCase, &cfg, {"optimization.deformation_solver=lu"}),
+             Catch::Contains("'optimization.deformation_solver'") && Catch::Contains("iterative"));
   CHECK_THAT(test::load_case(test::kMinimalCase, &cfg, {"optimization.xtol_rel=0"}),
              Catch::Contains("'optimization.xtol_rel'") && Catch::Contains("> 0"));
 }
