@@ -67,8 +67,10 @@ for name in radial-re40 radial-re1 corners-re40; do
 done
 [ "${COARSE:-0}" = 1 ] && exit 0
 for name in radial-re40 radial-re1 corners-re40; do
+  degree=3 && [ "$name" = corners-re40 ] && degree=1
   $PY $CASE/shape_analysis.py $OUT/$name-l0 $OUT/$name-l1 $OUT/$name-l2 \
-    -o $IMG/shapes-$name.png --labels "level 0,level 1,level 2" --markdown "$OUT/shapes-$name.md"
+    -o $IMG/shapes-$name.png --labels "level 0,level 1,level 2" --markdown "$OUT/shapes-$name.md" \
+    --radial-degree $degree
 done
 
 # 2. mesh and domain: c_D of the circle on levels 0-2 and with the far field at 60 D instead

@@ -13,6 +13,11 @@ OUT/summary.json.  Prints one table row per OUT (and writes them to --markdown):
   vertex to the wall points 0.1 D away along the wall on either side (D = the circle's
   diameter; 0.1 D is 2-3 wall faces on level 1), and the corner angle of the two faces that
   meet at that vertex.
+With --radial-degree P (a `type: radial` design about the origin, control point 0 at angle 0, as
+re40-corners.yaml and re*-radial.yaml): also the end angles of the design's own curve r(theta) =
+0.5 + sum a_i B_i(theta) (the map of src/design/shape_parameterization.cpp with the best design of
+OUT/summary.json), between the chords to the points 0.1 D away along that curve and between its
+tangents; the wall polygon's angles above depend on where the mesh has vertices near the tips.
 Needs python3-vtk9 (reads the VTK XML files) and matplotlib.
 """
 import argparse
@@ -134,6 +139,44 @@ def end_angles(poly, i, diameter):
     return chord, corner
 
 
+def cardinal_bspline(p, t):
+    if t < 0 or t >= p + 1:
+        return 0.0
+    if p == 0:
+        return 1.0
+    return (t * cardinal_bspline(p - 1, t) + (p + 1 - t) * cardinal_bspline(p - 1, t - 1)) / p
+
+
+def radial_point(a, degree, theta):
+    """The wall point of the radial map at angle theta (periodic uniform B-splines)."""
+    n = len(a)
+    u = theta * n / (2 * math.pi)
+    dr = 0.0
+    for i in range(n):
+        t = u - i
+        t -= n * math.floor((t + 0.5 * n) / n)
+        dr += a[i] * cardinal_bspline(degree, t + 0.5 * (degree + 1))
+    r = 0.5 + dr
+    return (r * math.cos(theta), r * math.sin(theta))
+
+
+def radial_end_angles(a, degree, theta, diameter):
+    """Chord (0.1 D along the curve) and tangent angles of the map's curve at angle theta."""
+    p = radial_point(a, degree, theta)
+    ends = []
+    for sign in (1, -1):
+        q, s, th, step = p, 0.0, theta, sign * 1e-5
+        while s < 0.1 * diameter:
+            th += step
+            nq = radial_point(a, degree, th)
+            s += math.dist(q, nq)
+            q = nq
+        ends.append(q)
+    h = 1e-7
+    tangent = angle_at(p, radial_point(a, degree, theta + h), radial_point(a, degree, theta - h))
+    return angle_at(p, ends[0], ends[1]), tangent
+
+
 def first_pvd_file(out, name):
     text = open(os.path.join(out, name)).read()
     files = re.findall(r'file="([^"]+)"', text)
@@ -159,6 +202,7 @@ def main():
     ap.add_argument("-o", "--output", default="shapes.png")
     ap.add_argument("--labels", default="")
     ap.add_argument("--markdown", default="")
+    ap.add_argument("--radial-degree", type=int, default=-1)
     args = ap.parse_args()
     labels = args.labels.split(",") if args.labels else args.outs
     fig, axes = plt.subplots(len(args.outs), 2, figsize=(11, 3.2 * len(args.outs)),
@@ -166,6 +210,8 @@ def main():
     rows = ["| run | c_D circle -> optimum | length | thickness | length/thickness | nose angle "
             "(chords 0.1 D / corner) | tail angle (chords 0.1 D / corner) | area | centroid |",
             "|---|---|---|---|---|---|---|---|---|"]
+    map_rows = ["", "| run | the map's nose angle (chords 0.1 D / tangents) | the map's tail angle "
+                "(chords 0.1 D / tangents) |", "|---|---|---|"]
     for k, out in enumerate(args.outs):
         circle, _, _ = read_wall(first_pvd_file(out, "shape_cylinder.pvd"))
         shape, fields, _ = read_wall(os.path.join(out, "flow_optimized_cylinder_0000.pvtu"))
@@ -174,6 +220,13 @@ def main():
         cd0 = float(rows_csv[1][3])
         diameter = max(p[0] for p in circle) - min(p[0] for p in circle)
         m = metrics(shape, diameter)
+        if args.radial_degree >= 0:
+            names = json.loads(open(os.path.join(out, "optimization-journal.jsonl")).readline())
+            a = [summary["design"][name] for name in names["names"]]
+            nose = radial_end_angles(a, args.radial_degree, math.pi, diameter)
+            tail = radial_end_angles(a, args.radial_degree, 0.0, diameter)
+            map_rows.append(f"| {labels[k]} | {nose[0]:.1f}° / {nose[1]:.1f}° | "
+                            f"{tail[0]:.1f}° / {tail[1]:.1f}° |")
         rows.append(
             f"| {labels[k]} | {cd0:.4f} -> {summary['values']['cd']:.4f} "
             f"({100 * (summary['values']['cd'] / cd0 - 1):+.1f} %) | {m['length']:.3f} | "
@@ -204,7 +257,7 @@ def main():
         ax2.grid(True, alpha=0.3)
     fig.tight_layout()
     fig.savefig(args.output, dpi=100)
-    text = "\n".join(rows)
+    text = "\n".join(rows + (map_rows if args.radial_degree >= 0 else []))
     print(text)
     if args.markdown:
         open(args.markdown, "w").write(text + "\n")
