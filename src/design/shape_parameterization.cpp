@@ -436,10 +436,18 @@ public:
 
   bool can_fold() const override { return false; } // (r(theta) stays single-valued)
 
+  bool kinks(Vec3<double> *c, std::vector<double> *angles) const override {
+    if (degree != 1) return false; // (piecewise linear in theta: kinks at the control angles)
+    *c = center;
+    angles->clear();
+    for (int i = 0; i < n; ++i) angles->push_back(start + 2 * M_PI * i / n);
+    return true;
+  }
+
   bool displacement_at(const double *a, const Vec3<double> &x0, const Vec3<double> &,
                        Vec3<double> *d) const override {
     Vec3<double> e;
-    double theta;
+    double theta = 0;
     *d = Vec3<double>();
     if (!radial(x0, &e, &theta)) return true;
     std::vector<double> B(n);
@@ -497,7 +505,7 @@ PetscErrorCode create_radial(const mesh::Mesh &m, const config::DesignConfig &dc
     const PetscInt i = surf.of_local[v];
     if (i < 0) continue;
     Vec3<double> e;
-    double theta;
+    double theta = 0;
     rs->radial(surf.x[i], &e, &theta);
     rs->basis(theta, B.data());
     rs->vertex.push_back(v);
@@ -659,6 +667,14 @@ bool DesignSpace::wall_position(const std::vector<double> &a, const Vec3<double>
 
 bool DesignSpace::can_fold() const {
   return std::any_of(parts_.begin(), parts_.end(), [](const auto &p) { return p->can_fold(); });
+}
+
+bool DesignSpace::kinks(int patch, Vec3<double> *center, std::vector<double> *angles) const {
+  for (const auto &p : parts_)
+    if (std::find(p->patches.begin(), p->patches.end(), patch) != p->patches.end() &&
+        p->kinks(center, angles))
+      return true;
+  return false;
 }
 
 PetscErrorCode DesignSpace::reverse(const std::vector<double> &a,

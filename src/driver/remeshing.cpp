@@ -231,6 +231,75 @@ std::ptrdiff_t nearest_on(const std::vector<std::array<Vec3<double>, 2>> &faces,
   return best;
 }
 
+/// The n vertices' places in the cumulative weight M (m + 1 entries over the m pieces of weights
+/// w, originals x0): equidistributed from 0, or with s.kinks a place on each kink ray that crosses
+/// the original polygon and the others equidistributed between those (resample_walls).
+std::vector<double> vertex_targets(const std::vector<double> &M, const std::vector<double> &w,
+                                   const std::vector<Vec3<double>> &x0,
+                                   const std::vector<long> &piece_patch, const WallSampling &s,
+                                   std::size_t n) {
+  const std::size_t m = w.size();
+  const double total = M[m];
+  std::vector<double> targets(n);
+  for (std::size_t j = 0; j < n; ++j)
+    targets[j] = total * static_cast<double>(j) / static_cast<double>(n);
+  Vec3<double> c;
+  std::vector<double> angles;
+  if (!s.map || !s.kinks || m == 0 || !s.kinks(static_cast<int>(piece_patch[0]), &c, &angles))
+    return targets;
+  std::vector<double> fixed; // the kinks' places in M: where the pieces' originals cross a ray
+  for (const double a : angles) {
+    const Vec3<double> e(std::cos(a), std::sin(a), 0.0);
+    for (std::size_t k = 0; k < m; ++k) {
+      if (piece_patch[k] != piece_patch[0]) return targets; // (a loop of one patch only)
+      const Vec3<double> p = x0[k] - c, q = x0[(k + 1) % m] - c;
+      const double cp = p[0] * e[1] - p[1] * e[0], cq = q[0] * e[1] - q[1] * e[0];
+      if (cp == cq || ((cp < 0) == (cq < 0) && cp != 0)) continue;
+      const double t = cp / (cp - cq);
+      if (t < 0 || t >= 1 || dot(p + t * (q - p), e) <= 0) continue;
+      fixed.push_back(M[k] + t * w[k]);
+      break;
+    }
+  }
+  std::sort(fixed.begin(), fixed.end());
+  fixed.erase(std::unique(fixed.begin(), fixed.end(),
+                          [&](double a, double b) { return b - a <= 1e-12 * total; }),
+              fixed.end());
+  const std::size_t f = fixed.size();
+  if (f == 0 || f > n) return targets;
+  // each piece between two kinks: its share of the n vertices (at least its kink's)
+  std::vector<double> length(f);
+  std::vector<long> count(f);
+  long sum = 0;
+  for (std::size_t i = 0; i < f; ++i) {
+    length[i] = i + 1 < f ? fixed[i + 1] - fixed[i] : fixed[0] + total - fixed[i];
+    count[i] = std::max(1L, std::lround(static_cast<double>(n) * length[i] / total));
+    sum += count[i];
+  }
+  while (sum != static_cast<long>(n)) { // the coarsest piece gets one more, or the finest one less
+    std::size_t pick = f;
+    for (std::size_t i = 0; i < f; ++i) {
+      if (sum > static_cast<long>(n) && count[i] == 1) continue;
+      const double h = length[i] / static_cast<double>(count[i]);
+      if (pick == f ||
+          (sum < static_cast<long>(n) ? h > length[pick] / static_cast<double>(count[pick])
+                                      : h < length[pick] / static_cast<double>(count[pick])))
+        pick = i;
+    }
+    if (pick == f) return targets;
+    count[pick] += sum < static_cast<long>(n) ? 1 : -1;
+    sum += sum < static_cast<long>(n) ? 1 : -1;
+  }
+  targets.clear();
+  for (std::size_t i = 0; i < f; ++i)
+    for (long j = 0; j < count[i]; ++j) {
+      double at = fixed[i] + length[i] * static_cast<double>(j) / static_cast<double>(count[i]);
+      targets.push_back(at >= total ? at - total : at);
+    }
+  std::sort(targets.begin(), targets.end());
+  return targets;
+}
+
 /// Appends the closed wall loop `loop` of b to `out` re-sampled (see resample_walls); false and
 /// *failure if the design's curve runs back along a face by more than kMaxBacktrack.
 bool resample_loop(const BoundaryCurves &b, const std::vector<long> &loop, const WallSampling &s,
@@ -318,10 +387,11 @@ bool resample_loop(const BoundaryCurves &b, const std::vector<long> &loop, const
     w[k] = norm(x[(k + 1) % m] - x[k]) / std::max(original, 1e-300);
     M[k + 1] = M[k] + w[k];
   }
+  const std::vector<double> targets = vertex_targets(M, w, x0, piece_patch, s, n);
   const long first = static_cast<long>(out->x.size());
   std::size_t k = 0;
   for (std::size_t j = 0; j < n; ++j) {
-    const double target = M[m] * static_cast<double>(j) / static_cast<double>(n);
+    const double target = targets[j];
     while (k + 1 < m && M[k + 1] <= target) ++k;
     const double t = w[k] > 0 ? std::clamp((target - M[k]) / w[k], 0.0, 1.0) : 0.0;
     Vec3<double> o = x0[k] + t * (x0[(k + 1) % m] - x0[k]), at = x[k] + t * (x[(k + 1) % m] - x[k]);

@@ -450,6 +450,9 @@ driver::WallSampling ShapeOptimization::wall_sampling(const std::vector<double> 
   };
   s.original_faces = original_walls_;
   s.check_folds = space.can_fold();
+  s.kinks = [&space](int patch, Vec3<double> *center, std::vector<double> *angles) {
+    return space.kinks(patch, center, angles);
+  };
   return s;
 }
 

@@ -583,6 +583,63 @@ TEST_CASE("remeshing: a wall re-sampled along the design's own curve, and a desi
   CHECK(same_points(same.x, b.x));
 }
 
+TEST_CASE("remeshing: a design's kinks get wall vertices on their rays", "[remeshing]") {
+  // a 40-gon about the origin as a body (patch 0), its vertices between the rays at 0, 100 and
+  // 180 degrees; the map the identity: re-sampled with the kinks' rays, a vertex on each, as
+  // many vertices as before, each on the polygon; without them none on the ray at 0 degrees
+  const std::size_t n = 40;
+  driver::BoundaryCurves b;
+  for (std::size_t k = 0; k < n; ++k) {
+    const double a = 2 * M_PI * (static_cast<double>(k) + 0.37) / static_cast<double>(n);
+    b.x.push_back(Vec3<double>(0.5 * std::cos(a), 0.5 * std::sin(a), 0.0));
+    b.segments.push_back({0, static_cast<long>(k), static_cast<long>((k + 1) % n)});
+  }
+  b.original = b.x;
+  const std::vector<double> rays = {0.0, 100 * M_PI / 180, M_PI};
+  driver::WallSampling s;
+  s.map = [](const Vec3<double> &x0, int, const Vec3<double> &, Vec3<double> *x) {
+    *x = x0;
+    return true;
+  };
+  s.check_folds = false;
+  const auto on_ray = [](const driver::BoundaryCurves &r, double a) {
+    long found = 0;
+    for (const auto &x : r.x)
+      found += std::abs(x[0] * std::sin(a) - x[1] * std::cos(a)) < 1e-14 &&
+               x[0] * std::cos(a) + x[1] * std::sin(a) > 0;
+    return found;
+  };
+  std::string failure;
+  const driver::BoundaryCurves plain = driver::resample_walls(b, {0}, s, &failure);
+  REQUIRE(failure.empty());
+  CHECK(on_ray(plain, 0.0) == 0);
+  s.kinks = [&](int patch, Vec3<double> *center, std::vector<double> *angles) {
+    REQUIRE(patch == 0);
+    *center = Vec3<double>();
+    *angles = rays;
+    return true;
+  };
+  const driver::BoundaryCurves r = driver::resample_walls(b, {0}, s, &failure);
+  REQUIRE(failure.empty());
+  REQUIRE(r.x.size() == n);
+  REQUIRE(r.segments.size() == n);
+  for (const double a : rays) {
+    CAPTURE(a);
+    CHECK(on_ray(r, a) == 1);
+  }
+  // every vertex on the 40-gon (its distance from the centre between the apothem and 0.5), and
+  // the spacing even within the pieces between the rays: no face more than twice another
+  double shortest = 1e300, longest = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const double radius = norm(r.x[k]);
+    CHECK(radius <= 0.5 + 1e-15);
+    CHECK(radius >= 0.5 * std::cos(M_PI / static_cast<double>(n)) - 1e-15);
+    const double face = norm(r.x[r.segments[k][2]] - r.x[r.segments[k][1]]);
+    shortest = std::min(shortest, face), longest = std::max(longest, face);
+  }
+  CHECK(longest < 2 * shortest);
+}
+
 TEST_CASE("remeshing: wall layers that Gmsh cannot make are left out, not the mesh",
           "[remeshing][mpi]") {
   // shape-min-drag's body on level 1, stretched (its O-grid then measures as wall layers), with a

@@ -111,6 +111,13 @@ public:
   /// Hicks-Henne; not a rigid motion, not a radial map, whose walls stay polar curves).
   virtual bool can_fold() const { return true; }
 
+  /// The rays (from *center, at angles [rad] about the z axis) along which the map's wall curve
+  /// has a kink for every design (a degree-1 radial map: its control angles); false if none.
+  virtual bool kinks(Vec3<double> *center, std::vector<double> *angles) const {
+    (void)center, (void)angles;
+    return false;
+  }
+
   std::vector<int> patches; ///< the wall patches it moves
 
   std::vector<std::string> names; ///< the variables' names
@@ -167,6 +174,9 @@ public:
                      const Vec3<double> &n, Vec3<double> *x) const;
   /// Whether some parameterization can fold the walls (ShapeParameterization::can_fold).
   bool can_fold() const;
+  /// The kink rays of the parameterization moving wall `patch` (ShapeParameterization::kinks);
+  /// false if it has none.
+  bool kinks(int patch, Vec3<double> *center, std::vector<double> *angles) const;
 
   /// a_bar = (dd/da (a))^T d_bar (eq. 22), the same on every rank.  d_bar has one entry per
   /// local vertex and every copy of a vertex holds the total (as mesh::sum_vertex_copies and

@@ -91,13 +91,19 @@ struct WallSampling {
   int per_face = 8; ///< sample points per current wall face
   /// refuse a curve that runs back along a face (false: the map cannot fold, e.g. radial)
   bool check_folds = true;
+  /// the rays (centre, angles about z) on which the design's curve of wall patch `patch` has its
+  /// kinks (design::DesignSpace::kinks; empty or false: none): each ray that crosses the loop's
+  /// original polygon gets a vertex, so that the corners stay corners
+  std::function<bool(int patch, Vec3<double> *center, std::vector<double> *angles)> kinks;
 };
 
 /// The boundary b with every closed loop made of faces of the patches `walls` only (a body)
 /// re-sampled: as many vertices as before, spaced along the wall as the original mesh spaced
 /// them (equidistributed in the sum of each face's length over its original length: where a
 /// design squeezed the wall vertices together they are spread out again), starting at the
-/// sharpest turn of the loop (a corner stays a vertex).  Without a map each new vertex is on the
+/// sharpest turn of the loop (a corner stays a vertex); with `sampling.kinks` a vertex on each
+/// kink's ray and the others equidistributed between them (counts in proportion to the
+/// pieces' weights, at least one each).  Without a map each new vertex is on the
 /// polygon of the current vertices, its original coordinates interpolated alike on the original
 /// face.  With `sampling.map` the wall is the design's own curve between the vertices: each face
 /// is subdivided in its original coordinates (sampling.per_face points), the points' originals
