@@ -2,6 +2,7 @@
 #include "karman/core/parallel.hpp"
 
 #include <algorithm>
+#include <unistd.h>
 
 namespace karman {
 
@@ -50,6 +51,16 @@ PetscErrorCode node_memory_fits(MPI_Comm comm, double need, double reusable, dou
   *fits = excess <= 0;
   if (needed_gib) *needed_gib = worst[0] / gib;
   if (available_gib) *available_gib = worst[1] / gib;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode lu_factors_fit(MPI_Comm comm, double bytes, bool *fits, double *needed_gib,
+                              double *available_gib) {
+  PetscFunctionBeginUser;
+  const double free_bytes =
+      static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  PetscCall(node_memory_fits(comm, bytes, 0, free_bytes, 0.8, "-lu_fallback_memory", fits,
+                             needed_gib, available_gib));
   PetscFunctionReturn(0);
 }
 

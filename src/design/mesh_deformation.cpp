@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <unistd.h>
 
 namespace karman::design {
 namespace {
@@ -270,13 +269,9 @@ PetscErrorCode MeshDeformation::create_solver(const DeformationOptions &options)
   PetscFunctionBeginUser;
   const mesh::Mesh &mesh = *mesh_;
   bool direct = options.solver == DeformationSolver::Direct;
-  if (options.solver == DeformationSolver::Auto && mesh.dim == 2) {
-    const double free_bytes =
-        static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
-    PetscCall(node_memory_fits(mesh.comm,
-                               kDirectBytesPerVertex2D * static_cast<double>(layout_.n_owned()), 0,
-                               free_bytes, 0.8, "-lu_fallback_memory", &direct));
-  }
+  if (options.solver == DeformationSolver::Auto && mesh.dim == 2)
+    PetscCall(lu_factors_fit(
+        mesh.comm, kDirectBytesPerVertex2D * static_cast<double>(layout_.n_owned()), &direct));
   if (direct) {
     PetscCall(create_direct());
     PetscFunctionReturn(0);

@@ -245,13 +245,15 @@ std::vector<double> vertex_targets(const std::vector<double> &M, const std::vect
     targets[j] = total * static_cast<double>(j) / static_cast<double>(n);
   Vec3<double> c;
   std::vector<double> angles;
-  if (!s.map || !s.kinks || m == 0 || !s.kinks(static_cast<int>(piece_patch[0]), &c, &angles))
+  if (!s.map || !s.kinks || m == 0 ||
+      std::any_of(piece_patch.begin(), piece_patch.end(),
+                  [&](long p) { return p != piece_patch[0]; }) || // (a loop of one patch only)
+      !s.kinks(static_cast<int>(piece_patch[0]), &c, &angles))
     return targets;
   std::vector<double> fixed; // the kinks' places in M: where the pieces' originals cross a ray
   for (const double a : angles) {
     const Vec3<double> e(std::cos(a), std::sin(a), 0.0);
     for (std::size_t k = 0; k < m; ++k) {
-      if (piece_patch[k] != piece_patch[0]) return targets; // (a loop of one patch only)
       const Vec3<double> p = x0[k] - c, q = x0[(k + 1) % m] - c;
       const double cp = p[0] * e[1] - p[1] * e[0], cq = q[0] * e[1] - q[1] * e[0];
       if (cp == cq || ((cp < 0) == (cq < 0) && cp != 0)) continue;

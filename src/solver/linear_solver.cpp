@@ -7,8 +7,6 @@
 #include "karman/geometry/mesh_quality.hpp"
 #include "karman/solver/block_transpose.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -60,10 +58,8 @@ PetscErrorCode direct_fits_in_memory(const mesh::Mesh &mesh, bool *fits, double 
   PetscFunctionBeginUser;
   // the ranks of each node together: their cells' factors within 80 % of the node's free memory
   const double per_cell = mesh.dim == 3 ? kDirectBytesPerCell3D : kDirectBytesPerCell2D;
-  const double free_bytes =
-      static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
-  PetscCall(node_memory_fits(mesh.comm, per_cell * static_cast<double>(mesh.n_owned_cells), 0,
-                             free_bytes, 0.8, "-lu_fallback_memory", fits, needed, available));
+  PetscCall(lu_factors_fit(mesh.comm, per_cell * static_cast<double>(mesh.n_owned_cells), fits,
+                           needed, available));
   PetscFunctionReturn(0);
 }
 

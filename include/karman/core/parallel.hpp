@@ -50,6 +50,13 @@ PetscErrorCode node_memory_fits(MPI_Comm comm, double need, double reusable, dou
                                 double fraction, const char *limit_option, bool *fits,
                                 double *needed_gib = nullptr, double *available_gib = nullptr);
 
+/// A direct solver's factors, `bytes` on this rank, against the node's free memory (free pages;
+/// the ranks of each node together within 80 % of it, at most -lu_fallback_memory GiB):
+/// node_memory_fits with the settings the flow's LU fallback and the mesh deformation's LU share.
+/// Collective.
+PetscErrorCode lu_factors_fit(MPI_Comm comm, double bytes, bool *fits, double *needed_gib = nullptr,
+                              double *available_gib = nullptr);
+
 /// Updates the ghosts of a ghosted vector and copies its local form (owned then ghost
 /// entries) into *values.  Collective.
 PetscErrorCode ghosted_local_values(Vec v, std::vector<double> *values);
