@@ -5,8 +5,8 @@
 # on mesh LEVEL, EVALUATIONS evaluations, on 1 and 2 ranks.  From OUT/optimization.csv:
 # the wall time per evaluation split into the forward solve, the adjoint, the mesh deformation
 # and its adjoint; the share of deformation + its adjoint; the warm-started forward solves
-# (evaluations 1...) against the cold first one (evaluation 0, from the initial state); and
-# the drag and constraint history.  Then a campaign that remeshes (cases/shape-min-drag/
+# (evaluations 1..., with optimization.warm_start predicted and last) against the cold first one
+# (evaluation 0, from the initial state); and the drag and constraint history.  Then a campaign that remeshes (cases/shape-min-drag/
 # re1-radial.yaml, level REMESH_LEVEL, at most REMESH_EVALUATIONS evaluations, 1 rank; at Re 1
 # the designs move furthest per step, so it remeshes most of the shipped campaigns): failed
 # evaluations, remeshings, the shares of the campaign's compute time (forward, adjoint,
@@ -26,12 +26,15 @@ remesh_level=${5:-1} remesh_case=cases/shape-min-drag/re1-radial.yaml
 out=out/bench-optimize
 mkdir -p "$out" results
 for np in $ranks; do
-  echo "bench-optimize: level $level, $evaluations evaluations, $np rank(s)"
-  rm -rf "$out/np$np"
-  mpirun -n "$np" build/release/karman optimize cases/dfg-2d1/optimize-cylinder.yaml -o "$out/np$np" \
-    --set mesh.level="$level" --set optimization.max_evaluations="$evaluations" \
-    --set optimization.vtk_every=0 --set output.vtk=false --set output.hdf5=false > "$out/np$np.log" 2>&1 ||
-    { tail -5 "$out/np$np.log"; exit 1; }
+  for start in predicted last; do # optimization.warm_start: the default, then the last state only
+    echo "bench-optimize: level $level, $evaluations evaluations, $np rank(s), warm_start $start"
+    rm -rf "$out/np$np-$start"
+    mpirun -n "$np" build/release/karman optimize cases/dfg-2d1/optimize-cylinder.yaml -o "$out/np$np-$start" \
+      --set mesh.level="$level" --set optimization.max_evaluations="$evaluations" \
+      --set optimization.warm_start=$start \
+      --set optimization.vtk_every=0 --set output.vtk=false --set output.hdf5=false > "$out/np$np-$start.log" 2>&1 ||
+      { tail -5 "$out/np$np-$start.log"; exit 1; }
+  done
 done
 echo "bench-optimize: $remesh_case level $remesh_level with remeshing, at most $remesh_evaluations evaluations"
 rm -rf "$out/remesh" "$out"/cold-remesh-*
@@ -49,18 +52,24 @@ import csv, json, sys, platform, datetime
 out, level, ranks, remesh_case, remesh_level = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4], sys.argv[5]
 lines = [f"# Shape-optimization evaluation cost (DFG 2D-1 cylinder, level {level}, FFD 18 variables, 4 constraints)", "",
          f"{platform.node()}, {datetime.date.today()}; times in seconds per evaluation (mean over the evaluations; "
-         "evaluation 0 is the cold forward solve from the initial state, the others start from the last good design).", "",
-         "| ranks | evaluations | forward (cold) | forward (warm, mean) | warm / cold | adjoint | deformation | deformation adjoint | deformation share | Newton (cold / warm mean) | c_D first -> best | evaluations/min |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-for np in ranks:
-    rows = [r for r in csv.DictReader(open(f"{out}/np{np}/optimization.csv")) if r["ok"] == "1"]
-    s = json.load(open(f"{out}/np{np}/summary.json"))
+         "evaluation 0 is the cold forward solve from the initial state, the others are warm-started: "
+         "`optimization.warm_start: predicted` (the default) from the affine combination of the last 4 good states that "
+         "fits the new wall displacement when its residual is lower, `last` from the last good state).  Start "
+         "residual: the geometric mean of the warm solves' initial |R| (the cold one's in brackets).", "",
+         "| ranks | warm start | evaluations | forward (cold) | forward (warm, mean) | warm / cold | start residual (predicted starts) | adjoint | deformation | deformation adjoint | deformation share | Newton (cold / warm mean) | c_D first -> best | evaluations/min |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+import math
+for np, start in [(np, start) for np in ranks for start in ("predicted", "last")]:
+    rows = [r for r in csv.DictReader(open(f"{out}/np{np}-{start}/optimization.csv")) if r["ok"] == "1"]
+    s = json.load(open(f"{out}/np{np}-{start}/summary.json"))
     f = lambda k, rs: sum(float(r[k]) for r in rs) / len(rs)
     warm = rows[1:]
     total = [float(r["forward_time"]) + float(r["adjoint_time"]) + float(r["deformation_time"]) + float(r["deformation_adjoint_time"]) for r in rows]
     share = sum(float(r["deformation_time"]) + float(r["deformation_adjoint_time"]) for r in rows) / sum(total)
-    lines.append(f"| {np} | {len(rows)} | {float(rows[0]['forward_time']):.3f} | {f('forward_time', warm):.3f} | "
-                 f"{f('forward_time', warm) / float(rows[0]['forward_time']):.2f} | {f('adjoint_time', rows):.3f} | "
+    start_r = math.exp(sum(math.log(float(r["start_residual"])) for r in warm) / len(warm))
+    lines.append(f"| {np} | {start} | {len(rows)} | {float(rows[0]['forward_time']):.3f} | {f('forward_time', warm):.3f} | "
+                 f"{f('forward_time', warm) / float(rows[0]['forward_time']):.2f} | {start_r:.1e} ({float(rows[0]['start_residual']):.1e}; "
+                 f"{sum(r['predicted'] == '1' for r in warm)} of {len(warm)}) | {f('adjoint_time', rows):.3f} | "
                  f"{f('deformation_time', rows):.4f} | {f('deformation_adjoint_time', rows):.4f} | {100 * share:.1f} % | "
                  f"{rows[0]['newton_iterations']} / {f('newton_iterations', warm):.1f} | "
                  f"{float(rows[0]['objective']):.6f} -> {s['objective']:.6f} | {60 * len(rows) / s['wall_time']:.1f} |")

@@ -170,19 +170,32 @@ nlohmann::json details_of(const optimization::Evaluation &e) {
   return e.details.empty() ? nlohmann::json::object() : nlohmann::json::parse(e.details);
 }
 
+namespace {
+
+/// DIR/STEM.h5, then STEM.prev.h5, STEM.prev2.h5, ...: the i-th newest kept state's file.
+std::string state_file(const std::string &dir, const std::string &stem, std::size_t i) {
+  const std::string suffix = i == 0   ? ".h5"
+                             : i == 1 ? ".prev.h5"
+                                      : ".prev" + std::to_string(i) + ".h5";
+  return (fs::path(dir) / (stem + suffix)).string();
+}
+
+} // namespace
+
 PetscErrorCode save_campaign_state(const driver::FlowCase &fc, const std::string &dir,
                                    const std::string &stem, long index, Vec w) {
   PetscFunctionBeginUser;
   const mesh::Mesh &m = fc.mesh();
-  const std::string path = (fs::path(dir) / (stem + ".h5")).string();
-  const std::string prev = (fs::path(dir) / (stem + ".prev.h5")).string();
   PetscMPIInt rank;
   PetscCallMPI(MPI_Comm_rank(m.comm, &rank));
-  if (rank == 0 && fs::exists(path)) fs::rename(path, prev);
+  if (rank == 0)
+    for (std::size_t i = kKeptCampaignStates - 1; i-- > 0;)
+      if (fs::exists(state_file(dir, stem, i)))
+        fs::rename(state_file(dir, stem, i), state_file(dir, stem, i + 1));
   PetscCallMPI(MPI_Barrier(m.comm));
-  PetscCall(io::write_state_h5(m, fc.residual().equations(), m.coordinates, path, w,
-                               {{"evaluation", static_cast<double>(index)}},
-                               fc.config().problem_attributes()));
+  PetscCall(io::write_state_h5(
+      m, fc.residual().equations(), m.coordinates, state_file(dir, stem, 0), w,
+      {{"evaluation", static_cast<double>(index)}}, fc.config().problem_attributes()));
   PetscFunctionReturn(0);
 }
 
@@ -191,8 +204,8 @@ PetscErrorCode load_campaign_state(const driver::FlowCase &fc, const std::string
   PetscFunctionBeginUser;
   const mesh::Mesh &m = fc.mesh();
   *found = false;
-  for (const std::string &name : {stem + ".h5", stem + ".prev.h5"}) {
-    const std::string path = (fs::path(dir) / name).string();
+  for (std::size_t i = 0; i < kKeptCampaignStates; ++i) {
+    const std::string path = state_file(dir, stem, i);
     int exists = fs::exists(path);
     PetscCallMPI(MPI_Bcast(&exists, 1, MPI_INT, 0, m.comm));
     if (!exists) continue;

@@ -2,10 +2,11 @@
 // driver/optimizer.hpp); control optimization and identification: driver/control_optimization.hpp.
 // The `design:` list gives the variables, the objective section the function to minimize,
 // `constraints:` the constraints, `optimization:` the algorithm and the mesh deformation.  Per
-// evaluation (one forward solve warm-started from the last good design, one adjoint per flow
-// function, the deformation and its reverse):
+// evaluation (one forward solve warm-started from the last good design or the prediction of the
+// last good ones, one adjoint per flow function, the deformation and its reverse):
 //   OUTDIR/optimization.csv   evaluation, computed/replayed, ok, objective, constraints, |dJ/da|,
 //                             Newton iterations, forward/adjoint/deformation times, min V/V0,
+//                             |R| of the forward solve's start, whether predicted (1),
 //                             failure reason
 //   OUTDIR/designs.csv        the design vector of every evaluation (the design's a, not the
 //                             optimizer's a / scale)
@@ -15,7 +16,8 @@
 //                             postprocess/plot_shapes.py; shapes/optimized.csv the best design
 //   OUTDIR/flow.pvd           the flow every optimization.vtk_every evaluations
 //   OUTDIR/optimization-journal.jsonl   every evaluation, for --restart (driver/optimizer.hpp)
-//   OUTDIR/optimization-state*.h5       the flow of the last good evaluations (warm start)
+//   OUTDIR/optimization-state*.h5       the flows of the last 4 good evaluations (warm start and
+//                                       its prediction after a restart)
 // and at the end OUTDIR/optimized.msh (the best design's mesh, to re-run), summary.json and the
 // flow and surface sensitivity of the best design.  A progress line per evaluation with an ETA.
 //
@@ -101,7 +103,7 @@ public:
     if (rank_ == 0)
       files_.open(args_.output_dir, p, "",
                   ",gradient_norm,newton_iterations,forward_time,adjoint_time,deformation_time,"
-                  "deformation_adjoint_time,min_volume_ratio");
+                  "deformation_adjoint_time,min_volume_ratio,start_residual,predicted");
     walls_ = fc().residual().boundary_conditions().wall_patches();
     for (int w : walls_)
       shape_series_.push_back(
@@ -140,7 +142,10 @@ public:
                                  {"adjoint_time", r.shape.adjoint_time},
                                  {"deformation_time", r.shape.deformation_time},
                                  {"deformation_adjoint_time", r.shape.deformation_reverse_time},
-                                 {"min_volume_ratio", r.shape.min_volume_ratio}})
+                                 {"min_volume_ratio", r.shape.min_volume_ratio},
+                                 {"start_residual", r.shape.start_residual},
+                                 {"last_state_residual", r.shape.last_state_residual},
+                                 {"predicted", r.shape.predicted ? 1 : 0}})
                      .dump();
     if (e->ok)
       PetscCall(save_campaign_state(fc(), args_.output_dir, kStateStem, next_index_,
@@ -157,13 +162,19 @@ public:
     if (rank_ == 0)
       files_.write(
           k, replayed, e, 12, "",
-          printf_string(",%.6e,%d,%.4f,%.4f,%.4f,%.4f,%.6f", detail(d, "gradient_norm"),
+          printf_string(",%.6e,%d,%.4f,%.4f,%.4f,%.4f,%.6f,%.3e,%d", detail(d, "gradient_norm"),
                         static_cast<int>(detail(d, "newton_iterations")), detail(d, "forward_time"),
                         detail(d, "adjoint_time"), detail(d, "deformation_time"),
-                        detail(d, "deformation_adjoint_time"), detail(d, "min_volume_ratio")),
+                        detail(d, "deformation_adjoint_time"), detail(d, "min_volume_ratio"),
+                        detail(d, "start_residual"), static_cast<int>(detail(d, "predicted"))),
           problem_.design_of(x));
     if (replayed) {
-      if (e.ok) last_ok_replayed_ = k, last_ok_design_ = x;
+      if (e.ok) {
+        last_ok_replayed_ = k, last_ok_design_ = x;
+        ok_replayed_.emplace_back(k, x);
+        if (ok_replayed_.size() > optimization::kWarmStartHistory)
+          ok_replayed_.erase(ok_replayed_.begin());
+      }
       PetscFunctionReturn(0);
     }
     if (!series_resumed_ && k > 0) { // the first new evaluation after a replay
@@ -337,12 +348,26 @@ private:
     Vec w;
     bool found = false;
     PetscCall(fc().create_state(&w));
+    // the warm start's prediction: the good evaluations' states on this mesh, oldest first, as
+    // the uninterrupted campaign had them (ShapeEvaluator::remember)
+    for (const auto &[k, x] : ok_replayed_) {
+      if (k < remeshed_at || k == last_ok_replayed_) continue;
+      PetscCall(load_campaign_state(fc(), args_.output_dir, kStateStem, k, w, &found));
+      if (found)
+        PetscCall(problem_.remember(x, w));
+      else
+        PetscCall(log_info(comm_,
+                           "restart: the flow of evaluation %ld is no longer kept; the warm "
+                           "start's prediction starts without it",
+                           k));
+    }
     PetscCall(
         load_campaign_state(fc(), args_.output_dir, kStateStem, last_ok_replayed_, w, &found));
     PetscCheck(found, comm_, PETSC_ERR_FILE_OPEN,
                "--restart: no saved flow state of evaluation %ld (optimization-state.h5) in "
                "%s; the campaign cannot continue from where it stopped",
                last_ok_replayed_, args_.output_dir.c_str());
+    PetscCall(problem_.remember(last_ok_design_, w));
     PetscCall(problem_.shape().set_state(w));
     PetscCall(VecDestroy(&w));
     PetscCall(log_info(comm_,
@@ -380,6 +405,8 @@ private:
   bool series_resumed_ = false; // the series are continued after the replayed evaluations
   long computed_ = 0, next_index_ = 0, last_ok_replayed_ = -1;
   std::vector<double> last_ok_design_; ///< the design of last_ok_replayed_
+  /// the last good replayed evaluations (index, x), oldest first: the prediction's history
+  std::vector<std::pair<long, std::vector<double>>> ok_replayed_;
   GoodEvaluations good_; ///< for the best design if it cannot be evaluated again (finish)
   nlohmann::json remeshes_ = nlohmann::json::array(); ///< OUTDIR/remesh.json
   bool warm_loaded_;

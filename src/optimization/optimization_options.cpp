@@ -77,8 +77,20 @@ const config::SectionOptions<OptimizationOptions> &optimization_options() {
                       "point after the other on all ranks), auto (concurrent when there are at "
                       "least as many ranks as points); the same designs either way",
                       {"auto", "concurrent", "sequential"}),
-               &OptimizationOptions::points_mode);
+               &OptimizationOptions::points_mode)
+          .key(choice("warm_start", "predicted",
+                      "shape campaigns: the state a forward solve starts from: predicted (the "
+                      "affine combination of the last 4 good evaluations' states on the mesh "
+                      "whose wall displacements best fit the new one, when its residual is below "
+                      "the last state's; driver/shape_evaluation.hpp) or last (the last good "
+                      "evaluation's state)",
+                      {"predicted", "last"}),
+               &OptimizationOptions::warm_start);
   return options;
+}
+
+std::size_t warm_start_history(const config::CaseConfig &cfg) {
+  return optimization_options().get(cfg).warm_start == "predicted" ? kWarmStartHistory : 0;
 }
 
 config::SectionOptions<PointOptions> point_options() {

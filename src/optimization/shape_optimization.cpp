@@ -119,6 +119,7 @@ PetscErrorCode ShapeOptimization::setup(FlowCase &fc, std::unique_ptr<design::De
         original_walls_.push_back({b.x[seg[1]], b.x[seg[2]]});
   }
   PetscCall(shape_.setup(fc, deformation, w0, std::move(fault), std::move(design)));
+  shape_.set_history(warm_start_history(fc.config()));
   problem_ = OptimizationProblem();
   problem_.names = this->design().names();
   // the optimizer's variables x = a / scale
@@ -234,6 +235,16 @@ std::vector<double> ShapeOptimization::design_of(const std::vector<double> &x) c
   std::vector<double> a = x;
   for (std::size_t i = 0; i < a.size(); ++i) a[i] *= scale_[i];
   return a;
+}
+
+PetscErrorCode ShapeOptimization::remember(const std::vector<double> &x, Vec w) {
+  PetscFunctionBeginUser;
+  std::vector<double> a = design_of(x);
+  a.resize(design().size());
+  std::vector<Vec3<double>> dB;
+  PetscCall(shape_.chain().displacement(a, &dB));
+  PetscCall(shape_.remember(dB, w));
+  PetscFunctionReturn(0);
 }
 
 PetscErrorCode ShapeOptimization::evaluate(const std::vector<double> &x, Evaluation *e) {

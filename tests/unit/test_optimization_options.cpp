@@ -28,6 +28,8 @@ TEST_CASE("optimization options: defaults and members", "[config]") {
   CHECK(o.deformation_solver == "auto");
   CHECK(deformation_options(cfg).solver == design::DeformationSolver::Auto);
   CHECK(o.remesh); // a design the mesh cannot follow is remeshed, not lost
+  CHECK(o.warm_start == "predicted");
+  CHECK(warm_start_history(cfg) == kWarmStartHistory);
   REQUIRE(test::load_case(test::kMinimalCase, &cfg,
                           {"optimization.algorithm=ccsaq", "optimization.max_evaluations=7",
                            "optimization.xtol_rel=1e-3", "optimization.ftol_rel=1e-4",
@@ -52,6 +54,11 @@ TEST_CASE("optimization options: defaults and members", "[config]") {
           "");
   CHECK(deformation_options(cfg).solver == design::DeformationSolver::Direct);
   CHECK_FALSE(g.remesh);
+  REQUIRE(test::load_case(test::kMinimalCase, &cfg, {"optimization.warm_start=last"}) == "");
+  CHECK(warm_start_history(cfg) == 0);
+  CHECK_THAT(test::load_case(test::kMinimalCase, &cfg, {"optimization.warm_start=guess"}),
+             Catch::Contains("'optimization.warm_start'") && Catch::Contains("predicted") &&
+                 Catch::Contains("last"));
   for (const auto &k : optimization_options().spec().keys) CHECK(!k.help.empty());
   CHECK_THAT(test::load_case(test::kMinimalCase, &cfg, {"optimization.algorithm=newton"}),
              Catch::Contains("'optimization.algorithm'") && Catch::Contains("slsqp"));

@@ -86,6 +86,85 @@ TEST_CASE("shape evaluation: dJ/d(wall displacement) through deformation and re-
   CHECK(J_at(0.0, &e) == Approx(J0).epsilon(1e-10));
 }
 
+// The warm start predicted from the states of earlier evaluations (ShapeEvaluator::set_history):
+//  - a displacement that one of them had is fitted exactly, and its state starts the solve
+//    (its residual on that mesh ~ the solver's tolerance, far below the last state's);
+//  - extrapolating along a line (displacements 0, h, then 2h), the last state's residual on the
+//    new mesh falls as h (first order), the prediction's as h^2 (second order), and it is the
+//    lower one; without a history the last state starts it.  On 1 and 2 ranks ([mpi]: the fit
+//    sums over the owned vertices).
+TEST_CASE("shape evaluation: the warm start predicted from earlier states",
+          "[driver][shape][mpi]") {
+  const std::string yaml =
+      test::dfg_case_yaml(0, "solver: {rtol: 1e-14, atol: 1e-13, linear: direct}\n");
+  config::CaseConfig cfg;
+  clear_error();
+  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "shape.yaml", "/", {},
+                                        optimization::case_schema(), cfg) == 0);
+  driver::FlowCase fc;
+  REQUIRE(fc.load(PETSC_COMM_WORLD, cfg) == 0);
+  const mesh::Mesh &m = fc.mesh();
+  const int cylinder = m.patch_index("cylinder");
+  std::vector<Vec3<double>> b;
+  REQUIRE(adjoint::bump_displacement(fc.residual(), cylinder, Vec3<double>(1, 1, 0), &b) == 0);
+  driver::ShapeEvaluator shape;
+  REQUIRE(shape.setup(fc, {}, nullptr) == 0);
+  std::vector<char> on_wall;
+  REQUIRE(mesh::mark_boundary_vertices(m, shape.deformation().layout(), {cylinder}, &on_wall) == 0);
+  for (PetscInt v = 0; v < m.n_vertices; ++v)
+    if (!on_wall[v]) b[v] = Vec3<double>();
+  auto evaluate = [&](double a) {
+    std::vector<Vec3<double>> d(b.size());
+    for (std::size_t v = 0; v < b.size(); ++v) d[v] = a * b[v];
+    driver::ShapeEvaluation e;
+    clear_error();
+    const PetscErrorCode ierr = shape.evaluate(d, &e);
+    INFO(last_error_message());
+    REQUIRE(ierr == 0);
+    INFO(e.failure);
+    REQUIRE(e.ok);
+    return e;
+  };
+  // without a history: the last state
+  driver::ShapeEvaluation e = evaluate(0.0);
+  e = evaluate(4e-3);
+  CHECK_FALSE(e.predicted);
+  CHECK(e.start_residual == e.last_state_residual);
+  CHECK(shape.remembered() == 0);
+  // a fresh evaluator on the reference mesh (set_up takes the current coordinates)
+  const auto restart = [&] {
+    design::DeformationResult back;
+    REQUIRE(shape.move_to_reference(&back) == 0);
+    REQUIRE(shape.setup(fc, {}, nullptr) == 0);
+  };
+  // a displacement seen before: that state, exactly
+  shape.set_history(driver::ShapeEvaluator::kDefaultHistory);
+  restart();
+  evaluate(0.0);
+  evaluate(4e-3);
+  CHECK(shape.remembered() == 2);
+  e = evaluate(0.0);
+  CAPTURE(e.start_residual, e.last_state_residual);
+  CHECK(e.predicted);
+  CHECK(e.start_residual <= 1e-6 * e.last_state_residual);
+  CHECK(e.start_residual <= 1e-11);
+  // extrapolation along a line: first order against second
+  std::vector<double> last, predicted;
+  for (double h : {4e-3, 2e-3}) {
+    restart();
+    evaluate(0.0);
+    evaluate(h);
+    e = evaluate(2 * h);
+    CHECK(e.predicted);
+    last.push_back(e.last_state_residual);
+    predicted.push_back(e.start_residual);
+  }
+  CAPTURE(last, predicted);
+  CHECK(std::log2(last[0] / last[1]) == Approx(1.0).margin(0.2));
+  CHECK(std::log2(predicted[0] / predicted[1]) >= 1.8);
+  CHECK(predicted[1] <= 0.2 * last[1]);
+}
+
 // The crash tests' fault points (core/fault_injection.hpp, tests/cli/optimize_kill.sh): a hook
 // given at set-up sees "deformation" and "forward" in every evaluation, counted from 1, and
 // "adjoint" only when the evaluation has two or more adjoint solves (an extra flow function).

@@ -7,10 +7,12 @@
 #include "karman/config/case_config.hpp"
 #include "karman/driver/flow_case.hpp"
 #include "karman/optimization/kkt_check.hpp"
+#include "karman/optimization/optimization_options.hpp"
 #include "karman/optimization/optimizer.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -143,13 +145,18 @@ PetscErrorCode write_summary(MPI_Comm comm, const std::string &dir, const nlohma
 /// OUTDIR, --restart).
 optimization::OptimizerOptions optimizer_options(const config::CaseConfig &cfg,
                                                  const CliArgs &args);
-/// The flow state w of evaluation `index` to DIR/STEM.h5, the previous file kept as
-/// DIR/STEM.prev.h5 (a restarted campaign's warm start: the journal may end before the newest
-/// file's evaluation, never before the previous one's).  Collective on fc's communicator.
+/// The good evaluations' flow states a campaign keeps: those that predict the next warm start
+/// (optimization::kWarmStartHistory), and at least two (the journal may end before the newest).
+constexpr std::size_t kKeptCampaignStates =
+    std::max<std::size_t>(2, optimization::kWarmStartHistory);
+/// The flow state w of evaluation `index` to DIR/STEM.h5, the older ones kept as DIR/STEM.prev.h5,
+/// STEM.prev2.h5, ... (kKeptCampaignStates in all; a restarted campaign's warm start and its
+/// prediction: the journal may end before the newest file's evaluation, never before the
+/// previous one's).  Collective on fc's communicator.
 PetscErrorCode save_campaign_state(const driver::FlowCase &fc, const std::string &dir,
                                    const std::string &stem, long index, Vec w);
-/// Loads into w the state of evaluation `index` if DIR/STEM.h5 or DIR/STEM.prev.h5 holds it
-/// (`found`).  Collective on fc's communicator.
+/// Loads into w the state of evaluation `index` if one of the kept files holds it (`found`).
+/// Collective on fc's communicator.
 PetscErrorCode load_campaign_state(const driver::FlowCase &fc, const std::string &dir,
                                    const std::string &stem, long index, Vec w, bool *found);
 /// The number `key` of an evaluation's details (JSON), 0 if absent.

@@ -12,6 +12,17 @@
 // continuation referred to the residual of the cold initial state (a warm start begins near
 // Newton); if that solve fails, once more with the case's own continuation.
 //
+// The warm start predicted (set_history(n), n >= 2): the states w_i of the last n good evaluations
+// on this reference mesh are kept with their displacements d_i.  A new displacement d is fitted
+// by the affine combination of those, d ~ d_m + sum_i c_i (d_i - d_m) (least squares over the
+// owned vertices, m the last; directions that the earlier ones nearly repeat are left out), and
+// the same combination of the states, w_m + sum_i c_i (w_i - w_m), starts the solve when its
+// residual on the new mesh is below that of w_m.  w(d) is smooth, so along the optimizer's
+// line searches and in the span of its recent steps the prediction is second-order accurate
+// where the last state is first-order: DFG 2D-1 FFD campaign (level 1), the start's |R| 1e-5 ->
+// 1e-7 - 1e-8, 3 Newton steps instead of 4 (docs/optimization.md).  A restarted campaign puts
+// the journaled evaluations' states back (remember()), so that it follows the same path.
+//
 // Crash tests: a fault hook (core/fault_injection.hpp) given to setup() is called at the points
 // "forward" (after the first Newton iteration), "adjoint" (after the first adjoint solve, when
 // there are two or more) and "deformation" (after the mesh deformation solve, before the mesh is
@@ -40,6 +51,10 @@ struct ShapeEvaluation {
   std::vector<std::vector<discretization::ParameterGradient>> extra_parameters; ///< and d/dp
   solver::FlowMonitors::Values values; ///< c_D, c_L, ... of the new shape
   int newton_iterations = 0, deformation_iterations = 0, deformation_reverse_iterations = 0;
+  /// |R| of the last good state on the new mesh, and of the state the solve started from (the
+  /// prediction's when it was lower: predicted)
+  double last_state_residual = 0, start_residual = 0;
+  bool predicted = false;
   double forward_time = 0, adjoint_time = 0, deformation_time = 0, deformation_reverse_time = 0;
   double min_volume_ratio = 0; ///< min over cells of V(X) / V(X0)
 };
@@ -75,6 +90,17 @@ public:
     const std::vector<Vec3<double>> none(fc_->residual().coordinates().size());
     return chain_.move_by(none, "shape evaluation", result);
   }
+  /// The number of good evaluations whose states predict the next start (class comment; 0 or
+  /// 1: the last state only).
+  void set_history(std::size_t n) { history_size_ = n; }
+  static constexpr std::size_t kDefaultHistory = 4; ///< optimization.warm_start: predicted
+  std::size_t history_size() const { return history_size_; }
+  /// Appends a good evaluation's displacement and state to the history (the oldest beyond
+  /// history_size() dropped): evaluate() does it; a restarted campaign with the journaled ones,
+  /// oldest first.
+  PetscErrorCode remember(const std::vector<Vec3<double>> &boundary_displacement, Vec w);
+  /// The states in the history (oldest first).
+  std::size_t remembered() const { return history_.size(); }
   /// The current (last deformed) vertex coordinates.
   const std::vector<Vec3<double>> &coordinates() const { return fc_->residual().coordinates(); }
   /// The flow state of the last good evaluation (the start of the next solve), and setting it
@@ -96,6 +122,15 @@ private:
   double r_ref_ = 0;     ///< |R| of the case's initial state on the reference mesh (continuation)
   long evaluations_ = 0; ///< evaluations computed so far
   FaultHook fault_;      ///< the crash tests' hook (empty: none)
+  struct Remembered {
+    std::vector<Vec3<double>> d; ///< the displacement (local vertices)
+    Vec w = nullptr;             ///< its converged state
+  };
+  std::vector<Remembered> history_; ///< oldest first; the last is w_good_'s
+  std::size_t history_size_ = 0;
+  PetscErrorCode forget();
+  /// w_ <- the prediction for displacement d when its residual is lower (class comment).
+  PetscErrorCode predict_start(const std::vector<Vec3<double>> &d, ShapeEvaluation *e);
 };
 
 } // namespace karman::driver

@@ -93,9 +93,10 @@ public:
   /// The communicator of this rank's group.
   MPI_Comm group_comm() const { return group_; }
 
-private:
   /// The point's x (the shared variables, then its own if it has one) of the optimizer's x.
   std::vector<double> point_x(std::size_t k, const std::vector<double> &x) const;
+
+private:
   /// Loads point k on this rank's group and appends it to local_.  Collective on the group.
   PetscErrorCode load_point(std::size_t k, const config::CaseConfig &cfg, FaultHook fault);
 

@@ -6,6 +6,7 @@
 
 #include "karman/config/section_options.hpp"
 #include "karman/design/mesh_deformation.hpp"
+#include "karman/driver/shape_evaluation.hpp"
 #include "karman/optimization/optimizer.hpp"
 
 #include <string>
@@ -21,9 +22,15 @@ struct OptimizationOptions {
   double deformation_stiffness_exponent = 1, deformation_poisson_ratio = 0.3,
          deformation_rtol = 1e-14;
   std::string deformation_solver = "auto"; ///< auto, direct or iterative (DeformationSolver)
-  bool remesh = true;               ///< 2D shape campaigns: remesh when the deformation fails
-  std::string points_mode = "auto"; ///< multipoint: auto, concurrent or sequential
+  bool remesh = true;                   ///< 2D shape campaigns: remesh when the deformation fails
+  std::string points_mode = "auto";     ///< multipoint: auto, concurrent or sequential
+  std::string warm_start = "predicted"; ///< shape campaigns: predicted or last (ShapeEvaluator)
 };
+
+/// The good evaluations whose states predict a shape evaluation's start (driver::ShapeEvaluator::
+/// set_history): kWarmStartHistory with `warm_start: predicted`, 0 with `last`.
+constexpr std::size_t kWarmStartHistory = driver::ShapeEvaluator::kDefaultHistory;
+std::size_t warm_start_history(const config::CaseConfig &cfg);
 
 const config::SectionOptions<OptimizationOptions> &optimization_options();
 

@@ -216,6 +216,10 @@ public:
     a_good_ = design_of(x), good_since_remesh_ = true;
     a_good_.resize(design().size());
   }
+  /// A good evaluation's state w at the optimizer's x into the evaluator's history of states
+  /// that predict the next warm start (a restarted campaign, oldest first:
+  /// driver::ShapeEvaluator::remember).  Collective.
+  PetscErrorCode remember(const std::vector<double> &x, Vec w);
   /// Continues on the mesh of remeshing `r` (a restarted campaign: files as written by
   /// evaluate()) from the flow that remeshing transferred (`with_state`; else the caller sets
   /// the state: ShapeEvaluator::set_state).  Collective.
