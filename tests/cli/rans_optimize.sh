@@ -10,7 +10,8 @@
 #  2. karman optimize (at most 12 evaluations): no failed evaluation, the best design's c_L within
 #     1e-6 of 0.5 and its thickness constraints met, its drag below the first evaluation's
 #     (whose c_L is that of the NACA 0012 at the start angle, 0.496) and below the drag of the
-#     NACA 0012 trimmed to c_L 0.5 (its angle from the first evaluation's lift slope).
+#     NACA 0012 trimmed to c_L 0.5 (its angle from the first evaluation's lift slope); the
+#     summary's answer the best evaluation within the case's own lift tolerance (1e-8).
 # About 4 minutes on 2 cores: ctest label `long`.
 # usage: rans_optimize.sh KARMAN SOURCE_DIR WORK_DIR
 set -u
@@ -52,6 +53,10 @@ trim = json.load(open("trim/summary.json"))
 print(f"NACA 0012 trimmed: c_D {trim['cd']:.7f}, c_L {trim['cl']:.6f}")
 assert abs(trim["cl"] - 0.5) <= 1e-3
 assert float(best["objective"]) < trim["cd"]
-assert abs(s["objective"] - float(best["objective"])) <= 1e-12 * float(best["objective"])
+# the summary's answer is the optimizer's best: feasible within the case's lift tolerance, 1e-8
+# (a design within 1e-6 but not 1e-8 of c_L 0.5 can be the best above and not the answer)
+answer = min((r for r in rows if r["ok"] == "1" and abs(float(r["lift@cruise"]) - 0.5) <= 1e-8),
+             key=lambda r: float(r["objective"]))
+assert abs(s["objective"] - float(answer["objective"])) <= 1e-12 * float(answer["objective"])
 PY
 echo "rans_optimize: all checks passed"
