@@ -23,34 +23,51 @@
 
 using namespace karman;
 
+namespace {
+
+// The coarse steady DFG 2D-1 case (exact Newton steps, LU) with its shape evaluator, and b: a
+// bump on the cylinder wall only (the other boundaries stay); displaced(a) = a b.
+struct BumpedCylinder {
+  config::CaseConfig cfg;
+  driver::FlowCase fc;
+  driver::ShapeEvaluator shape;
+  std::vector<Vec3<double>> b;
+
+  BumpedCylinder() {
+    const std::string yaml =
+        test::dfg_case_yaml(0, "solver: {rtol: 1e-14, atol: 1e-13, linear: direct}\n");
+    clear_error();
+    REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "shape.yaml", "/", {},
+                                          optimization::case_schema(), cfg) == 0);
+    REQUIRE(fc.load(PETSC_COMM_WORLD, cfg) == 0);
+    REQUIRE(shape.setup(fc, {}, nullptr) == 0);
+    const mesh::Mesh &m = fc.mesh();
+    const int cylinder = m.patch_index("cylinder");
+    REQUIRE(adjoint::bump_displacement(fc.residual(), cylinder, Vec3<double>(1, 1, 0), &b) == 0);
+    std::vector<char> on_wall;
+    REQUIRE(mesh::mark_boundary_vertices(m, shape.deformation().layout(), {cylinder}, &on_wall) ==
+            0);
+    for (PetscInt v = 0; v < m.n_vertices; ++v)
+      if (!on_wall[v]) b[v] = Vec3<double>();
+  }
+  std::vector<Vec3<double>> displaced(double a) const {
+    std::vector<Vec3<double>> d(b.size());
+    for (std::size_t v = 0; v < b.size(); ++v) d[v] = a * b[v];
+    return d;
+  }
+};
+
+} // namespace
+
 TEST_CASE("shape evaluation: dJ/d(wall displacement) through deformation and re-solve",
           "[driver][shape][mpi]") {
   // (exact Newton steps, LU: the re-solves of the differences end far below atol; the iterative
   // solver's inexact last steps leave J ~3e-12 relative apart on 2 ranks, 4e-7 of the difference)
-  const std::string yaml =
-      test::dfg_case_yaml(0, "solver: {rtol: 1e-14, atol: 1e-13, linear: direct}\n");
-  config::CaseConfig cfg;
-  clear_error();
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "shape.yaml", "/", {},
-                                        optimization::case_schema(), cfg) == 0);
-  driver::FlowCase fc;
-  REQUIRE(fc.load(PETSC_COMM_WORLD, cfg) == 0);
-  driver::ShapeEvaluator shape;
-  REQUIRE(shape.setup(fc, {}, nullptr) == 0);
-  const mesh::Mesh &m = fc.mesh();
-  const int cylinder = m.patch_index("cylinder");
-  // b: a bump on the cylinder wall only (the other boundaries stay)
-  std::vector<Vec3<double>> b;
-  REQUIRE(adjoint::bump_displacement(fc.residual(), cylinder, Vec3<double>(1, 1, 0), &b) == 0);
-  std::vector<char> on_wall;
-  REQUIRE(mesh::mark_boundary_vertices(m, shape.deformation().layout(), {cylinder}, &on_wall) == 0);
-  for (PetscInt v = 0; v < m.n_vertices; ++v)
-    if (!on_wall[v]) b[v] = Vec3<double>();
-  auto displaced = [&](double a) {
-    std::vector<Vec3<double>> d(b.size());
-    for (std::size_t v = 0; v < b.size(); ++v) d[v] = a * b[v];
-    return d;
-  };
+  BumpedCylinder c;
+  driver::ShapeEvaluator &shape = c.shape;
+  const mesh::Mesh &m = c.fc.mesh();
+  const std::vector<Vec3<double>> &b = c.b;
+  const auto displaced = [&](double a) { return c.displaced(a); };
   auto J_at = [&](double a, driver::ShapeEvaluation *e) {
     clear_error();
     const PetscErrorCode ierr = shape.evaluate(displaced(a), e);
@@ -95,30 +112,13 @@ TEST_CASE("shape evaluation: dJ/d(wall displacement) through deformation and re-
 //    sums over the owned vertices).
 TEST_CASE("shape evaluation: the warm start predicted from earlier states",
           "[driver][shape][mpi]") {
-  const std::string yaml =
-      test::dfg_case_yaml(0, "solver: {rtol: 1e-14, atol: 1e-13, linear: direct}\n");
-  config::CaseConfig cfg;
-  clear_error();
-  REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, yaml, "shape.yaml", "/", {},
-                                        optimization::case_schema(), cfg) == 0);
-  driver::FlowCase fc;
-  REQUIRE(fc.load(PETSC_COMM_WORLD, cfg) == 0);
-  const mesh::Mesh &m = fc.mesh();
-  const int cylinder = m.patch_index("cylinder");
-  std::vector<Vec3<double>> b;
-  REQUIRE(adjoint::bump_displacement(fc.residual(), cylinder, Vec3<double>(1, 1, 0), &b) == 0);
-  driver::ShapeEvaluator shape;
-  REQUIRE(shape.setup(fc, {}, nullptr) == 0);
-  std::vector<char> on_wall;
-  REQUIRE(mesh::mark_boundary_vertices(m, shape.deformation().layout(), {cylinder}, &on_wall) == 0);
-  for (PetscInt v = 0; v < m.n_vertices; ++v)
-    if (!on_wall[v]) b[v] = Vec3<double>();
+  BumpedCylinder c;
+  driver::ShapeEvaluator &shape = c.shape;
+  driver::FlowCase &fc = c.fc;
   auto evaluate = [&](double a) {
-    std::vector<Vec3<double>> d(b.size());
-    for (std::size_t v = 0; v < b.size(); ++v) d[v] = a * b[v];
     driver::ShapeEvaluation e;
     clear_error();
-    const PetscErrorCode ierr = shape.evaluate(d, &e);
+    const PetscErrorCode ierr = shape.evaluate(c.displaced(a), &e);
     INFO(last_error_message());
     REQUIRE(ierr == 0);
     INFO(e.failure);
