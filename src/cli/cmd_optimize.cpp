@@ -169,12 +169,7 @@ public:
                         detail(d, "start_residual"), static_cast<int>(detail(d, "predicted"))),
           problem_.design_of(x));
     if (replayed) {
-      if (e.ok) {
-        last_ok_replayed_ = k, last_ok_design_ = x;
-        ok_replayed_.emplace_back(k, x);
-        if (ok_replayed_.size() > optimization::kWarmStartHistory)
-          ok_replayed_.erase(ok_replayed_.begin());
-      }
+      if (e.ok) last_ok_replayed_ = k, last_ok_design_ = x;
       PetscFunctionReturn(0);
     }
     if (!series_resumed_ && k > 0) { // the first new evaluation after a replay
@@ -349,12 +344,14 @@ private:
     bool found = false;
     PetscCall(fc().create_state(&w));
     // the warm start's prediction: the good evaluations' states on this mesh, oldest first, as
-    // the uninterrupted campaign had them (ShapeEvaluator::remember)
-    for (const auto &[k, x] : ok_replayed_) {
+    // the uninterrupted campaign had them (ShapeEvaluator::remember; good_ holds the replayed
+    // ones)
+    for (const GoodEvaluations::Record *r : good_.last(optimization::kWarmStartHistory)) {
+      const long k = r->index;
       if (k < remeshed_at || k == last_ok_replayed_) continue;
       PetscCall(load_campaign_state(fc(), args_.output_dir, kStateStem, k, w, &found));
       if (found)
-        PetscCall(problem_.remember(x, w));
+        PetscCall(problem_.remember(r->x, w));
       else
         PetscCall(log_info(comm_,
                            "restart: the flow of evaluation %ld is no longer kept; the warm "
@@ -405,8 +402,6 @@ private:
   bool series_resumed_ = false; // the series are continued after the replayed evaluations
   long computed_ = 0, next_index_ = 0, last_ok_replayed_ = -1;
   std::vector<double> last_ok_design_; ///< the design of last_ok_replayed_
-  /// the last good replayed evaluations (index, x), oldest first: the prediction's history
-  std::vector<std::pair<long, std::vector<double>>> ok_replayed_;
   GoodEvaluations good_; ///< for the best design if it cannot be evaluated again (finish)
   nlohmann::json remeshes_ = nlohmann::json::array(); ///< OUTDIR/remesh.json
   bool warm_loaded_;

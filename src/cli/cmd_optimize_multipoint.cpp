@@ -152,15 +152,15 @@ PetscErrorCode save_states(optimization::MultipointShapeOptimization &mp, const 
 }
 
 /// A restarted campaign: each point's flow of the last good journaled evaluation (the last of
-/// `good`, (index, x) oldest first) starts its next solve, and the earlier ones' flows on the
+/// `good`, oldest first) starts its next solve, and the earlier ones' flows on the
 /// point's history predict it (ShapeEvaluator::remember; an x evaluated before once: a point
 /// does not evaluate it again); a missing last file is an error on every rank.  Collective on
 /// comm.
 PetscErrorCode warm_start(MPI_Comm comm, optimization::MultipointShapeOptimization &mp,
                           const std::string &dir,
-                          const std::vector<std::pair<long, std::vector<double>>> &good) {
+                          const std::vector<const GoodEvaluations::Record *> &good) {
   PetscFunctionBeginUser;
-  const long index = good.back().first;
+  const long index = good.back()->index;
   std::string missing;
   for (auto &lp : mp.local_points()) {
     Vec w;
@@ -168,11 +168,11 @@ PetscErrorCode warm_start(MPI_Comm comm, optimization::MultipointShapeOptimizati
     const std::string stem = state_stem(mp, lp.index);
     PetscCall(lp.fc->create_state(&w));
     std::vector<std::vector<double>> seen;
-    for (const auto &[k, x] : good) {
-      const std::vector<double> xp = mp.point_x(lp.index, x);
+    for (const GoodEvaluations::Record *r : good) {
+      const std::vector<double> xp = mp.point_x(lp.index, r->x);
       if (std::find(seen.begin(), seen.end(), xp) != seen.end()) continue;
       seen.push_back(xp);
-      PetscCall(load_campaign_state(*lp.fc, dir, stem, k, w, &found));
+      PetscCall(load_campaign_state(*lp.fc, dir, stem, r->index, w, &found));
       if (found) PetscCall(lp.problem->remember(xp, w));
     }
     PetscCall(load_campaign_state(*lp.fc, dir, stem, index, w, &found));
@@ -230,7 +230,6 @@ PetscErrorCode run_multipoint_optimize(MPI_Comm comm, const CliArgs &args,
   GoodEvaluations good; // (the best design's evaluation if it cannot be evaluated again)
   const double start = MPI_Wtime();
   long computed = 0, replays = 0, next_index = 0, last_ok_replayed = -1;
-  std::vector<std::pair<long, std::vector<double>>> ok_replayed; // (index, x), oldest first
   bool warm_loaded = !args.restart;
   // a restart: each point's flow of the last good journaled evaluation before the next solve (a
   // new evaluation's or, when the journal held them all, the best design's again)
@@ -238,7 +237,9 @@ PetscErrorCode run_multipoint_optimize(MPI_Comm comm, const CliArgs &args,
     PetscFunctionBeginUser;
     if (warm_loaded) PetscFunctionReturn(0);
     warm_loaded = true;
-    if (last_ok_replayed >= 0) PetscCall(warm_start(comm, mp, args.output_dir, ok_replayed));
+    // (good holds the replayed evaluations)
+    if (last_ok_replayed >= 0)
+      PetscCall(warm_start(comm, mp, args.output_dir, good.last(optimization::kWarmStartHistory)));
     PetscFunctionReturn(0);
   };
   optimization::OptimizationResult result;
@@ -266,12 +267,7 @@ PetscErrorCode run_multipoint_optimize(MPI_Comm comm, const CliArgs &args,
           files.write(k, replayed, e, 12, "", point_columns(names, &points), mp.design_of(x));
         if (replayed) {
           ++replays;
-          if (e.ok) {
-            last_ok_replayed = k;
-            ok_replayed.emplace_back(k, x);
-            if (ok_replayed.size() > optimization::kWarmStartHistory)
-              ok_replayed.erase(ok_replayed.begin());
-          }
+          if (e.ok) last_ok_replayed = k;
           PetscFunctionReturn(0);
         }
         if (computed++ == 0 && replays > 0) {

@@ -99,6 +99,10 @@ PetscErrorCode ShapeEvaluator::predict_start(const std::vector<Vec3<double>> &d,
       if (kept[l]) sum -= L[l * k + i] * c[l];
     c[i] = sum / L[i * k + i];
   }
+  if (std::all_of(c.begin(), c.end(), [](double x) { return x == 0; })) { // (the last state)
+    PetscCall(VecDestroy(&R));
+    PetscFunctionReturn(0);
+  }
   Vec guess;
   PetscCall(fc_->create_state(&guess));
   PetscCall(VecCopy(last.w, guess));

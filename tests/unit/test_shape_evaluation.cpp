@@ -12,6 +12,7 @@
 #include "karman/adjoint/verification.hpp"
 #include "karman/core/error.hpp"
 #include "karman/driver/shape_evaluation.hpp"
+#include "karman/optimization/optimization_options.hpp"
 #include "test_helpers.hpp"
 
 #include <catch2/catch.hpp>
@@ -138,7 +139,7 @@ TEST_CASE("shape evaluation: the warm start predicted from earlier states",
     REQUIRE(shape.setup(fc, {}, nullptr) == 0);
   };
   // a displacement seen before: that state, exactly
-  shape.set_history(driver::ShapeEvaluator::kDefaultHistory);
+  shape.set_history(optimization::kWarmStartHistory);
   restart();
   evaluate(0.0);
   evaluate(4e-3);

@@ -116,6 +116,13 @@ public:
       if (it->x == x) return &*it;
     return nullptr;
   }
+  /// The last n good evaluations, oldest first (a restart: the warm start's history).
+  std::vector<const Record *> last(std::size_t n) const {
+    std::vector<const Record *> r;
+    for (std::size_t i = records_.size() - std::min(n, records_.size()); i < records_.size(); ++i)
+      r.push_back(&records_[i]);
+    return r;
+  }
 
 private:
   std::vector<Record> records_;

@@ -94,7 +94,6 @@ public:
   /// The number of good evaluations whose states predict the next start (class comment; 0 or
   /// 1: the last state only).
   void set_history(std::size_t n) { history_size_ = n; }
-  static constexpr std::size_t kDefaultHistory = 4; ///< optimization.warm_start: predicted
   std::size_t history_size() const { return history_size_; }
   /// Appends a good evaluation's displacement and state to the history (the oldest beyond
   /// history_size() dropped): evaluate() does it; a restarted campaign with the journaled ones,

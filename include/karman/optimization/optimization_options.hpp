@@ -6,7 +6,6 @@
 
 #include "karman/config/section_options.hpp"
 #include "karman/design/mesh_deformation.hpp"
-#include "karman/driver/shape_evaluation.hpp"
 #include "karman/optimization/optimizer.hpp"
 
 #include <string>
@@ -29,7 +28,7 @@ struct OptimizationOptions {
 
 /// The good evaluations whose states predict a shape evaluation's start (driver::ShapeEvaluator::
 /// set_history): kWarmStartHistory with `warm_start: predicted`, 0 with `last`.
-constexpr std::size_t kWarmStartHistory = driver::ShapeEvaluator::kDefaultHistory;
+constexpr std::size_t kWarmStartHistory = 4;
 std::size_t warm_start_history(const config::CaseConfig &cfg);
 
 const config::SectionOptions<OptimizationOptions> &optimization_options();
