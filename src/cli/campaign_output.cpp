@@ -156,6 +156,7 @@ optimization::OptimizerOptions optimizer_options(const config::CaseConfig &cfg,
   o.xtol_rel = opt.xtol_rel;
   o.ftol_rel = opt.ftol_rel;
   o.projection_steps = opt.projection_steps;
+  o.kkt_tolerance = opt.kkt_tolerance;
   o.journal = (fs::path(args.output_dir) / "optimization-journal.jsonl").string();
   o.restart = args.restart;
   return o;

@@ -40,6 +40,13 @@ const config::SectionOptions<OptimizationOptions> &optimization_options() {
                        "Gauss-Newton steps, one evaluation each (0: none)",
                        0),
                &OptimizationOptions::projection_steps)
+          .key(nonnegative("kkt_tolerance", "0",
+                           "stop when an evaluation within kkt_tolerance (1 + |value|) of every "
+                           "constraint has a KKT residual (the projected Lagrangian gradient "
+                           "relative to the objective's) of at most this; that design is the "
+                           "answer, projected onto the constraints as projection_steps says "
+                           "(0: NLopt's own criteria only)"),
+               &OptimizationOptions::kkt_tolerance)
           .key(integer("vtk_every", "1",
                        "ParaView snapshot of the flow every this many evaluations (0: none; the "
                        "shape is written at every evaluation)",

@@ -1,6 +1,7 @@
 // Constrained optimization with NLopt and a replayable journal (see
 // include/karman/optimization/optimizer.hpp).
 #include "karman/optimization/optimizer.hpp"
+#include "karman/optimization/kkt_check.hpp"
 
 #include "karman/core/parallel.hpp"
 
@@ -100,7 +101,26 @@ struct Context {
   bool stuck = false; ///< the optimizer kept asking for the same failed design
   OptimizationResult *result = nullptr;
   std::vector<std::pair<std::vector<double>, Evaluation>> good; ///< every successful evaluation
+  double kkt_tolerance = 0;                                     ///< OptimizerOptions::kkt_tolerance
+  bool kkt_met = false; ///< an evaluation met it: the one at good.back()
+  long kkt_evaluation = -1;
+  double kkt_residual = 0;
 };
+
+// Whether evaluation e at x is a KKT point to ctx.kkt_tolerance within kkt_tolerance
+// (1 + |value|) of every constraint (header; OptimizerOptions::kkt_tolerance)
+bool kkt_point(const Context &ctx, const std::vector<double> &x, const Evaluation &e,
+               double *residual) {
+  const OptimizationProblem &p = *ctx.problem;
+  for (std::size_t i = 0; i < p.constraints.size(); ++i) {
+    const ConstraintSpec &c = p.constraints[i];
+    const double g = (c.sense == ConstraintSense::GreaterEqual ? -1.0 : 1.0) * (e.c[i] - c.value);
+    const double v = c.sense == ConstraintSense::Equal ? std::fabs(g) : std::max(0.0, g);
+    if (v > std::max(c.tolerance, ctx.kkt_tolerance * (1 + std::fabs(c.value)))) return false;
+  }
+  *residual = check_kkt(p, x, e).residual;
+  return *residual <= ctx.kkt_tolerance;
+}
 
 // One evaluation at x: the cached one, a replayed one or a new one (journaled).  Collective.
 PetscErrorCode evaluate(Context &ctx, const std::vector<double> &x, const Evaluation **e) {
@@ -160,6 +180,10 @@ PetscErrorCode evaluate(Context &ctx, const std::vector<double> &x, const Evalua
     ctx.restart_x = x;
   }
   if (ev.ok) ctx.good.emplace_back(x, ev);
+  if (ev.ok && ctx.kkt_tolerance > 0 && !ctx.kkt_met && kkt_point(ctx, x, ev, &ctx.kkt_residual)) {
+    ctx.kkt_met = true;
+    ctx.kkt_evaluation = k;
+  }
   if (*ctx.observer) PetscCall((*ctx.observer)(k, x, ctx.last, replayed));
   *e = &ctx.last;
   PetscFunctionReturn(0);
@@ -173,7 +197,7 @@ double objective_callback(const std::vector<double> &x, std::vector<double> &gra
     return HUGE_VAL;
   }
   ctx.error = evaluate(ctx, x, &e);
-  if (ctx.error || ctx.restart) {
+  if (ctx.error || ctx.restart || ctx.kkt_met) {
     ctx.opt->force_stop();
     return HUGE_VAL;
   }
@@ -203,7 +227,7 @@ double constraint_callback(const std::vector<double> &x, std::vector<double> &gr
   const ConstraintSpec &spec = ctx.problem->constraints[cd.index];
   const Evaluation *e = nullptr;
   ctx.error = evaluate(ctx, x, &e);
-  if (ctx.error || ctx.restart) {
+  if (ctx.error || ctx.restart || ctx.kkt_met) {
     ctx.opt->force_stop();
     return HUGE_VAL;
   }
@@ -331,41 +355,17 @@ bool solve_dense(std::vector<std::vector<double>> a, std::vector<double> b,
   return true;
 }
 
-// With projection steps (OptimizerOptions::projection_steps > 0; else NLopt's answer stands):
-// the answer of a run is the best evaluated design within the constraint tolerances (what NLopt
-// means by its answer, which it does not always return when stopped by the evaluation budget).
-// When a nearly feasible evaluation (every violation below 1e4 tolerances or 1e-3 (1 + |bound|))
-// has a lower objective -- the iterates approach the optimum with constraint violations just
-// above the tolerances, e.g. when failed designs keep SLSQP's steps short -- it is projected onto
-// the constraints by Gauss-Newton steps on the violated ones,
-//   x <- x + d,   d_F = -A_F^T (A_F A_F^T)^-1 (g + A_H d_H),   A = dg/dx,
-// where H holds the variables that the step would take past a bound (d_H to the bound) and F
-// the others: clamped afterwards (x <- clamp(x - A^T (A A^T)^-1 g)) each step lost the held
-// variables' share, and the 3D shape-min-drag case (42 of 135 variables on their bounds) ended
-// with its volume 3.9e-6 off after 5 steps; one evaluation per step (journaled like any other),
-// until every violation is within its tolerance; the projected design is the answer if it is
-// feasible and better.
-PetscErrorCode project_feasible(Context &ctx, long steps, OptimizationResult *result) {
+// Gauss-Newton steps from `start` onto the constraint tolerances (project_feasible); the
+// projected design becomes the answer if it is feasible and (unless have_feasible is false)
+// better than result's; the status says so, naming the start as `what`.
+PetscErrorCode project_from(Context &ctx, const std::pair<std::vector<double>, Evaluation> &start,
+                            bool have_feasible, long steps, const char *what,
+                            OptimizationResult *result) {
   PetscFunctionBeginUser;
   const OptimizationProblem &p = *ctx.problem;
   const std::size_t n = p.names.size(), m = p.constraints.size();
-  if (steps <= 0 || m == 0) PetscFunctionReturn(0); // NLopt's answer as it is
-  const std::pair<std::vector<double>, Evaluation> *feasible = nullptr, *best = nullptr;
-  for (const auto &g : ctx.good)
-    if (violation_ratio(p, g.second) <= 1 && (!feasible || g.second.f < feasible->second.f))
-      feasible = &g;
-  if (feasible) {
-    result->x = feasible->first;
-    result->f = feasible->second.f;
-  }
-  for (const auto &g : ctx.good)
-    if (violation_ratio(p, g.second, true) <= 1 && (!feasible || g.second.f < feasible->second.f) &&
-        (!best || g.second.f < best->second.f))
-      best = &g;
-  if (!best || violation_ratio(p, best->second) <= 1) PetscFunctionReturn(0);
-  const bool have_feasible = feasible != nullptr;
-  std::vector<double> x = best->first;
-  Evaluation e = best->second;
+  std::vector<double> x = start.first;
+  Evaluation e = start.second;
   for (long k = 0; k < steps; ++k) {
     std::vector<std::vector<double>> a;
     std::vector<double> g;
@@ -418,12 +418,48 @@ PetscErrorCode project_feasible(Context &ctx, long steps, OptimizationResult *re
       if (!have_feasible || e.f < result->f) {
         result->x = x;
         result->f = e.f;
-        result->status += "; best nearly feasible design projected onto the constraints in " +
+        result->status += std::string("; ") + what + " projected onto the constraints in " +
                           std::to_string(k + 1) + " step" + (k ? "s" : "");
       }
       break;
     }
   }
+  PetscFunctionReturn(0);
+}
+
+// With projection steps (OptimizerOptions::projection_steps > 0; else NLopt's answer stands):
+// the answer of a run is the best evaluated design within the constraint tolerances (what NLopt
+// means by its answer, which it does not always return when stopped by the evaluation budget).
+// When a nearly feasible evaluation (every violation below 1e4 tolerances or 1e-3 (1 + |bound|))
+// has a lower objective -- the iterates approach the optimum with constraint violations just
+// above the tolerances, e.g. when failed designs keep SLSQP's steps short -- it is projected onto
+// the constraints by Gauss-Newton steps on the violated ones,
+//   x <- x + d,   d_F = -A_F^T (A_F A_F^T)^-1 (g + A_H d_H),   A = dg/dx,
+// where H holds the variables that the step would take past a bound (d_H to the bound) and F
+// the others: clamped afterwards (x <- clamp(x - A^T (A A^T)^-1 g)) each step lost the held
+// variables' share, and the 3D shape-min-drag case (42 of 135 variables on their bounds) ended
+// with its volume 3.9e-6 off after 5 steps; one evaluation per step (journaled like any other),
+// until every violation is within its tolerance; the projected design is the answer if it is
+// feasible and better.
+PetscErrorCode project_feasible(Context &ctx, long steps, OptimizationResult *result) {
+  PetscFunctionBeginUser;
+  const OptimizationProblem &p = *ctx.problem;
+  if (steps <= 0 || p.constraints.empty()) PetscFunctionReturn(0); // NLopt's answer as it is
+  const std::pair<std::vector<double>, Evaluation> *feasible = nullptr, *best = nullptr;
+  for (const auto &g : ctx.good)
+    if (violation_ratio(p, g.second) <= 1 && (!feasible || g.second.f < feasible->second.f))
+      feasible = &g;
+  if (feasible) {
+    result->x = feasible->first;
+    result->f = feasible->second.f;
+  }
+  for (const auto &g : ctx.good)
+    if (violation_ratio(p, g.second, true) <= 1 && (!feasible || g.second.f < feasible->second.f) &&
+        (!best || g.second.f < best->second.f))
+      best = &g;
+  if (!best || violation_ratio(p, best->second) <= 1) PetscFunctionReturn(0);
+  PetscCall(
+      project_from(ctx, *best, feasible != nullptr, steps, "best nearly feasible design", result));
   PetscFunctionReturn(0);
 }
 
@@ -552,6 +588,7 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
                                     problem.constraints[i].tolerance);
   }
   ctx.max_evaluations = options.max_evaluations; // counted here: NLopt counts repeated designs
+  ctx.kkt_tolerance = options.kkt_tolerance;
   opt.set_xtol_rel(options.xtol_rel);
   opt.set_ftol_rel(options.ftol_rel);
   std::vector<double> x = problem.start;
@@ -571,7 +608,12 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
   } catch (const nlopt::roundoff_limited &) {
     result->status = "roundoff-limited (no further progress possible at this precision)";
   } catch (const nlopt::forced_stop &) {
-    result->status = ctx.max_reached ? "max_evaluations reached"
+    char kkt[160];
+    std::snprintf(kkt, sizeof kkt,
+                  "kkt_tolerance reached (evaluation %ld: KKT residual %.2e <= %.2e)",
+                  ctx.kkt_evaluation, ctx.kkt_residual, ctx.kkt_tolerance);
+    result->status = ctx.kkt_met       ? std::string(kkt)
+                     : ctx.max_reached ? "max_evaluations reached"
                      : ctx.stuck
                          ? "stopped: the optimizer asked again and again for the "
                            "failed design of evaluation " +
@@ -601,7 +643,16 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
     result->status += " (after " + std::to_string(result->resets) + " restart" +
                       (result->resets > 1 ? "s" : "") + " of the optimizer)";
   best_evaluated(ctx, problem, result);
-  const PetscErrorCode ierr = project_feasible(ctx, options.projection_steps, result);
+  PetscErrorCode ierr = 0;
+  if (ctx.kkt_met) { // the KKT point is the answer (onto the tolerances if outside them)
+    result->x = ctx.good.back().first;
+    result->f = ctx.good.back().second.f;
+    if (violation_ratio(problem, ctx.good.back().second) > 1)
+      ierr = project_from(ctx, ctx.good.back(), false, options.projection_steps, "that design",
+                          result);
+  } else {
+    ierr = project_feasible(ctx, options.projection_steps, result);
+  }
   if (ctx.out) std::fclose(ctx.out);
   PetscCall(ierr);
   PetscFunctionReturn(0);

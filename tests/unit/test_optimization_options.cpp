@@ -2,7 +2,8 @@
 // section's defaults are the struct's and its keys reach their members; the control entries of
 // `design:` (parameter, time-function, per-step) read into ControlEntryOptions with their kind,
 // an entry without parameters is refused naming the entry; a constraint's keys, its sense and
-// whether it is geometric; the deformation keys as DeformationOptions.
+// whether it is geometric; the deformation keys as DeformationOptions; kkt_tolerance off by
+// default, a negative one refused naming the key.
 #include "karman/optimization/optimization_options.hpp"
 #include "karman/optimization/shape_optimization.hpp"
 #include "test_case_text.hpp"
@@ -21,6 +22,7 @@ TEST_CASE("optimization options: defaults and members", "[config]") {
   CHECK(o.xtol_rel == d.xtol_rel);
   CHECK(o.ftol_rel == d.ftol_rel);
   CHECK(o.projection_steps == d.projection_steps);
+  CHECK(o.kkt_tolerance == 0); // NLopt's own criteria unless asked
   CHECK(o.vtk_every == d.vtk_every);
   CHECK(o.deformation_stiffness_exponent == d.deformation_stiffness_exponent);
   CHECK(o.deformation_poisson_ratio == d.deformation_poisson_ratio);
@@ -30,20 +32,21 @@ TEST_CASE("optimization options: defaults and members", "[config]") {
   CHECK(o.remesh); // a design the mesh cannot follow is remeshed, not lost
   CHECK(o.warm_start == "predicted");
   CHECK(warm_start_history(cfg) == kWarmStartHistory);
-  REQUIRE(test::load_case(test::kMinimalCase, &cfg,
-                          {"optimization.algorithm=ccsaq", "optimization.max_evaluations=7",
-                           "optimization.xtol_rel=1e-3", "optimization.ftol_rel=1e-4",
-                           "optimization.projection_steps=2", "optimization.vtk_every=5",
-                           "optimization.deformation_stiffness_exponent=2",
-                           "optimization.deformation_poisson_ratio=0.1",
-                           "optimization.deformation_rtol=1e-9", "optimization.remesh=false",
-                           "optimization.deformation_solver=iterative"}) == "");
+  REQUIRE(test::load_case(
+              test::kMinimalCase, &cfg,
+              {"optimization.algorithm=ccsaq", "optimization.max_evaluations=7",
+               "optimization.xtol_rel=1e-3", "optimization.ftol_rel=1e-4",
+               "optimization.projection_steps=2", "optimization.vtk_every=5",
+               "optimization.kkt_tolerance=1e-4", "optimization.deformation_stiffness_exponent=2",
+               "optimization.deformation_poisson_ratio=0.1", "optimization.deformation_rtol=1e-9",
+               "optimization.remesh=false", "optimization.deformation_solver=iterative"}) == "");
   const OptimizationOptions g = optimization_options().get(cfg);
   CHECK(g.algorithm == "ccsaq");
   CHECK(g.max_evaluations == 7);
   CHECK(g.xtol_rel == 1e-3);
   CHECK(g.ftol_rel == 1e-4);
   CHECK(g.projection_steps == 2);
+  CHECK(g.kkt_tolerance == 1e-4);
   CHECK(g.vtk_every == 5);
   CHECK(g.deformation_stiffness_exponent == 2);
   CHECK(g.deformation_poisson_ratio == 0.1);
@@ -64,6 +67,8 @@ TEST_CASE("optimization options: defaults and members", "[config]") {
              Catch::Contains("'optimization.algorithm'") && Catch::Contains("slsqp"));
   CHECK_THAT(test::load_case(test::kMinimalCase, &cfg, {"optimization.deformation_solver=lu"}),
              Catch::Contains("'optimization.deformation_solver'") && Catch::Contains("iterative"));
+  CHECK_THAT(test::load_case(test::kMinimalCase, &cfg, {"optimization.kkt_tolerance=-1e-4"}),
+             Catch::Contains("'optimization.kkt_tolerance'"));
   CHECK_THAT(test::load_case(test::kMinimalCase, &cfg, {"optimization.xtol_rel=0"}),
              Catch::Contains("'optimization.xtol_rel'") && Catch::Contains("> 0"));
 }

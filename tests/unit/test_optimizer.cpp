@@ -17,7 +17,10 @@
 //  - an evaluation that resets (a remeshed shape campaign) restarts the optimizer from its
 //    design, the answer comes from the evaluations after it, and a replay restarts alike;
 //  - an optimizer that asks again and again for the same failed design (its iterate fails when
-//    evaluated again) stops the campaign with that reason instead of hanging.
+//    evaluated again) stops the campaign with that reason instead of hanging;
+//  - with kkt_tolerance the run stops at the first nearly feasible KKT point, before NLopt's own
+//    criteria, that design (projected onto the constraints) is the answer, and a replay stops
+//    at the same evaluation with the same answer.
 #include "karman/core/error.hpp"
 #include "karman/optimization/kkt_check.hpp"
 #include "karman/optimization/optimizer.hpp"
@@ -335,6 +338,67 @@ TEST_CASE("optimizer: the projection onto the constraints keeps the variables at
   CHECK(r.x[1] >= -0.9); // (held on its bound, then back inside by the next step's 1.7e-7)
   CHECK(r.x[1] <= -0.9 + 1e-6);
   CHECK(r.f == Approx(-std::sqrt(1.19) - 0.9).epsilon(1e-6));
+}
+
+TEST_CASE("optimizer: kkt_tolerance stops at the first nearly feasible KKT point, also on replay",
+          "[driver]") {
+  // x + y on the circle x^2 + y^2 = 2 from (0.5, -1.5) (optimum (-1, -1)): with NLopt's criteria
+  // alone (tight) SLSQP takes N evaluations; with kkt_tolerance 1e-4 it stops at the first
+  // evaluation within 1e-4 (1 + 2) of the circle whose KKT residual is <= 1e-4, earlier, and
+  // that design, projected onto the circle's 1e-12, is the answer
+  const std::string dir = test::work_dir("optimizer_kkt_stop");
+  optimization::OptimizationProblem p;
+  p.names = {"x", "y"};
+  p.lower = {-5, -5};
+  p.upper = {5, 5};
+  p.start = {0.5, -1.5};
+  p.constraints = {{"r2", ConstraintSense::Equal, 2.0, 1e-12}};
+  optimization::OptimizerOptions o;
+  o.max_evaluations = 200;
+  o.xtol_rel = o.ftol_rel = 1e-15;
+  o.projection_steps = 5;
+  std::vector<std::pair<std::vector<double>, optimization::Evaluation>> path;
+  auto record = [&](long, const std::vector<double> &x, const optimization::Evaluation &e, bool) {
+    path.emplace_back(x, e);
+    return PetscErrorCode(0);
+  };
+  optimization::OptimizationResult full, r, again;
+  REQUIRE(optimization::optimize(PETSC_COMM_WORLD, p, circle, o, {}, &full) == 0);
+  o.kkt_tolerance = 1e-4;
+  o.journal = dir + "/kkt.jsonl";
+  REQUIRE(optimization::optimize(PETSC_COMM_WORLD, p, circle, o, record, &r) == 0);
+  CAPTURE(full.status, full.evaluations, r.status, r.evaluations);
+  CHECK_THAT(r.status, Catch::Contains("kkt_tolerance reached"));
+  CHECK(r.evaluations < full.evaluations);
+  // the stop: the first evaluation that is a KKT point within the tolerances, none before it
+  long stop = -1;
+  for (std::size_t k = 0; k < path.size() && stop < 0; ++k) {
+    const auto &[x, e] = path[k];
+    if (std::fabs(e.c[0] - 2) <= 1e-4 * 3 && optimization::check_kkt(p, x, e).residual <= 1e-4)
+      stop = static_cast<long>(k);
+  }
+  REQUIRE(stop >= 0);
+  CHECK_THAT(r.status, Catch::Contains("evaluation " + std::to_string(stop) + ":"));
+  // the answer: that design projected onto the circle (to 1e-12), still a KKT point
+  optimization::Evaluation e;
+  REQUIRE(circle(r.x, &e) == 0);
+  CAPTURE(r.x[0], r.x[1], e.c[0]);
+  CHECK(std::fabs(e.c[0] - 2) <= 1e-12);
+  CHECK(optimization::check_kkt(p, r.x, e).residual <= 2e-4);
+  CHECK(r.x[0] == Approx(-1).margin(1e-3));
+  CHECK(r.x[1] == Approx(-1).margin(1e-3));
+  // replayed from the journal: the same stop, the same answer
+  o.restart = true;
+  long calls = 0;
+  auto counted = [&](const std::vector<double> &x, optimization::Evaluation *ev) {
+    ++calls;
+    return circle(x, ev);
+  };
+  REQUIRE(optimization::optimize(PETSC_COMM_WORLD, p, counted, o, {}, &again) == 0);
+  CHECK(again.status == r.status);
+  CHECK(again.x == r.x);
+  CHECK(again.replayed == r.evaluations); // (the projection's steps are journaled too)
+  CHECK(calls == 0);
 }
 
 TEST_CASE("optimizer: an evaluation that resets starts the optimizer again, also on replay",

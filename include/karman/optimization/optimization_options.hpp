@@ -18,6 +18,7 @@ struct OptimizationOptions {
   long max_evaluations = 30;
   double xtol_rel = 1e-6, ftol_rel = 1e-8;
   long projection_steps = 0, vtk_every = 1;
+  double kkt_tolerance = 0; ///< stop at a nearly feasible KKT point (OptimizerOptions)
   double deformation_stiffness_exponent = 1, deformation_poisson_ratio = 0.3,
          deformation_rtol = 1e-14;
   std::string deformation_solver = "auto"; ///< auto, direct or iterative (DeformationSolver)
