@@ -46,6 +46,17 @@ PetscErrorCode circle(const std::vector<double> &x, optimization::Evaluation *e)
   return 0;
 }
 
+/// min x + y on the circle x^2 + y^2 = 2 (to 1e-12) from (0.5, -1.5) in [-5, 5]^2: optimum (-1, -1)
+optimization::OptimizationProblem circle_problem() {
+  optimization::OptimizationProblem p;
+  p.names = {"x", "y"};
+  p.lower = {-5, -5};
+  p.upper = {5, 5};
+  p.start = {0.5, -1.5};
+  p.constraints = {{"r2", ConstraintSense::Equal, 2.0, 1e-12}};
+  return p;
+}
+
 // (x - 3)^2 + (y + 1)^2, constraint c = x + y; designs with x > fail_above cannot be evaluated
 optimization::Evaluator quadratic(double fail_above, long *calls, long error_at = -1) {
   return [=](const std::vector<double> &x, optimization::Evaluation *e) -> PetscErrorCode {
@@ -253,12 +264,7 @@ TEST_CASE("optimizer: all ranks take the same path", "[driver][mpi]") {
 TEST_CASE("optimizer: SLSQP's answer passes the KKT check (nonlinear equality)", "[driver]") {
   // x + y on the circle x^2 + y^2 = 2: optimum (-1, -1), df = (1, 1) = -lambda (2x, 2y),
   // lambda = 1/2
-  optimization::OptimizationProblem p;
-  p.names = {"x", "y"};
-  p.lower = {-5, -5};
-  p.upper = {5, 5};
-  p.start = {0.5, -1.5};
-  p.constraints = {{"r2", ConstraintSense::Equal, 2.0, 1e-12}};
+  const optimization::OptimizationProblem p = circle_problem();
   optimization::OptimizerOptions o;
   o.xtol_rel = 1e-12;
   o.ftol_rel = 1e-15;
@@ -284,12 +290,7 @@ TEST_CASE("optimizer: a run stopped before feasibility ends with a projected fea
           "[driver]") {
   // x + y on the circle x^2 + y^2 = 2 from (0.5, -1.5), stopped after 5 evaluations: the
   // iterates are not yet on the circle within 1e-12, the answer is (projected onto it)
-  optimization::OptimizationProblem p;
-  p.names = {"x", "y"};
-  p.lower = {-5, -5};
-  p.upper = {5, 5};
-  p.start = {0.5, -1.5};
-  p.constraints = {{"r2", ConstraintSense::Equal, 2.0, 1e-12}};
+  const optimization::OptimizationProblem p = circle_problem();
   optimization::OptimizerOptions o;
   o.max_evaluations = 5;
   optimization::OptimizationResult r;
@@ -347,12 +348,7 @@ TEST_CASE("optimizer: kkt_tolerance stops at the first nearly feasible KKT point
   // evaluation within 1e-4 (1 + 2) of the circle whose KKT residual is <= 1e-4, earlier, and
   // that design, projected onto the circle's 1e-12, is the answer
   const std::string dir = test::work_dir("optimizer_kkt_stop");
-  optimization::OptimizationProblem p;
-  p.names = {"x", "y"};
-  p.lower = {-5, -5};
-  p.upper = {5, 5};
-  p.start = {0.5, -1.5};
-  p.constraints = {{"r2", ConstraintSense::Equal, 2.0, 1e-12}};
+  const optimization::OptimizationProblem p = circle_problem();
   optimization::OptimizerOptions o;
   o.max_evaluations = 200;
   o.xtol_rel = o.ftol_rel = 1e-15;
