@@ -102,9 +102,10 @@ struct Context {
   OptimizationResult *result = nullptr;
   std::vector<std::pair<std::vector<double>, Evaluation>> good; ///< every successful evaluation
   double kkt_tolerance = 0;                                     ///< OptimizerOptions::kkt_tolerance
-  bool kkt_met = false; ///< an evaluation met it: the one at good.back()
+  bool kkt_met = false; ///< an evaluation met it (kkt_point): kkt_design
   long kkt_evaluation = -1;
   double kkt_residual = 0;
+  std::pair<std::vector<double>, Evaluation> kkt_design;
 };
 
 // Whether evaluation e at x is a KKT point to ctx.kkt_tolerance within kkt_tolerance
@@ -120,6 +121,15 @@ bool kkt_point(const Context &ctx, const std::vector<double> &x, const Evaluatio
   }
   *residual = check_kkt(p, x, e).residual;
   return *residual <= ctx.kkt_tolerance;
+}
+
+// The status of a run that kkt_point stopped
+std::string kkt_status(const Context &ctx) {
+  char text[160];
+  std::snprintf(text, sizeof text,
+                "kkt_tolerance reached (evaluation %ld: KKT residual %.2e <= %.2e)",
+                ctx.kkt_evaluation, ctx.kkt_residual, ctx.kkt_tolerance);
+  return text;
 }
 
 // One evaluation at x: the cached one, a replayed one or a new one (journaled).  Collective.
@@ -183,6 +193,7 @@ PetscErrorCode evaluate(Context &ctx, const std::vector<double> &x, const Evalua
   if (ev.ok && ctx.kkt_tolerance > 0 && !ctx.kkt_met && kkt_point(ctx, x, ev, &ctx.kkt_residual)) {
     ctx.kkt_met = true;
     ctx.kkt_evaluation = k;
+    ctx.kkt_design = {x, ev};
   }
   if (*ctx.observer) PetscCall((*ctx.observer)(k, x, ctx.last, replayed));
   *e = &ctx.last;
@@ -192,7 +203,8 @@ PetscErrorCode evaluate(Context &ctx, const std::vector<double> &x, const Evalua
 double objective_callback(const std::vector<double> &x, std::vector<double> &grad, void *data) {
   auto &ctx = *static_cast<Context *>(data);
   const Evaluation *e = nullptr;
-  if (ctx.max_reached && !(ctx.have_last && x == ctx.x_last)) { // a new design: over budget
+  // a new design over budget or after the KKT point: not evaluated (L-BFGS goes on calling)
+  if ((ctx.max_reached || ctx.kkt_met) && !(ctx.have_last && x == ctx.x_last)) {
     ctx.opt->force_stop();
     return HUGE_VAL;
   }
@@ -226,6 +238,10 @@ double constraint_callback(const std::vector<double> &x, std::vector<double> &gr
   Context &ctx = *cd.ctx;
   const ConstraintSpec &spec = ctx.problem->constraints[cd.index];
   const Evaluation *e = nullptr;
+  if (ctx.kkt_met && !(ctx.have_last && x == ctx.x_last)) { // (objective_callback)
+    ctx.opt->force_stop();
+    return HUGE_VAL;
+  }
   ctx.error = evaluate(ctx, x, &e);
   if (ctx.error || ctx.restart || ctx.kkt_met) {
     ctx.opt->force_stop();
@@ -608,11 +624,7 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
   } catch (const nlopt::roundoff_limited &) {
     result->status = "roundoff-limited (no further progress possible at this precision)";
   } catch (const nlopt::forced_stop &) {
-    char kkt[160];
-    std::snprintf(kkt, sizeof kkt,
-                  "kkt_tolerance reached (evaluation %ld: KKT residual %.2e <= %.2e)",
-                  ctx.kkt_evaluation, ctx.kkt_residual, ctx.kkt_tolerance);
-    result->status = ctx.kkt_met       ? std::string(kkt)
+    result->status = ctx.kkt_met       ? kkt_status(ctx)
                      : ctx.max_reached ? "max_evaluations reached"
                      : ctx.stuck
                          ? "stopped: the optimizer asked again and again for the "
@@ -620,9 +632,11 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
                                std::to_string(ctx.next - 1) + " (it could not back off from it)"
                          : "stopped";
   } catch (const std::exception &e) {
-    // L-BFGS reports a forced stop (the evaluation budget) or a design that could not be
-    // evaluated (f = +inf: it cannot back off) as a generic failure
-    if (!ctx.error && ctx.max_reached) {
+    // L-BFGS reports a forced stop (the evaluation budget, a KKT point) or a design that could
+    // not be evaluated (f = +inf: it cannot back off) as a generic failure
+    if (!ctx.error && ctx.kkt_met) {
+      result->status = kkt_status(ctx);
+    } else if (!ctx.error && ctx.max_reached) {
       result->status = "max_evaluations reached";
     } else if (!ctx.error && problem.constraints.empty() && !ctx.good.empty()) {
       result->status = std::string("stopped: NLopt ") + options.algorithm + ": " + e.what() +
@@ -645,11 +659,11 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
   best_evaluated(ctx, problem, result);
   PetscErrorCode ierr = 0;
   if (ctx.kkt_met) { // the KKT point is the answer (onto the tolerances if outside them)
-    result->x = ctx.good.back().first;
-    result->f = ctx.good.back().second.f;
-    if (violation_ratio(problem, ctx.good.back().second) > 1)
-      ierr = project_from(ctx, ctx.good.back(), false, options.projection_steps, "that design",
-                          result);
+    result->x = ctx.kkt_design.first;
+    result->f = ctx.kkt_design.second.f;
+    if (violation_ratio(problem, ctx.kkt_design.second) > 1)
+      ierr =
+          project_from(ctx, ctx.kkt_design, false, options.projection_steps, "that design", result);
   } else {
     ierr = project_feasible(ctx, options.projection_steps, result);
   }

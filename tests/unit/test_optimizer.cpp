@@ -20,7 +20,8 @@
 //    evaluated again) stops the campaign with that reason instead of hanging;
 //  - with kkt_tolerance the run stops at the first nearly feasible KKT point, before NLopt's own
 //    criteria, that design (projected onto the constraints) is the answer, and a replay stops
-//    at the same evaluation with the same answer.
+//    at the same evaluation with the same answer; L-BFGS (which reports the stop as a generic
+//    failure and goes on calling) stops without evaluating another design.
 #include "karman/core/error.hpp"
 #include "karman/optimization/kkt_check.hpp"
 #include "karman/optimization/optimizer.hpp"
@@ -395,6 +396,30 @@ TEST_CASE("optimizer: kkt_tolerance stops at the first nearly feasible KKT point
   CHECK(again.x == r.x);
   CHECK(again.replayed == r.evaluations); // (the projection's steps are journaled too)
   CHECK(calls == 0);
+  // L-BFGS (bounds only; it reports a forced stop as a generic failure): min (x - 3)^2 +
+  // (y + 1)^2 over [-5, 2] x [-5, 5], optimum (2, -1) with x on its bound, where the KKT residual
+  // is the free component's share |2 (y + 1)| / |df| (without an active bound or constraint it
+  // would be 1 by its definition, and the test could not stop a run)
+  optimization::OptimizationProblem q = circle_problem();
+  q.constraints.clear();
+  q.upper = {2, 5};
+  auto bowl = [](const std::vector<double> &x, optimization::Evaluation *e) {
+    e->f = (x[0] - 3) * (x[0] - 3) + (x[1] + 1) * (x[1] + 1);
+    e->df = {2 * (x[0] - 3), 2 * (x[1] + 1)};
+    return PetscErrorCode(0);
+  };
+  optimization::OptimizerOptions ol;
+  ol.algorithm = "lbfgs";
+  ol.max_evaluations = 200;
+  ol.xtol_rel = ol.ftol_rel = 1e-15;
+  ol.kkt_tolerance = 1e-6;
+  optimization::OptimizationResult rl;
+  REQUIRE(optimization::optimize(PETSC_COMM_WORLD, q, bowl, ol, {}, &rl) == 0);
+  CAPTURE(rl.status, rl.evaluations, rl.x[0], rl.x[1]);
+  CHECK_THAT(rl.status, Catch::Contains("kkt_tolerance reached"));
+  CHECK(rl.evaluations == std::stol(rl.status.substr(rl.status.find("evaluation ") + 11)) + 1);
+  CHECK(rl.x[0] == Approx(2).margin(7e-6));
+  CHECK(std::fabs(rl.x[1] + 1) <= 1.1e-6);
 }
 
 TEST_CASE("optimizer: an evaluation that resets starts the optimizer again, also on replay",

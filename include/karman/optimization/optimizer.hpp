@@ -23,7 +23,9 @@
 // curved equality constraint (cases/stokes-body-3d: the volume 2e-6 and 2e-2 off on alternate
 // evaluations, KKT residuals 9e-5 - 1.2e-4 at the near ones) it had not stopped after 115
 // evaluations; with kkt_tolerance 1e-4 it stops at evaluation 35.
-// The test runs on replayed evaluations too, so a restart stops where the first run did.
+// The test runs on replayed evaluations too, so a restart stops where the first run did.  (Where
+// no constraint or bound is active the residual is 1 unless df = 0: it stops constrained and
+// bound-limited problems.)
 //
 // Every rank runs the same optimizer; the evaluator is collective and its results are
 // broadcast from rank 0, so that all ranks take bitwise the same path.
