@@ -168,17 +168,23 @@ PetscErrorCode warm_start(MPI_Comm comm, optimization::MultipointShapeOptimizati
     const std::string stem = state_stem(mp, lp.index);
     PetscCall(lp.fc->create_state(&w));
     std::vector<std::vector<double>> seen;
-    for (const GoodEvaluations::Record *r : good) {
-      const std::vector<double> xp = mp.point_x(lp.index, r->x);
-      if (std::find(seen.begin(), seen.end(), xp) != seen.end()) continue;
-      seen.push_back(xp);
-      PetscCall(load_campaign_state(*lp.fc, dir, stem, r->index, w, &found));
-      if (found) PetscCall(lp.problem->remember(xp, w));
-    }
+    const auto first_time = [&](const GoodEvaluations::Record *r, std::vector<double> *xp) {
+      *xp = mp.point_x(lp.index, r->x);
+      if (std::find(seen.begin(), seen.end(), *xp) != seen.end()) return false;
+      seen.push_back(*xp);
+      return true;
+    };
+    std::vector<double> xp;
+    for (std::size_t i = 0; i + 1 < good.size(); ++i)
+      if (first_time(good[i], &xp)) {
+        PetscCall(load_campaign_state(*lp.fc, dir, stem, good[i]->index, w, &found));
+        if (found) PetscCall(lp.problem->remember(xp, w));
+      }
     PetscCall(load_campaign_state(*lp.fc, dir, stem, index, w, &found));
-    if (found)
+    if (found) {
+      if (first_time(good.back(), &xp)) PetscCall(lp.problem->remember(xp, w));
       PetscCall(lp.problem->shape().set_state(w));
-    else if (missing.empty())
+    } else if (missing.empty())
       missing = stem + ".h5";
     PetscCall(VecDestroy(&w));
   }

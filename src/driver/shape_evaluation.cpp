@@ -39,17 +39,10 @@ PetscErrorCode ShapeEvaluator::remember(const std::vector<Vec3<double>> &boundar
 PetscErrorCode ShapeEvaluator::predict_start(const std::vector<Vec3<double>> &d,
                                              ShapeEvaluation *e) {
   PetscFunctionBeginUser;
+  // (no prediction: the solve's own initial residual is the start's, evaluate())
+  if (history_size_ < 2 || history_.size() < 2) PetscFunctionReturn(0);
   discretization::FlowResidual &res = fc_->residual();
   const mesh::Mesh &m = fc_->mesh();
-  Vec R;
-  PetscCall(fc_->create_state(&R));
-  PetscCall(res.residual(discretization::kSteady, w_, R));
-  PetscCall(VecNorm(R, NORM_2, &e->last_state_residual));
-  e->start_residual = e->last_state_residual;
-  if (history_size_ < 2 || history_.size() < 2) {
-    PetscCall(VecDestroy(&R));
-    PetscFunctionReturn(0);
-  }
   // least squares: d - d_m ~ sum_i c_i D_i, D_i = d_i - d_m (m the last), by the normal
   // equations G c = b over the owned vertices (one reduction), G = D^T D factored by Cholesky;
   // a direction whose part independent of the earlier ones is below 1e-5 of its length (pivot
@@ -99,11 +92,14 @@ PetscErrorCode ShapeEvaluator::predict_start(const std::vector<Vec3<double>> &d,
       if (kept[l]) sum -= L[l * k + i] * c[l];
     c[i] = sum / L[i * k + i];
   }
-  if (std::all_of(c.begin(), c.end(), [](double x) { return x == 0; })) { // (the last state)
-    PetscCall(VecDestroy(&R));
+  if (std::all_of(c.begin(), c.end(), [](double x) { return x == 0; })) // (the last state)
     PetscFunctionReturn(0);
-  }
-  Vec guess;
+  // the prediction competes with the last state by their residuals
+  Vec R, guess;
+  PetscCall(fc_->create_state(&R));
+  PetscCall(res.residual(discretization::kSteady, w_, R));
+  PetscCall(VecNorm(R, NORM_2, &e->last_state_residual));
+  e->start_residual = e->last_state_residual;
   PetscCall(fc_->create_state(&guess));
   PetscCall(VecCopy(last.w, guess));
   for (std::size_t i = 0; i < k; ++i)
@@ -195,6 +191,8 @@ PetscErrorCode ShapeEvaluator::evaluate(const std::vector<Vec3<double>> &boundar
       return PetscErrorCode(0);
     };
   PetscCall(fc_->solve_steady(w_, nullptr, observer, &sol, r_ref_));
+  if (!e->predicted && e->start_residual == 0) // (no prediction competed: the solve's start)
+    e->last_state_residual = e->start_residual = sol.summary.initial_residual;
   e->forward_time = predict_time + sol.summary.wall_time;
   e->newton_iterations = sol.summary.iterations;
   if (!sol.summary.converged) { // too far for the warm continuation: the case's own

@@ -102,10 +102,10 @@ struct Context {
   OptimizationResult *result = nullptr;
   std::vector<std::pair<std::vector<double>, Evaluation>> good; ///< every successful evaluation
   double kkt_tolerance = 0;                                     ///< OptimizerOptions::kkt_tolerance
-  bool kkt_met = false; ///< an evaluation met it (kkt_point): kkt_design
-  long kkt_evaluation = -1;
+  long kkt_evaluation = -1; ///< the evaluation that met it (kkt_point), -1: none yet
   double kkt_residual = 0;
-  std::pair<std::vector<double>, Evaluation> kkt_design;
+  std::pair<std::vector<double>, Evaluation> kkt_design; ///< its design and values
+  bool kkt_met() const { return kkt_evaluation >= 0; }
 };
 
 // Whether evaluation e at x is a KKT point to ctx.kkt_tolerance within kkt_tolerance
@@ -113,13 +113,13 @@ struct Context {
 bool kkt_point(const Context &ctx, const std::vector<double> &x, const Evaluation &e,
                double *residual) {
   const OptimizationProblem &p = *ctx.problem;
+  const KktReport r = check_kkt(p, x, e);
   for (std::size_t i = 0; i < p.constraints.size(); ++i) {
     const ConstraintSpec &c = p.constraints[i];
-    const double g = (c.sense == ConstraintSense::GreaterEqual ? -1.0 : 1.0) * (e.c[i] - c.value);
-    const double v = c.sense == ConstraintSense::Equal ? std::fabs(g) : std::max(0.0, g);
-    if (v > std::max(c.tolerance, ctx.kkt_tolerance * (1 + std::fabs(c.value)))) return false;
+    if (r.violations[i] > std::max(c.tolerance, ctx.kkt_tolerance * (1 + std::fabs(c.value))))
+      return false;
   }
-  *residual = check_kkt(p, x, e).residual;
+  *residual = r.residual;
   return *residual <= ctx.kkt_tolerance;
 }
 
@@ -190,8 +190,8 @@ PetscErrorCode evaluate(Context &ctx, const std::vector<double> &x, const Evalua
     ctx.restart_x = x;
   }
   if (ev.ok) ctx.good.emplace_back(x, ev);
-  if (ev.ok && ctx.kkt_tolerance > 0 && !ctx.kkt_met && kkt_point(ctx, x, ev, &ctx.kkt_residual)) {
-    ctx.kkt_met = true;
+  if (ev.ok && ctx.kkt_tolerance > 0 && !ctx.kkt_met() &&
+      kkt_point(ctx, x, ev, &ctx.kkt_residual)) {
     ctx.kkt_evaluation = k;
     ctx.kkt_design = {x, ev};
   }
@@ -204,12 +204,12 @@ double objective_callback(const std::vector<double> &x, std::vector<double> &gra
   auto &ctx = *static_cast<Context *>(data);
   const Evaluation *e = nullptr;
   // a new design over budget or after the KKT point: not evaluated (L-BFGS goes on calling)
-  if ((ctx.max_reached || ctx.kkt_met) && !(ctx.have_last && x == ctx.x_last)) {
+  if ((ctx.max_reached || ctx.kkt_met()) && !(ctx.have_last && x == ctx.x_last)) {
     ctx.opt->force_stop();
     return HUGE_VAL;
   }
   ctx.error = evaluate(ctx, x, &e);
-  if (ctx.error || ctx.restart || ctx.kkt_met) {
+  if (ctx.error || ctx.restart || ctx.kkt_met()) {
     ctx.opt->force_stop();
     return HUGE_VAL;
   }
@@ -238,12 +238,12 @@ double constraint_callback(const std::vector<double> &x, std::vector<double> &gr
   Context &ctx = *cd.ctx;
   const ConstraintSpec &spec = ctx.problem->constraints[cd.index];
   const Evaluation *e = nullptr;
-  if (ctx.kkt_met && !(ctx.have_last && x == ctx.x_last)) { // (objective_callback)
+  if (ctx.kkt_met() && !(ctx.have_last && x == ctx.x_last)) { // (objective_callback)
     ctx.opt->force_stop();
     return HUGE_VAL;
   }
   ctx.error = evaluate(ctx, x, &e);
-  if (ctx.error || ctx.restart || ctx.kkt_met) {
+  if (ctx.error || ctx.restart || ctx.kkt_met()) {
     ctx.opt->force_stop();
     return HUGE_VAL;
   }
@@ -624,7 +624,7 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
   } catch (const nlopt::roundoff_limited &) {
     result->status = "roundoff-limited (no further progress possible at this precision)";
   } catch (const nlopt::forced_stop &) {
-    result->status = ctx.kkt_met       ? kkt_status(ctx)
+    result->status = ctx.kkt_met()     ? kkt_status(ctx)
                      : ctx.max_reached ? "max_evaluations reached"
                      : ctx.stuck
                          ? "stopped: the optimizer asked again and again for the "
@@ -634,7 +634,7 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
   } catch (const std::exception &e) {
     // L-BFGS reports a forced stop (the evaluation budget, a KKT point) or a design that could
     // not be evaluated (f = +inf: it cannot back off) as a generic failure
-    if (!ctx.error && ctx.kkt_met) {
+    if (!ctx.error && ctx.kkt_met()) {
       result->status = kkt_status(ctx);
     } else if (!ctx.error && ctx.max_reached) {
       result->status = "max_evaluations reached";
@@ -658,7 +658,7 @@ PetscErrorCode optimize(MPI_Comm comm, const OptimizationProblem &problem,
                       (result->resets > 1 ? "s" : "") + " of the optimizer)";
   best_evaluated(ctx, problem, result);
   PetscErrorCode ierr = 0;
-  if (ctx.kkt_met) { // the KKT point is the answer (onto the tolerances if outside them)
+  if (ctx.kkt_met()) { // the KKT point is the answer (onto the tolerances if outside them)
     result->x = ctx.kkt_design.first;
     result->f = ctx.kkt_design.second.f;
     if (violation_ratio(problem, ctx.kkt_design.second) > 1)
