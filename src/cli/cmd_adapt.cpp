@@ -5,11 +5,18 @@
 // (driver/error_estimate.hpp), then mesh the next cycle from the indicator
 // (driver/adaptation.hpp): growth x the cells (meshed again with scaled sizes when Gmsh's count
 // misses them by more than 1.2x), the case's .geo with the size field as its background field
-// (adapt.anisotropic, 2D: a metric field, meshed by BAMG).  Stops after adapt.cycles adaptations,
-// when the estimated error is at most adapt.tolerance, before a mesh of more than adapt.max_cells
-// cells or one whose error estimate would not fit in memory, or when Gmsh cannot mesh the size
-// field (the last mesh stays, the log says why).  Writes
+// (adapt.anisotropic, 2D: a metric field, meshed by BAMG).  A later cycle whose flow solve does
+// not converge on its mesh (a fold of the discrete equations on that one mesh: results/
+// tet-diagnosis.md section 13) is meshed again with Gmsh's sizes x kRetrySizeFactor (another mesh
+// of nearly the same sizes) and solved there; its first solve takes the iterative solver alone
+// when solver.linear is auto (the LU cannot cure a fold, and costs ~90 KiB per cell in 3D).  If
+// the second mesh fails too, the adaptation stops with the last converged cycle.  Stops after
+// adapt.cycles adaptations, when the estimated error is at most adapt.tolerance, before a mesh of
+// more than adapt.max_cells cells or one whose error estimate would not fit in memory, or when Gmsh
+// cannot mesh the size field (the last mesh stays, the log says why).  Writes
 //   OUTDIR/adapt.csv           per cycle: cells, J, estimated error, corrected J, times
+//   OUTDIR/cycle-K-unconverged/, meshes/cycle-K-unconverged.msh   a cycle's first mesh whose
+//                              solve did not converge: its output (last_good.*) and mesh
 //   OUTDIR/cycle-K/            the cycle's `karman run` output (flow.h5, ParaView, summary)
 //                              and indicator.pvd (error_indicator, error_contribution, size,
 //                              metric)
@@ -25,11 +32,14 @@
 #include "karman/mesh/gmsh_mesher.hpp"
 #include "karman/mesh/mesh.hpp"
 #include "karman/mesh/mesh_options.hpp"
+#include "karman/solver/solver_options.hpp"
+#include "karman/cli/fault_injection.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 namespace karman::cli {
 namespace fs = std::filesystem;
@@ -40,6 +50,8 @@ namespace {
 /// with scaled sizes, at most kCountAttempts times.
 constexpr double kCountTolerance = 1.2;
 constexpr int kCountAttempts = 2;
+/// A cycle whose solve did not converge is meshed again with Gmsh's sizes times this.
+constexpr double kRetrySizeFactor = 0.97;
 
 struct CycleResult {
   long cells = 0;
@@ -49,24 +61,30 @@ struct CycleResult {
 
 /// The case of cycle k: the base case on `geo` (the adapted .geo, or empty: the case's mesh),
 /// the meshes cached in `cache`, warm-started from `initial` (or the case's initial state).
+/// `iterative_only`: solver.linear auto becomes iterative (no LU fallback).
 PetscErrorCode cycle_config(MPI_Comm comm, const config::CaseConfig &base, const std::string &geo,
                             const std::string &cache, const std::string &initial,
-                            config::CaseConfig *cfg) {
+                            config::CaseConfig *cfg, bool iterative_only = false) {
   PetscFunctionBeginUser;
   std::vector<std::string> overrides = {"mesh.cache_dir=" + cache};
   if (!geo.empty()) overrides.push_back("mesh.file=" + geo);
   if (!initial.empty()) overrides.push_back("initial.file=" + initial);
+  if (iterative_only &&
+      solver::solver_options().get(base).linear == solver::LinearSolverChoice::Auto)
+    overrides.push_back("solver.linear=iterative");
   PetscCall(config::CaseConfig::load_text(comm, base.resolved_yaml(), base.file(), base.directory(),
                                           overrides, base.schema(), *cfg));
   PetscFunctionReturn(0);
 }
 
 /// Solve, estimate and write one cycle; `sizes` the next cycle's sizes for adapt.growth x the
-/// cells (not when `last`), and with adapt.anisotropic its metrics in `metric`.  Collective.
+/// cells (not when `last`), and with adapt.anisotropic its metrics in `metric`.  With `may_fail`
+/// a solve that does not converge is reported in *unconverged (its message; nothing estimated)
+/// instead of raised (`fault`: counted as such, the test hook).  Collective.
 PetscErrorCode run_cycle(const CliArgs &args, const config::CaseConfig &cfg, const std::string &dir,
-                         const driver::AdaptOptions &ao, bool last, CycleResult *out,
-                         std::vector<double> *sizes, std::vector<double> *metric,
-                         driver::FlowCase *fc) {
+                         const driver::AdaptOptions &ao, bool last, bool may_fail, bool fault,
+                         CycleResult *out, std::vector<double> *sizes, std::vector<double> *metric,
+                         driver::FlowCase *fc, std::string *unconverged) {
   PetscFunctionBeginUser;
   const double t0 = MPI_Wtime();
   const MPI_Comm comm = PETSC_COMM_WORLD;
@@ -76,7 +94,17 @@ PetscErrorCode run_cycle(const CliArgs &args, const config::CaseConfig &cfg, con
   Vec w;
   PetscCall(fc->create_state(&w));
   driver::SteadySolution solution;
-  PetscCall(solve_steady_case(a, *fc, w, &solution));
+  unconverged->clear();
+  clear_error();
+  const PetscErrorCode ierr = solve_steady_case(a, *fc, w, &solution);
+  if (may_fail && (ierr == PETSC_ERR_NOT_CONVERGED || (!ierr && fault))) {
+    *unconverged = ierr ? last_error_message()
+                        : "KARMAN_TEST_UNCONVERGED_CYCLE: the solve counted as not converged";
+    clear_error();
+    PetscCall(VecDestroy(&w));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(ierr);
   out->cells = fc->mesh().n_global_cells;
   out->forward_time = solution.summary.wall_time;
   PetscCall(driver::estimate_error(*fc, w, &out->estimate));
@@ -150,10 +178,13 @@ PetscErrorCode run_adapt_command(MPI_Comm comm, const CliArgs &args) {
     csv.precision(12);
   }
   std::string geo, initial, stop = "adapt.cycles reached";
+  std::string view_tag;  // the tag of the next cycle's .geo (adapted_geo_text)
   double size_scale = 1; // the adapted sizes' factor that gives growth x the cells with Gmsh
   for (long k = 0; k <= ao.cycles; ++k) {
     config::CaseConfig cfg;
-    PetscCall(cycle_config(comm, base, geo, meshes.string(), initial, &cfg));
+    // a later cycle: its first solve without the LU; one that does not converge, once more on
+    // another mesh (header)
+    PetscCall(cycle_config(comm, base, geo, meshes.string(), initial, &cfg, k > 0));
     const std::string dir = (out / ("cycle-" + std::to_string(k))).string();
     PetscCall(
         log_info(comm, "adapt: cycle %ld on %s", k, geo.empty() ? "the case's mesh" : geo.c_str()));
@@ -161,8 +192,53 @@ PetscErrorCode run_adapt_command(MPI_Comm comm, const CliArgs &args) {
     PetscCallMPI(MPI_Barrier(comm));
     CycleResult r;
     std::vector<double> sizes, metric;
-    driver::FlowCase fc;
-    PetscCall(run_cycle(args, cfg, dir, ao, k == ao.cycles, &r, &sizes, &metric, &fc));
+    auto fc = std::make_unique<driver::FlowCase>();
+    std::string unconverged;
+    PetscCall(run_cycle(args, cfg, dir, ao, k == ao.cycles, k > 0, unconverged_cycle_fault(k), &r,
+                        &sizes, &metric, fc.get(), &unconverged));
+    if (!unconverged.empty()) {
+      const std::string stem = "cycle-" + std::to_string(k);
+      PetscCall(
+          log_info(comm,
+                   "adapt: cycle %ld's flow did not converge on its mesh (its output and mesh "
+                   "now in %s-unconverged and meshes/%s-unconverged.msh): %s",
+                   k, dir.c_str(), stem.c_str(), unconverged.c_str()));
+      if (rank == 0) {
+        // the first mesh's output and mesh kept beside, for a look at what failed
+        std::error_code ec;
+        fs::remove_all(dir + "-unconverged", ec);
+        fs::rename(dir, dir + "-unconverged", ec);
+        fs::rename(meshes / (stem + ".msh"), meshes / (stem + "-unconverged.msh"), ec);
+        fs::create_directories(dir);
+        std::ofstream(geo) << driver::adapted_geo_text(
+            base.resolve_path(m.file),
+            (meshes / (stem + (ao.anisotropic ? "-metric.pos" : "-size.pos"))).string(),
+            view_tag + ", meshed again", ao.anisotropic, kRetrySizeFactor);
+      }
+      PetscCallMPI(MPI_Barrier(comm));
+      std::string failure;
+      fc = std::make_unique<driver::FlowCase>(); // (before its case changes)
+      PetscCall(cycle_config(comm, base, geo, meshes.string(), initial, &cfg));
+      PetscCall(mesh_next(comm, cfg, (meshes / (stem + ".msh")).string(), &failure));
+      if (!failure.empty()) {
+        stop = failure + "; the last mesh is cycle " + std::to_string(k - 1);
+        break;
+      }
+      PetscCall(log_info(comm,
+                         "adapt: cycle %ld meshed again with Gmsh's sizes x %g (another mesh) and "
+                         "solved there",
+                         k, kRetrySizeFactor));
+      PetscCall(run_cycle(args, cfg, dir, ao, k == ao.cycles, true, false, &r, &sizes, &metric,
+                          fc.get(), &unconverged));
+      if (!unconverged.empty()) {
+        PetscCall(log_info(comm, "adapt: cycle %ld's flow did not converge on its second mesh: %s",
+                           k, unconverged.c_str()));
+        stop = "cycle " + std::to_string(k) +
+               "'s flow did not converge on two meshes; the last converged cycle is " +
+               std::to_string(k - 1);
+        break;
+      }
+    }
     const driver::ErrorEstimate &e = r.estimate;
     PetscCall(log_info(comm,
                        "adapt: cycle %ld: %ld cells, J = %.10g, estimated error %+.3e, corrected "
@@ -220,15 +296,16 @@ PetscErrorCode run_adapt_command(MPI_Comm comm, const CliArgs &args) {
         // (a metric M = R diag(1 / h^2) R^T: the sizes times s is M / s^2)
         std::vector<double> scaled(metric);
         for (double &x : scaled) x /= size_scale * size_scale;
-        PetscCall(driver::write_metric_field(fc.residual(), scaled, pos, &view_hash));
+        PetscCall(driver::write_metric_field(fc->residual(), scaled, pos, &view_hash));
       } else {
         std::vector<double> scaled(sizes);
         for (double &x : scaled) x *= size_scale;
-        PetscCall(driver::write_size_field(fc.residual(), scaled, pos, &view_hash));
+        PetscCall(driver::write_size_field(fc->residual(), scaled, pos, &view_hash));
       }
+      view_tag = "view " + view_hash;
       if (rank == 0)
-        std::ofstream(next) << driver::adapted_geo_text(base.resolve_path(m.file), pos,
-                                                        "view " + view_hash, ao.anisotropic);
+        std::ofstream(next) << driver::adapted_geo_text(base.resolve_path(m.file), pos, view_tag,
+                                                        ao.anisotropic);
       PetscCallMPI(MPI_Barrier(comm));
       config::CaseConfig next_cfg;
       PetscCall(cycle_config(comm, base, next, meshes.string(), "", &next_cfg));

@@ -67,4 +67,10 @@ bool reevaluation_fault() {
   return v && v[0] && std::strcmp(v, "0") != 0;
 }
 
+bool unconverged_cycle_fault(long cycle) {
+  const char *v = std::getenv("KARMAN_TEST_UNCONVERGED_CYCLE");
+  char *end = nullptr;
+  return v && v[0] && std::strtol(v, &end, 10) == cycle && *end == '\0';
+}
+
 } // namespace karman::cli

@@ -351,7 +351,14 @@ PetscErrorCode anisotropic_metrics(const discretization::FlowResidual &res,
 }
 
 std::string adapted_geo_text(const std::string &geo, const std::string &pos, const std::string &tag,
-                             bool anisotropic) {
+                             bool anisotropic, double size_factor) {
+  std::string factor;
+  if (size_factor != 1) {
+    char line[96];
+    std::snprintf(line, sizeof(line), "Mesh.MeshSizeFactor = Mesh.MeshSizeFactor * %.10g;\n",
+                  size_factor);
+    factor = line;
+  }
   // (a field number no case file uses; the view is the only one: index 0)
   return "// karman adapt: " + geo + " with the size field " + pos + " (" + tag + ")\n" +
          "Include \"" + geo + "\";\n" + "Merge \"" + pos + "\";\n" +
@@ -361,7 +368,8 @@ std::string adapted_geo_text(const std::string &geo, const std::string &pos, con
          "Mesh.MeshSizeExtendFromBoundary = 0;\n"
          "Mesh.MeshSizeFromPoints = 0;\n"
          "Mesh.MeshSizeFromCurvature = 0;\n" +
-         (anisotropic ? "Mesh.Algorithm = 7; // BAMG: the view is a metric tensor field\n" : "");
+         (anisotropic ? "Mesh.Algorithm = 7; // BAMG: the view is a metric tensor field\n" : "") +
+         factor;
 }
 
 } // namespace karman::driver

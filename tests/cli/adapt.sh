@@ -11,7 +11,12 @@
 #  - a mesher whose cells differ from the sizes' count (Mesh.MeshSizeFactor): the adapted mesh is
 #    made again with scaled sizes and holds growth x the cells;
 #  - a Gmsh failure on the size field, a cell budget, and a next mesh whose error estimate would
-#    not fit in memory (-estimate_memory) stop the adaptation with the last mesh and say so.
+#    not fit in memory (-estimate_memory) stop the adaptation with the last mesh and say so;
+#  - a cycle whose flow does not converge on its mesh (KARMAN_TEST_UNCONVERGED_CYCLE) is meshed
+#    again with Gmsh's sizes x 0.97 and solved there (its first solve without the LU), the first
+#    mesh and output kept as cycle-1-unconverged; one that converges on neither (a budget of 2
+#    Newton steps from cycle 0's converged flow, real failures, 2 ranks) stops the adaptation with
+#    the last converged cycle, and the run succeeds.
 # usage: adapt.sh KARMAN SOURCE_DIR WORK_DIR
 set -u
 karman=$1 src=$2 work=$3
@@ -98,3 +103,40 @@ grep -q "adapt: stopped: the error estimate of the next mesh ([0-9]* cells) woul
   { grep "adapt:" memory.log; fail "no memory message"; }
 [ "$(wc -l < memory/adapt.csv)" = 2 ] && [ ! -e memory/meshes/cycle-1.msh ] || fail "the memory-limited run went on"
 echo "ok: $(grep 'adapt: stopped' memory.log)"
+# a cycle whose solve does not converge on its mesh (the test hook): meshed again with the sizes x
+# 0.97, solved there; both meshes and the first output kept
+KARMAN_TEST_UNCONVERGED_CYCLE=1 "$karman" adapt "$case" -o retry "${opts[@]}" > retry.log 2>&1 ||
+  { tail -3 retry.log; fail "the run whose cycle 1 did not converge on its first mesh failed"; }
+grep -q "adapt: cycle 1's flow did not converge on its mesh (its output and mesh now in .*cycle-1-unconverged" retry.log &&
+  grep -q "adapt: cycle 1 meshed again with Gmsh's sizes x 0.97 (another mesh) and solved there" retry.log ||
+  { grep "adapt:" retry.log; fail "no second mesh for the unconverged cycle"; }
+# the first solve of cycle 1 without the LU, the second with auto's
+[ "$(grep -c 'solver.linear: iterative)' retry.log)" = 1 ] && [ "$(grep -c 'solver.linear: auto, the LU if it fails)' retry.log)" = 2 ] ||
+  { grep "linear solver" retry.log; fail "the cycles' linear solvers"; }
+grep -q "^Mesh.MeshSizeFactor = Mesh.MeshSizeFactor \* 0.97;" retry/meshes/cycle-1.geo || fail "cycle-1.geo has no size factor"
+for f in meshes/cycle-1-unconverged.msh meshes/cycle-1.msh cycle-1-unconverged/flow.h5 cycle-1/flow.h5; do
+  [ -s retry/$f ] || fail "retry: missing $f"
+done
+/usr/bin/python3 - <<'PY' || exit 1
+import csv
+r, ref = list(csv.DictReader(open("retry/adapt.csv"))), list(csv.DictReader(open("np1/adapt.csv")))
+assert len(r) == 2, r
+n, n_first = int(r[1]["cells"]), int(ref[1]["cells"])
+# another mesh, of the sizes x 0.97: about 1.06x the cells in 2D
+assert 1.01 * n_first < n < 1.12 * n_first, (n_first, n)
+assert abs(float(r[1]["value"]) - float(ref[1]["value"])) < 2e-3, (r[1], ref[1])
+print(f"adapt, cycle 1 meshed again: {n} cells (first mesh {n_first}), c_D {float(r[1]['value']):.6f}")
+PY
+# real failures (2 ranks): from cycle 0's converged flow with a budget of 2 Newton steps, cycle 0
+# converges at once and cycle 1 (interpolated: 4 steps) on neither mesh: the adaptation stops with
+# cycle 0
+mpirun -n 2 --oversubscribe "$karman" adapt "$case" -o unconverged "${opts[@]}" --set initial.file="$work/np1/cycle-0/flow.h5" \
+  --set solver.max_iterations=2 > unconverged.log 2>&1 ||
+  { tail -3 unconverged.log; fail "the run whose cycle 1 converged on no mesh failed"; }
+grep -q "adapt: cycle 1's flow did not converge on its mesh .*DIVERGED_MAX_IT" unconverged.log &&
+  grep -q "adapt: cycle 1's flow did not converge on its second mesh: .*DIVERGED_MAX_IT" unconverged.log &&
+  grep -q "adapt: stopped: cycle 1's flow did not converge on two meshes; the last converged cycle is 0" unconverged.log ||
+  { grep "adapt:" unconverged.log; fail "no stop with the last converged cycle"; }
+[ "$(wc -l < unconverged/adapt.csv)" = 2 ] && [ -s unconverged/cycle-1-unconverged/last_good.h5 ] &&
+  [ -s unconverged/cycle-1/last_good.h5 ] || fail "the unconverged run's files"
+echo "ok: $(grep 'adapt: stopped' unconverged.log | cut -c1-160)"

@@ -4,7 +4,8 @@
 //    (adapt.max_coarsening 2; with 1 within [h/4, h]),
 //    and are smaller where the indicator's error density is larger;
 //  - the size field written as a Gmsh view and meshed through adapted_geo_text gives a mesh of
-//    about the predicted cell count (within 25 %), finer where the sizes are smaller;
+//    about the predicted cell count (within 25 %), finer where the sizes are smaller, and with
+//    Gmsh's sizes x 0.8 1/0.8^2 x its cells;
 //  - anisotropic metrics of u = 10 y^2 keep each cell's area and stretch the cells along x by
 //    adapt.max_aspect_ratio, and BAMG meshes their tensor view with cells stretched along x;
 //  - 3D (tests/data/dfg-3d-tet-coarse.geo): the tetrahedral view meshes finer at the cylinder,
@@ -45,15 +46,15 @@ void load_case(const std::string &geo, const std::string &dir, config::CaseConfi
 }
 
 /// The case's .geo `geo` meshed in `dim` dimensions with the view `pos` as its background field
-/// (adapted_geo_text; rank 0 runs gmsh in `dir`), loaded into *m.
+/// and Gmsh's sizes x `size_factor` (adapted_geo_text; rank 0 runs gmsh in `dir`), loaded into *m.
 void mesh_adapted(const std::string &geo, const std::string &pos, bool anisotropic,
-                  const std::string &dir, mesh::Mesh *m, int dim = 2) {
+                  const std::string &dir, mesh::Mesh *m, int dim = 2, double size_factor = 1) {
   const std::string adapted = dir + "/adapted.geo";
   int rank;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
   std::string error;
   if (rank == 0) {
-    std::ofstream(adapted) << driver::adapted_geo_text(geo, pos, "test", anisotropic);
+    std::ofstream(adapted) << driver::adapted_geo_text(geo, pos, "test", anisotropic, size_factor);
     error = mesh::run_gmsh(adapted, 0, dim, dir + "/adapted.msh");
   }
   int failed = !error.empty();
@@ -129,6 +130,17 @@ TEST_CASE("adaptation: sizes for a cell count, and the Gmsh mesh of their size f
   CHECK(a.n_global_cells <= 1.25 * predicted);
   // the cylinder's wall has more faces (the sizes there shrank)
   CHECK(cylinder_faces(a) > cylinder_faces(m));
+  // Gmsh's sizes x 0.8 (a cycle meshed again, cli::run_adapt_command): 1 / 0.8^2 = 1.56x the
+  // triangles of the same view, within 10 %
+  mesh::Mesh b;
+  mesh_adapted(geo, pos, false, dir, &b, 2, 0.8);
+  const double ratio = static_cast<double>(b.n_global_cells) / a.n_global_cells;
+  CAPTURE(a.n_global_cells, b.n_global_cells);
+  CHECK(ratio > 1.56 / 1.1);
+  CHECK(ratio < 1.56 * 1.1);
+  CHECK(driver::adapted_geo_text(geo, pos, "test", false, 0.8)
+            .find("Mesh.MeshSizeFactor = Mesh.MeshSizeFactor * 0.8;\n") != std::string::npos);
+  CHECK(driver::adapted_geo_text(geo, pos, "test").find("MeshSizeFactor") == std::string::npos);
 }
 
 TEST_CASE("adaptation: anisotropic metrics along the velocity's Hessian, meshed by BAMG",

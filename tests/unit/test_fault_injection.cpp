@@ -3,7 +3,8 @@
 // variable; unset, the hook is empty; a valid value arms a hook that leaves every other point
 // alone (the kill itself is tested by tests/cli/optimize_kill.sh and control_optimize.sh);
 // KARMAN_TEST_FAIL_REEVALUATION and the best design's fallback to its earlier evaluation
-// (cli::best_design_evaluation; the campaigns: tests/cli/optimize.sh, optimize_multipoint.sh).
+// (cli::best_design_evaluation; the campaigns: tests/cli/optimize.sh, optimize_multipoint.sh);
+// KARMAN_TEST_UNCONVERGED_CYCLE names one cycle (the adaptation: tests/cli/adapt.sh).
 #include "karman/cli/campaign_output.hpp"
 #include "karman/cli/fault_injection.hpp"
 #include "karman/core/error.hpp"
@@ -100,4 +101,19 @@ TEST_CASE("fault injection: KARMAN_TEST_FAIL_REEVALUATION and the best design's 
   CHECK(reevaluated);
   CHECK(best.f == 2.5);
   CHECK(summary.empty());
+}
+
+TEST_CASE("fault injection: KARMAN_TEST_UNCONVERGED_CYCLE names one adaptation cycle", "[cli]") {
+  REQUIRE(unsetenv("KARMAN_TEST_UNCONVERGED_CYCLE") == 0);
+  CHECK(!cli::unconverged_cycle_fault(1));
+  REQUIRE(setenv("KARMAN_TEST_UNCONVERGED_CYCLE", "2", 1) == 0);
+  CHECK(cli::unconverged_cycle_fault(2));
+  CHECK(!cli::unconverged_cycle_fault(1));
+  CHECK(!cli::unconverged_cycle_fault(3));
+  for (const char *other : {"", "2x", "x"}) {
+    REQUIRE(setenv("KARMAN_TEST_UNCONVERGED_CYCLE", other, 1) == 0);
+    CHECK(!cli::unconverged_cycle_fault(2));
+    CHECK(!cli::unconverged_cycle_fault(0));
+  }
+  REQUIRE(unsetenv("KARMAN_TEST_UNCONVERGED_CYCLE") == 0);
 }

@@ -6,6 +6,8 @@
 //   KARMAN_TEST_ABORT_IN_ADJOINT_STATE_WRITE=N:partial   of level N (complete / psi only)
 //   KARMAN_TEST_FAIL_REEVALUATION=1             a shape campaign's evaluation of its best design
 //                                               at the end fails (the summary of its earlier one)
+//   KARMAN_TEST_UNCONVERGED_CYCLE=K             `karman adapt`: the flow solve of cycle K on its
+//                                               first mesh counts as not converged
 #pragma once
 
 #include "karman/core/fault_injection.hpp"
@@ -28,5 +30,8 @@ FaultHook adjoint_state_fault_hook();
 
 /// KARMAN_TEST_FAIL_REEVALUATION is set (to anything but "" or "0").
 bool reevaluation_fault();
+
+/// KARMAN_TEST_UNCONVERGED_CYCLE is `cycle` (the solve on the cycle's first mesh counts as failed).
+bool unconverged_cycle_fault(long cycle);
 
 } // namespace karman::cli

@@ -82,8 +82,9 @@ PetscErrorCode write_metric_field(const discretization::FlowResidual &res,
 /// The text of a .geo that meshes `geo` (absolute path) with the size field of the view in
 /// `pos` (absolute path) as its background field; `tag` (e.g. the view's hash) is written as a
 /// comment, so that the mesh cache sees a changed view.  `anisotropic`: the view is a metric
-/// field and the surfaces are meshed by BAMG (Mesh.Algorithm 7).
+/// field and the surfaces are meshed by BAMG (Mesh.Algorithm 7).  `size_factor` != 1 multiplies
+/// Gmsh's Mesh.MeshSizeFactor (the .geo's own or 1) by it: another mesh of nearly the same sizes.
 std::string adapted_geo_text(const std::string &geo, const std::string &pos, const std::string &tag,
-                             bool anisotropic = false);
+                             bool anisotropic = false, double size_factor = 1);
 
 } // namespace karman::driver
