@@ -8,8 +8,9 @@
 # Memory: every cycle's error estimate solves on 8x its cells (about 16 KiB per refined cell), so
 # with growth 2 the third cycle's estimate (221 726 cells, 1.8 M refined) needs ~27 GiB: the
 # default growth 1.6 ends near 130 000 cells, whose estimate fits in 24 GiB.
-# Cycles: with the defaults of 2026-12-06 cycle 3's adapted mesh stalls (two cells of skewness
-# 1.44 near the top wall; docs/adjoint.md), so the default is 2.
+# Cycles: cycle 3's adapted mesh folds (results/tet-diagnosis.md section 13); karman adapt meshes
+# it again, but that cycle's error estimate (1 M refined cells) does not converge and the
+# adaptation ends there (results/bench-adapt-3d.md, 2026-12-07), so the default is 2.
 # usage: scripts/bench-adapt-3d.sh [CYCLES] [GROWTH] [RANKS] [UNIFORM_LEVELS]   (default: 2 1.6 2 "0 1")
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -10,7 +10,8 @@
 // tet-diagnosis.md section 13) is meshed again with Gmsh's sizes x kRetrySizeFactor (another mesh
 // of nearly the same sizes) and solved there; its first solve takes the iterative solver alone
 // when solver.linear is auto (the LU cannot cure a fold, and costs ~90 KiB per cell in 3D).  If
-// the second mesh fails too, the adaptation stops with the last converged cycle.  Stops after
+// the second mesh fails too, the adaptation stops with the last converged cycle; likewise when a
+// later cycle's error estimate does not converge (its flow written).  Stops after
 // adapt.cycles adaptations, when the estimated error is at most adapt.tolerance, before a mesh of
 // more than adapt.max_cells cells or one whose error estimate would not fit in memory, or when Gmsh
 // cannot mesh the size field (the last mesh stays, the log says why).  Writes
@@ -80,11 +81,14 @@ PetscErrorCode cycle_config(MPI_Comm comm, const config::CaseConfig &base, const
 /// Solve, estimate and write one cycle; `sizes` the next cycle's sizes for adapt.growth x the
 /// cells (not when `last`), and with adapt.anisotropic its metrics in `metric`.  With `may_fail`
 /// a solve that does not converge is reported in *unconverged (its message; nothing estimated)
-/// instead of raised (`fault`: counted as such, the test hook).  Collective.
+/// instead of raised (`fault`: counted as such, the test hook), likewise an error estimate that
+/// does not converge (*unestimated set; the flow's output is written).  `k`: the cycle.
+/// Collective.
 PetscErrorCode run_cycle(const CliArgs &args, const config::CaseConfig &cfg, const std::string &dir,
-                         const driver::AdaptOptions &ao, bool last, bool may_fail, bool fault,
-                         CycleResult *out, std::vector<double> *sizes, std::vector<double> *metric,
-                         driver::FlowCase *fc, std::string *unconverged) {
+                         const driver::AdaptOptions &ao, long k, bool last, bool may_fail,
+                         bool fault, CycleResult *out, std::vector<double> *sizes,
+                         std::vector<double> *metric, driver::FlowCase *fc,
+                         std::string *unconverged, bool *unestimated) {
   PetscFunctionBeginUser;
   const double t0 = MPI_Wtime();
   const MPI_Comm comm = PETSC_COMM_WORLD;
@@ -95,6 +99,7 @@ PetscErrorCode run_cycle(const CliArgs &args, const config::CaseConfig &cfg, con
   PetscCall(fc->create_state(&w));
   driver::SteadySolution solution;
   unconverged->clear();
+  *unestimated = false;
   clear_error();
   const PetscErrorCode ierr = solve_steady_case(a, *fc, w, &solution);
   if (may_fail && (ierr == PETSC_ERR_NOT_CONVERGED || (!ierr && fault))) {
@@ -107,7 +112,19 @@ PetscErrorCode run_cycle(const CliArgs &args, const config::CaseConfig &cfg, con
   PetscCall(ierr);
   out->cells = fc->mesh().n_global_cells;
   out->forward_time = solution.summary.wall_time;
-  PetscCall(driver::estimate_error(*fc, w, &out->estimate));
+  clear_error();
+  const PetscErrorCode estimated = driver::estimate_error(*fc, w, &out->estimate);
+  if (may_fail &&
+      (estimated == PETSC_ERR_NOT_CONVERGED || (!estimated && unconverged_cycle_fault(k, true)))) {
+    *unconverged = std::string("its error estimate: ") +
+                   (estimated ? last_error_message()
+                              : "KARMAN_TEST_UNCONVERGED_CYCLE: counted as not converged");
+    *unestimated = true;
+    clear_error();
+    PetscCall(VecDestroy(&w));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(estimated);
   std::vector<io::Field> fields = {{"error_indicator", 1, out->estimate.indicator},
                                    {"error_contribution", 1, out->estimate.contribution}};
   if (!last) {
@@ -194,9 +211,10 @@ PetscErrorCode run_adapt_command(MPI_Comm comm, const CliArgs &args) {
     std::vector<double> sizes, metric;
     auto fc = std::make_unique<driver::FlowCase>();
     std::string unconverged;
-    PetscCall(run_cycle(args, cfg, dir, ao, k == ao.cycles, k > 0, unconverged_cycle_fault(k), &r,
-                        &sizes, &metric, fc.get(), &unconverged));
-    if (!unconverged.empty()) {
+    bool unestimated = false;
+    PetscCall(run_cycle(args, cfg, dir, ao, k, k == ao.cycles, k > 0, unconverged_cycle_fault(k),
+                        &r, &sizes, &metric, fc.get(), &unconverged, &unestimated));
+    if (!unconverged.empty() && !unestimated) {
       const std::string stem = "cycle-" + std::to_string(k);
       PetscCall(
           log_info(comm,
@@ -228,9 +246,9 @@ PetscErrorCode run_adapt_command(MPI_Comm comm, const CliArgs &args) {
                          "adapt: cycle %ld meshed again with Gmsh's sizes x %g (another mesh) and "
                          "solved there",
                          k, kRetrySizeFactor));
-      PetscCall(run_cycle(args, cfg, dir, ao, k == ao.cycles, true, false, &r, &sizes, &metric,
-                          fc.get(), &unconverged));
-      if (!unconverged.empty()) {
+      PetscCall(run_cycle(args, cfg, dir, ao, k, k == ao.cycles, true, false, &r, &sizes, &metric,
+                          fc.get(), &unconverged, &unestimated));
+      if (!unconverged.empty() && !unestimated) {
         PetscCall(log_info(comm, "adapt: cycle %ld's flow did not converge on its second mesh: %s",
                            k, unconverged.c_str()));
         stop = "cycle " + std::to_string(k) +
@@ -238,6 +256,15 @@ PetscErrorCode run_adapt_command(MPI_Comm comm, const CliArgs &args) {
                std::to_string(k - 1);
         break;
       }
+    }
+    if (unestimated) {
+      // (the refinement's adjoint: e.g. GMRES stalled on 8x the cells and no room for the LU)
+      PetscCall(log_info(comm, "adapt: cycle %ld: %ld cells, its flow in %s; %s", k, r.cells,
+                         dir.c_str(), unconverged.c_str()));
+      stop = "cycle " + std::to_string(k) +
+             "'s error estimate did not converge; the last estimated cycle is " +
+             std::to_string(k - 1);
+      break;
     }
     const driver::ErrorEstimate &e = r.estimate;
     PetscCall(log_info(comm,

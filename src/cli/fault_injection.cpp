@@ -67,10 +67,11 @@ bool reevaluation_fault() {
   return v && v[0] && std::strcmp(v, "0") != 0;
 }
 
-bool unconverged_cycle_fault(long cycle) {
+bool unconverged_cycle_fault(long cycle, bool estimate) {
   const char *v = std::getenv("KARMAN_TEST_UNCONVERGED_CYCLE");
   char *end = nullptr;
-  return v && v[0] && std::strtol(v, &end, 10) == cycle && *end == '\0';
+  if (!v || !v[0] || std::strtol(v, &end, 10) != cycle) return false;
+  return std::strcmp(end, estimate ? ":estimate" : "") == 0;
 }
 
 } // namespace karman::cli

@@ -16,7 +16,8 @@
 #    again with Gmsh's sizes x 0.97 and solved there (its first solve without the LU), the first
 #    mesh and output kept as cycle-1-unconverged; one that converges on neither (a budget of 2
 #    Newton steps from cycle 0's converged flow, real failures, 2 ranks) stops the adaptation with
-#    the last converged cycle, and the run succeeds.
+#    the last converged cycle, and the run succeeds; so does a cycle whose error estimate does not
+#    converge (the test hook), its flow written.
 # usage: adapt.sh KARMAN SOURCE_DIR WORK_DIR
 set -u
 karman=$1 src=$2 work=$3
@@ -140,3 +141,12 @@ grep -q "adapt: cycle 1's flow did not converge on its mesh .*DIVERGED_MAX_IT" u
 [ "$(wc -l < unconverged/adapt.csv)" = 2 ] && [ -s unconverged/cycle-1-unconverged/last_good.h5 ] &&
   [ -s unconverged/cycle-1/last_good.h5 ] || fail "the unconverged run's files"
 echo "ok: $(grep 'adapt: stopped' unconverged.log | cut -c1-160)"
+# a later cycle's error estimate that does not converge (the test hook): the adaptation stops with
+# the last estimated cycle, the cycle's flow written, and the run succeeds
+KARMAN_TEST_UNCONVERGED_CYCLE=1:estimate "$karman" adapt "$case" -o unestimated "${opts[@]}" > unestimated.log 2>&1 ||
+  { tail -3 unestimated.log; fail "the run whose cycle 1 estimate did not converge failed"; }
+grep -q "adapt: cycle 1: [0-9]* cells, its flow in .*; its error estimate: KARMAN_TEST_UNCONVERGED_CYCLE" unestimated.log &&
+  grep -q "adapt: stopped: cycle 1's error estimate did not converge; the last estimated cycle is 0" unestimated.log ||
+  { grep "adapt:" unestimated.log; fail "no stop at the unconverged estimate"; }
+[ "$(wc -l < unestimated/adapt.csv)" = 2 ] && [ -s unestimated/cycle-1/flow.h5 ] || fail "the unestimated run's files"
+echo "ok: $(grep 'adapt: stopped' unestimated.log | cut -c1-160)"

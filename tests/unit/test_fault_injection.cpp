@@ -103,16 +103,24 @@ TEST_CASE("fault injection: KARMAN_TEST_FAIL_REEVALUATION and the best design's 
   CHECK(summary.empty());
 }
 
-TEST_CASE("fault injection: KARMAN_TEST_UNCONVERGED_CYCLE names one adaptation cycle", "[cli]") {
+TEST_CASE("fault injection: KARMAN_TEST_UNCONVERGED_CYCLE names one adaptation cycle (its solve "
+          "or its estimate)",
+          "[cli]") {
   REQUIRE(unsetenv("KARMAN_TEST_UNCONVERGED_CYCLE") == 0);
   CHECK(!cli::unconverged_cycle_fault(1));
   REQUIRE(setenv("KARMAN_TEST_UNCONVERGED_CYCLE", "2", 1) == 0);
   CHECK(cli::unconverged_cycle_fault(2));
   CHECK(!cli::unconverged_cycle_fault(1));
   CHECK(!cli::unconverged_cycle_fault(3));
-  for (const char *other : {"", "2x", "x"}) {
+  CHECK(!cli::unconverged_cycle_fault(2, true));
+  REQUIRE(setenv("KARMAN_TEST_UNCONVERGED_CYCLE", "2:estimate", 1) == 0);
+  CHECK(cli::unconverged_cycle_fault(2, true));
+  CHECK(!cli::unconverged_cycle_fault(2));
+  CHECK(!cli::unconverged_cycle_fault(1, true));
+  for (const char *other : {"", "2x", "x", "2:estimat"}) {
     REQUIRE(setenv("KARMAN_TEST_UNCONVERGED_CYCLE", other, 1) == 0);
     CHECK(!cli::unconverged_cycle_fault(2));
+    CHECK(!cli::unconverged_cycle_fault(2, true));
     CHECK(!cli::unconverged_cycle_fault(0));
   }
   REQUIRE(unsetenv("KARMAN_TEST_UNCONVERGED_CYCLE") == 0);

@@ -8,6 +8,7 @@
 //                                               at the end fails (the summary of its earlier one)
 //   KARMAN_TEST_UNCONVERGED_CYCLE=K             `karman adapt`: the flow solve of cycle K on its
 //                                               first mesh counts as not converged
+//   KARMAN_TEST_UNCONVERGED_CYCLE=K:estimate    ... cycle K's error estimate
 #pragma once
 
 #include "karman/core/fault_injection.hpp"
@@ -31,7 +32,8 @@ FaultHook adjoint_state_fault_hook();
 /// KARMAN_TEST_FAIL_REEVALUATION is set (to anything but "" or "0").
 bool reevaluation_fault();
 
-/// KARMAN_TEST_UNCONVERGED_CYCLE is `cycle` (the solve on the cycle's first mesh counts as failed).
-bool unconverged_cycle_fault(long cycle);
+/// KARMAN_TEST_UNCONVERGED_CYCLE is `cycle` (the solve on the cycle's first mesh counts as failed)
+/// or, with `estimate`, `cycle`:estimate (its error estimate counts as failed).
+bool unconverged_cycle_fault(long cycle, bool estimate = false);
 
 } // namespace karman::cli
