@@ -55,10 +55,18 @@ constexpr int kCountAttempts = 2;
 constexpr double kRetrySizeFactor = 0.97;
 
 struct CycleResult {
+  /// With run_cycle's may_fail: what did not converge (its message in `failure`).
+  enum class Failed { Nothing, Solve, Estimate } failed = Failed::Nothing;
+  std::string failure;
   long cells = 0;
   driver::ErrorEstimate estimate;
   double forward_time = 0, wall_time = 0;
 };
+
+/// The size (or metric) view of the cycle `stem` (cycle-K) in `meshes`.
+std::string view_file(const fs::path &meshes, const std::string &stem, bool anisotropic) {
+  return (meshes / (stem + (anisotropic ? "-metric.pos" : "-size.pos"))).string();
+}
 
 /// The case of cycle k: the base case on `geo` (the adapted .geo, or empty: the case's mesh),
 /// the meshes cached in `cache`, warm-started from `initial` (or the case's initial state).
@@ -80,15 +88,13 @@ PetscErrorCode cycle_config(MPI_Comm comm, const config::CaseConfig &base, const
 
 /// Solve, estimate and write one cycle; `sizes` the next cycle's sizes for adapt.growth x the
 /// cells (not when `last`), and with adapt.anisotropic its metrics in `metric`.  With `may_fail`
-/// a solve that does not converge is reported in *unconverged (its message; nothing estimated)
-/// instead of raised (`fault`: counted as such, the test hook), likewise an error estimate that
-/// does not converge (*unestimated set; the flow's output is written).  `k`: the cycle.
-/// Collective.
+/// a solve or an error estimate that does not converge is reported in out->failed and
+/// out->failure instead of raised (after a failed estimate the flow's output is written);
+/// `solve_fault` / `estimate_fault`: counted as such (the test hook).  Collective.
 PetscErrorCode run_cycle(const CliArgs &args, const config::CaseConfig &cfg, const std::string &dir,
-                         const driver::AdaptOptions &ao, long k, bool last, bool may_fail,
-                         bool fault, CycleResult *out, std::vector<double> *sizes,
-                         std::vector<double> *metric, driver::FlowCase *fc,
-                         std::string *unconverged, bool *unestimated) {
+                         const driver::AdaptOptions &ao, bool last, bool may_fail, bool solve_fault,
+                         bool estimate_fault, CycleResult *out, std::vector<double> *sizes,
+                         std::vector<double> *metric, driver::FlowCase *fc) {
   PetscFunctionBeginUser;
   const double t0 = MPI_Wtime();
   const MPI_Comm comm = PETSC_COMM_WORLD;
@@ -98,33 +104,30 @@ PetscErrorCode run_cycle(const CliArgs &args, const config::CaseConfig &cfg, con
   Vec w;
   PetscCall(fc->create_state(&w));
   driver::SteadySolution solution;
-  unconverged->clear();
-  *unestimated = false;
-  clear_error();
-  const PetscErrorCode ierr = solve_steady_case(a, *fc, w, &solution);
-  if (may_fail && (ierr == PETSC_ERR_NOT_CONVERGED || (!ierr && fault))) {
-    *unconverged = ierr ? last_error_message()
-                        : "KARMAN_TEST_UNCONVERGED_CYCLE: the solve counted as not converged";
+  out->failed = CycleResult::Failed::Nothing;
+  // a step's error: reported (true) when it did not converge (or the hook says so) and may_fail
+  auto reported = [&](PetscErrorCode ierr, bool fault, CycleResult::Failed step) {
+    if (!may_fail || !(ierr == PETSC_ERR_NOT_CONVERGED || (!ierr && fault))) return false;
+    out->failed = step;
+    out->failure =
+        ierr ? last_error_message() : "KARMAN_TEST_UNCONVERGED_CYCLE: counted as not converged";
     clear_error();
+    return true;
+  };
+  clear_error();
+  const PetscErrorCode solved = solve_steady_case(a, *fc, w, &solution);
+  if (!reported(solved, solve_fault, CycleResult::Failed::Solve)) PetscCall(solved);
+  if (out->failed == CycleResult::Failed::Nothing) {
+    out->cells = fc->mesh().n_global_cells;
+    out->forward_time = solution.summary.wall_time;
+    clear_error();
+    const PetscErrorCode estimated = driver::estimate_error(*fc, w, &out->estimate);
+    if (!reported(estimated, estimate_fault, CycleResult::Failed::Estimate)) PetscCall(estimated);
+  }
+  if (out->failed != CycleResult::Failed::Nothing) {
     PetscCall(VecDestroy(&w));
     PetscFunctionReturn(0);
   }
-  PetscCall(ierr);
-  out->cells = fc->mesh().n_global_cells;
-  out->forward_time = solution.summary.wall_time;
-  clear_error();
-  const PetscErrorCode estimated = driver::estimate_error(*fc, w, &out->estimate);
-  if (may_fail &&
-      (estimated == PETSC_ERR_NOT_CONVERGED || (!estimated && unconverged_cycle_fault(k, true)))) {
-    *unconverged = std::string("its error estimate: ") +
-                   (estimated ? last_error_message()
-                              : "KARMAN_TEST_UNCONVERGED_CYCLE: counted as not converged");
-    *unestimated = true;
-    clear_error();
-    PetscCall(VecDestroy(&w));
-    PetscFunctionReturn(0);
-  }
-  PetscCall(estimated);
   std::vector<io::Field> fields = {{"error_indicator", 1, out->estimate.indicator},
                                    {"error_contribution", 1, out->estimate.contribution}};
   if (!last) {
@@ -210,17 +213,15 @@ PetscErrorCode run_adapt_command(MPI_Comm comm, const CliArgs &args) {
     CycleResult r;
     std::vector<double> sizes, metric;
     auto fc = std::make_unique<driver::FlowCase>();
-    std::string unconverged;
-    bool unestimated = false;
-    PetscCall(run_cycle(args, cfg, dir, ao, k, k == ao.cycles, k > 0, unconverged_cycle_fault(k),
-                        &r, &sizes, &metric, fc.get(), &unconverged, &unestimated));
-    if (!unconverged.empty() && !unestimated) {
+    PetscCall(run_cycle(args, cfg, dir, ao, k == ao.cycles, k > 0, unconverged_cycle_fault(k),
+                        unconverged_cycle_fault(k, true), &r, &sizes, &metric, fc.get()));
+    if (r.failed == CycleResult::Failed::Solve) {
       const std::string stem = "cycle-" + std::to_string(k);
       PetscCall(
           log_info(comm,
                    "adapt: cycle %ld's flow did not converge on its mesh (its output and mesh "
                    "now in %s-unconverged and meshes/%s-unconverged.msh): %s",
-                   k, dir.c_str(), stem.c_str(), unconverged.c_str()));
+                   k, dir.c_str(), stem.c_str(), r.failure.c_str()));
       if (rank == 0) {
         // the first mesh's output and mesh kept beside, for a look at what failed
         std::error_code ec;
@@ -229,8 +230,7 @@ PetscErrorCode run_adapt_command(MPI_Comm comm, const CliArgs &args) {
         fs::rename(meshes / (stem + ".msh"), meshes / (stem + "-unconverged.msh"), ec);
         fs::create_directories(dir);
         std::ofstream(geo) << driver::adapted_geo_text(
-            base.resolve_path(m.file),
-            (meshes / (stem + (ao.anisotropic ? "-metric.pos" : "-size.pos"))).string(),
+            base.resolve_path(m.file), view_file(meshes, stem, ao.anisotropic),
             view_tag + ", meshed again", ao.anisotropic, kRetrySizeFactor);
       }
       PetscCallMPI(MPI_Barrier(comm));
@@ -246,21 +246,22 @@ PetscErrorCode run_adapt_command(MPI_Comm comm, const CliArgs &args) {
                          "adapt: cycle %ld meshed again with Gmsh's sizes x %g (another mesh) and "
                          "solved there",
                          k, kRetrySizeFactor));
-      PetscCall(run_cycle(args, cfg, dir, ao, k, k == ao.cycles, true, false, &r, &sizes, &metric,
-                          fc.get(), &unconverged, &unestimated));
-      if (!unconverged.empty() && !unestimated) {
+      PetscCall(run_cycle(args, cfg, dir, ao, k == ao.cycles, true, false,
+                          unconverged_cycle_fault(k, true), &r, &sizes, &metric, fc.get()));
+      if (r.failed == CycleResult::Failed::Solve) {
         PetscCall(log_info(comm, "adapt: cycle %ld's flow did not converge on its second mesh: %s",
-                           k, unconverged.c_str()));
+                           k, r.failure.c_str()));
         stop = "cycle " + std::to_string(k) +
                "'s flow did not converge on two meshes; the last converged cycle is " +
                std::to_string(k - 1);
         break;
       }
     }
-    if (unestimated) {
+    if (r.failed == CycleResult::Failed::Estimate) {
       // (the refinement's adjoint: e.g. GMRES stalled on 8x the cells and no room for the LU)
-      PetscCall(log_info(comm, "adapt: cycle %ld: %ld cells, its flow in %s; %s", k, r.cells,
-                         dir.c_str(), unconverged.c_str()));
+      PetscCall(log_info(comm,
+                         "adapt: cycle %ld: %ld cells, its flow in %s; its error estimate: %s", k,
+                         r.cells, dir.c_str(), r.failure.c_str()));
       stop = "cycle " + std::to_string(k) +
              "'s error estimate did not converge; the last estimated cycle is " +
              std::to_string(k - 1);
@@ -311,8 +312,7 @@ PetscErrorCode run_adapt_command(MPI_Comm comm, const CliArgs &args) {
     // is made again with the sizes scaled by (cells / target)^(1/d), and the scale kept for the
     // next cycles
     const std::string stem = "cycle-" + std::to_string(k + 1);
-    const std::string pos =
-        (meshes / (stem + (ao.anisotropic ? "-metric.pos" : "-size.pos"))).string();
+    const std::string pos = view_file(meshes, stem, ao.anisotropic);
     const std::string next = (meshes / (stem + ".geo")).string();
     const std::string next_msh = (meshes / (stem + ".msh")).string();
     std::string failure;
