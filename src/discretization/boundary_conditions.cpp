@@ -1,6 +1,8 @@
 // Boundary conditions (see include/karman/discretization/boundary_conditions.hpp).
 #include "karman/discretization/boundary_conditions.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace karman::discretization {
@@ -13,6 +15,7 @@ std::vector<config::VariantSpec> boundary_types() {
 
 PetscErrorCode BoundaryConditions::setup(const mesh::Mesh &mesh, const config::CaseConfig &cfg) {
   PetscFunctionBeginUser;
+  file_ = cfg.file();
   patches_.clear();
   for (const std::string &name : mesh.patch_names) {
     const config::BoundaryConfig *bc = cfg.boundary(name);
@@ -111,7 +114,47 @@ PetscErrorCode BoundaryConditions::evaluate(const mesh::Mesh &mesh,
     velocity_[f] = pc.unit->velocity(x, g.face_area[f]);
     rotation_[f] = pc.unit->rotation();
   }
+  if (!pressure_fixed_) PetscCall(check_mass_balance(mesh, g, t));
   PetscFunctionReturn(0);
+}
+
+PetscErrorCode BoundaryConditions::check_mass_balance(const mesh::Mesh &mesh,
+                                                      const geometry::Geometry<double> &g,
+                                                      double t) const {
+  PetscFunctionBeginUser;
+  // each patch's inflow and outflow through the boundary faces of owned cells (S points out)
+  const std::size_t np = patches_.size();
+  std::vector<double> flux(2 * np, 0.0);
+  for (PetscInt f = 0; f < mesh.n_flux_faces; ++f) {
+    const int p = mesh.face_patch[f];
+    if (p < 0 || !mesh.owned(mesh.face_left[f]) || kind_[f] != FaceKind::VelocityDirichlet)
+      continue;
+    const double q = dot(velocity_[f], g.face_area[f]);
+    flux[2 * p + (q < 0 ? 0 : 1)] += std::abs(q);
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, flux.data(), static_cast<int>(flux.size()), MPI_DOUBLE,
+                             MPI_SUM, mesh.comm));
+  double in = 0, out = 0;
+  for (std::size_t p = 0; p < np; ++p) in += flux[2 * p], out += flux[2 * p + 1];
+  if (std::abs(in - out) <= kMassImbalance * std::max(in, out)) PetscFunctionReturn(0);
+  std::string through;
+  for (std::size_t p = 0; p < np; ++p) {
+    if (flux[2 * p] == 0 && flux[2 * p + 1] == 0) continue;
+    char one[160];
+    std::snprintf(one, sizeof one, "%s%s %.4g in, %.4g out", through.empty() ? "" : "; ",
+                  patches_[p].name.c_str(), flux[2 * p], flux[2 * p + 1]);
+    through += one;
+  }
+  char when[48] = "";
+  if (time_dependent()) std::snprintf(when, sizeof when, " at t = %g", t);
+  SETERRQ(mesh.comm, PETSC_ERR_USER_INPUT,
+          "%s: boundaries: no boundary fixes the pressure (a pressure-outlet or far-field), and "
+          "the prescribed velocities carry a net %s of %.4g%s (volume flux%s: %s), %.0f %% of "
+          "their %s: an incompressible flow in a closed domain has no solution; make one "
+          "boundary a pressure-outlet, or balance the prescribed flows",
+          file_.c_str(), in > out ? "inflow" : "outflow", std::abs(in - out), when,
+          mesh.dim == 2 ? " per unit span" : "", through.c_str(),
+          100 * std::abs(in - out) / std::max(in, out), in > out ? "inflow" : "outflow");
 }
 
 } // namespace karman::discretization

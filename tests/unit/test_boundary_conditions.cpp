@@ -6,7 +6,9 @@
 //    by a sine in time, the rotating cylinder's omega e_z x (x - c), the outlet pressure;
 //  - time dependence only with a time function;
 //  - far fields: the stream turned by the angle of attack (the first far field's), and far fields
-//    with different angles refused.
+//    with different angles refused;
+//  - a domain without a pressure boundary: prescribed flows that do not balance refused (above
+//    5 % of the inflow, at the time they occur), the quadratures of two profiles accepted.
 #include "karman/discretization/boundary_conditions.hpp"
 #include "objective_check.hpp"
 
@@ -109,4 +111,67 @@ TEST_CASE("boundary conditions: the angle of attack turns the far field's stream
             {"boundaries.inlet=" + far, "boundaries.outlet={type: far-field, velocity: [2, 0]}"}) ==
         "case.yaml: boundaries.outlet.angle_of_attack is 0, boundaries.inlet's 30: the far-field "
         "boundaries of a case share one angle of attack");
+}
+
+TEST_CASE("boundary conditions: the prescribed flows of a domain without a pressure boundary must "
+          "balance",
+          "[discretization][mpi]") {
+  // the channel closed by a velocity outlet of the inlet's profile (0.3), the inlet's speed
+  // 0.3 (1 + 0.2 sin(4 pi t)): balanced at t = 0 up to the two patches' quadratures, 2 % more
+  // inflow where the sine is 0.1 (accepted), 10 % where it is 0.5 (refused, kMassImbalance 5 %)
+  test::FlowFixture f;
+  test::load_dfg_with("objective: {type: drag, walls: [cylinder]}\n", &f,
+                      {"boundaries.outlet={type: velocity-inlet, velocity: 0.3, direction: [1, 0], "
+                       "profile: parabolic, profile_range: [0, 0.41]}",
+                       "boundaries.inlet.velocity={type: sine, amplitude: 0.06, frequency: 2, "
+                       "phase: 0, offset: 0.3}"});
+  const mesh::Mesh &m = f.res().mesh();
+  const geometry::Geometry<double> &g = f.res().geometry();
+  discretization::BoundaryConditions bc;
+  REQUIRE(bc.setup(m, f.cfg) == 0);
+  bc.classify(m, g);
+  CHECK(!bc.pressure_level_fixed());
+  // the net inflow through the boundary (S points out of the domain) and the inflow
+  const auto flows = [&](double *net, double *in) {
+    double q[2] = {0, 0};
+    for (PetscInt face = 0; face < m.n_flux_faces; ++face) {
+      if (m.face_patch[face] < 0 || !m.owned(m.face_left[face])) continue;
+      const double flux = dot(bc.velocity(face), g.face_area[face]);
+      q[0] -= flux;
+      q[1] += std::max(0.0, -flux);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, q, 2, MPI_DOUBLE, MPI_SUM, m.comm);
+    *net = q[0], *in = q[1];
+  };
+  double net, in;
+  REQUIRE(bc.evaluate(m, g, 0.0, 0) == 0);
+  flows(&net, &in);
+  CAPTURE(net, in);
+  CHECK(in == Approx(0.3 * 2.0 / 3 * 0.41).epsilon(0.02)); // the parabola's flux
+  CHECK(std::abs(net) > 1e-6 * in); // the quadratures differ (a real imbalance)...
+  CHECK(std::abs(net) < 1e-2 * in); // ...far below the threshold
+  const double t_small = std::asin(0.1) / (4 * M_PI), t_large = std::asin(0.5) / (4 * M_PI);
+  REQUIRE(bc.evaluate(m, g, t_small, 0) == 0);
+  flows(&net, &in);
+  CHECK(net / in == Approx(0.02 / 1.02).margin(5e-3));
+  clear_error();
+  CHECK(bc.evaluate(m, g, t_large, 0) == PETSC_ERR_USER_INPUT);
+  const std::string error = last_error_message();
+  clear_error();
+  CAPTURE(error);
+  CHECK(error.rfind("case.yaml: boundaries: no boundary fixes the pressure (a pressure-outlet or "
+                    "far-field), and the prescribed velocities carry a net inflow of 0.007",
+                    0) == 0);
+  CHECK(error.find(" at t = 0.0416667 (volume flux per unit span: inlet ") != std::string::npos);
+  CHECK(error.find("outlet ") != std::string::npos);
+  CHECK(error.find(" 9 % of their inflow") != std::string::npos); // 0.1 / 1.1
+  // with a pressure outlet the same flows are the ordinary channel
+  test::FlowFixture open;
+  test::load_dfg_with("", &open,
+                      {"boundaries.inlet.velocity={type: sine, amplitude: 0.06, frequency: 2, "
+                       "phase: 0, offset: 0.3}"});
+  discretization::BoundaryConditions channel;
+  REQUIRE(channel.setup(open.res().mesh(), open.cfg) == 0);
+  channel.classify(open.res().mesh(), open.res().geometry());
+  CHECK(channel.evaluate(open.res().mesh(), open.res().geometry(), t_large, 0) == 0);
 }

@@ -18,7 +18,8 @@
 //
 // When no boundary fixes the pressure level (all velocity Dirichlet), the continuity
 // row of the cell with global index 0 is replaced by p = 0 (the replaced equation is
-// the redundant one: the continuity rows sum to the net boundary inflow).
+// the redundant one: the continuity rows sum to the net boundary inflow, which
+// BoundaryConditions::evaluate refuses beyond kMassImbalance of the inflow).
 #pragma once
 
 #include "karman/config/case_config.hpp"
