@@ -201,7 +201,11 @@ PetscErrorCode FlowCase::solve_steady(Vec w, Vec best, const SteadyObserver &obs
   solver::SteadySolver newton;
   PetscCall(newton.setup(res_, *cfg_, !std::exchange(solver_announced_, true)));
   newton.set_reference_residual(reference_residual);
-  if (smoothers_unshifted_) PetscCall(newton.start_unshifted());
+  // a warm start (reference_residual > 0) is not the Stokes-like state at rest that the
+  // smoothers' positive-definite shift is for (solver/linear_solver.cpp): it starts with only
+  // zero pivots shifted, on trial, unless that failed in a solve of this case before
+  if (smoothers_unshifted_ || (reference_residual > 0 && !unshifted_failed_))
+    PetscCall(newton.start_unshifted());
   if (smoothers_overlapped_) PetscCall(newton.start_overlapped());
   LocalState state;
   const std::function<PetscErrorCode(const solver::NewtonRecord &, Vec)> monitor =
@@ -217,6 +221,7 @@ PetscErrorCode FlowCase::solve_steady(Vec w, Vec best, const SteadyObserver &obs
   smoothers_unshifted_ = solution->summary.smoothers_unshifted;
   smoothers_overlapped_ = solution->summary.smoothers_overlapped;
   smoothers_reshifted_ = solution->summary.smoothers_reshifted;
+  unshifted_failed_ = unshifted_failed_ || smoothers_reshifted_;
   PetscCall(solver::peak_memory(mesh_.comm, &solution->peak_memory_mib,
                                 &solution->peak_memory_mib_max_rank));
   const bool at_best = !solution->summary.converged && best;

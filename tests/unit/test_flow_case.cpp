@@ -7,6 +7,9 @@
 //    with the drag adjoint's Jacobian and LU factors reused equals a fresh solve's gradient;
 //  - after a forward solve that widened its GMRES restart the steady adjoint keeps its own
 //    (solver::kSteadyAdjointRestart), and its gradient equals central differences;
+//  - a warm start (reference residual > 0) begins with the multigrid smoothers shifting only
+//    zero pivots, where the cold solve from rest kept the positive-definite shift, and converges
+//    to the cold solve's state;
 //  - a steady solve that cannot converge (one Newton iteration) is reported, not an error,
 //    and hands back the state of least residual;
 //  - FlowCase::advance_to lands exactly on t_end (the last step shortened), calls the
@@ -187,6 +190,37 @@ TEST_CASE("FlowCase: the steady adjoint after a forward solve that widened its G
   CHECK(plain.gmres_restart == solver::kSteadyAdjointRestart);
   CHECK(capped.gradient.parameters[0].gradient ==
         Approx(plain.gradient.parameters[0].gradient).epsilon(1e-8));
+}
+
+TEST_CASE("FlowCase: a warm start shifts only zero pivots in its smoothers, to the same state",
+          "[driver][mpi]") {
+  // the cold solve from rest keeps the positive-definite shift of the multigrid's ILU pivots (the
+  // Stokes-like Jacobians at rest); a warm start (reference residual > 0, a design loop's) starts
+  // with only zero pivots shifted and converges to the cold solve's state
+  config::CaseConfig cfg;
+  driver::FlowCase fc;
+  load_case(dfg_case(""), {"solver.linear=iterative", "solver.rtol=1e-14"}, &cfg, &fc);
+  Vec w, cold;
+  REQUIRE(fc.create_state(&w) == 0);
+  REQUIRE(fc.create_state(&cold) == 0);
+  REQUIRE(fc.initial_state(w) == 0);
+  driver::SteadySolution sol;
+  REQUIRE(fc.solve_steady(w, nullptr, {}, &sol) == 0);
+  REQUIRE(sol.summary.converged);
+  REQUIRE_FALSE(sol.summary.smoothers_unshifted); // (else the warm start below proves nothing)
+  REQUIRE(VecCopy(w, cold) == 0);
+  const double r_cold = sol.summary.initial_residual;
+  REQUIRE(VecScale(w, 0.98) == 0); // a start near the solution
+  driver::SteadySolution warm;
+  REQUIRE(fc.solve_steady(w, nullptr, {}, &warm, r_cold) == 0);
+  CAPTURE(warm.summary.reason, warm.summary.iterations);
+  REQUIRE(warm.summary.converged);
+  CHECK(warm.summary.smoothers_unshifted);
+  CHECK_FALSE(warm.summary.smoothers_reshifted);
+  CHECK(test::relative_difference(w, cold) <= 1e-9);
+  CHECK(warm.values.cd == Approx(sol.values.cd).epsilon(1e-10));
+  VecDestroy(&w);
+  VecDestroy(&cold);
 }
 
 TEST_CASE("FlowCase: a steady solve that does not converge is reported with its best state",

@@ -110,7 +110,8 @@ public:
   /// w the last iterate, `best` (if given) the state of least residual, and the values are
   /// those of the best state; summary.converged tells (no error).  Collective.
   /// `reference_residual` > 0: the continuation of a warm start (SteadySolver::
-  /// set_reference_residual).
+  /// set_reference_residual), whose multigrid smoothers shift only zero pivots from the start
+  /// (SteadySolver::start_unshifted) unless a solve of this case had to restore the shift.
   PetscErrorCode solve_steady(Vec w, Vec best, const SteadyObserver &observer,
                               SteadySolution *solution, double reference_residual = 0);
   /// The start of an unsteady run: `ts` set up on this case's residual with the case's initial
@@ -174,6 +175,9 @@ private:
   /// ... ended with the smoothers' shift restored: the next steady adjoint starts with the shift
   /// (AdjointSolver::start_shifted; consumed by it)
   bool smoothers_reshifted_ = false;
+  /// a steady solve of this case restored the shift (its unshifted smoothers failed): warm starts
+  /// keep the shift too (solve_steady)
+  bool unshifted_failed_ = false;
   bool solver_announced_ = false; ///< solve_steady logged its linear solver (the first does)
 };
 

@@ -211,9 +211,9 @@ public:
   /// start near the solution (small |R|) begins close to Newton.  0: the default.
   void set_reference_residual(double r_ref) { r_ref_ = r_ref; }
   /// The next solve starts with the multigrid's smoothers shifting only zero pivots (a solve of
-  /// the same case before did not converge its linear solves with the shift and kept them so),
-  /// on trial: restored at its first unconverged linear solve (header).  Nothing for the LU or a
-  /// user's shift.  After setup.  Collective.
+  /// the same case before did not converge its linear solves with the shift and kept them so, or
+  /// a warm start: driver::FlowCase::solve_steady), on trial: restored at its first unconverged
+  /// linear solve (header).  Nothing for the LU or a user's shift.  After setup.  Collective.
   PetscErrorCode start_unshifted();
   /// Starts with the overlapping smoothers of solver::overlap_smoothers (a solve after one that
   /// needed them, solve_steady's caller).  Collective.
