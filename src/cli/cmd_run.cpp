@@ -602,6 +602,8 @@ PetscErrorCode solve_steady_case(const CliArgs &args, FlowCase &fc, Vec w,
   // solver.linear auto: the iterative solve failed (its reason) and this is the LU's
   j["linear_fallback"] = summary.linear_fallback;
   if (summary.linear_fallback) j["iterative_reason"] = summary.iterative_reason;
+  // solver.linear auto: the iterative solve failed and was done again with tighter linear solves
+  j["tightened_forcing"] = summary.tightened_forcing;
   // Newton steps whose GMRES stopped unconverged and widened the restart (solver::widen_restart)
   j["restart_widenings"] = summary.restart_widenings;
   // the GMRES restart those widenings reached (0: none)

@@ -73,7 +73,7 @@ PetscErrorCode SteadySolver::create_snes(LinearMethod method, LinearSolverRole r
     // systems' multigrid (linear_solver.cpp): cap 0.1 77 Newton steps, 4.1 s; 1e-2 47, 1.6 s;
     // 1e-3 37, 2.2 s.  Level 1: 37 / 35 / 37 steps, 4.4 / 4.6 / 5.9 s; the flat plate level 1:
     // 35 / 36 / 37 steps, 3.6 / 3.8 / 5.0 s
-    const double cap = adaptive_ ? kAdaptiveForcing : 0.1;
+    const double cap = adaptive_ ? kAdaptiveForcing : kForcing;
     PetscCall(SNESKSPSetParametersEW(*snes, PETSC_DEFAULT, cap, cap, PETSC_DEFAULT, PETSC_DEFAULT,
                                      PETSC_DEFAULT, PETSC_DEFAULT));
     PetscCall(SNESSetMaxLinearSolveFailures(*snes, 1000000));
@@ -379,6 +379,31 @@ PetscErrorCode SteadySolver::start_direct() {
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode SteadySolver::tighten_forcing(bool *tightened) {
+  PetscFunctionBeginUser;
+  *tightened = false;
+  if (adaptive_ || tight_) PetscFunctionReturn(0);
+  PetscBool ew;
+  PetscCall(SNESKSPGetUseEW(snes_, &ew));
+  if (!ew) PetscFunctionReturn(0); // the user's fixed linear tolerance
+  const char *prefix;
+  PetscCall(SNESGetOptionsPrefix(snes_, &prefix));
+  for (const char *name : {"-snes_ksp_ew", "-snes_ksp_ew_rtol0", "-snes_ksp_ew_rtolmax"}) {
+    PetscBool set;
+    PetscCall(PetscOptionsHasName(nullptr, prefix, name, &set));
+    if (set) PetscFunctionReturn(0); // the user's forcing terms
+  }
+  PetscInt version;
+  PetscReal rtol0, rtol_max, gamma, alpha, alpha2, threshold;
+  PetscCall(SNESKSPGetParametersEW(snes_, &version, &rtol0, &rtol_max, &gamma, &alpha, &alpha2,
+                                   &threshold));
+  if (rtol_max != kForcing) PetscFunctionReturn(0);
+  PetscCall(SNESKSPSetParametersEW(snes_, version, kTightForcing, kTightForcing, gamma, alpha,
+                                   alpha2, threshold));
+  tight_ = *tightened = true;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode SteadySolver::start_unshifted() {
   PetscFunctionBeginUser;
   KSP ksp;
@@ -542,6 +567,25 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
   const bool first_try_iterative = may_fall_back_ && !fell_back_;
   if (first_try_iterative) PetscCall(VecCopy(w, w0_));
   PetscCall(continuation(fell_back_ ? fallback_ : snes_, w, summary, first_try_iterative));
+  bool retried = false;
+  if (first_try_iterative && !summary->converged && !summary->abandoned) {
+    // auto: an iterative solve that ran out of Newton steps or line searches with its linear
+    // solves converging is done again with tighter ones before the LU (header)
+    PetscCall(tighten_forcing(&retried));
+    if (retried) {
+      const std::string reason = summary->reason;
+      PetscCall(
+          log_info(res_->mesh().comm,
+                   "the steady Newton solve with the iterative linear solver did not converge "
+                   "(%s): solving it again from its initial state with the linear solves to "
+                   "%g of |R| instead of %g (Eisenstat-Walker's cap)",
+                   reason.c_str(), kTightForcing, kForcing));
+      PetscCall(VecCopy(w0_, w));
+      PetscCall(continuation(snes_, w, summary, true));
+      if (!summary->converged)
+        summary->reason = reason + "; with the tighter linear solves: " + summary->reason;
+    }
+  }
   bool fits = true;
   double needed = 0, available = 0;
   if (first_try_iterative && !summary->converged && !summary->abandoned)
@@ -564,6 +608,7 @@ SteadySolver::solve(Vec w, const std::function<PetscErrorCode(const NewtonRecord
     summary->iterative_reason = reason;
   }
   summary->linear_fallback = fell_back_;
+  summary->tightened_forcing = retried;
   summary->smoothers_unshifted = pivots_ == SmootherShift::Trial || pivots_ == SmootherShift::Kept;
   summary->smoothers_overlapped = overlapped_;
   summary->smoothers_reshifted = pivots_ == SmootherShift::Restored;

@@ -334,7 +334,10 @@ TEST_CASE("steady solver: with solver.linear auto a failed iterative solve is do
   CHECK_FALSE(direct.summary.linear_fallback);
   REQUIRE(forced.summary.converged);
   CHECK(forced.summary.linear_fallback);
-  CHECK(forced.summary.iterative_reason == "DIVERGED_MAX_IT");
+  // (the iterative solve was done twice, the second time with tighter linear solves)
+  CHECK(forced.summary.tightened_forcing);
+  CHECK(forced.summary.iterative_reason ==
+        "DIVERGED_MAX_IT; with the tighter linear solves: DIVERGED_MAX_IT");
   // the fallback's history is the direct solve's (the same Newton iterates from rest)
   CHECK(forced.summary.iterations == direct.summary.iterations);
   CHECK(relative_max_difference(forced.w, direct.w) <= 1e-10);
@@ -342,6 +345,63 @@ TEST_CASE("steady solver: with solver.linear auto a failed iterative solve is do
   CHECK_FALSE(failed.summary.linear_fallback);
   CHECK(failed.summary.reason == "DIVERGED_MAX_IT");
   for (Vec *v : {&forced.w, &direct.w, &failed.w}) VecDestroy(v);
+}
+
+TEST_CASE("steady solver: with solver.linear auto an iterative solve that runs out of Newton steps "
+          "is done again with tighter linear solves before the LU",
+          "[solver][3d][mpi]") {
+  // DFG 3D-1Z on Gmsh's coarse tetrahedra (tests/data/dfg-3d-tet-coarse.geo, 2 704 cells): with
+  // Eisenstat-Walker's forcing terms capped at 1e-3 (the second try's) Newton takes fewer steps
+  // than with the default cap 0.1; with solver.max_iterations between the two, auto's first
+  // iterative try runs out of steps and its second converges, without the LU, to the direct
+  // solver's state
+  const auto make_tet = [](const std::vector<std::string> &overrides, Problem *problem) {
+    clear_error();
+    REQUIRE(config::CaseConfig::load_text(PETSC_COMM_WORLD, test::kDfg3dChannel, "test.yaml", "/",
+                                          overrides, optimization::case_schema(),
+                                          problem->cfg) == 0);
+    test::load(PETSC_COMM_WORLD, "dfg-3d-tet-coarse.geo", 0, 3,
+               {"inlet", "outlet", "walls", "cylinder"}, &problem->mesh);
+    REQUIRE(problem->res.setup(problem->mesh, problem->cfg) == 0);
+  };
+  Problem loosep, tightp, directp;
+  make_tet({"solver.linear=iterative"}, &loosep);
+  make_tet({"solver.linear=iterative"}, &tightp);
+  make_tet({"solver.linear=direct"}, &directp);
+  SolveResult loose, tight, direct;
+  solve_from_rest(loosep, &loose);
+  solve_from_rest(directp, &direct);
+  {
+    test::ScopedOptions cap{{"-snes_ksp_ew_rtolmax", "1e-3"}, {"-snes_ksp_ew_rtol0", "1e-3"}};
+    REQUIRE(cap.set);
+    solve_from_rest(tightp, &tight);
+  }
+  REQUIRE(loose.summary.converged);
+  REQUIRE(tight.summary.converged);
+  CAPTURE(loose.summary.iterations, tight.summary.iterations);
+  REQUIRE(tight.summary.iterations < loose.summary.iterations); // (else nothing to test)
+  Problem autop;
+  make_tet({"solver.max_iterations=" + std::to_string(tight.summary.iterations)}, &autop);
+  SolveResult retried;
+  solve_from_rest(autop, &retried);
+  CAPTURE(retried.summary.reason);
+  REQUIRE(retried.summary.converged);
+  CHECK(retried.summary.tightened_forcing);
+  CHECK_FALSE(retried.summary.linear_fallback);
+  CHECK(retried.summary.iterations == tight.summary.iterations);
+  CHECK(relative_max_difference(retried.w, direct.w) <= 1e-9);
+  // the user's cap: no second try of its own (the LU after the first)
+  Problem userp;
+  make_tet({"solver.max_iterations=" + std::to_string(tight.summary.iterations)}, &userp);
+  SolveResult user;
+  {
+    test::ScopedOptions cap{{"-snes_ksp_ew_rtolmax", "0.1"}};
+    REQUIRE(cap.set);
+    solve_from_rest(userp, &user);
+  }
+  CHECK_FALSE(user.summary.tightened_forcing);
+  CHECK(user.summary.linear_fallback);
+  for (Vec *v : {&loose.w, &tight.w, &direct.w, &retried.w, &user.w}) VecDestroy(v);
 }
 
 TEST_CASE("steady solver: with solver.linear auto a stranded iterative solve gives way to the LU",

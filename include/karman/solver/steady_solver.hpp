@@ -75,7 +75,20 @@
 // base CFL.  With solver.linear: auto (iterative) a
 // solve that does not converge is done again from its initial state with the direct LU
 // (fallback_linear_solve in linear_solver.hpp; if the factors fit in memory), and the solver keeps
-// the LU for its later solves; the summary says so. A non-finite residual or a failed step ends the
+// the LU for its later solves; the summary says so.  Before the LU, a solve that ran out of
+// Newton steps or line searches (not one given up as astray or stranded, below: those are the
+// linear solver's failures) is done once more from its initial state by the iterative method
+// with the forcing terms capped at kTightForcing = 1e-3 instead of kForcing = 0.1 (the summary's
+// tightened_forcing; not with the adaptive continuation, nor when the user set the
+// Eisenstat-Walker parameters).  The inexact steps of a nearly singular Jacobian can lead Newton
+// into a stall that exact steps avoid: DFG 3D-1Z on Gmsh's tetrahedra with sizes 0.02 / 0.05
+// (26 318 cells, 2 ranks) stalled near |R| 1e-5 for 50 steps (46 s) and the LU then converged in
+// 8 (81.8 s in all, 3 071 MiB); with the second try 9 steps, 52.8 s in all, 355 MiB
+// (results/tet-diagnosis.md section 14).  Not the default cap: from the first step it slows the
+// solves that converge (DFG 2D-1 level 2 5.75 -> 6.98 s, the hexahedral DFG 3D-1Z level 0 1.93 ->
+// 2.99 s) and sent one of the ten tetrahedral meshes of scripts/bench-tet-meshes.sh to the LU;
+// nor a reaction within the solve: from the stalled state of the mesh above tighter solves did
+// not get out. A non-finite residual or a failed step ends the
 // solve with the reason and the residual history; the best state seen is kept for output. The CFL
 // update, the history, the best state and the caller's monitor run in SNES's convergence test
 // (which then asks SNESConvergedDefault; solver/linear_solver.hpp), not in an SNES monitor, so that
@@ -150,6 +163,9 @@ struct SteadySummary {
   /// iterative solve's reason
   bool linear_fallback = false;
   std::string iterative_reason;
+  /// auto's iterative solve was done a second time with tighter linear solves (header); with
+  /// linear_fallback, the LU's after both
+  bool tightened_forcing = false;
   /// auto's iterative solve stopped astray, before its iteration limit, for the LU (header)
   bool abandoned = false;
   /// failed line searches that PETSc named DIVERGED_LOCAL_MIN and the continuation went on from
@@ -261,6 +277,10 @@ private:
   /// GMRES restart (solver::widen_restart; header), with the smoothers' default shift again when
   /// the unshifted ones did not converge either (solver::reshift_smoothers), logged.
   PetscErrorCode widen_unconverged(SNES snes, PetscInt it);
+  /// Caps the iterative method's Eisenstat-Walker forcing terms at kTightForcing instead of
+  /// kForcing for this solver's later solves (header: auto's second iterative try); *tightened
+  /// false if they were already, with the adaptive continuation, or if the user set them.
+  PetscErrorCode tighten_forcing(bool *tightened);
   /// The CFL of the step from iterate `it` (residual norm `norm`): the adaptive law or switched
   /// evolution relaxation with its stall cut (header).
   PetscErrorCode next_cfl(SNES snes, PetscInt it, PetscReal norm);
@@ -285,6 +305,11 @@ private:
   enum class SmootherShift { Default, Trial, Kept, Restored } pivots_ = SmootherShift::Default;
   /// overlap_smoothers was tried (widen_unconverged: once per solve) and did overlap them
   bool overlap_tried_ = false, overlapped_ = false;
+  /// the forcing terms are capped at kTightForcing (tighten_forcing)
+  bool tight_ = false;
+  /// the Eisenstat-Walker cap of the iterative method's forcing terms with switched evolution
+  /// relaxation, and auto's second try's (header)
+  static constexpr double kForcing = 0.1, kTightForcing = 1e-3;
   /// the smallest base CFL of the continuation's cuts and retries, as a fraction of CFL_0
   static constexpr double kMinBaseCfl = 1e-3;
   /// retries of a failed line search at one iterate (next_base_cfl)
