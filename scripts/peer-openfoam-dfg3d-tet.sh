@@ -7,22 +7,26 @@
 # grad(U)`, `Gauss linear corrected` Laplacians, GAMG for p, residualControl p 1e-8, U 1e-9;
 # forceCoeffs with U 0.2, A_ref 0.041 (c_D, c_L as karman's).  Prints a table and writes it
 # to results/peer-openfoam-dfg3d-tet.md.  Needs `apt-get install openfoam`.
-# usage: scripts/peer-openfoam-dfg3d-tet.sh [LEVELS] [NP]   (default "0 1", 2)
+# usage: scripts/peer-openfoam-dfg3d-tet.sh [LEVELS] [NP] [GRAD]   (default "0 1", 2, "Gauss linear")
+# GRAD: OpenFOAM's gradient scheme (gradSchemes default), e.g. leastSquares; the table goes to
+# results/peer-openfoam-dfg3d-tet.md for the default, to ...-GRAD.md (spaces as -) otherwise
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-levels=${1:-"0 1"} np=${2:-2}
+levels=${1:-"0 1"} np=${2:-2} grad=${3:-"Gauss linear"}
 command -v simpleFoam > /dev/null || { echo "simpleFoam not found: apt-get install openfoam" >&2; exit 1; }
 . "$root/scripts/mpi-env.sh"
 karman=$root/build/release/karman
 case_file=$root/cases/dfg-3d1z/case.yaml
 work=$root/out/peer-openfoam
+suffix=""
+[ "$grad" = "Gauss linear" ] || suffix="-${grad// /-}"
 mkdir -p "$work"
 foam() { # runs an OpenFOAM utility with its environment (its bashrc is not `set -u` clean)
   (set +eu; . /usr/share/openfoam/etc/bashrc > /dev/null 2>&1; "$@")
 }
 rows=""
 for l in $levels; do
-  dir=$work/L$l
+  dir=$work/L$l$suffix
   rm -rf "$dir" && mkdir -p "$dir/system" "$dir/constant" "$dir/0"
   # the mesh karman uses (its .karman-cache), in Gmsh's 2.2 format for gmshToFoam
   msh=$("$karman" mesh "$case_file" -o "$dir/karman-mesh" --set mesh.file=dfg-3d-tet.geo \
@@ -40,7 +44,7 @@ functions { forces { type forceCoeffs; libs ("libforces.so"); writeControl timeS
 EOC
   cat > "$dir/system/fvSchemes" <<EOC
 $H fvSchemes; }
-ddtSchemes { default steadyState; } gradSchemes { default Gauss linear; }
+ddtSchemes { default steadyState; } gradSchemes { default $grad; }
 divSchemes { default none; div(phi,U) bounded Gauss linearUpwind grad(U);
   div((nuEff*dev2(T(grad(U))))) Gauss linear; }
 laplacianSchemes { default Gauss linear corrected; } interpolationSchemes { default linear; }
@@ -111,12 +115,12 @@ EOP
   rows+="$row"$'\n'
 done
 {
-  echo "# OpenFOAM simpleFoam and karman on the Gmsh tetrahedral DFG 3D-1Z channel ($np ranks)"
+  echo "# OpenFOAM simpleFoam (gradSchemes $grad) and karman on the Gmsh tetrahedral DFG 3D-1Z channel ($np ranks)"
   echo
-  echo "\`scripts/peer-openfoam-dfg3d-tet.sh \"$levels\" $np\`, $(date -u +%Y-%m-%d), $(git -C "$root" rev-parse --short HEAD); DFG intervals c_D [6.05, 6.25], c_L [0.008, 0.010]."
+  echo "\`scripts/peer-openfoam-dfg3d-tet.sh \"$levels\" $np \"$grad\"\`, $(date -u +%Y-%m-%d), $(git -C "$root" rev-parse --short HEAD); DFG intervals c_D [6.05, 6.25], c_L [0.008, 0.010]."
   echo
   echo "| level | cells | max non-orthogonality | OpenFOAM | c_D | c_L | karman (defaults) | c_D | c_L |"
   echo "|---:|---:|---:|---|---:|---:|---|---:|---:|"
   printf '%s' "$rows"
-} > "$root/results/peer-openfoam-dfg3d-tet.md"
-echo "wrote results/peer-openfoam-dfg3d-tet.md"
+} > "$root/results/peer-openfoam-dfg3d-tet$suffix.md"
+echo "wrote results/peer-openfoam-dfg3d-tet$suffix.md"
