@@ -125,13 +125,12 @@ PetscErrorCode BoundaryConditions::check_mass_balance(const mesh::Mesh &mesh,
   // each patch's inflow and outflow through the boundary faces of owned cells (S points out)
   const std::size_t np = patches_.size();
   std::vector<double> flux(2 * np, 0.0);
-  for (PetscInt f = 0; f < mesh.n_flux_faces; ++f) {
-    const int p = mesh.face_patch[f];
-    if (p < 0 || !mesh.owned(mesh.face_left[f]) || kind_[f] != FaceKind::VelocityDirichlet)
-      continue;
-    const double q = dot(velocity_[f], g.face_area[f]);
-    flux[2 * p + (q < 0 ? 0 : 1)] += std::abs(q);
-  }
+  for (std::size_t p = 0; p < np; ++p)
+    for (PetscInt f : mesh.boundary_faces(static_cast<int>(p))) {
+      if (kind_[f] != FaceKind::VelocityDirichlet) continue;
+      const double q = dot(velocity_[f], g.face_area[f]);
+      flux[2 * p + (q < 0 ? 0 : 1)] += std::abs(q);
+    }
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, flux.data(), static_cast<int>(flux.size()), MPI_DOUBLE,
                              MPI_SUM, mesh.comm));
   double in = 0, out = 0;

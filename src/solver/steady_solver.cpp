@@ -382,7 +382,7 @@ PetscErrorCode SteadySolver::start_direct() {
 PetscErrorCode SteadySolver::tighten_forcing(bool *tightened) {
   PetscFunctionBeginUser;
   *tightened = false;
-  if (adaptive_ || tight_) PetscFunctionReturn(0);
+  if (adaptive_) PetscFunctionReturn(0);
   PetscBool ew;
   PetscCall(SNESKSPGetUseEW(snes_, &ew));
   if (!ew) PetscFunctionReturn(0); // the user's fixed linear tolerance
@@ -397,10 +397,10 @@ PetscErrorCode SteadySolver::tighten_forcing(bool *tightened) {
   PetscReal rtol0, rtol_max, gamma, alpha, alpha2, threshold;
   PetscCall(SNESKSPGetParametersEW(snes_, &version, &rtol0, &rtol_max, &gamma, &alpha, &alpha2,
                                    &threshold));
-  if (rtol_max != kForcing) PetscFunctionReturn(0);
+  if (rtol_max != kForcing) PetscFunctionReturn(0); // tightened already
   PetscCall(SNESKSPSetParametersEW(snes_, version, kTightForcing, kTightForcing, gamma, alpha,
                                    alpha2, threshold));
-  tight_ = *tightened = true;
+  *tightened = true;
   PetscFunctionReturn(0);
 }
 

@@ -305,8 +305,6 @@ private:
   enum class SmootherShift { Default, Trial, Kept, Restored } pivots_ = SmootherShift::Default;
   /// overlap_smoothers was tried (widen_unconverged: once per solve) and did overlap them
   bool overlap_tried_ = false, overlapped_ = false;
-  /// the forcing terms are capped at kTightForcing (tighten_forcing)
-  bool tight_ = false;
   /// the Eisenstat-Walker cap of the iterative method's forcing terms with switched evolution
   /// relaxation, and auto's second try's (header)
   static constexpr double kForcing = 0.1, kTightForcing = 1e-3;
